@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { ConfigError, type FieldProblem } from '../errors/index.js';
+
+/** Turn zod issues into field problems (`a.b[0].c: message`). */
+export function zodProblems(error: z.ZodError): FieldProblem[] {
+  return error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out === '' ? String(seg) : `.${String(seg)}`;
+  }
+  return out;
+}
+
+/**
+ * Parse configuration from environment variables once, into a deeply frozen object. The schema's keys
+ * are the variable names; every key should carry `.describe()` and a default. All problems are
+ * reported together in one ConfigError.
+ */
+export function parseConfig<S extends z.ZodObject>(
+  schema: S,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Readonly<z.infer<S>> {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') input[key] = value;
+  }
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    throw new ConfigError('invalid configuration', zodProblems(result.error));
+  }
+  return deepFreeze(result.data);
+}
+
+export function deepFreeze<T>(value: T): Readonly<T> {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Helpers for typical env values (strings from the environment coerced with clear messages). */
+export const env = {
+  port: (def: number) => z.coerce.number().int().min(0).max(65535).default(def),
+  int: (def: number, min = 0) => z.coerce.number().int().min(min).default(def),
+  bool: (def: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'])
+      .default(def ? 'true' : 'false')
+      .transform((v) => v === 'true' || v === '1' || v === 'yes'),
+  string: (def: string) => z.string().default(def),
+  optionalString: () => z.string().optional(),
+  logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+};
