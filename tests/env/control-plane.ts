@@ -1,0 +1,225 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'node:https';
+import { createCA, createKey, issueCert } from './certs.js';
+import { freePort } from './ports.js';
+import { logShowsPortInUse, spawnLogged, tailLog, waitUntil, type LoggedProcess } from './process.js';
+
+/** Everything a test process needs to reach the control plane; written to DIR/state.json. */
+export interface ControlPlaneState {
+  workDir: string;
+  binDir: string;
+  etcdUrl: string;
+  server: string;
+  kubeconfigPath: string;
+  /** CA that signed the apiserver's serving cert (and, conveniently, is trusted for webhooks in tests). */
+  servingCaPath: string;
+  clientCaPath: string;
+  clientCaKeyPath: string;
+  auditLogPath: string;
+  auditPolicyPath: string;
+  /** The apiserver flags minus port-specific ones, reused by extra apiservers sharing the same etcd. */
+  apiServerBaseArgs: string[];
+  pids: Record<string, number>;
+}
+
+export interface ControlPlane {
+  state: ControlPlaneState;
+  stop(): Promise<void>;
+}
+
+export interface ApiServerProcess {
+  port: number;
+  server: string;
+  process: LoggedProcess;
+}
+
+const START_TIMEOUT_MS = Number(process.env['VIRT_TESTENV_START_TIMEOUT_MS'] ?? 90_000);
+const PORT_ATTEMPTS = 5;
+
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version", "/openapi*"]
+- level: None
+  resources:
+  - group: coordination.k8s.io
+    resources: ["leases"]
+- level: RequestResponse
+  resources:
+  - group: virtualization.deckhouse.io
+  - group: internal.virtualization.deckhouse.io
+  - group: subresources.virtualization.deckhouse.io
+- level: Metadata
+`;
+
+function advertiseAddress(): string {
+  for (const addrs of Object.values(networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
+/** GET https://127.0.0.1:port/path trusting `caPem`; resolves with the status code. */
+export function httpsStatus(url: string, caPem: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca: caPem, timeout: 2_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function startEtcd(binDir: string, workDir: string): Promise<{ proc: LoggedProcess; url: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const [client, peer] = [await freePort(), await freePort()];
+    const url = `http://127.0.0.1:${client}`;
+    const logPath = join(workDir, `etcd-${attempt}.log`);
+    const dataDir = join(workDir, 'etcd-data');
+    await rm(dataDir, { recursive: true, force: true });
+    const proc = spawnLogged('etcd', join(binDir, 'etcd'), [
+      '--name=default', `--data-dir=${dataDir}`,
+      `--listen-client-urls=${url}`, `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=http://127.0.0.1:${peer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+      `--initial-cluster=default=http://127.0.0.1:${peer}`,
+      '--unsafe-no-fsync=true', '--log-level=warn', '--quota-backend-bytes=8589934592',
+    ], logPath);
+    try {
+      await waitUntil('etcd health', async () => (await fetch(`${url}/health`)).ok, {
+        timeoutMs: START_TIMEOUT_MS,
+        abortIf: () => (proc.hasExited() ? `etcd exited early:\n${tailLog(logPath)}` : undefined),
+      });
+      return { proc, url };
+    } catch (err: unknown) {
+      await proc.kill();
+      if (attempt < PORT_ATTEMPTS && logShowsPortInUse(logPath)) continue;
+      throw err;
+    }
+  }
+}
+
+/** Start one kube-apiserver process on `port` (or a free one, retrying when a port is taken). */
+export async function startApiServer(
+  state: Pick<ControlPlaneState, 'binDir' | 'workDir' | 'apiServerBaseArgs' | 'servingCaPath'>,
+  opts: { port?: number; name?: string; extraArgs?: string[] } = {},
+): Promise<ApiServerProcess> {
+  const caPem = await readFile(state.servingCaPath, 'utf8');
+  const name = opts.name ?? 'kube-apiserver';
+  for (let attempt = 1; ; attempt++) {
+    const port = opts.port ?? (await freePort());
+    const logPath = join(state.workDir, `${name}-${port}-${attempt}.log`);
+    const args = [...state.apiServerBaseArgs, `--secure-port=${port}`,
+      `--service-account-issuer=https://127.0.0.1:${port}/`, ...(opts.extraArgs ?? [])];
+    const proc = spawnLogged(name, join(state.binDir, 'kube-apiserver'), args, logPath);
+    const server = `https://127.0.0.1:${port}`;
+    try {
+      await waitUntil(`${name} /readyz`, async () => (await httpsStatus(`${server}/readyz`, caPem)) === 200, {
+        timeoutMs: START_TIMEOUT_MS,
+        intervalMs: 200,
+        abortIf: () => (proc.hasExited() ? `${name} exited early:\n${tailLog(logPath)}` : undefined),
+      });
+      return { port, server, process: proc };
+    } catch (err: unknown) {
+      await proc.kill();
+      if (opts.port === undefined && attempt < PORT_ATTEMPTS && logShowsPortInUse(logPath)) continue;
+      throw err;
+    }
+  }
+}
+
+function kubeconfigYaml(server: string, caPath: string, certPath: string, keyPath: string, user: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: virt-testenv
+  cluster:
+    server: ${server}
+    certificate-authority: ${caPath}
+users:
+- name: ${user}
+  user:
+    client-certificate: ${certPath}
+    client-key: ${keyPath}
+contexts:
+- name: virt-testenv
+  context:
+    cluster: virt-testenv
+    user: ${user}
+current-context: virt-testenv
+`;
+}
+
+/** Generate certs, start etcd and kube-apiserver, write an admin kubeconfig and state.json. */
+export async function startControlPlane(binDir: string, workDir: string): Promise<ControlPlane> {
+  const pki = join(workDir, 'pki');
+  await mkdir(pki, { recursive: true });
+  const [servingCa, clientCa, frontProxyCa] = await Promise.all([
+    createCA(pki, 'serving'), createCA(pki, 'client'), createCA(pki, 'front-proxy'),
+  ]);
+  const [serving, admin, proxyClient] = await Promise.all([
+    issueCert(servingCa, pki, 'apiserver', {
+      commonName: 'kube-apiserver', usage: 'server',
+      dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+      ipAddresses: ['127.0.0.1', '10.0.0.1'],
+    }),
+    issueCert(clientCa, pki, 'admin', { commonName: 'admin', organizations: ['system:masters'], usage: 'client' }),
+    issueCert(frontProxyCa, pki, 'front-proxy-client', { commonName: 'front-proxy-client', usage: 'client' }),
+  ]);
+  const saKey = join(pki, 'sa.key');
+  await createKey(saKey);
+  const auditPolicyPath = join(workDir, 'audit-policy.yaml');
+  const auditLogPath = join(workDir, 'audit.log');
+  await writeFile(auditPolicyPath, AUDIT_POLICY);
+
+  const etcd = await startEtcd(binDir, workDir);
+  const apiServerBaseArgs = [
+    `--etcd-servers=${etcd.url}`, '--bind-address=127.0.0.1', `--advertise-address=${advertiseAddress()}`,
+    '--endpoint-reconciler-type=none',
+    `--tls-cert-file=${serving.certPath}`, `--tls-private-key-file=${serving.keyPath}`,
+    `--client-ca-file=${clientCa.certPath}`,
+    '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+    '--disable-admission-plugins=ServiceAccount', '--authorization-mode=RBAC',
+    `--service-account-key-file=${saKey}`, `--service-account-signing-key-file=${saKey}`,
+    `--requestheader-client-ca-file=${frontProxyCa.certPath}`, '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-username-headers=X-Remote-User', '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${proxyClient.certPath}`, `--proxy-client-key-file=${proxyClient.keyPath}`,
+    `--audit-policy-file=${auditPolicyPath}`, `--audit-log-path=${auditLogPath}`,
+    '--profiling=false', '--v=1',
+  ];
+  const base = { binDir, workDir, apiServerBaseArgs, servingCaPath: servingCa.certPath };
+  let api: ApiServerProcess;
+  try {
+    api = await startApiServer(base);
+  } catch (err: unknown) {
+    await etcd.proc.stop();
+    throw err;
+  }
+  const kubeconfigPath = join(workDir, 'kubeconfig');
+  await writeFile(kubeconfigPath, kubeconfigYaml(api.server, servingCa.certPath, admin.certPath, admin.keyPath, 'admin'));
+  const state: ControlPlaneState = {
+    ...base, etcdUrl: etcd.url, server: api.server, kubeconfigPath,
+    clientCaPath: clientCa.certPath, clientCaKeyPath: clientCa.keyPath,
+    auditLogPath, auditPolicyPath, pids: { etcd: etcd.proc.pid, apiserver: api.process.pid },
+  };
+  await writeFile(join(workDir, 'state.json'), JSON.stringify(state, null, 2));
+  return {
+    state,
+    async stop(): Promise<void> {
+      await api.process.stop();
+      await etcd.proc.stop();
+    },
+  };
+}
+
+/** Write a kubeconfig for an arbitrary server address with the admin credentials of `state`. */
+export async function writeAdminKubeconfig(state: ControlPlaneState, server: string, path: string): Promise<void> {
+  const pki = join(state.workDir, 'pki');
+  await writeFile(path, kubeconfigYaml(server, state.servingCaPath, join(pki, 'admin.crt'), join(pki, 'admin.key'), 'admin'));
+}

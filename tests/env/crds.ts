@@ -1,0 +1,17 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { ControlPlaneState } from './control-plane.js';
+import { runKubectl } from './kubectl.js';
+
+/** The committed, generated CRDs of the product (shared/api writes them). */
+export const CRD_DIR = fileURLToPath(new URL('../../knative/crds/', import.meta.url));
+
+/** Apply every CRD under knative/crds and wait until all are Established. */
+export async function installCrds(state: ControlPlaneState): Promise<void> {
+  if (!existsSync(CRD_DIR) || !readdirSync(CRD_DIR).some((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')) return;
+  const files = readdirSync(CRD_DIR).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+  const apply = await runKubectl(state, ['apply', '--server-side', '--field-manager=virt-testenv', ...files.flatMap((f) => ['-f', CRD_DIR + f])]);
+  if (apply.code !== 0) throw new Error(`installing the CRDs from ${CRD_DIR} failed:\n${apply.stderr}`);
+  const wait = await runKubectl(state, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  if (wait.code !== 0) throw new Error(`CRDs did not become Established:\n${wait.stderr}`);
+}

@@ -1,0 +1,82 @@
+/**
+ * The test-side view of the real control plane started by jest's globalSetup (one per run). Tests use
+ * a fresh namespace each; tests that must kill an apiserver start an extra one sharing the same etcd.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { startApiServer, writeAdminKubeconfig, type ControlPlaneState } from './control-plane.js';
+import { runKubectl, type KubectlOptions, type KubectlResult } from './kubectl.js';
+import { readState, registerExtra, unregisterExtra } from './state.js';
+
+export type { ControlPlaneState } from './control-plane.js';
+export type { KubectlOptions, KubectlResult } from './kubectl.js';
+export { createCA, issueCert } from './certs.js';
+export { freePort } from './ports.js';
+
+/** The running control plane: server URL, kubeconfig, CA paths, audit log, binaries. */
+export function getTestEnv(): ControlPlaneState {
+  return readState();
+}
+
+/** A KubeConfig for the admin user (system:masters) of the test control plane. */
+export function newKubeConfig(kubeconfigPath: string = readState().kubeconfigPath): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  return kc;
+}
+
+/** kubectl (version-matched, built with the apiserver) as admin, or impersonating `asUser`. */
+export function kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult> {
+  return runKubectl(readState(), args, opts);
+}
+
+/** Create a namespace with a unique name. Namespaces are not deleted: without a controller-manager
+ *  they would stay Terminating forever, and names never repeat. */
+export async function freshNamespace(prefix = 'test'): Promise<string> {
+  const name = `${prefix}-${randomBytes(4).toString('hex')}`.slice(0, 63);
+  await newKubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  return name;
+}
+
+/** A second kube-apiserver process sharing the run's etcd, that a test may kill and restart. */
+export interface ExtraApiServer {
+  readonly server: string;
+  readonly kubeconfigPath: string;
+  kubeConfig(): KubeConfig;
+  /** SIGKILL the process (connections drop mid-watch). */
+  kill(): Promise<void>;
+  /** Start it again on the same port; resolves once /readyz answers. */
+  restart(): Promise<void>;
+  /** Stop it for good. */
+  stop(): Promise<void>;
+}
+
+export async function startExtraApiServer(opts: { extraArgs?: string[] } = {}): Promise<ExtraApiServer> {
+  const state = readState();
+  const name = `extra-apiserver-${randomBytes(3).toString('hex')}`;
+  const first = await startApiServer(state, { name, ...opts });
+  let proc = first.process;
+  await registerExtra(state.workDir, name, proc.pid);
+  const kubeconfigPath = join(state.workDir, `${name}.kubeconfig`);
+  await writeAdminKubeconfig(state, first.server, kubeconfigPath);
+  const kill = async (): Promise<void> => {
+    await proc.kill();
+    await unregisterExtra(state.workDir, name, proc.pid);
+  };
+  return {
+    server: first.server,
+    kubeconfigPath,
+    kubeConfig: () => newKubeConfig(kubeconfigPath),
+    kill,
+    async restart(): Promise<void> {
+      if (!proc.hasExited()) await kill();
+      proc = (await startApiServer(state, { name, port: first.port, ...opts })).process;
+      await registerExtra(state.workDir, name, proc.pid);
+    },
+    async stop(): Promise<void> {
+      await proc.stop();
+      await unregisterExtra(state.workDir, name, proc.pid);
+    },
+  };
+}

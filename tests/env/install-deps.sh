@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what the tests need on a fresh Debian machine: Debian packages (only those missing),
+# npm dependencies (npm ci), and the Go-built kube-apiserver, kubectl and etcd (cached by version).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+# command -> Debian package providing it
+declare -A DEB=( [openssl]=openssl [ip]=iproute2 [git]=git )
+missing=()
+for cmd in "${!DEB[@]}"; do command -v "$cmd" >/dev/null 2>&1 || missing+=("${DEB[$cmd]}"); done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "[install-deps] installing Debian packages: ${missing[*]}" >&2
+  SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+  $SUDO apt-get update -qq >&2 || { echo "[install-deps] FAILED at step 'apt-get update'" >&2; exit 1; }
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >&2 \
+    || { echo "[install-deps] FAILED at step 'apt-get install ${missing[*]}'" >&2; exit 1; }
+fi
+
+command -v node >/dev/null 2>&1 || { echo "[install-deps] FAILED: Node.js >= 20.19 is required" >&2; exit 1; }
+if [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  echo "[install-deps] npm ci" >&2
+  npm ci --no-audit --no-fund >&2 || { echo "[install-deps] FAILED at step 'npm ci'" >&2; exit 1; }
+fi
+
+bash tests/env/build-binaries.sh >/dev/null

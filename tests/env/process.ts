@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync, readFileSync } from 'node:fs';
+
+/** A background process whose stdout and stderr go to a log file. */
+export interface LoggedProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly logPath: string;
+  /** Resolves with the exit code (or signal name) once the process ends. */
+  readonly exited: Promise<number | string>;
+  hasExited(): boolean;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+  /** SIGKILL at once; resolves when the process is gone. */
+  kill(): Promise<void>;
+}
+
+export function spawnLogged(name: string, bin: string, args: string[], logPath: string): LoggedProcess {
+  const fd = openSync(logPath, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(bin, args, { stdio: ['ignore', fd, fd], detached: false });
+  } finally {
+    closeSync(fd);
+  }
+  let done = false;
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('exit', (code, signal) => {
+      done = true;
+      resolve(code ?? signal ?? 'unknown');
+    });
+    child.once('error', (err) => {
+      done = true;
+      resolve(`spawn error: ${err.message}`);
+    });
+  });
+  const pid = child.pid ?? -1;
+  const signal = (sig: NodeJS.Signals): void => {
+    if (!done) child.kill(sig);
+  };
+  return {
+    name,
+    pid,
+    logPath,
+    exited,
+    hasExited: () => done,
+    async stop(graceMs = 5_000): Promise<void> {
+      signal('SIGTERM');
+      const timer = setTimeout(() => signal('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+    async kill(): Promise<void> {
+      signal('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** The last `lines` lines of a log file, for error messages. */
+export function tailLog(path: string, lines = 25): string {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** Poll `probe` every `intervalMs` until it returns true; throws with `what` after `timeoutMs`. */
+export async function waitUntil(
+  what: string,
+  probe: () => Promise<boolean>,
+  opts: { timeoutMs: number; intervalMs?: number; abortIf?: () => string | undefined },
+): Promise<void> {
+  const deadline = Date.now() + opts.timeoutMs;
+  for (;;) {
+    const abort = opts.abortIf?.();
+    if (abort !== undefined) throw new Error(`${what}: ${abort}`);
+    if (await probe().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${opts.timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
+  }
+}
+
+/** Whether a log says that a listen address was taken (so the caller retries on other ports). */
+export function logShowsPortInUse(path: string): boolean {
+  return /address already in use/i.test(tailLog(path, 60));
+}
