@@ -1,0 +1,82 @@
+import { describe, expect, it } from '@jest/globals';
+import { MetricDefinitionError, Registry } from './index.js';
+
+describe('metrics registry', () => {
+  it('exposes a labelled counter in the Prometheus text format', () => {
+    const registry = new Registry();
+    const requests = registry.counter({ name: 'http_requests_total', help: 'Requests.', labelNames: ['route', 'status'] });
+    requests.inc({ route: '/', status: '200' });
+    requests.inc({ route: '/', status: '200' }, 2);
+    requests.inc({ route: '/x', status: '404' });
+
+    expect(registry.expose()).toBe(
+      '# HELP http_requests_total Requests.\n' +
+        '# TYPE http_requests_total counter\n' +
+        'http_requests_total{route="/",status="200"} 3\n' +
+        'http_requests_total{route="/x",status="404"} 1\n',
+    );
+  });
+
+  it('exposes a label-less metric as zero before any update', () => {
+    const registry = new Registry();
+    registry.gauge({ name: 'in_flight', help: 'In flight.' });
+    expect(registry.expose()).toContain('\nin_flight 0\n');
+  });
+
+  it('moves a gauge up and down and sets it', () => {
+    const registry = new Registry();
+    const gauge = registry.gauge({ name: 'queue', help: 'Queue.', labelNames: ['q'] });
+    gauge.inc({ q: 'a' }, 5);
+    gauge.dec({ q: 'a' }, 2);
+    gauge.set({ q: 'b' }, -1.5);
+    expect([gauge.get({ q: 'a' }), gauge.get({ q: 'b' }), gauge.get({ q: 'never' })]).toEqual([3, -1.5, 0]);
+    expect(registry.expose()).not.toContain('q="never"');
+  });
+
+  it('counts histogram observations into cumulative buckets with sum and count', () => {
+    const registry = new Registry();
+    const latency = registry.histogram({ name: 'latency_seconds', help: 'Latency.', labelNames: ['route'], buckets: [0.1, 1] });
+    for (const v of [0.05, 0.1, 0.5, 3]) latency.observe({ route: '/' }, v);
+
+    expect(registry.expose()).toBe(
+      '# HELP latency_seconds Latency.\n' +
+        '# TYPE latency_seconds histogram\n' +
+        'latency_seconds_bucket{route="/",le="0.1"} 2\n' +
+        'latency_seconds_bucket{route="/",le="1"} 3\n' +
+        'latency_seconds_bucket{route="/",le="+Inf"} 4\n' +
+        'latency_seconds_sum{route="/"} 3.65\n' +
+        'latency_seconds_count{route="/"} 4\n',
+    );
+  });
+
+  it('escapes quotes, backslashes and newlines in label values and help text', () => {
+    const registry = new Registry();
+    registry.counter({ name: 'odd_total', help: 'line1\nline2 \\', labelNames: ['v'] }).inc({ v: 'a"b\\c\nd' });
+    expect(registry.expose()).toBe(
+      '# HELP odd_total line1\\nline2 \\\\\n# TYPE odd_total counter\nodd_total{v="a\\"b\\\\c\\nd"} 1\n',
+    );
+  });
+
+  it.each([
+    ['a metric name with a dash', () => new Registry().counter({ name: 'bad-name', help: 'x' })],
+    ['a reserved label name', () => new Registry().counter({ name: 'ok', help: 'x', labelNames: ['__x'] })],
+    ['a histogram label named le', () => new Registry().histogram({ name: 'h', help: 'x', labelNames: ['le'] })],
+    ['decreasing buckets', () => new Registry().histogram({ name: 'h', help: 'x', buckets: [1, 0.5] })],
+    ['a label declared twice', () => new Registry().gauge({ name: 'g', help: 'x', labelNames: ['a', 'a'] })],
+  ])('rejects %s', (_what, declare) => {
+    expect(declare).toThrow(MetricDefinitionError);
+  });
+
+  it('rejects a second metric with the same name', () => {
+    const registry = new Registry();
+    registry.counter({ name: 'dup_total', help: 'x' });
+    expect(() => registry.gauge({ name: 'dup_total', help: 'x' })).toThrow(/already registered/);
+  });
+
+  it('rejects a missing label, an undeclared label and a negative counter increment', () => {
+    const counter = new Registry().counter({ name: 'c_total', help: 'x', labelNames: ['a'] });
+    expect(() => counter.inc()).toThrow(/label "a" missing/);
+    expect(() => counter.inc({ a: '1', b: '2' } as { a: string })).toThrow(/unknown label "b"/);
+    expect(() => counter.inc({ a: '1' }, -1)).toThrow(/cannot increase by -1/);
+  });
+});
