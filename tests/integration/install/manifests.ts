@@ -1,0 +1,35 @@
+import { fileURLToPath } from 'node:url';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { kubectl } from '../../env/index.js';
+
+/** The whole install, applied with `kubectl apply -k knative/`. */
+export const KNATIVE_DIR = fileURLToPath(new URL('../../../knative/', import.meta.url));
+
+/** The fields of a manifest the checks read; everything else stays opaque. */
+export interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+export interface PolicyRule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  verbs: string[];
+  nonResourceURLs?: string[];
+}
+
+/** Render a kustomize directory (below knative/) with the version-matched kubectl. */
+export async function kustomize(dir: string = KNATIVE_DIR): Promise<Manifest[]> {
+  const res = await kubectl(['kustomize', dir]);
+  if (res.code !== 0) throw new Error(`kubectl kustomize ${dir} failed:\n${res.stderr}`);
+  return loadAllYaml(res.stdout) as Manifest[];
+}
+
+export const isRbacRole = (m: Manifest): boolean => m.kind === 'ClusterRole' || m.kind === 'Role';
+
+export const rulesOf = (m: Manifest): PolicyRule[] => (m['rules'] as PolicyRule[] | undefined) ?? [];
+
+export const keyOf = (m: Manifest): string => `${m.kind}/${m.metadata.namespace ? `${m.metadata.namespace}/` : ''}${m.metadata.name}`;

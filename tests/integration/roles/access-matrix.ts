@@ -1,0 +1,58 @@
+/**
+ * The access matrix of the seed docs (module README, "Role Model"), transcribed cell by cell. This
+ * table is the specification the role-matrix test checks the ClusterRoles in knative/rbac/roles/
+ * against; it is deliberately not derived from those files.
+ */
+
+export const ROLE_LEVELS = ['User', 'PrivilegedUser', 'Editor', 'Admin', 'ClusterEditor', 'ClusterAdmin'] as const;
+export type RoleLevel = (typeof ROLE_LEVELS)[number];
+
+/** One cell: a combination of C (create), R (read), U (update), D (delete), or `-` for nothing. */
+export type Cell = '-' | 'R' | 'CR' | 'CRUD';
+/** d8 cli rows: Y (allowed) or N (denied). */
+export type CliCell = 'Y' | 'N';
+
+type Row<T> = readonly [T, T, T, T, T, T];
+
+/** Resource | User | PrivilegedUser | Editor | Admin | ClusterEditor | ClusterAdmin */
+export const RESOURCE_MATRIX: Readonly<Record<string, Row<Cell>>> = {
+  virtualmachines: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
+  virtualdisks: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
+  virtualimages: ['R', 'R', 'R', 'CRUD', 'CRUD', 'CRUD'],
+  clustervirtualimages: ['R', 'R', 'R', 'R', 'CRUD', 'CRUD'],
+  virtualmachineblockdeviceattachments: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
+  virtualmachineoperations: ['R', 'CR', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
+  virtualmachineipaddresses: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
+  virtualmachineipaddressleases: ['-', '-', '-', 'R', 'R', 'CRUD'],
+  virtualmachineclasses: ['R', 'R', 'R', 'R', 'CRUD', 'CRUD'],
+};
+
+/** d8 cli | User | PrivilegedUser | Editor | Admin | ClusterEditor | ClusterAdmin */
+export const CLI_MATRIX: Readonly<Record<string, Row<CliCell>>> = {
+  'd8 v console': ['N', 'Y', 'Y', 'Y', 'Y', 'Y'],
+  'd8 v ssh / scp / port-forward': ['N', 'Y', 'Y', 'Y', 'Y', 'Y'],
+  'd8 v vnc': ['N', 'Y', 'Y', 'Y', 'Y', 'Y'],
+};
+
+/** The abbreviation table of the seed: letter -> Kubernetes verbs. */
+export const LETTER_VERBS: Readonly<Record<'C' | 'R' | 'U' | 'D', readonly string[]>> = {
+  C: ['create'],
+  R: ['get', 'list', 'watch'],
+  U: ['patch', 'update'],
+  D: ['delete', 'deletecollection'],
+};
+
+/** Which subresource of `subresources.virtualization.deckhouse.io/virtualmachines` each cli row uses
+ *  (facts section 3.2: ssh and scp tunnel through port forwarding). */
+export const CLI_SUBRESOURCE: Readonly<Record<string, string>> = {
+  'd8 v console': 'console',
+  'd8 v ssh / scp / port-forward': 'portforward',
+  'd8 v vnc': 'vnc',
+};
+
+/** Verbs a client uses on a streaming subresource: the WebSocket upgrade (GET), SPDY/POST (create)
+ *  and the original's update grant. */
+export const CLI_VERBS = ['get', 'create', 'update'] as const;
+
+/** Cluster-scoped resources of the matrix; the others are namespaced. */
+export const CLUSTER_SCOPED = new Set(['clustervirtualimages', 'virtualmachineipaddressleases', 'virtualmachineclasses']);

@@ -1,0 +1,26 @@
+import { describe, expect, it } from '@jest/globals';
+import { ALL_VERBS, cellVerbs, expectedAccess } from './expected-access.js';
+
+describe('expanding the seed access matrix', () => {
+  it.each([
+    ['-', []],
+    ['R', ['get', 'list', 'watch']],
+    ['CR', ['create', 'get', 'list', 'watch']],
+    ['CRUD', ['create', 'get', 'list', 'watch', 'patch', 'update', 'delete', 'deletecollection']],
+  ] as const)('cell %s grants exactly %j', (cell, verbs) => {
+    expect([...cellVerbs(cell)].sort()).toEqual([...verbs].sort());
+  });
+
+  it('asks about every verb of every resource row and every cli verb, for each role', () => {
+    // 9 resource rows x 8 verbs + 3 cli rows x 3 verbs
+    expect(ALL_VERBS).toHaveLength(8);
+    expect(expectedAccess('User')).toHaveLength(9 * 8 + 3 * 3);
+  });
+
+  it('gives a User no lease access and no console, and a ClusterAdmin full lease access', () => {
+    const denied = expectedAccess('User').filter((c) => c.row === 'virtualmachineipaddressleases' || c.group.startsWith('subresources'));
+    expect(denied.every((c) => !c.allowed)).toBe(true);
+    const leases = expectedAccess('ClusterAdmin').filter((c) => c.row === 'virtualmachineipaddressleases');
+    expect(leases.every((c) => c.allowed)).toBe(true);
+  });
+});
