@@ -1,0 +1,46 @@
+import { setTimeout as sleepTimer } from 'node:timers/promises';
+
+export interface BackoffOptions {
+  /** First delay after a failure. */
+  initialMs: number;
+  /** Cap for the doubling delay. */
+  maxMs: number;
+  /** Random extra up to this fraction of the delay (0 for none). */
+  jitter?: number;
+}
+
+/** Capped exponential backoff: initial, doubling up to max; reset() after a success. */
+export class Backoff {
+  private attempt = 0;
+
+  constructor(
+    private readonly options: BackoffOptions,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** The delay before the next attempt, then advances. */
+  next(): number {
+    const base = Math.min(this.options.maxMs, this.options.initialMs * 2 ** this.attempt);
+    this.attempt = Math.min(this.attempt + 1, 30);
+    return Math.round(base * (1 + (this.options.jitter ?? 0) * this.random()));
+  }
+
+  reset(): void {
+    this.attempt = 0;
+  }
+
+  /** Failures since the last reset. */
+  get failures(): number {
+    return this.attempt;
+  }
+}
+
+/** Sleep that ends early (without throwing) when the signal aborts. */
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return;
+  try {
+    await sleepTimer(ms, undefined, signal ? { signal } : undefined);
+  } catch (err: unknown) {
+    if (!signal?.aborted) throw err;
+  }
+}

@@ -1,0 +1,36 @@
+export { KubeClient, loadKubeConfig, type KubeClientOptions, type KubeConfigSource } from './client.js';
+export {
+  apiVersionOf,
+  describeObject,
+  objectKey,
+  refOf,
+  resourcePath,
+  type KubeObject,
+  type ObjectMeta,
+  type ObjectRef,
+  type OwnerReference,
+  type ResourceDescriptor,
+} from './descriptor.js';
+export { InvalidObjectError, apiError, isGone, statusFromBody } from './errors.js';
+export {
+  ResourceClient,
+  type CallOptions,
+  type DeleteOptions,
+  type ListOptions,
+  type ListResult,
+  type PatchOptions,
+  type WriteOptions,
+} from './resource-client.js';
+export { RestTransport, type RestRequest } from './rest.js';
+export { PatchType, addFinalizerOps, pointer, removeFinalizerOps, statusMergePatch, type JsonPatchOp } from './patch.js';
+export { addFinalizer, hasFinalizer, removeFinalizer } from './finalizers.js';
+export { controllerRefOf, hasControllerReference, ownerReferenceTo, withControllerReference } from './owner-refs.js';
+export { kubeObjectSchema, microTimeSchema, objectMetaSchema, objectReferenceSchema, ownerReferenceSchema } from './schemas.js';
+export { Informer, type InformerEvent, type InformerHandlers, type InformerOptions, type InformerStats } from './informer.js';
+export { Store } from './store.js';
+export { runWatch, decodeWatchLine, type WatchEvent, type WatchEventType } from './watch.js';
+export { Backoff, sleep, type BackoffOptions } from './backoff.js';
+export { formatMicroTime, formatMicroTimeFromDate, nowMicros, parseMicroTime, type EpochMicros } from './microtime.js';
+export { leaseDescriptor, leaseSchema, type Lease, type LeaseSpec } from './lease.js';
+export { LeaderElector, type LeaderElectionOptions, type LeaseStore } from './leader-election.js';
+export { EventRecorder, eventDescriptor, eventSchema, type EventInput, type EventRecorderOptions, type EventStore, type KubeEvent } from './events.js';

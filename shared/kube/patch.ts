@@ -1,0 +1,68 @@
+import type { ObjectMeta } from './descriptor.js';
+
+/** One RFC 6902 operation (the subset the apiserver accepts). */
+export type JsonPatchOp =
+  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
+  | { op: 'remove'; path: string }
+  | { op: 'move' | 'copy'; from: string; path: string };
+
+/** Content types of the apiserver's PATCH verbs. */
+export const PatchType = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  apply: 'application/apply-patch+yaml',
+} as const;
+
+/** Escape one JSON Pointer segment (RFC 6901): `~` → `~0`, `/` → `~1`. */
+export function pointerSegment(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** A JSON Pointer from unescaped segments: `['metadata', 'labels', 'a/b']` → `/metadata/labels/a~1b`. */
+export function pointer(segments: readonly (string | number)[]): string {
+  return segments.map((s) => `/${pointerSegment(String(s))}`).join('');
+}
+
+/**
+ * Operations that add a finalizer, or undefined when it is already there. The operations carry a
+ * `test` guard so a concurrent writer makes the patch fail (422) instead of losing an update: on the
+ * current list when there is one, on the resourceVersion when the list is absent.
+ */
+export function addFinalizerOps(meta: ObjectMeta, finalizer: string): JsonPatchOp[] | undefined {
+  const current = meta.finalizers;
+  if (current?.includes(finalizer)) return undefined;
+  if (current !== undefined && current.length > 0) {
+    return [
+      { op: 'test', path: '/metadata/finalizers', value: current },
+      { op: 'add', path: '/metadata/finalizers/-', value: finalizer },
+    ];
+  }
+  if (meta.resourceVersion === undefined) {
+    throw new TypeError('adding the first finalizer needs metadata.resourceVersion as a concurrency guard');
+  }
+  return [
+    { op: 'test', path: '/metadata/resourceVersion', value: meta.resourceVersion },
+    { op: 'add', path: '/metadata/finalizers', value: [finalizer] },
+  ];
+}
+
+/**
+ * Operations that remove every occurrence of a finalizer, or undefined when it is absent. Each removal
+ * first tests that the index still holds this finalizer; indexes go from last to first so earlier
+ * removals do not shift later ones.
+ */
+export function removeFinalizerOps(meta: ObjectMeta, finalizer: string): JsonPatchOp[] | undefined {
+  const current = meta.finalizers ?? [];
+  const ops: JsonPatchOp[] = [];
+  for (let i = current.length - 1; i >= 0; i--) {
+    if (current[i] !== finalizer) continue;
+    ops.push({ op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer });
+    ops.push({ op: 'remove', path: `/metadata/finalizers/${i}` });
+  }
+  return ops.length > 0 ? ops : undefined;
+}
+
+/** The JSON merge patch body that sets `status` (sent to the `/status` subresource). */
+export function statusMergePatch(status: unknown): { status: unknown } {
+  return { status };
+}

@@ -1,0 +1,142 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { UnavailableError } from '../errors/index.js';
+import { apiError, statusFromBody, transportError } from './errors.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RestRequest {
+  method: HttpMethod;
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Sent as JSON (also for JSON Patch and apply, whose content types accept JSON). */
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal | undefined;
+  /** Deadline for the whole exchange (request) or until response headers (stream). */
+  timeoutMs?: number;
+  /** What is being attempted, for error messages: `get Widget ns/a`. */
+  what: string;
+}
+
+interface Exchange {
+  res: http.IncomingMessage;
+  /** Cancel the deadline (the stream now lives until its own signal aborts). */
+  clearDeadline: () => void;
+  timedOut: () => boolean;
+}
+
+/**
+ * JSON over HTTPS to the apiserver, authenticated from a KubeConfig, on one keep-alive agent.
+ * Non-2xx answers become errors classified by status code (shared/errors classes).
+ */
+export class RestTransport {
+  private agent: http.Agent | undefined;
+
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly defaultTimeoutMs = 30_000,
+  ) {}
+
+  /** One request; resolves with the parsed JSON body (undefined when empty). */
+  async request(req: RestRequest): Promise<unknown> {
+    const ex = await this.exchange(req);
+    try {
+      const text = await readBody(ex.res);
+      const status = ex.res.statusCode ?? 0;
+      if (status < 200 || status >= 300) throw apiError(req.what, statusFromBody(status, text));
+      return text === '' ? undefined : (JSON.parse(text) as unknown);
+    } catch (err: unknown) {
+      throw transportError(req.what, err, ex.timedOut());
+    } finally {
+      ex.clearDeadline();
+    }
+  }
+
+  /** A streaming GET (watch): resolves with the open 200 response; other statuses become errors. */
+  async stream(req: RestRequest): Promise<http.IncomingMessage> {
+    const ex = await this.exchange(req);
+    ex.clearDeadline();
+    const status = ex.res.statusCode ?? 0;
+    if (status === 200) return ex.res;
+    const text = await readBody(ex.res).catch(() => '');
+    throw apiError(req.what, statusFromBody(status, text));
+  }
+
+  /** Close pooled connections (lets the process, or jest, exit). */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+
+  private async exchange(req: RestRequest): Promise<Exchange> {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new UnavailableError(`${req.what}: the kubeconfig has no current cluster`);
+    const url = new URL(cluster.server.replace(/\/+$/, '') + req.path);
+    for (const [key, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const tls: https.RequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(tls);
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    // applyToHTTPSOptions always writes the object form of headers (never the raw array form).
+    const headers: http.OutgoingHttpHeaders = { ...(tls.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = req.contentType ?? 'application/json';
+
+    const deadline = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      deadline.abort();
+    }, req.timeoutMs ?? this.defaultTimeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
+    const options: https.RequestOptions = { method: req.method, headers, agent: this.agentFor(url, tls), signal };
+    if (tls.auth !== undefined) options.auth = tls.auth;
+    try {
+      const res = await send(url, options, body);
+      return { res, clearDeadline: () => clearTimeout(timer), timedOut: () => timedOut };
+    } catch (err: unknown) {
+      clearTimeout(timer);
+      throw transportError(req.what, err, timedOut);
+    }
+  }
+
+  private agentFor(url: URL, tls: https.RequestOptions): http.Agent {
+    if (this.agent) return this.agent;
+    if (url.protocol === 'http:') {
+      this.agent = new http.Agent({ keepAlive: true });
+      return this.agent;
+    }
+    const options: https.AgentOptions = { keepAlive: true };
+    if (tls.ca !== undefined) options.ca = tls.ca;
+    if (tls.cert !== undefined) options.cert = tls.cert;
+    if (tls.key !== undefined) options.key = tls.key;
+    if (tls.rejectUnauthorized !== undefined) options.rejectUnauthorized = tls.rejectUnauthorized;
+    if (tls.servername !== undefined) options.servername = tls.servername;
+    this.agent = new https.Agent(options);
+    return this.agent;
+  }
+}
+
+function send(url: URL, options: https.RequestOptions, body: string | undefined): Promise<http.IncomingMessage> {
+  const lib = url.protocol === 'http:' ? http : https;
+  return new Promise((resolve, reject) => {
+    const request = lib.request(url, options, resolve);
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/** The whole body as text; rejects if the connection breaks before the end. */
+export function readBody(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+    res.on('close', () => {
+      if (!res.complete) reject(new Error('connection closed before the response ended'));
+    });
+  });
+}
