@@ -1,0 +1,56 @@
+import { describe, expect, it } from '@jest/globals';
+import { addFinalizerOps, pointer, pointerSegment, removeFinalizerOps } from './patch.js';
+
+describe('JSON Pointer', () => {
+  it('escapes ~ before / as RFC 6901 requires', () => {
+    expect(pointerSegment('a~/b')).toBe('a~0~1b');
+    expect(pointer(['metadata', 'labels', 'example.com/x'])).toBe('/metadata/labels/example.com~1x');
+    expect(pointer(['spec', 'items', 0])).toBe('/spec/items/0');
+  });
+});
+
+describe('finalizer patches', () => {
+  it('adds the first finalizer guarded by the resourceVersion', () => {
+    expect(addFinalizerOps({ resourceVersion: '42' }, 'example.com/f')).toEqual([
+      { op: 'test', path: '/metadata/resourceVersion', value: '42' },
+      { op: 'add', path: '/metadata/finalizers', value: ['example.com/f'] },
+    ]);
+  });
+
+  it('appends to an existing list guarded by the whole list', () => {
+    expect(addFinalizerOps({ resourceVersion: '42', finalizers: ['other'] }, 'example.com/f')).toEqual([
+      { op: 'test', path: '/metadata/finalizers', value: ['other'] },
+      { op: 'add', path: '/metadata/finalizers/-', value: 'example.com/f' },
+    ]);
+  });
+
+  it('treats an empty list like an absent one', () => {
+    expect(addFinalizerOps({ resourceVersion: '7', finalizers: [] }, 'f')?.[0]).toEqual({
+      op: 'test',
+      path: '/metadata/resourceVersion',
+      value: '7',
+    });
+  });
+
+  it('adds nothing when the finalizer is already there', () => {
+    expect(addFinalizerOps({ finalizers: ['a', 'f'] }, 'f')).toBeUndefined();
+  });
+
+  it('refuses to add the first finalizer without a resourceVersion to guard on', () => {
+    expect(() => addFinalizerOps({}, 'f')).toThrow(TypeError);
+  });
+
+  it('removes every copy from the last index to the first, each behind a test', () => {
+    expect(removeFinalizerOps({ finalizers: ['f', 'a', 'f'] }, 'f')).toEqual([
+      { op: 'test', path: '/metadata/finalizers/2', value: 'f' },
+      { op: 'remove', path: '/metadata/finalizers/2' },
+      { op: 'test', path: '/metadata/finalizers/0', value: 'f' },
+      { op: 'remove', path: '/metadata/finalizers/0' },
+    ]);
+  });
+
+  it('removes nothing when the finalizer is absent', () => {
+    expect(removeFinalizerOps({ finalizers: ['a'] }, 'f')).toBeUndefined();
+    expect(removeFinalizerOps({}, 'f')).toBeUndefined();
+  });
+});
