@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1
+# One image pattern for every unit: the whole workspace is compiled once (cached across units), the
+# runtime stage is distroless Node as a non-root user, and `main.mjs` starts the unit named by UNIT:
+#   docker build --build-arg UNIT=functions/admission -t virtualization-admission .
+#   docker build --build-arg UNIT=daemons/controller  -t virtualization-controller .
+# Functions start from dist/<UNIT>/index.js, daemons from dist/<UNIT>/main.js. Another entry of the
+# same unit runs by overriding the arguments, e.g. args: [dist/functions/pre-delete/job.js].
+# Units that need root or capabilities (route-forge: NET_ADMIN) get them from their pod spec.
+ARG NODE_MAJOR=22
+
+FROM node:${NODE_MAJOR}-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+# The rest of the context (.dockerignore lets in only tsconfigs, shared/, functions/, daemons/).
+COPY . .
+RUN npx tsc -p tsconfig.build.json \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+ARG UNIT
+RUN set -eu; \
+    test -n "${UNIT:-}" || { echo "build arg UNIT is required (functions/<name> or daemons/<name>)" >&2; exit 1; }; \
+    for entry in index.js main.js; do \
+      if [ -f "dist/${UNIT}/${entry}" ]; then printf "import './dist/%s/%s';\n" "${UNIT}" "${entry}" > main.mjs; break; fi; \
+    done; \
+    test -f main.mjs || { echo "no dist/${UNIT}/index.js or main.js: is UNIT right?" >&2; exit 1; }
+
+FROM gcr.io/distroless/nodejs${NODE_MAJOR}-debian12:nonroot
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /src/package.json ./
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY --from=build /src/main.mjs ./
+USER nonroot
+CMD ["main.mjs"]
