@@ -10,8 +10,8 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/{shared,functions,daemons,tests}/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-  globalSetup: '<rootDir>/tests/env/global-setup.ts',
-  globalTeardown: '<rootDir>/tests/env/global-teardown.ts',
+  globalSetup: '<rootDir>/tests/env/jest-global-setup.js',
+  globalTeardown: '<rootDir>/tests/env/jest-global-teardown.js',
   testTimeout: 60_000,
   maxWorkers: 2,
 };
