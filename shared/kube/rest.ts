@@ -82,7 +82,12 @@ export class RestTransport {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     // applyToHTTPSOptions always writes the object form of headers (never the raw array form).
     const headers: http.OutgoingHttpHeaders = { ...(tls.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
-    if (body !== undefined) headers['Content-Type'] = req.contentType ?? 'application/json';
+    if (body !== undefined) {
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      // Explicit: Node sends a DELETE body without a length, Go's server ignores it, and the leftover
+      // bytes then corrupt the next request on the keep-alive connection (400 Bad Request).
+      headers['Content-Length'] = Buffer.byteLength(body);
+    }
 
     const deadline = new AbortController();
     let timedOut = false;

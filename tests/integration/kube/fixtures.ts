@@ -1,0 +1,110 @@
+/**
+ * Shared fixtures for the shared/kube integration tests: a small test CRD (Widget, group
+ * test.virtualization.example, with a status subresource) installed once per run with server-side
+ * apply, its zod schema, and a polling helper.
+ */
+import { z } from 'zod';
+import { KubeClient, kubeObjectSchema, objectMetaSchema, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
+import { newKubeConfig } from '../../env/index.js';
+
+export const FIELD_MANAGER = 'kube-integration-test';
+
+export const widgetDescriptor: ResourceDescriptor = {
+  group: 'test.virtualization.example',
+  version: 'v1',
+  plural: 'widgets',
+  kind: 'Widget',
+  namespaced: true,
+};
+
+export const widgetSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: objectMetaSchema,
+  spec: z.looseObject({ size: z.number().int(), color: z.string().optional() }),
+  status: z.looseObject({ phase: z.string().optional(), observedGeneration: z.number().int().optional() }).optional(),
+});
+export type Widget = z.infer<typeof widgetSchema>;
+
+const crdDescriptor: ResourceDescriptor = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+};
+
+const widgetCrd = {
+  metadata: { name: 'widgets.test.virtualization.example' },
+  spec: {
+    group: widgetDescriptor.group,
+    scope: 'Namespaced',
+    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                required: ['size'],
+                properties: { size: { type: 'integer', minimum: 0 }, color: { type: 'string' } },
+              },
+              status: {
+                type: 'object',
+                properties: { phase: { type: 'string' }, observedGeneration: { type: 'integer' } },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+/** A client on the run's main apiserver. Close it in afterAll. */
+export function mainClient(): KubeClient {
+  return new KubeClient(newKubeConfig());
+}
+
+export function widgets(client: KubeClient): ResourceClient<Widget> {
+  return client.resource(widgetDescriptor, widgetSchema, FIELD_MANAGER);
+}
+
+/** Install the Widget CRD (idempotent across workers) and wait until it is Established and served. */
+export async function ensureWidgetCrd(client: KubeClient): Promise<void> {
+  const crds = client.resource(crdDescriptor, kubeObjectSchema, FIELD_MANAGER);
+  await crds.apply(widgetCrd, { force: true });
+  await waitFor(async () => {
+    const crd = (await crds.get({ name: widgetCrd.metadata.name })) as { status?: { conditions?: { type: string; status: string }[] } };
+    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+  }, 30_000);
+  // Established can precede the REST endpoint by a moment.
+  await waitFor(async () => {
+    try {
+      await widgets(client).list({ namespace: 'default' });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 30_000);
+}
+
+export function newWidget(namespace: string, name: string, size = 1): Widget {
+  return { metadata: { namespace, name }, spec: { size } };
+}
+
+/** Poll `check` until it holds; returns the elapsed milliseconds. */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what = 'condition'): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return Date.now() - started;
+}
