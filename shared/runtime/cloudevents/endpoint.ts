@@ -1,0 +1,51 @@
+import type { RequestHandler } from 'express';
+import { errorBody } from '../http/errors.js';
+import { bodyOf } from '../http/body.js';
+import { sendReply } from '../http/reply.js';
+import { requestContext } from '../context.js';
+import type { CloudEventHandler, FunctionContext } from '../types.js';
+import { decodeCloudEvents, type BatchItem } from './decode.js';
+import { encodeBatchReply, encodeReply, type BatchResult } from './encode.js';
+
+/** The express handler that decodes CloudEvents, calls the function's `handle` and encodes the reply. */
+export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, base: FunctionContext<Cfg, S>): RequestHandler {
+  return async (req, res) => {
+    const decoded = decodeCloudEvents({ headers: req.headers, body: bodyOf(req) });
+    if (decoded.mode === 'batch') {
+      sendReply(res, encodeBatchReply(await handleBatch(decoded.items, handle, base)));
+      return;
+    }
+    const reply = await handle(decoded.event, requestContext(base, decoded.event.id));
+    sendReply(res, encodeReply(decoded.mode, reply));
+  };
+}
+
+/** Elements are handled one after another, in order; each gets its own result. */
+async function handleBatch<Cfg, S>(
+  items: readonly BatchItem[],
+  handle: CloudEventHandler<Cfg, S>,
+  base: FunctionContext<Cfg, S>,
+): Promise<BatchResult[]> {
+  const results: BatchResult[] = [];
+  for (const [index, item] of items.entries()) {
+    if (!item.ok) {
+      results.push(failure(index, item.id, item.error));
+      continue;
+    }
+    const ctx = requestContext(base, item.event.id);
+    try {
+      const event = (await handle(item.event, ctx)) ?? undefined;
+      results.push({ index, id: item.event.id, status: event === undefined ? 204 : 200, event });
+    } catch (err: unknown) {
+      const result = failure(index, item.event.id, err);
+      if (result.status >= 500) ctx.log.error({ err, index }, 'batch element failed');
+      results.push(result);
+    }
+  }
+  return results;
+}
+
+function failure(index: number, id: string | undefined, err: unknown): BatchResult {
+  const { status, body } = errorBody(err);
+  return { index, id, status, error: body };
+}

@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { parseConfig, env } from '../config/index.js';
+import { ConfigError, errorMessage, type FieldProblem } from '../errors/index.js';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** The host's own keys, read from the same environment as the function's keys. */
+export const hostConfigSchema = z.object({
+  PORT: env.port(8080).describe('TCP port to listen on; 0 picks a free one (logged at start)'),
+  HOST: env.optionalString().describe('Address to bind; unset binds every interface (IPv4 and IPv6)'),
+  LOG_LEVEL: z
+    .enum(LOG_LEVELS)
+    .optional()
+    .describe('Log level of this function; unset keeps the root level (info, or silent under NODE_ENV=test)'),
+  BODY_LIMIT_BYTES: env.int(1024 * 1024, 1).describe('Largest request body accepted; larger ones get 413'),
+  DRAIN_TIMEOUT_MS: env
+    .int(20_000, 0)
+    .describe('On SIGTERM: how long in-flight requests and the shutdown hook may take before the process exits'),
+  REQUEST_TIMEOUT_MS: env
+    .int(30_000, 0)
+    .describe('How long a client may take to send a whole request (0 disables); guards against slow senders'),
+  TLS_CERT_FILE: env.optionalString().describe('PEM certificate chain; with TLS_KEY_FILE the host serves HTTPS'),
+  TLS_KEY_FILE: env.optionalString().describe('PEM private key for TLS_CERT_FILE'),
+});
+
+export type HostConfig = Readonly<z.infer<typeof hostConfigSchema>>;
+
+export interface TlsMaterial {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+}
+
+export interface StartConfig<Cfg> {
+  readonly host: HostConfig;
+  readonly fn: Readonly<Cfg>;
+  readonly tls: TlsMaterial | undefined;
+}
+
+/**
+ * Parse the host's and the function's keys and read the TLS files, collecting every problem into one
+ * ConfigError so that a broken deployment is fixed in one round.
+ */
+export function loadStartConfig<C extends z.ZodObject>(schema: C, source: Env): StartConfig<z.infer<C>> {
+  const problems: FieldProblem[] = [];
+  const host = collect(() => parseConfig(hostConfigSchema, source), problems);
+  const fn = collect(() => parseConfig(schema, source), problems);
+  const tls = host === undefined ? undefined : collect(() => readTls(host), problems);
+  if (problems.length > 0 || host === undefined || fn === undefined) {
+    throw new ConfigError('invalid configuration', problems);
+  }
+  return Object.freeze({ host, fn, tls });
+}
+
+function collect<T>(parse: () => T, problems: FieldProblem[]): T | undefined {
+  try {
+    return parse();
+  } catch (err: unknown) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
+    return undefined;
+  }
+}
+
+function readTls(host: HostConfig): TlsMaterial | undefined {
+  const { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile } = host;
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  const problems: FieldProblem[] = [];
+  if (certFile === undefined) problems.push({ path: 'TLS_CERT_FILE', message: 'required when TLS_KEY_FILE is set' });
+  if (keyFile === undefined) problems.push({ path: 'TLS_KEY_FILE', message: 'required when TLS_CERT_FILE is set' });
+  const cert = certFile === undefined ? undefined : readPem('TLS_CERT_FILE', certFile, problems);
+  const key = keyFile === undefined ? undefined : readPem('TLS_KEY_FILE', keyFile, problems);
+  if (cert === undefined || key === undefined) throw new ConfigError('invalid TLS configuration', problems);
+  return { cert, key };
+}
+
+function readPem(key: string, path: string, problems: FieldProblem[]): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch (err: unknown) {
+    problems.push({ path: key, message: `cannot read ${path}: ${errorMessage(err)}` });
+    return undefined;
+  }
+}

@@ -1,0 +1,90 @@
+import { createServer as createHttpServer, type Server, type RequestListener } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { z } from 'zod';
+import { childLogger, type Logger } from '../log/index.js';
+import { Registry } from '../metrics/index.js';
+import { buildApp } from './app.js';
+import { loadStartConfig, type Env, type HostConfig, type TlsMaterial } from './config.js';
+import { Drain } from './drain.js';
+import { DefinitionError } from './errors.js';
+import { answerClientError } from './http/client-error.js';
+import { shutdown, type ShutdownReport } from './lifecycle.js';
+import type { FunctionContext, FunctionDefinition } from './types.js';
+
+export interface ServeOptions {
+  /** Where configuration is read from; `process.env` unless given (tests pass their own). */
+  readonly env?: Env;
+  /** Parent of the function's logger; the root logger unless given. */
+  readonly logger?: Logger;
+}
+
+export interface ServerHandle {
+  /** The bound port (useful with PORT=0). */
+  readonly port: number;
+  /** A loopback URL for the server, `http://` or `https://`. */
+  readonly url: string;
+  readonly metrics: Registry;
+  /** Drain and stop (idempotent): the same as SIGTERM, without exiting the process. */
+  close(): Promise<ShutdownReport>;
+}
+
+/**
+ * Start a function: parse config (one ConfigError listing every problem), run `init`, listen. The
+ * returned handle closes it the way SIGTERM does.
+ */
+export async function serve<C extends z.ZodObject, S>(
+  def: FunctionDefinition<C, S>,
+  options: ServeOptions = {},
+): Promise<ServerHandle> {
+  if (def.handle === undefined && (def.routes ?? []).length === 0) {
+    throw new DefinitionError(`function ${def.name} declares neither handle nor routes`);
+  }
+  const config = loadStartConfig(def.config, options.env ?? process.env);
+  const log = childLogger({ component: def.name }, options.logger);
+  if (config.host.LOG_LEVEL !== undefined) log.level = config.host.LOG_LEVEL;
+  const metrics = new Registry();
+  const base = { name: def.name, config: config.fn, log, metrics };
+  // Without init there is no state; the declaration's S is then `undefined` by convention.
+  const state = def.init === undefined ? (undefined as S) : await def.init(base);
+  const ctx: FunctionContext<z.infer<C>, S> = { ...base, state };
+  const drain = new Drain();
+  const server = createServer(config.host, config.tls, buildApp({ def, ctx, host: config.host, drain, metrics }));
+  const deadlineMs = config.host.DRAIN_TIMEOUT_MS;
+  let closing: Promise<ShutdownReport> | undefined;
+  const close = (): Promise<ShutdownReport> => (closing ??= shutdown({ def, ctx, server, drain, deadlineMs }));
+  const address = await listen(server, config.host).catch(async (err: unknown) => {
+    await close();
+    throw err;
+  });
+  const url = `${config.tls === undefined ? 'http' : 'https'}://${loopbackName(address)}:${address.port}`;
+  log.info({ port: address.port, url, tls: config.tls !== undefined }, 'listening');
+  return { port: address.port, url, metrics, close };
+}
+
+function createServer(host: HostConfig, tls: TlsMaterial | undefined, app: RequestListener): Server {
+  const timeouts = {
+    requestTimeout: host.REQUEST_TIMEOUT_MS,
+    headersTimeout: host.REQUEST_TIMEOUT_MS === 0 ? 60_000 : Math.min(60_000, host.REQUEST_TIMEOUT_MS),
+  };
+  const server: Server =
+    tls === undefined ? createHttpServer(timeouts, app) : createHttpsServer({ ...timeouts, ...tls }, app);
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+function listen(server: Server, host: HostConfig): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(host.PORT, host.HOST, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function loopbackName(address: AddressInfo): string {
+  if (address.address === '0.0.0.0') return '127.0.0.1';
+  if (address.address === '::') return '[::1]';
+  return address.family === 'IPv6' ? `[${address.address}]` : address.address;
+}

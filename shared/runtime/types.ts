@@ -1,0 +1,90 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { CloudEvent } from 'cloudevents';
+import type { z } from 'zod';
+import type { Logger } from '../log/index.js';
+import type { Registry } from '../metrics/index.js';
+
+export type Awaitable<T> = T | Promise<T>;
+
+/** What every hook and handler receives. `log` is a per-request child inside handlers. */
+export interface FunctionContext<Cfg, S> {
+  readonly name: string;
+  /** The function's own configuration, parsed once at start and frozen. */
+  readonly config: Readonly<Cfg>;
+  /** What `init` returned (`undefined` when there is no `init`). */
+  readonly state: S;
+  readonly log: Logger;
+  /** The host's registry, served on `/metrics`; register the function's own metrics in `init`. */
+  readonly metrics: Registry;
+}
+
+export type InitContext<Cfg> = Omit<FunctionContext<Cfg, never>, 'state'>;
+
+/** Handles one CloudEvent; a returned event is the reply (same mode as the request), none gives 204. */
+export type CloudEventHandler<Cfg, S> = (
+  event: CloudEvent<unknown>,
+  ctx: FunctionContext<Cfg, S>,
+) => Awaitable<CloudEvent<unknown> | void>;
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** A plain HTTP request, already read (the body is bounded by the body limit). */
+export interface RouteRequest {
+  readonly method: string;
+  /** The path without the query string. */
+  readonly path: string;
+  readonly params: Readonly<Record<string, string | string[] | undefined>>;
+  readonly query: URLSearchParams;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+  /** The body parsed as JSON; throws BadRequestError naming the problem when it is empty or not JSON. */
+  json(): unknown;
+}
+
+/**
+ * A plain HTTP answer. `body`: a Buffer or string is sent as is, anything else as JSON; no body and
+ * no status gives 204.
+ */
+export interface RouteResponse {
+  readonly status?: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: unknown;
+}
+
+export interface Route<Cfg, S> {
+  readonly method: HttpMethod;
+  /** An express 5 path pattern, e.g. `/apis/:group/:version/*rest`. */
+  readonly path: string;
+  /** Overrides BODY_LIMIT_BYTES for this route. */
+  readonly bodyLimitBytes?: number;
+  readonly handle: (req: RouteRequest, ctx: FunctionContext<Cfg, S>) => Awaitable<RouteResponse | void>;
+}
+
+/**
+ * A function as one typed value. `config` is a zod object whose keys are environment variable names;
+ * the host parses it together with its own keys at start and reports every problem at once.
+ */
+export interface FunctionDefinition<C extends z.ZodObject = z.ZodObject, S = undefined> {
+  readonly name: string;
+  readonly config: C;
+  /** Runs once before the server listens; what it returns is `ctx.state`. A throw aborts the start. */
+  readonly init?: (ctx: InitContext<z.infer<C>>) => Awaitable<S>;
+  /** Receives CloudEvents (binary, structured, batched) POSTed to `/`. */
+  readonly handle?: CloudEventHandler<z.infer<C>, S>;
+  /** Plain HTTP routes (AdmissionReview, aggregated API paths). */
+  readonly routes?: ReadonlyArray<Route<z.infer<C>, S>>;
+  /** Extra readiness condition for `/health/readiness`; false or a throw answers 503. */
+  readonly readiness?: (ctx: FunctionContext<z.infer<C>, S>) => Awaitable<boolean>;
+  /** Runs once after the server has drained (SIGTERM or `close()`), within the drain deadline. */
+  readonly shutdown?: (ctx: FunctionContext<z.infer<C>, S>) => Awaitable<void>;
+}
+
+/**
+ * Declare a function. Identity at run time; it exists so that `S` is inferred from `init` and every
+ * handler sees the typed config and state.
+ */
+export function defineFunction<C extends z.ZodObject, S = undefined>(
+  def: FunctionDefinition<C, S>,
+): FunctionDefinition<C, S> {
+  return def;
+}
