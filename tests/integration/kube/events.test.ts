@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { EventRecorder, eventDescriptor, eventSchema, type KubeClient, type KubeEvent, type ResourceClient } from '../../../shared/kube/index.js';
+import { freshNamespace, kubectl } from '../../env/index.js';
+import { FIELD_MANAGER, ensureWidgetCrd, mainClient, newWidget, widgets } from './fixtures.js';
+
+let client: KubeClient;
+let events: ResourceClient<KubeEvent>;
+
+beforeAll(async () => {
+  client = mainClient();
+  await ensureWidgetCrd(client);
+  events = client.resource(eventDescriptor, eventSchema, FIELD_MANAGER);
+});
+
+afterAll(() => client.close());
+
+describe('event recording against a real apiserver', () => {
+  it('records an Event about an object and aggregates repeats into one series', async () => {
+    const ns = await freshNamespace('kube-ev');
+    const widget = await widgets(client).create(newWidget(ns, 'w'));
+    const recorder = new EventRecorder({ events, reportingController: 'test.virtualization.example/controller', reportingInstance: 'test-1' });
+    const input = { type: 'Warning', reason: 'ProvisioningFailed', action: 'Provision', note: 'no storage class' } as const;
+    for (let i = 0; i < 3; i++) await recorder.record(widget, input);
+    await recorder.record(widget, { type: 'Normal', reason: 'Provisioned', action: 'Provision' });
+
+    const stored = (await events.list({ namespace: ns })).items;
+    expect(stored).toHaveLength(2);
+    const failed = stored.find((e) => e.reason === 'ProvisioningFailed');
+    expect(failed).toMatchObject({
+      type: 'Warning',
+      note: 'no storage class',
+      regarding: { kind: 'Widget', name: 'w', namespace: ns, uid: widget.metadata.uid },
+      series: { count: 3 },
+    });
+
+    const core = await kubectl(['get', 'events', '-n', ns, '-o', 'json']);
+    expect(core.code).toBe(0);
+    // core/v1 readers (kubectl describe) see the same Event with involvedObject and series.count.
+    const coreItems = (JSON.parse(core.stdout) as { items: { reason: string; involvedObject: unknown; series?: unknown }[] }).items;
+    expect(coreItems.find((e) => e.reason === 'ProvisioningFailed')).toMatchObject({ involvedObject: { name: 'w' }, series: { count: 3 } });
+  });
+});
