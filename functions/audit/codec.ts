@@ -57,11 +57,22 @@ function tooLarge(text: string, limits: DecodeLimits): boolean {
   return Buffer.byteLength(text, 'utf8') > limits.maxLineBytes;
 }
 
+/**
+ * V8's JSON errors may quote the input; audit lines can carry sensitive request data, so only the
+ * kind of error and its position are kept.
+ */
+function jsonError(err: unknown): string {
+  const message = errorMessage(err);
+  const position = /at position (\d+)/.exec(message)?.[1];
+  if (/Unexpected end/.test(message)) return 'unexpected end of input';
+  return position === undefined ? 'syntax error' : `syntax error at position ${position}`;
+}
+
 function parseJson(text: string): { value: unknown } | { error: string } {
   try {
     return { value: JSON.parse(text) as unknown };
   } catch (err: unknown) {
-    return { error: errorMessage(err) };
+    return { error: jsonError(err) };
   }
 }
 
