@@ -1,0 +1,15 @@
+export { condition, type ConditionSet } from './define.js';
+export { VMCondition } from './vm.js';
+export { CVICondition, VDCondition, VICondition } from './storage.js';
+export { VMOPCondition } from './vmop.js';
+export {
+  NodeUSBDeviceCondition,
+  USBDeviceCondition,
+  VMBDACondition,
+  VMClassCondition,
+  VMIPCondition,
+  VMIPLeaseCondition,
+  VMMACCondition,
+  VMMACLeaseCondition,
+  VMPoolCondition,
+} from './other.js';

@@ -1,0 +1,59 @@
+/** Every resource the module defines, in CRD generation order. */
+import type { ResourceDefinition } from './k8s/crd.js';
+import {
+  internalCDI,
+  internalKubeVirt,
+  internalVirtualMachine,
+  internalVirtualMachineInstance,
+  internalVirtualMachineInstanceMigration,
+} from './internal/resources.js';
+import {
+  virtualMachineIPAddress,
+  virtualMachineIPAddressLease,
+  virtualMachineMACAddress,
+  virtualMachineMACAddressLease,
+} from './resources/addresses.js';
+import { nodeUSBDevice, usbDevice } from './resources/usb.js';
+import { virtualDisk } from './resources/virtualdisk.js';
+import { clusterVirtualImage, virtualImage } from './resources/virtualimage.js';
+import { virtualMachine } from './resources/virtualmachine.js';
+import { virtualMachineClass } from './resources/virtualmachineclass.js';
+import { virtualMachineBlockDeviceAttachment } from './resources/vmbda.js';
+import { virtualMachineOperation } from './resources/vmop.js';
+import { virtualMachinePool } from './resources/vmpool.js';
+
+/** The public API, group virtualization.deckhouse.io. */
+export const PUBLIC_RESOURCES: readonly ResourceDefinition[] = [
+  virtualMachine,
+  virtualMachineClass,
+  virtualMachinePool,
+  virtualDisk,
+  virtualImage,
+  clusterVirtualImage,
+  virtualMachineBlockDeviceAttachment,
+  virtualMachineOperation,
+  virtualMachineIPAddress,
+  virtualMachineIPAddressLease,
+  virtualMachineMACAddress,
+  virtualMachineMACAddressLease,
+  nodeUSBDevice,
+  usbDevice,
+];
+
+/** The KubeVirt backend subset, in the renamed internal groups. */
+export const INTERNAL_RESOURCES: readonly ResourceDefinition[] = [
+  internalVirtualMachine,
+  internalVirtualMachineInstance,
+  internalVirtualMachineInstanceMigration,
+  internalKubeVirt,
+  internalCDI,
+];
+
+export const ALL_RESOURCES: readonly ResourceDefinition[] = [...PUBLIC_RESOURCES, ...INTERNAL_RESOURCES];
+
+/** The definition of a kind (throws for an unknown kind: a programming error). */
+export function resourceByKind(kind: string): ResourceDefinition {
+  const def = ALL_RESOURCES.find((d) => d.kind === kind);
+  if (def === undefined) throw new Error(`unknown kind ${kind}`);
+  return def;
+}

@@ -1,0 +1,135 @@
+/** VirtualMachineClass (vmc, vmclass): CPU model, node placement and sizing policies for VMs. */
+import { z } from 'zod';
+import { AGE_COLUMN, type ResourceDefinition } from '../k8s/crd.js';
+import { LabelSelectorSchema, TolerationSchema } from '../k8s/core.js';
+import { fieldForType, immutable, int32, quantity, withRules } from '../k8s/schema.js';
+import { API_VERSION, BACKUP_LABELS, GROUP, VERSION, conditions, observedGeneration, rootSchema } from './common.js';
+
+/** Annotation that marks the class used when a VM names none. */
+export const DEFAULT_CLASS_ANNOTATION = 'virtualmachineclass.virtualization.deckhouse.io/is-default-class';
+
+export const CpuType = z.enum(['Host', 'HostPassthrough', 'Discovery', 'Model', 'Features']);
+
+const CpuSchema = withRules(
+  z.strictObject({
+    type: CpuType.describe(
+      'Host: the host CPU model; HostPassthrough: the physical CPU as is; Discovery: the common features of ' +
+        'the selected nodes; Model: a named model; Features: a generic model with the listed features.',
+    ),
+    model: z.string().optional().describe('CPU model name for type Model.'),
+    features: z.array(z.string()).min(1).optional().describe('Required CPU features for type Features.'),
+    discovery: z
+      .strictObject({ nodeSelector: LabelSelectorSchema.optional().describe('Nodes whose common features are used.') })
+      .optional()
+      .describe('Node selection for type Discovery.'),
+  }),
+  [
+    immutable('cpu is immutable'),
+    fieldForType('model', 'Model'),
+    fieldForType('features', 'Features'),
+    fieldForType('discovery', 'Discovery', true),
+  ],
+).describe('Virtual CPU model; cannot be changed after creation.');
+
+const CoresSchema = withRules(
+  z.strictObject({
+    min: int32().min(1).describe('Smallest core count of the policy.'),
+    max: int32().max(1024).describe('Largest core count of the policy.'),
+    step: int32().min(1).optional().describe('Allowed core counts go from min in steps of step.'),
+  }),
+  [
+    { rule: 'self.max > self.min', message: 'max must be greater than min', fieldPath: '.max', holds: (s) => s.max > s.min },
+    {
+      rule: '!has(self.step) || self.max > self.step',
+      message: 'max must be greater than step',
+      fieldPath: '.step',
+      holds: (s) => s.step === undefined || s.max > s.step,
+    },
+  ],
+).describe('Core range the policy covers.');
+
+const memoryRange = {
+  min: quantity().optional().describe('Minimum memory.'),
+  max: quantity().optional().describe('Maximum memory.'),
+};
+
+const SizingPolicySchema = z.strictObject({
+  cores: CoresSchema,
+  memory: z
+    .strictObject({
+      ...memoryRange,
+      step: quantity().optional().describe('Allowed sizes go from min in steps of step.'),
+      perCore: z.strictObject(memoryRange).optional().describe('Memory range per core.'),
+    })
+    .optional()
+    .describe('Allowed memory for VMs in the core range.'),
+  coreFractions: z.array(int32().min(1).max(100)).optional().describe('Allowed core fractions in percent.'),
+  dedicatedCores: z.array(z.boolean()).optional().describe('Whether dedicated cores are allowed.'),
+  defaultCoreFraction: withRules(z.union([z.int(), z.string()]).meta({ 'x-kubernetes-int-or-string': true }), [
+    {
+      rule: "type(self) == string ? self == 'Auto' : (self >= 1 && self <= 100)",
+      message: 'defaultCoreFraction must be a percentage from 1 to 100 or Auto',
+      holds: (s) => (typeof s === 'string' ? s === 'Auto' : s >= 1 && s <= 100),
+    },
+  ])
+    .optional()
+    .describe('Core fraction given to VMs that set none: 1-100 or Auto.'),
+});
+
+export const VirtualMachineClassSpecSchema = z
+  .strictObject({
+    cpu: CpuSchema,
+    nodeSelector: LabelSelectorSchema.optional().describe('Nodes the VMs of the class may run on.'),
+    tolerations: z.array(TolerationSchema).optional().describe('Taints the VMs of the class tolerate.'),
+    sizingPolicies: z
+      .array(SizingPolicySchema)
+      .max(16)
+      .optional()
+      .describe('Allowed cores, memory and core fractions, by core range.'),
+  })
+  .describe('Desired state of the class.');
+
+export const VirtualMachineClassStatusSchema = z
+  .strictObject({
+    phase: z.enum(['Pending', 'Ready', 'Terminating']).describe('Current phase of the class.'),
+    availableNodes: z.array(z.string()).optional().describe('Nodes where VMs of the class can run.'),
+    cpuFeatures: z
+      .strictObject({
+        enabled: z.array(z.string()).optional().describe('CPU features presented to the guests.'),
+        notEnabledCommon: z.array(z.string()).optional().describe('Features common to the nodes but not enabled.'),
+      })
+      .optional()
+      .describe('CPU features of the class.'),
+    maxAllocatableResources: z.record(z.string(), quantity()).optional().describe('Largest resources on one node.'),
+    conditions: conditions(),
+    observedGeneration: observedGeneration(),
+  })
+  .describe('Observed state of the class.');
+
+export const VirtualMachineClassSchema = rootSchema(
+  API_VERSION,
+  'VirtualMachineClass',
+  VirtualMachineClassSpecSchema,
+  VirtualMachineClassStatusSchema,
+);
+export type VirtualMachineClass = z.infer<typeof VirtualMachineClassSchema>;
+
+export const virtualMachineClass: ResourceDefinition<typeof VirtualMachineClassSchema> = {
+  group: GROUP,
+  version: VERSION,
+  kind: 'VirtualMachineClass',
+  plural: 'virtualmachineclasses',
+  singular: 'virtualmachineclass',
+  scope: 'Cluster',
+  shortNames: ['vmc', 'vmclass'],
+  categories: ['virtualization-cluster'],
+  description: 'A class of virtual machines: CPU model, allowed nodes and sizing policies.',
+  schema: VirtualMachineClassSchema,
+  statusSubresource: true,
+  labels: BACKUP_LABELS,
+  printerColumns: [
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+    { name: 'IsDefault', type: 'string', jsonPath: `.metadata.annotations.${DEFAULT_CLASS_ANNOTATION.replaceAll('.', '\\.')}` },
+    AGE_COLUMN,
+  ],
+};
