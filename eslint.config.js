@@ -15,5 +15,13 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { process: 'readonly', console: 'readonly' },
+    },
+  },
+  { files: ['**/*.js'], rules: { '@typescript-eslint/explicit-module-boundary-types': 'off' } },
 );

@@ -45,15 +45,25 @@ export function deepFreeze<T>(value: T): Readonly<T> {
 }
 
 /** Helpers for typical env values (strings from the environment coerced with clear messages). */
-export const env = {
-  port: (def: number) => z.coerce.number().int().min(0).max(65535).default(def),
-  int: (def: number, min = 0) => z.coerce.number().int().min(min).default(def),
-  bool: (def: boolean) =>
+type Coerced<T> = z.ZodType<T, unknown>;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const env: {
+  port(def: number): Coerced<number>;
+  int(def: number, min?: number): Coerced<number>;
+  bool(def: boolean): Coerced<boolean>;
+  string(def: string): Coerced<string>;
+  optionalString(): Coerced<string | undefined>;
+  logLevel(): Coerced<(typeof LOG_LEVELS)[number]>;
+} = {
+  port: (def) => z.coerce.number().int().min(0).max(65535).default(def),
+  int: (def, min = 0) => z.coerce.number().int().min(min).default(def),
+  bool: (def) =>
     z
       .enum(['true', 'false', '1', '0', 'yes', 'no'])
       .default(def ? 'true' : 'false')
       .transform((v) => v === 'true' || v === '1' || v === 'yes'),
-  string: (def: string) => z.string().default(def),
+  string: (def) => z.string().default(def),
   optionalString: () => z.string().optional(),
-  logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  logLevel: () => z.enum(LOG_LEVELS).default('info'),
 };
