@@ -8,7 +8,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** The host's own keys, read from the same environment as the function's keys. */
-export const hostConfigSchema = z.object({
+export const serverConfigSchema = z.object({
   PORT: env.port(8080).describe('TCP port to listen on; 0 picks a free one (logged at start)'),
   HOST: env.optionalString().describe('Address to bind; unset binds every interface (IPv4 and IPv6)'),
   LOG_LEVEL: z
@@ -22,9 +22,15 @@ export const hostConfigSchema = z.object({
   REQUEST_TIMEOUT_MS: env
     .int(30_000, 0)
     .describe('How long a client may take to send a whole request (0 disables); guards against slow senders'),
+});
+
+/** Parsed on their own so that the files are checked even when other keys are wrong. */
+export const tlsConfigSchema = z.object({
   TLS_CERT_FILE: env.optionalString().describe('PEM certificate chain; with TLS_KEY_FILE the host serves HTTPS'),
   TLS_KEY_FILE: env.optionalString().describe('PEM private key for TLS_CERT_FILE'),
 });
+
+export const hostConfigSchema = serverConfigSchema.extend(tlsConfigSchema.shape);
 
 export type HostConfig = Readonly<z.infer<typeof hostConfigSchema>>;
 
@@ -45,13 +51,14 @@ export interface StartConfig<Cfg> {
  */
 export function loadStartConfig<C extends z.ZodObject>(schema: C, source: Env): StartConfig<z.infer<C>> {
   const problems: FieldProblem[] = [];
-  const host = collect(() => parseConfig(hostConfigSchema, source), problems);
+  const server = collect(() => parseConfig(serverConfigSchema, source), problems);
+  const tlsKeys = collect(() => parseConfig(tlsConfigSchema, source), problems);
+  const tls = tlsKeys === undefined ? undefined : collect(() => readTls(tlsKeys), problems);
   const fn = collect(() => parseConfig(schema, source), problems);
-  const tls = host === undefined ? undefined : collect(() => readTls(host), problems);
-  if (problems.length > 0 || host === undefined || fn === undefined) {
+  if (problems.length > 0 || server === undefined || tlsKeys === undefined || fn === undefined) {
     throw new ConfigError('invalid configuration', problems);
   }
-  return Object.freeze({ host, fn, tls });
+  return Object.freeze({ host: Object.freeze({ ...server, ...tlsKeys }), fn, tls });
 }
 
 function collect<T>(parse: () => T, problems: FieldProblem[]): T | undefined {
@@ -64,8 +71,8 @@ function collect<T>(parse: () => T, problems: FieldProblem[]): T | undefined {
   }
 }
 
-function readTls(host: HostConfig): TlsMaterial | undefined {
-  const { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile } = host;
+function readTls(keys: Readonly<z.infer<typeof tlsConfigSchema>>): TlsMaterial | undefined {
+  const { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile } = keys;
   if (certFile === undefined && keyFile === undefined) return undefined;
   const problems: FieldProblem[] = [];
   if (certFile === undefined) problems.push({ path: 'TLS_CERT_FILE', message: 'required when TLS_KEY_FILE is set' });

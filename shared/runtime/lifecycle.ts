@@ -26,8 +26,9 @@ export interface ShutdownParts<C extends z.ZodObject, S> {
 export async function shutdown<C extends z.ZodObject, S>(parts: ShutdownParts<C, S>): Promise<ShutdownReport> {
   const { ctx, server, drain, deadlineMs } = parts;
   const started = Date.now();
-  ctx.log.info({ inFlight: drain.inFlight, deadlineMs }, 'draining');
-  const drained = await drain.drain(server, deadlineMs);
+  const draining = drain.drain(server, deadlineMs);
+  ctx.log.info({ inFlight: drain.inFlight, deadlineMs }, 'draining: no new connections');
+  const drained = await draining;
   if (!drained) ctx.log.warn({ deadlineMs }, 'drain deadline passed; open connections were cut');
   const hookMs = Math.max(deadlineMs - (Date.now() - started), MIN_HOOK_MS);
   const hookCompleted = await runShutdownHook(parts.def, ctx, hookMs);

@@ -1,0 +1,12 @@
+/** Helpers for component tests and benchmarks of functions; never imported by production code. */
+export { send, rawExchange, binaryHeaders, type TestRequest, type TestResponse } from './http.js';
+export {
+  startFunctionProcess,
+  listeningPort,
+  REPO_ROOT,
+  type FunctionProcess,
+  type LogRecord,
+  type Exit,
+  type StartOptions,
+} from './process.js';
+export { probeFunction, probeConfig, startProbe, PROBE_BODY_LIMIT, type ProbeState } from './probe-function.js';
