@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { ObjectMetaSchema } from '../api/k8s/core.js';
 import { NotFoundError } from '../errors/index.js';
 import { childLogger, type Logger } from '../log/index.js';
 import type { KubeObject, ObjectRef, ResourceDescriptor } from './descriptor.js';
 import { formatMicroTime, nowMicros } from './microtime.js';
 import type { WriteOptions } from './resource-client.js';
-import { microTimeSchema, objectMetaSchema, objectReferenceSchema } from './schemas.js';
+import { microTimeSchema, objectReferenceSchema } from './schemas.js';
 
 export const eventDescriptor: ResourceDescriptor = {
   group: 'events.k8s.io',
@@ -17,7 +18,7 @@ export const eventDescriptor: ResourceDescriptor = {
 export const eventSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
-  metadata: objectMetaSchema,
+  metadata: ObjectMetaSchema,
   eventTime: microTimeSchema.nullish(),
   series: z.looseObject({ count: z.number().int(), lastObservedTime: microTimeSchema }).optional(),
   reportingController: z.string().optional(),

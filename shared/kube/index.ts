@@ -25,7 +25,7 @@ export { RestTransport, type RestRequest } from './rest.js';
 export { PatchType, addFinalizerOps, pointer, removeFinalizerOps, statusMergePatch, type JsonPatchOp } from './patch.js';
 export { addFinalizer, hasFinalizer, removeFinalizer } from './finalizers.js';
 export { controllerRefOf, hasControllerReference, ownerReferenceTo, withControllerReference } from './owner-refs.js';
-export { kubeObjectSchema, microTimeSchema, objectMetaSchema, objectReferenceSchema, ownerReferenceSchema } from './schemas.js';
+export { kubeObjectSchema, microTimeSchema, objectReferenceSchema } from './schemas.js';
 export { Informer, type InformerEvent, type InformerHandlers, type InformerOptions, type InformerStats } from './informer.js';
 export { Store } from './store.js';
 export { runWatch, decodeWatchLine, type WatchEvent, type WatchEventType } from './watch.js';

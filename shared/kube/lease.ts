@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { ObjectMetaSchema } from '../api/k8s/core.js';
 import type { ResourceDescriptor } from './descriptor.js';
 import { formatMicroTime, parseMicroTime, type EpochMicros } from './microtime.js';
-import { microTimeSchema, objectMetaSchema } from './schemas.js';
+import { microTimeSchema } from './schemas.js';
 
 export const leaseDescriptor: ResourceDescriptor = {
   group: 'coordination.k8s.io',
@@ -22,7 +23,7 @@ export const leaseSpecSchema = z.looseObject({
 export const leaseSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
-  metadata: objectMetaSchema,
+  metadata: ObjectMetaSchema,
   spec: leaseSpecSchema.optional(),
 });
 

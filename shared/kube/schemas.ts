@@ -1,36 +1,15 @@
 import { z } from 'zod';
+import { ObjectMetaSchema } from '../api/k8s/core.js';
 import { parseMicroTime } from './microtime.js';
 
-/** zod schemas for the metadata every object carries; unknown fields are kept (see ResourceClient). */
-export const ownerReferenceSchema = z.looseObject({
-  apiVersion: z.string(),
-  kind: z.string(),
-  name: z.string(),
-  uid: z.string(),
-  controller: z.boolean().optional(),
-  blockOwnerDeletion: z.boolean().optional(),
-});
-
-export const objectMetaSchema = z.looseObject({
-  name: z.string().optional(),
-  generateName: z.string().optional(),
-  namespace: z.string().optional(),
-  uid: z.string().optional(),
-  resourceVersion: z.string().optional(),
-  generation: z.number().int().optional(),
-  labels: z.record(z.string(), z.string()).optional(),
-  annotations: z.record(z.string(), z.string()).optional(),
-  finalizers: z.array(z.string()).optional(),
-  ownerReferences: z.array(ownerReferenceSchema).optional(),
-  deletionTimestamp: z.string().optional(),
-  creationTimestamp: z.string().optional(),
-});
-
-/** Any object: apiVersion, kind, metadata, and whatever else it has. */
+/**
+ * Schemas this library needs beyond shared/api (which owns ObjectMeta and OwnerReference).
+ * Any object: apiVersion, kind, metadata, and whatever else it has.
+ */
 export const kubeObjectSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
-  metadata: objectMetaSchema,
+  metadata: ObjectMetaSchema,
 });
 
 /** A metav1.MicroTime string (RFC 3339, parsed by parseMicroTime). */

@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { EventRecorder, eventDescriptor, eventSchema, type KubeClient, type KubeEvent, type ResourceClient } from '../../../shared/kube/index.js';
+import { describe, expect, it } from '@jest/globals';
+import { EventRecorder, eventDescriptor, eventSchema } from '../../../shared/kube/index.js';
 import { freshNamespace, kubectl } from '../../env/index.js';
-import { FIELD_MANAGER, ensureWidgetCrd, mainClient, newWidget, widgets } from './fixtures.js';
+import { FIELD_MANAGER, newWidget, useWidgets } from './fixtures.js';
 
-let client: KubeClient;
-let events: ResourceClient<KubeEvent>;
-
-beforeAll(async () => {
-  client = mainClient();
-  await ensureWidgetCrd(client);
-  events = client.resource(eventDescriptor, eventSchema, FIELD_MANAGER);
-});
-
-afterAll(() => client.close());
+const t = useWidgets();
 
 describe('event recording against a real apiserver', () => {
   it('records an Event about an object and aggregates repeats into one series', async () => {
     const ns = await freshNamespace('kube-ev');
-    const widget = await widgets(client).create(newWidget(ns, 'w'));
+    const events = t.client.resource(eventDescriptor, eventSchema, FIELD_MANAGER);
+    const widget = await t.api.create(newWidget(ns, 'w'));
     const recorder = new EventRecorder({ events, reportingController: 'test.virtualization.example/controller', reportingInstance: 'test-1' });
     const input = { type: 'Warning', reason: 'ProvisioningFailed', action: 'Provision', note: 'no storage class' } as const;
     for (let i = 0; i < 3; i++) await recorder.record(widget, input);

@@ -3,9 +3,11 @@
  * test.virtualization.example, with a status subresource) installed once per run with server-side
  * apply, its zod schema, and a polling helper.
  */
+import { afterAll, beforeAll } from '@jest/globals';
 import { z } from 'zod';
-import { KubeClient, kubeObjectSchema, objectMetaSchema, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
-import { newKubeConfig } from '../../env/index.js';
+import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
+import { KubeClient, kubeObjectSchema, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
+import { freshNamespace, newKubeConfig } from '../../env/index.js';
 
 export const FIELD_MANAGER = 'kube-integration-test';
 
@@ -20,7 +22,7 @@ export const widgetDescriptor: ResourceDescriptor = {
 export const widgetSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
-  metadata: objectMetaSchema,
+  metadata: ObjectMetaSchema,
   spec: z.looseObject({ size: z.number().int(), color: z.string().optional() }),
   status: z.looseObject({ phase: z.string().optional(), observedGeneration: z.number().int().optional() }).optional(),
 });
@@ -93,6 +95,29 @@ export async function ensureWidgetCrd(client: KubeClient): Promise<void> {
       return false;
     }
   }, 30_000);
+}
+
+export interface WidgetSuite {
+  client: KubeClient;
+  api: ResourceClient<Widget>;
+  /** A fresh namespace for the file (empty when no prefix was given). */
+  ns: string;
+}
+
+/**
+ * Register beforeAll/afterAll for a test file: a client on the main apiserver, the Widget CRD, a
+ * Widget client, and optionally a fresh namespace. The returned object is filled in by beforeAll.
+ */
+export function useWidgets(namespacePrefix?: string): WidgetSuite {
+  const suite = {} as WidgetSuite;
+  beforeAll(async () => {
+    suite.client = mainClient();
+    await ensureWidgetCrd(suite.client);
+    suite.api = widgets(suite.client);
+    suite.ns = namespacePrefix === undefined ? '' : await freshNamespace(namespacePrefix);
+  });
+  afterAll(() => suite.client.close());
+  return suite;
 }
 
 export function newWidget(namespace: string, name: string, size = 1): Widget {

@@ -1,23 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { Informer, KubeClient, type ResourceClient } from '../../../shared/kube/index.js';
 import { freshNamespace, startExtraApiServer } from '../../env/index.js';
-import { ensureWidgetCrd, mainClient, newWidget, waitFor, widgets, type Widget } from './fixtures.js';
+import { newWidget, useWidgets, waitFor, widgets, type Widget } from './fixtures.js';
 
-let client: KubeClient;
-let api: ResourceClient<Widget>;
+const t = useWidgets();
 const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeAll(async () => {
-  client = mainClient();
-  await ensureWidgetCrd(client);
-  api = widgets(client);
-});
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-afterAll(() => client.close());
 
 interface Seen {
   added: string[];
@@ -38,33 +29,33 @@ function informer(on: ResourceClient<Widget>, namespace: string, extra: Partial<
 describe('informer against a real apiserver', () => {
   it('lists existing objects, then sees adds, status updates and deletes', async () => {
     const ns = await freshNamespace('kube-inf');
-    await api.create(newWidget(ns, 'before'));
-    const { inf, seen } = informer(api, ns);
+    await t.api.create(newWidget(ns, 'before'));
+    const { inf, seen } = informer(t.api, ns);
     await inf.synced;
     expect(seen.added).toEqual(['before']);
 
-    await api.create(newWidget(ns, 'later'));
+    await t.api.create(newWidget(ns, 'later'));
     await waitFor(() => seen.added.includes('later'), 10_000, 'add of later');
-    await api.patchStatus({ namespace: ns, name: 'later' }, { phase: 'Ready' });
+    await t.api.patchStatus({ namespace: ns, name: 'later' }, { phase: 'Ready' });
     await waitFor(() => seen.updated.some((u) => u.name === 'later' && u.phase === 'Ready'), 10_000, 'status update');
     expect(inf.store.get({ namespace: ns, name: 'later' })?.status?.phase).toBe('Ready');
-    await api.delete({ namespace: ns, name: 'before' });
+    await t.api.delete({ namespace: ns, name: 'before' });
     await waitFor(() => seen.deleted.includes('before'), 10_000, 'delete of before');
     expect(inf.store.keys()).toEqual([`${ns}/later`]);
   });
 
   it('relists on 410 Gone and emits deletes for objects that vanished meanwhile', async () => {
     const ns = await freshNamespace('kube-410');
-    const kept = await api.create(newWidget(ns, 'kept'));
+    const kept = await t.api.create(newWidget(ns, 'kept'));
     const ghost: Widget = { ...newWidget(ns, 'ghost'), metadata: { namespace: ns, name: 'ghost', resourceVersion: '1' } };
     const stale: Widget = { ...kept, metadata: { ...kept.metadata, resourceVersion: '1' } };
-    const { inf, seen } = informer(api, ns, { resumeFrom: { resourceVersion: '1', objects: [ghost, stale] } });
+    const { inf, seen } = informer(t.api, ns, { resumeFrom: { resourceVersion: '1', objects: [ghost, stale] } });
 
     await waitFor(() => seen.deleted.includes('ghost'), 15_000, 'delete of ghost after the relist');
     expect(inf.stats.lists).toBe(1);
     expect(seen.updated.map((u) => u.name)).toEqual(['kept']);
     expect(seen.added).toEqual([]);
-    await api.create(newWidget(ns, 'fresh'));
+    await t.api.create(newWidget(ns, 'fresh'));
     await waitFor(() => seen.added.includes('fresh'), 10_000, 'add after the relist');
   });
 
@@ -74,17 +65,17 @@ describe('informer against a real apiserver', () => {
     cleanups.push(() => extra.stop());
     const extraClient = new KubeClient(extra.kubeConfig());
     cleanups.push(() => extraClient.close());
-    await api.create(newWidget(ns, 'doomed'));
+    await t.api.create(newWidget(ns, 'doomed'));
     const { inf, seen } = informer(widgets(extraClient), ns);
     await inf.synced;
     expect(seen.added).toEqual(['doomed']);
 
     await extra.kill();
-    await api.delete({ namespace: ns, name: 'doomed' }); // through the main apiserver, same etcd
-    await api.create(newWidget(ns, 'during'));
+    await t.api.delete({ namespace: ns, name: 'doomed' }); // through the main apiserver, same etcd
+    await t.api.create(newWidget(ns, 'during'));
     await extra.restart();
     const restartedAt = Date.now();
-    await api.create(newWidget(ns, 'after'));
+    await t.api.create(newWidget(ns, 'after'));
     const caughtUp = await waitFor(() => seen.added.includes('after'), 30_000, 'add of after');
     expect([...seen.added].sort()).toEqual(['after', 'doomed', 'during']); // a relist delivers in key order
     expect(seen.deleted).toEqual(['doomed']);
@@ -94,7 +85,7 @@ describe('informer against a real apiserver', () => {
 
   it('stops promptly and rejects synced when stopped before the first list', async () => {
     const ns = await freshNamespace('kube-stop');
-    const inf = new Informer<Widget>({ client: api, namespace: ns });
+    const inf = new Informer<Widget>({ client: t.api, namespace: ns });
     const started = Date.now();
     inf.start();
     await inf.stop();

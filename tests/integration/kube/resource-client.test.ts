@@ -1,102 +1,91 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
+import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
 import { ConflictError, KubeApiError, NotFoundError } from '../../../shared/errors/index.js';
-import { InvalidObjectError, objectMetaSchema, type KubeClient, type ResourceClient } from '../../../shared/kube/index.js';
-import { freshNamespace } from '../../env/index.js';
-import { FIELD_MANAGER, ensureWidgetCrd, mainClient, newWidget, widgetDescriptor, widgets, type Widget } from './fixtures.js';
+import { InvalidObjectError } from '../../../shared/kube/index.js';
+import { FIELD_MANAGER, newWidget, useWidgets, widgetDescriptor, type Widget } from './fixtures.js';
 
-let client: KubeClient;
-let api: ResourceClient<Widget>;
-let ns: string;
-
-beforeAll(async () => {
-  client = mainClient();
-  await ensureWidgetCrd(client);
-  api = widgets(client);
-  ns = await freshNamespace('kube-rc');
-});
-
-afterAll(() => client.close());
+const t = useWidgets('kube-rc');
 
 const managers = (w: Widget): string[] =>
   ((w.metadata as { managedFields?: { manager: string }[] }).managedFields ?? []).map((f) => f.manager);
 
 describe('typed resource client against a real apiserver', () => {
   it('creates, reads and lists a custom object, validated by its schema', async () => {
-    const created = await api.create(newWidget(ns, 'a', 3));
+    const created = await t.api.create(newWidget(t.ns, 'a', 3));
     expect(created).toMatchObject({ apiVersion: 'test.virtualization.example/v1', kind: 'Widget', spec: { size: 3 } });
     expect(managers(created)).toEqual([FIELD_MANAGER]);
-    expect((await api.get({ namespace: ns, name: 'a' })).metadata.uid).toBe(created.metadata.uid);
-    const list = await api.list({ namespace: ns });
+    expect((await t.api.get({ namespace: t.ns, name: 'a' })).metadata.uid).toBe(created.metadata.uid);
+    const list = await t.api.list({ namespace: t.ns });
     expect(list.items.map((w) => w.metadata.name)).toEqual(['a']);
     expect(Number(list.resourceVersion)).toBeGreaterThanOrEqual(Number(created.metadata.resourceVersion));
   });
 
   it('lists every page when the list is chunked', async () => {
-    for (const name of ['p1', 'p2', 'p3']) await api.create({ ...newWidget(ns, name), metadata: { namespace: ns, name, labels: { page: 'yes' } } });
-    const list = await api.list({ namespace: ns, labelSelector: 'page=yes', pageSize: 1 });
+    for (const name of ['p1', 'p2', 'p3']) await t.api.create({ ...newWidget(t.ns, name), metadata: { namespace: t.ns, name, labels: { page: 'yes' } } });
+    const list = await t.api.list({ namespace: t.ns, labelSelector: 'page=yes', pageSize: 1 });
     expect(list.items.map((w) => w.metadata.name).sort()).toEqual(['p1', 'p2', 'p3']);
   });
 
   it('maps a missing object to NotFoundError and a stale replace to ConflictError', async () => {
-    await expect(api.get({ namespace: ns, name: 'missing' })).rejects.toBeInstanceOf(NotFoundError);
-    const w = await api.create(newWidget(ns, 'stale'));
-    await api.replace({ ...w, spec: { size: 2 } });
-    await expect(api.replace({ ...w, spec: { size: 5 } })).rejects.toBeInstanceOf(ConflictError);
+    await expect(t.api.get({ namespace: t.ns, name: 'missing' })).rejects.toBeInstanceOf(NotFoundError);
+    const w = await t.api.create(newWidget(t.ns, 'stale'));
+    await t.api.replace({ ...w, spec: { size: 2 } });
+    await expect(t.api.replace({ ...w, spec: { size: 5 } })).rejects.toBeInstanceOf(ConflictError);
   });
 
   it('maps a validation failure to KubeApiError with status 422 and reason Invalid', async () => {
-    const bad = { metadata: { namespace: ns, name: 'bad' }, spec: { size: -1 } };
-    await expect(api.create(bad)).rejects.toMatchObject({ constructor: KubeApiError, status: 422, reason: 'Invalid' });
+    const bad = { metadata: { namespace: t.ns, name: 'bad' }, spec: { size: -1 } };
+    await expect(t.api.create(bad)).rejects.toMatchObject({ constructor: KubeApiError, status: 422, reason: 'Invalid' });
   });
 
   it('applies merge and JSON patches under the field manager', async () => {
-    await api.create(newWidget(ns, 'patched'));
-    const merged = await api.mergePatch({ namespace: ns, name: 'patched' }, { spec: { color: 'red' } }, { fieldManager: 'other-manager' });
+    await t.api.create(newWidget(t.ns, 'patched'));
+    const merged = await t.api.mergePatch({ namespace: t.ns, name: 'patched' }, { spec: { color: 'red' } }, { fieldManager: 'other-manager' });
     expect(merged.spec).toEqual({ size: 1, color: 'red' });
     expect(managers(merged)).toContain('other-manager');
     const ops = [
       { op: 'test' as const, path: '/spec/color', value: 'red' },
       { op: 'replace' as const, path: '/spec/size', value: 9 },
     ];
-    expect((await api.jsonPatch({ namespace: ns, name: 'patched' }, ops)).spec.size).toBe(9);
-    await expect(api.jsonPatch({ namespace: ns, name: 'patched' }, [{ op: 'test', path: '/spec/color', value: 'blue' }])).rejects.toMatchObject({ status: 422 });
+    expect((await t.api.jsonPatch({ namespace: t.ns, name: 'patched' }, ops)).spec.size).toBe(9);
+    await expect(t.api.jsonPatch({ namespace: t.ns, name: 'patched' }, [{ op: 'test', path: '/spec/color', value: 'blue' }])).rejects.toMatchObject({ status: 422 });
   });
 
   it('server-side applies and reports a conflict with another manager unless forced', async () => {
-    const intent = { metadata: { namespace: ns, name: 'applied' }, spec: { size: 4 } };
-    expect((await api.apply(intent)).spec.size).toBe(4);
+    const intent = { metadata: { namespace: t.ns, name: 'applied' }, spec: { size: 4 } };
+    expect((await t.api.apply(intent)).spec.size).toBe(4);
     const rival = { ...intent, spec: { size: 5 } };
-    await expect(api.apply(rival, { fieldManager: 'rival' })).rejects.toBeInstanceOf(ConflictError);
-    expect((await api.apply(rival, { fieldManager: 'rival', force: true })).spec.size).toBe(5);
+    await expect(t.api.apply(rival, { fieldManager: 'rival' })).rejects.toBeInstanceOf(ConflictError);
+    expect((await t.api.apply(rival, { fieldManager: 'rival', force: true })).spec.size).toBe(5);
   });
 
   it('writes status only through the /status subresource', async () => {
-    const w = await api.create(newWidget(ns, 'status'));
-    const updated = await api.patchStatus({ namespace: ns, name: 'status' }, { phase: 'Ready', observedGeneration: w.metadata.generation });
+    const w = await t.api.create(newWidget(t.ns, 'status'));
+    const updated = await t.api.patchStatus({ namespace: t.ns, name: 'status' }, { phase: 'Ready', observedGeneration: w.metadata.generation });
     expect(updated.status).toEqual({ phase: 'Ready', observedGeneration: 1 });
     expect(updated.metadata.generation).toBe(1);
-    const viaMain = await api.mergePatch({ namespace: ns, name: 'status' }, { status: { phase: 'Ignored' } });
+    const viaMain = await t.api.mergePatch({ namespace: t.ns, name: 'status' }, { status: { phase: 'Ignored' } });
     expect(viaMain.status?.phase).toBe('Ready');
   });
 
   it('deletes with a uid precondition and reports a second delete as NotFoundError', async () => {
-    const w = await api.create(newWidget(ns, 'gone'));
-    await expect(api.delete({ namespace: ns, name: 'gone' }, { preconditions: { uid: 'not-the-uid' } })).rejects.toBeInstanceOf(ConflictError);
-    await api.delete({ namespace: ns, name: 'gone' }, { preconditions: { uid: w.metadata.uid ?? '' } });
-    await expect(api.delete({ namespace: ns, name: 'gone' })).rejects.toBeInstanceOf(NotFoundError);
+    const w = await t.api.create(newWidget(t.ns, 'gone'));
+    await expect(t.api.delete({ namespace: t.ns, name: 'gone' }, { preconditions: { uid: 'not-the-uid' } })).rejects.toBeInstanceOf(ConflictError);
+    await t.api.delete({ namespace: t.ns, name: 'gone' }, { preconditions: { uid: w.metadata.uid ?? '' } });
+    await expect(t.api.delete({ namespace: t.ns, name: 'gone' })).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('names the object and field when a stored object does not match the schema', async () => {
-    await api.create(newWidget(ns, 'colorless'));
-    const strict = client.resource(
+    await t.api.create(newWidget(t.ns, 'colorless'));
+    const strict = t.client.resource(
       widgetDescriptor,
-      z.looseObject({ metadata: objectMetaSchema, spec: z.object({ size: z.number(), color: z.string() }) }),
+      z.looseObject({ metadata: ObjectMetaSchema, spec: z.object({ size: z.number(), color: z.string() }) }),
       FIELD_MANAGER,
     );
-    const err = await strict.get({ namespace: ns, name: 'colorless' }).catch((e: unknown) => e);
+    const err = await strict.get({ namespace: t.ns, name: 'colorless' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidObjectError);
-    expect((err as InvalidObjectError).message).toContain(`Widget ${ns}/colorless`);
+    expect((err as InvalidObjectError).message).toContain(`Widget ${t.ns}/colorless`);
     expect((err as InvalidObjectError).problems.map((p) => p.path)).toEqual(['spec.color']);
   });
 });
