@@ -25,8 +25,8 @@ export const sampleEcho = defineFunction({
   init: ({ metrics }): EchoState => ({
     echoed: metrics.counter({ name: 'sample_echo_events_total', help: 'CloudEvents echoed.' }),
   }),
-  handle: async (event, { config, state }) => {
-    if (config.ECHO_DELAY_MS > 0) await sleep(config.ECHO_DELAY_MS);
+  handle: async (event, { config, state, signal }) => {
+    if (config.ECHO_DELAY_MS > 0) await sleep(config.ECHO_DELAY_MS, undefined, { signal });
     state.echoed.inc();
     return event.cloneWith({ id: randomUUID(), type: `${event.type}.echo`, source: config.ECHO_SOURCE });
   },

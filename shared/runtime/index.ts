@@ -4,6 +4,7 @@ export {
   type CloudEventHandler,
   type FunctionContext,
   type FunctionDefinition,
+  type HandlerContext,
   type HttpMethod,
   type InitContext,
   type Route,

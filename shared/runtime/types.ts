@@ -20,10 +20,16 @@ export interface FunctionContext<Cfg, S> {
 
 export type InitContext<Cfg> = Omit<FunctionContext<Cfg, never>, 'state'>;
 
+/** What handlers receive: the function context plus the request's abort signal. */
+export interface HandlerContext<Cfg, S> extends FunctionContext<Cfg, S> {
+  /** Aborts when the client goes away before the answer is sent (including connections cut at the drain deadline). */
+  readonly signal: AbortSignal;
+}
+
 /** Handles one CloudEvent; a returned event is the reply (same mode as the request), none gives 204. */
 export type CloudEventHandler<Cfg, S> = (
   event: CloudEvent<unknown>,
-  ctx: FunctionContext<Cfg, S>,
+  ctx: HandlerContext<Cfg, S>,
 ) => Awaitable<CloudEvent<unknown> | void>;
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -57,7 +63,7 @@ export interface Route<Cfg, S> {
   readonly path: string;
   /** Overrides BODY_LIMIT_BYTES for this route. */
   readonly bodyLimitBytes?: number;
-  readonly handle: (req: RouteRequest, ctx: FunctionContext<Cfg, S>) => Awaitable<RouteResponse | void>;
+  readonly handle: (req: RouteRequest, ctx: HandlerContext<Cfg, S>) => Awaitable<RouteResponse | void>;
 }
 
 /**

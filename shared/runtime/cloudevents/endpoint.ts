@@ -3,7 +3,8 @@ import { errorBody } from '../http/errors.js';
 import { bodyOf } from '../http/body.js';
 import { sendReply } from '../http/reply.js';
 import { requestContext } from '../context.js';
-import type { CloudEventHandler, FunctionContext } from '../types.js';
+import { randomUUID } from 'node:crypto';
+import type { CloudEventHandler, FunctionContext, HandlerContext } from '../types.js';
 import { decodeCloudEvents, type BatchItem } from './decode.js';
 import { encodeBatchReply, encodeReply, type BatchResult } from './encode.js';
 
@@ -12,10 +13,11 @@ export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, ba
   return async (req, res) => {
     const decoded = decodeCloudEvents({ headers: req.headers, body: bodyOf(req) });
     if (decoded.mode === 'batch') {
-      sendReply(res, encodeBatchReply(await handleBatch(decoded.items, handle, base)));
+      const ctx = requestContext(base, `batch-${randomUUID()}`, res);
+      sendReply(res, encodeBatchReply(await handleBatch(decoded.items, handle, ctx)));
       return;
     }
-    const reply = await handle(decoded.event, requestContext(base, decoded.event.id));
+    const reply = await handle(decoded.event, requestContext(base, decoded.event.id, res));
     sendReply(res, encodeReply(decoded.mode, reply));
   };
 }
@@ -24,7 +26,7 @@ export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, ba
 async function handleBatch<Cfg, S>(
   items: readonly BatchItem[],
   handle: CloudEventHandler<Cfg, S>,
-  base: FunctionContext<Cfg, S>,
+  batchCtx: HandlerContext<Cfg, S>,
 ): Promise<BatchResult[]> {
   const results: BatchResult[] = [];
   for (const [index, item] of items.entries()) {
@@ -32,7 +34,7 @@ async function handleBatch<Cfg, S>(
       results.push(failure(index, item.id, item.error));
       continue;
     }
-    const ctx = requestContext(base, item.event.id);
+    const ctx = { ...batchCtx, log: batchCtx.log.child({ eventId: item.event.id }) };
     try {
       const event = (await handle(item.event, ctx)) ?? undefined;
       results.push({ index, id: item.event.id, status: event === undefined ? 204 : 200, event });

@@ -10,7 +10,7 @@ import { sendReply, JSON_CONTENT_TYPE, type Reply } from './reply.js';
 export function routeEndpoint<Cfg, S>(route: Route<Cfg, S>, base: FunctionContext<Cfg, S>): RequestHandler {
   return async (req, res) => {
     const requestId = req.get('x-request-id') ?? randomUUID();
-    const answer = await route.handle(toRouteRequest(req), requestContext(base, requestId));
+    const answer = await route.handle(toRouteRequest(req), requestContext(base, requestId, res));
     sendReply(res, toReply(answer ?? {}));
   };
 }

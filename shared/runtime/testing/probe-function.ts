@@ -24,11 +24,13 @@ export function probeFunction(state: ProbeState): FunctionDefinition<typeof prob
     name: 'probe',
     config: probeConfig,
     init: () => state,
-    handle: async (event, { config }) => {
+    handle: async (event, { config, signal }) => {
       if (event.type === 'probe.silent') return undefined;
       if (event.type === 'probe.conflict') throw new ConflictError('conflict on purpose');
       if (event.type === 'probe.crash') throw new Error('secret internal detail');
-      if (event.type === 'probe.slow') await sleep(Number((event.data as { ms?: unknown } | undefined)?.ms ?? 0));
+      if (event.type === 'probe.slow') {
+        await sleep(Number((event.data as { ms?: unknown } | undefined)?.ms ?? 0), undefined, { signal });
+      }
       return event.cloneWith({ id: `${event.id}-reply`, type: 'probe.reply', source: config.PROBE_SOURCE });
     },
     routes: [

@@ -1,0 +1,47 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+import { env } from '../config/index.js';
+import { ConfigError } from '../errors/index.js';
+import { loadStartConfig } from './config.js';
+
+const fnSchema = z.object({ WIDGETS: env.int(3).describe('How many widgets') });
+
+function problemsOf(source: Record<string, string>): string[] {
+  try {
+    loadStartConfig(fnSchema, source);
+  } catch (err: unknown) {
+    if (err instanceof ConfigError) return err.problems.map((p) => p.path);
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadStartConfig', () => {
+  it('gives the defaults, frozen, when nothing is set', () => {
+    const config = loadStartConfig(fnSchema, {});
+    expect(config.host).toMatchObject({ PORT: 8080, BODY_LIMIT_BYTES: 1_048_576, DRAIN_TIMEOUT_MS: 20_000 });
+    expect([config.fn, config.tls, Object.isFrozen(config.host), Object.isFrozen(config.fn)]).toEqual([
+      { WIDGETS: 3 },
+      undefined,
+      true,
+      true,
+    ]);
+  });
+
+  it('reports the problems of host keys, function keys and TLS files together', () => {
+    expect(
+      problemsOf({ PORT: '70000', BODY_LIMIT_BYTES: '0', WIDGETS: 'many', TLS_CERT_FILE: '/nonexistent/cert.pem' }),
+    ).toEqual(['PORT', 'BODY_LIMIT_BYTES', 'TLS_KEY_FILE', 'TLS_CERT_FILE', 'WIDGETS']);
+  });
+
+  it('reads the TLS files when both are set and readable', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runtime-config-'));
+    writeFileSync(join(dir, 'c.pem'), 'CERT');
+    writeFileSync(join(dir, 'k.pem'), 'KEY');
+    const { tls } = loadStartConfig(fnSchema, { TLS_CERT_FILE: join(dir, 'c.pem'), TLS_KEY_FILE: join(dir, 'k.pem') });
+    expect([tls?.cert.toString(), tls?.key.toString()]).toEqual(['CERT', 'KEY']);
+  });
+});

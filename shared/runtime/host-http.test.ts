@@ -1,0 +1,138 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { binaryHeaders, send, startProbe, type ProbeState } from './testing/index.js';
+import type { ServerHandle } from './server.js';
+
+describe('function host: routes, health and metrics over real HTTP', () => {
+  let host: ServerHandle;
+  let state: ProbeState;
+  beforeEach(async () => {
+    ({ host, state } = await startProbe());
+  });
+  afterEach(async () => {
+    await host.close();
+  });
+
+  it('serves a plain route with path parameters and a JSON body', async () => {
+    const res = await send(`${host.url}/objects/vm-1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'VirtualMachine' }),
+    });
+    expect([res.status, res.json()]).toEqual([201, { name: 'vm-1', got: { kind: 'VirtualMachine' } }]);
+  });
+
+  it('rejects a route body that is not JSON with 400 naming the problem', async () => {
+    const res = await send(`${host.url}/objects/vm-1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'nope' });
+    expect(res.status).toBe(400);
+    expect(res.json()).toEqual({
+      error: { code: 'BAD_REQUEST', message: expect.stringMatching(/^request body \(application\/json\) is not valid JSON/) },
+    });
+  });
+
+  it('sends strings as text with the route headers, and no body as 204', async () => {
+    const text = await send(`${host.url}/text`);
+    const empty = await send(`${host.url}/empty`);
+    expect([text.status, text.body, text.headers['x-probe'], text.headers['content-type']]).toEqual([
+      200,
+      'plain text',
+      'yes',
+      'text/plain; charset=utf-8',
+    ]);
+    expect([empty.status, empty.body]).toEqual([204, '']);
+  });
+
+  it('applies a route body limit smaller than the host one', async () => {
+    const res = await send(`${host.url}/small`, { method: 'POST', body: 'x'.repeat(17) });
+    expect([res.status, (res.json() as { error: { message: string } }).error.message]).toEqual([
+      413,
+      'request body is larger than the limit of 16 bytes',
+    ]);
+  });
+
+  it('answers an unknown path with a JSON 404', async () => {
+    const res = await send(`${host.url}/nowhere`);
+    expect([res.status, res.json()]).toEqual([404, { error: { code: 'NOT_FOUND', message: 'no route for GET /nowhere' } }]);
+  });
+
+  it('reports liveness, and readiness as the readiness hook decides', async () => {
+    const live = await send(`${host.url}/health/liveness`);
+    const ready = await send(`${host.url}/health/readiness`);
+    state.ready = false;
+    const notReady = await send(`${host.url}/health/readiness`);
+    expect([live.status, ready.status, notReady.status]).toEqual([200, 200, 503]);
+    expect(notReady.json()).toEqual({ status: 'not ready', reason: 'the readiness hook said no' });
+  });
+
+  it('exposes request counts and latency by route, method and status in the Prometheus format', async () => {
+    for (const id of ['a', 'b']) {
+      await send(host.url, { method: 'POST', headers: binaryHeaders({ id, type: 'probe.echo' }), body: '{}' });
+    }
+    await send(host.url, { method: 'POST', headers: { 'content-type': 'text/plain' } });
+    await send(`${host.url}/nowhere/x`);
+    const res = await send(`${host.url}/metrics`);
+    expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(res.body).toContain('http_requests_total{route="/",method="POST",status="200"} 2\n');
+    expect(res.body).toContain('http_requests_total{route="/",method="POST",status="400"} 1\n');
+    expect(res.body).toContain('http_requests_total{route="unmatched",method="GET",status="404"} 1\n');
+    expect(res.body).toContain('http_request_duration_seconds_count{route="/",method="POST",status="200"} 2\n');
+    expect(res.body).toMatch(/http_request_duration_seconds_bucket\{route="\/",method="POST",status="200",le="\+Inf"\} 2\n/);
+    expect(res.body).toContain('http_requests_in_flight 1\n');
+  });
+});
+
+describe('function host: close()', () => {
+  it('lets an in-flight request finish, refuses new connections, then runs the shutdown hook once', async () => {
+    const { host, state } = await startProbe();
+    const slow = send(host.url, {
+      method: 'POST',
+      headers: binaryHeaders({ id: 'slow', type: 'probe.slow' }),
+      body: JSON.stringify({ ms: 300 }),
+    });
+    await waitForInFlight(host, 1);
+    const closing = host.close();
+    const refused = await send(`${host.url}/health/liveness`).then(
+      () => 'answered',
+      (err: NodeJS.ErrnoException) => err.code,
+    );
+    const finished = await slow;
+    const report = await closing;
+    expect([refused, finished.status, finished.headers['ce-id'], finished.headers['connection']]).toEqual([
+      'ECONNREFUSED',
+      200,
+      'slow-reply',
+      'close',
+    ]);
+    expect([report, state.stopped, await host.close()]).toEqual([
+      { drained: true, hookCompleted: true, clean: true },
+      1,
+      report,
+    ]);
+  });
+
+  it('cuts requests still running at the drain deadline and reports an unclean stop', async () => {
+    const { host, state } = await startProbe({ DRAIN_TIMEOUT_MS: '100' });
+    const stuck = send(host.url, {
+      method: 'POST',
+      headers: binaryHeaders({ id: 'stuck', type: 'probe.slow' }),
+      body: JSON.stringify({ ms: 5_000 }),
+    }).catch((err: NodeJS.ErrnoException) => err.code);
+    await waitForInFlight(host, 1);
+    const started = Date.now();
+    const report = await host.close();
+    expect([report, state.stopped, await stuck]).toEqual([
+      { drained: false, hookCompleted: true, clean: false },
+      1,
+      'ECONNRESET',
+    ]);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
+
+/** Poll the in-flight gauge (from the registry, not over HTTP, so polling does not count itself). */
+async function waitForInFlight(host: ServerHandle, count: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (host.metrics.expose().includes(`http_requests_in_flight ${count}\n`)) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`never saw ${count} request(s) in flight`);
+}
