@@ -67,6 +67,12 @@ export interface InternalVMIView {
   metadata?: MetaView | undefined;
 }
 
+/** The requesting user as the audit event names it. */
+export interface UserRef {
+  username: string;
+  groups?: string[] | undefined;
+}
+
 export interface Enrichment {
   getVM(namespace: string, name: string): VMView | undefined;
   getVD(namespace: string, name: string): VDView | undefined;
@@ -77,8 +83,21 @@ export interface Enrichment {
   getModuleConfig(name: string): ModuleConfigView | undefined;
   getInternalVMI(namespace: string, name: string): InternalVMIView | undefined;
   /**
-   * Whether `username` may update ModuleConfigs or VirtualMachineClasses (a SubjectAccessReview in
-   * the real implementation); undefined when it cannot be determined.
+   * Whether the user may update ModuleConfigs or VirtualMachineClasses (a SubjectAccessReview in the
+   * real implementation); undefined when it cannot be determined.
    */
-  isAdmin(username: string): Promise<boolean | undefined>;
+  isAdmin(user: UserRef): Promise<boolean | undefined>;
 }
+
+/** Enrichment that knows nothing: every lookup is undefined (AUDIT_ENRICHMENT=none). */
+export const noEnrichment: Enrichment = {
+  getVM: () => undefined,
+  getVD: () => undefined,
+  getVMOP: () => undefined,
+  getPod: () => undefined,
+  getNode: () => undefined,
+  getModule: () => undefined,
+  getModuleConfig: () => undefined,
+  getInternalVMI: () => undefined,
+  isAdmin: () => Promise.resolve(undefined),
+};

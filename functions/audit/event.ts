@@ -47,7 +47,7 @@ export const auditEventSchema = z.object({
   stage: z.string().min(1),
   requestURI: z.string().default(''),
   verb: z.string().min(1),
-  user: z.object({ username: z.string().default('') }),
+  user: z.object({ username: z.string().default(''), groups: z.array(z.string()).optional() }),
   sourceIPs: z.array(z.string()).optional(),
   objectRef: objectRefSchema.optional(),
   annotations: z.record(z.string(), z.string()).optional(),

@@ -16,7 +16,7 @@ function resourcePath(ev: AuditEvent): string {
 async function build(ev: AuditEvent, enrichment: Enrichment): Promise<Decision> {
   const user = ev.user.username;
   const reason = ev.annotations?.[Annotation.reason];
-  const isAdmin = await enrichment.isAdmin(user).catch((): undefined => undefined);
+  const isAdmin = await enrichment.isAdmin(ev.user).catch((): undefined => undefined);
   return logged(
     forbidRecord(
       {

@@ -9,6 +9,7 @@ import type {
   PodView,
   VDView,
   VMOPView,
+  UserRef,
   VMView,
 } from '../enrichment.js';
 
@@ -84,8 +85,8 @@ export class FakeEnrichment implements Enrichment {
   getInternalVMI(namespace: string, name: string): InternalVMIView | undefined {
     return this.internalVMIs.get(`${namespace}/${name}`);
   }
-  isAdmin(username: string): Promise<boolean | undefined> {
-    this.adminQueries.push(username);
-    return Promise.resolve(this.adminUnknown ? undefined : this.admins.has(username));
+  isAdmin(user: UserRef): Promise<boolean | undefined> {
+    this.adminQueries.push(user.username);
+    return Promise.resolve(this.adminUnknown ? undefined : this.admins.has(user.username));
   }
 }
