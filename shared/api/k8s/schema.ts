@@ -62,7 +62,8 @@ export function stringMap(): z.ZodRecord<z.ZodString, z.ZodString> {
 
 /**
  * A list whose items are identified by `keys` (`x-kubernetes-list-type: map`): the apiserver rejects
- * two items with the same keys, and so does the schema.
+ * two items with the same keys, and so does the schema (the problem is reported at the list, as
+ * server-side apply does).
  */
 export function listMap<T extends z.ZodType>(item: T, keys: readonly string[]): z.ZodArray<T> {
   const key = (value: unknown): string =>
@@ -73,7 +74,7 @@ export function listMap<T extends z.ZodType>(item: T, keys: readonly string[]): 
       const seen = new Set<string>();
       ctx.value.forEach((value, i) => {
         const k = key(value);
-        if (seen.has(k)) ctx.issues.push({ code: 'custom', message: `duplicate entry ${k}`, input: value, path: [i] });
+        if (seen.has(k)) ctx.issues.push({ code: 'custom', message: `duplicate entries for key ${k} (item ${i})`, input: value });
         seen.add(k);
       });
     })

@@ -25,6 +25,7 @@ function intOrString(node: JsonSchema): JsonSchema {
   out['anyOf'] = [{ type: 'integer' }, { type: 'string' }];
   if (node['pattern'] !== undefined) out['pattern'] = node['pattern'];
   out['x-kubernetes-int-or-string'] = true;
+  if (node['x-kubernetes-validations'] !== undefined) out['x-kubernetes-validations'] = node['x-kubernetes-validations'];
   return out;
 }
 

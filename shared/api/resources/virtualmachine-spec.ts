@@ -67,15 +67,19 @@ const affinityTerm = z.strictObject({
 const vmAndPodAffinity = (what: string) =>
   z
     .strictObject({
-      requiredDuringSchedulingIgnoredDuringExecution: z.array(affinityTerm).optional(),
+      requiredDuringSchedulingIgnoredDuringExecution: z
+        .array(affinityTerm.describe('VMs and pods matching the term, by topology domain.'))
+        .optional()
+        .describe('Terms that must hold for the VM to be scheduled.'),
       preferredDuringSchedulingIgnoredDuringExecution: z
         .array(
           z.strictObject({
             weight: int32().describe('Weight 1-100 added when the term matches.'),
-            virtualMachineAndPodAffinityTerm: affinityTerm,
+            virtualMachineAndPodAffinityTerm: affinityTerm.describe('VMs and pods matching the term.'),
           }),
         )
-        .optional(),
+        .optional()
+        .describe('Terms the scheduler tries to satisfy.'),
     })
     .describe(what);
 

@@ -1,0 +1,34 @@
+/** Pieces shared by the full objects of the round-trip test. */
+
+export const T = '2026-01-02T03:04:05Z';
+
+export const condition = (type: string, reason = type) => ({
+  type,
+  status: 'True',
+  observedGeneration: 1,
+  lastTransitionTime: T,
+  reason,
+  message: `${type} is fine`,
+});
+
+export const labelSelector = {
+  matchLabels: { app: 'db' },
+  matchExpressions: [{ key: 'tier', operator: 'In', values: ['backend'] }],
+};
+
+export const toleration = { key: 'dedicated', operator: 'Equal', value: 'vm', effect: 'NoExecute', tolerationSeconds: 30 };
+
+const hex = (n: number) => 'ab'.repeat(n);
+const checksum = { md5: hex(16), sha1: hex(20), sha256: hex(32), sha512: hex(64), streebog256: hex(32), streebog512: hex(64) };
+const caBundle = Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64');
+
+/** One data source of each type (the types exclude each other). */
+export const dataSources = (objectRef: Record<string, unknown>): Record<string, unknown>[] => [
+  { type: 'HTTP', http: { url: 'https://images.example.com/ubuntu.qcow2', caBundle, checksum } },
+  {
+    type: 'ContainerImage',
+    containerImage: { image: 'registry.example.com/images/ubuntu:24.04', imagePullSecret: { name: 'pull' }, caBundle },
+  },
+  { type: 'ObjectRef', objectRef },
+  { type: 'Upload', upload: { checksum } },
+];

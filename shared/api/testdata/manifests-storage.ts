@@ -1,0 +1,131 @@
+/** Table cases: VirtualDisk, VirtualImage, ClusterVirtualImage, VirtualMachineBlockDeviceAttachment. */
+import type { Manifest, ManifestCase } from './table.js';
+
+const API = 'virtualization.deckhouse.io/v1alpha2';
+const object = (kind: string, spec: Record<string, unknown>): Manifest => ({
+  apiVersion: API,
+  kind,
+  metadata: { name: kind.toLowerCase() },
+  spec,
+});
+const invalid = (field: string) => ({ valid: false, field }) as const;
+
+const vd = (spec: Record<string, unknown>) => object('VirtualDisk', spec);
+const vi = (spec: Record<string, unknown>) => object('VirtualImage', spec);
+const cvi = (spec: Record<string, unknown>) => object('ClusterVirtualImage', spec);
+
+const SHA256 = 'a'.repeat(64);
+const http = { type: 'HTTP', http: { url: 'https://example.com/disk.qcow2', checksum: { sha256: SHA256 } } };
+const image = { type: 'ContainerImage', containerImage: { image: 'registry.example.com:5000/images/ubuntu:22.04' } };
+
+export const STORAGE_CASES: ManifestCase[] = [
+  { name: 'a blank disk with a size is accepted', manifest: vd({ persistentVolumeClaim: { size: '10Gi' } }), expect: { valid: true } },
+  { name: 'a disk imported over HTTP with a checksum is accepted', manifest: vd({ dataSource: http }), expect: { valid: true } },
+  {
+    name: 'a disk copied from a VirtualImage is accepted',
+    manifest: vd({
+      dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'ubuntu' } },
+      persistentVolumeClaim: { storageClassName: 'fast' },
+    }),
+    expect: { valid: true },
+  },
+  { name: 'an upload disk without upload settings is accepted', manifest: vd({ dataSource: { type: 'Upload' } }), expect: { valid: true } },
+  {
+    name: 'type HTTP with a containerImage instead of http is rejected',
+    manifest: vd({ dataSource: { type: 'HTTP', containerImage: image.containerImage } }),
+    expect: invalid('spec.dataSource.http'),
+  },
+  {
+    name: 'upload settings with type HTTP are rejected',
+    manifest: vd({ dataSource: { ...http, upload: {} } }),
+    expect: invalid('spec.dataSource.upload'),
+  },
+  {
+    name: 'a disk copied from another VirtualDisk is rejected',
+    manifest: vd({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualDisk', name: 'x' } } }),
+    expect: invalid('spec.dataSource.objectRef.kind'),
+  },
+  {
+    name: 'an md5 checksum of the wrong length is rejected',
+    manifest: vd({ dataSource: { type: 'HTTP', http: { url: 'http://x/y', checksum: { md5: 'abc' } } } }),
+    expect: invalid('spec.dataSource.http.checksum.md5'),
+  },
+  {
+    name: 'an ftp URL is rejected',
+    manifest: vd({ dataSource: { type: 'HTTP', http: { url: 'ftp://example.com/disk.img' } } }),
+    expect: invalid('spec.dataSource.http.url'),
+  },
+  {
+    name: 'a disk size that is not a quantity is rejected',
+    manifest: vd({ persistentVolumeClaim: { size: 'big' } }),
+    expect: invalid('spec.persistentVolumeClaim.size'),
+  },
+  {
+    name: 'an unknown data source type is rejected',
+    manifest: vd({ dataSource: { type: 'S3' } }),
+    expect: invalid('spec.dataSource.type'),
+  },
+  {
+    name: 'an image from a registry is stored in ContainerRegistry by default',
+    manifest: vi({ dataSource: image }),
+    expect: { valid: true, defaults: { 'spec.storage': 'ContainerRegistry' } },
+  },
+  {
+    name: 'an image on a PVC copied from a VirtualDisk is accepted',
+    manifest: vi({
+      storage: 'PersistentVolumeClaim',
+      persistentVolumeClaim: { storageClassName: 'fast' },
+      dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualDisk', name: 'root' } },
+    }),
+    expect: { valid: true },
+  },
+  { name: 'an unknown image storage is rejected', manifest: vi({ storage: 'S3', dataSource: http }), expect: invalid('spec.storage') },
+  { name: 'an image without dataSource is rejected', manifest: vi({}), expect: invalid('spec.dataSource') },
+  {
+    name: 'an image reference with spaces is rejected',
+    manifest: vi({ dataSource: { type: 'ContainerImage', containerImage: { image: 'not an image' } } }),
+    expect: invalid('spec.dataSource.containerImage.image'),
+  },
+  {
+    name: 'a cluster image copied from a namespaced VirtualImage is accepted',
+    manifest: cvi({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'ubuntu', namespace: 'images' } } }),
+    expect: { valid: true },
+  },
+  {
+    name: 'a cluster image copied from a ClusterVirtualImage needs no namespace',
+    manifest: cvi({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'ClusterVirtualImage', name: 'ubuntu' } } }),
+    expect: { valid: true },
+  },
+  {
+    name: 'a cluster image copied from a VirtualImage without namespace is rejected',
+    manifest: cvi({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'ubuntu' } } }),
+    expect: invalid('spec.dataSource.objectRef.namespace'),
+  },
+  {
+    name: 'a caBundle that is not base64 is rejected',
+    manifest: cvi({ dataSource: { type: 'HTTP', http: { url: 'https://x/y', caBundle: 'not base64!' } } }),
+    expect: invalid('spec.dataSource.http.caBundle'),
+  },
+  { name: 'a cluster image without dataSource type is rejected', manifest: cvi({ dataSource: {} }), expect: invalid('spec.dataSource.type') },
+  {
+    name: 'an attachment of a disk to a VM is accepted',
+    manifest: object('VirtualMachineBlockDeviceAttachment', {
+      blockDeviceRef: { kind: 'VirtualDisk', name: 'data' },
+      virtualMachineName: 'vm',
+    }),
+    expect: { valid: true },
+  },
+  {
+    name: 'an attachment without virtualMachineName is rejected',
+    manifest: object('VirtualMachineBlockDeviceAttachment', { blockDeviceRef: { kind: 'VirtualDisk', name: 'data' } }),
+    expect: invalid('spec.virtualMachineName'),
+  },
+  {
+    name: 'an attachment of a VirtualMachine is rejected',
+    manifest: object('VirtualMachineBlockDeviceAttachment', {
+      blockDeviceRef: { kind: 'VirtualMachine', name: 'data' },
+      virtualMachineName: 'vm',
+    }),
+    expect: invalid('spec.blockDeviceRef.kind'),
+  },
+];

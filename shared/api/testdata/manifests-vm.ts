@@ -1,0 +1,276 @@
+/** Table cases: VirtualMachine, VirtualMachineClass, VirtualMachinePool. */
+import type { Manifest, ManifestCase } from './table.js';
+
+const API = 'virtualization.deckhouse.io/v1alpha2';
+
+export const VM_SPEC = {
+  virtualMachineClassName: 'generic',
+  cpu: { cores: 1 },
+  memory: { size: '1Gi' },
+  blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }],
+};
+
+const object = (kind: string, spec: Record<string, unknown>): Manifest => ({
+  apiVersion: API,
+  kind,
+  metadata: { name: kind.toLowerCase() },
+  spec,
+});
+export const vm = (spec: Record<string, unknown> = {}): Manifest => object('VirtualMachine', { ...VM_SPEC, ...spec });
+const disks = (n: number) => Array.from({ length: n }, (_, i) => ({ kind: 'VirtualDisk', name: `d${i}` }));
+const legacy = { osType: 'Legacy', bootloader: 'BIOS' };
+const invalid = (field: string) => ({ valid: false, field }) as const;
+
+export const VM_CASES: ManifestCase[] = [
+  {
+    name: 'a minimal VM gets the documented defaults',
+    manifest: vm(),
+    expect: {
+      valid: true,
+      defaults: {
+        'spec.runPolicy': 'AlwaysOnUnlessStoppedManually',
+        'spec.osType': 'Generic',
+        'spec.bootloader': 'BIOS',
+        'spec.liveMigrationPolicy': 'PreferSafe',
+        'spec.enableParavirtualization': true,
+        'spec.terminationGracePeriodSeconds': 60,
+        'spec.disruptions': { restartApprovalMode: 'Manual' },
+      },
+    },
+  },
+  {
+    name: 'a VM with inline user data, EFI, networks and placement is accepted',
+    manifest: vm({
+      runPolicy: 'Manual',
+      cpu: { cores: 4, coreFraction: '5%' },
+      memory: { size: 4294967296 },
+      provisioning: { type: 'UserData', userData: '#cloud-config\n' },
+      bootloader: 'EFIWithSecureBoot',
+      osType: 'Windows',
+      networks: [{ type: 'Main' }, { type: 'Network', name: 'lan', id: 2 }],
+      nodeSelector: { zone: 'a' },
+      tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }],
+      affinity: {
+        virtualMachineAndPodAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 10, virtualMachineAndPodAffinityTerm: { topologyKey: 'kubernetes.io/hostname' } },
+          ],
+        },
+      },
+      disruptions: { restartApprovalMode: 'Automatic' },
+    }),
+    expect: { valid: true, defaults: { 'spec.liveMigrationPolicy': 'PreferSafe' } },
+  },
+  {
+    name: 'a userDataRef gets kind Secret by default',
+    manifest: vm({ provisioning: { type: 'UserDataRef', userDataRef: { name: 'cloud-init' } } }),
+    expect: { valid: true, defaults: { 'spec.provisioning.userDataRef.kind': 'Secret' } },
+  },
+  { name: 'coreFraction 100% is accepted', manifest: vm({ cpu: { cores: 2, coreFraction: '100%' } }), expect: { valid: true } },
+  { name: 'coreFraction Auto is accepted', manifest: vm({ cpu: { cores: 2, coreFraction: 'Auto' } }), expect: { valid: true } },
+  {
+    name: 'userData of exactly 2048 bytes is accepted',
+    manifest: vm({ provisioning: { type: 'UserData', userData: 'x'.repeat(2048) } }),
+    expect: { valid: true },
+  },
+  {
+    name: 'a Legacy VM without paravirtualization may have 4 block devices',
+    manifest: vm({ ...legacy, enableParavirtualization: false, blockDeviceRefs: disks(4) }),
+    expect: { valid: true },
+  },
+  { name: 'an unknown runPolicy is rejected', manifest: vm({ runPolicy: 'Sometimes' }), expect: invalid('spec.runPolicy') },
+  {
+    name: 'coreFraction 0% is rejected',
+    manifest: vm({ cpu: { cores: 1, coreFraction: '0%' } }),
+    expect: invalid('spec.cpu.coreFraction'),
+  },
+  {
+    name: 'coreFraction 101% is rejected',
+    manifest: vm({ cpu: { cores: 1, coreFraction: '101%' } }),
+    expect: invalid('spec.cpu.coreFraction'),
+  },
+  { name: 'negative cores are rejected', manifest: vm({ cpu: { cores: -1 } }), expect: invalid('spec.cpu.cores') },
+  {
+    name: '17 block devices are rejected',
+    manifest: vm({ blockDeviceRefs: disks(17) }),
+    expect: invalid('spec.blockDeviceRefs'),
+  },
+  { name: 'no block devices are rejected', manifest: vm({ blockDeviceRefs: [] }), expect: invalid('spec.blockDeviceRefs') },
+  {
+    name: 'userData over 2048 bytes is rejected',
+    manifest: vm({ provisioning: { type: 'UserData', userData: 'x'.repeat(2049) } }),
+    expect: invalid('spec.provisioning.userData'),
+  },
+  {
+    name: 'osType Legacy with EFI is rejected',
+    manifest: vm({ osType: 'Legacy', bootloader: 'EFI' }),
+    expect: invalid('spec.bootloader'),
+  },
+  {
+    name: 'osType Legacy with provisioning is rejected',
+    manifest: vm({ ...legacy, provisioning: { type: 'UserData', userData: 'x' } }),
+    expect: invalid('spec.provisioning'),
+  },
+  {
+    name: 'a Legacy VM without paravirtualization and 5 block devices is rejected',
+    manifest: vm({ ...legacy, enableParavirtualization: false, blockDeviceRefs: disks(5) }),
+    expect: invalid('spec.blockDeviceRefs'),
+  },
+  {
+    name: 'provisioning type UserData with a userDataRef is rejected',
+    manifest: vm({ provisioning: { type: 'UserData', userDataRef: { name: 'x' } } }),
+    expect: invalid('spec.provisioning.userData'),
+  },
+  {
+    name: 'a VM without cpu is rejected',
+    manifest: object('VirtualMachine', { ...VM_SPEC, cpu: undefined }),
+    expect: invalid('spec.cpu'),
+  },
+  {
+    name: 'a VM without virtualMachineClassName is rejected',
+    manifest: object('VirtualMachine', { ...VM_SPEC, virtualMachineClassName: undefined }),
+    expect: invalid('spec.virtualMachineClassName'),
+  },
+  {
+    name: 'a block device of an unknown kind is rejected',
+    manifest: vm({ blockDeviceRefs: [{ kind: 'Pod', name: 'x' }] }),
+    expect: invalid('spec.blockDeviceRefs[0].kind'),
+  },
+  { name: 'an unknown spec field is rejected', manifest: vm({ cpus: 2 }), expect: invalid('spec.cpus') },
+  {
+    name: 'a memory size that is not a quantity is rejected',
+    manifest: vm({ memory: { size: 'lots' } }),
+    expect: invalid('spec.memory.size'),
+  },
+  {
+    name: 'nine USB devices are rejected',
+    manifest: vm({ usbDevices: Array.from({ length: 9 }, (_, i) => ({ name: `u${i}` })) }),
+    expect: invalid('spec.usbDevices'),
+  },
+  {
+    name: 'a GPU class name that is not a DNS subdomain is rejected',
+    manifest: vm({ gpus: [{ gpuClassName: 'Bad_Name' }] }),
+    expect: invalid('spec.gpus[0].gpuClassName'),
+  },
+];
+
+const vmclass = (spec: Record<string, unknown>): Manifest => object('VirtualMachineClass', spec);
+const policy = { cores: { min: 1, max: 4, step: 1 }, coreFractions: [5, 10, 100], defaultCoreFraction: 10 };
+
+export const VMCLASS_CASES: ManifestCase[] = [
+  {
+    name: 'a Model class with sizing policies is accepted',
+    manifest: vmclass({
+      cpu: { type: 'Model', model: 'Nehalem' },
+      sizingPolicies: [policy, { cores: { min: 5, max: 8 }, memory: { min: '1Gi', max: '8Gi', perCore: { min: '1Gi' } } }],
+      nodeSelector: { matchExpressions: [{ key: 'node-role', operator: 'Exists' }] },
+    }),
+    expect: { valid: true },
+  },
+  {
+    name: 'a Discovery class with a node selector is accepted',
+    manifest: vmclass({
+      cpu: { type: 'Discovery', discovery: { nodeSelector: { matchLabels: { a: 'b' } } } },
+      sizingPolicies: [{ ...policy, defaultCoreFraction: 'Auto' }],
+    }),
+    expect: { valid: true },
+  },
+  {
+    name: 'a Model class without a model is rejected',
+    manifest: vmclass({ cpu: { type: 'Model' } }),
+    expect: invalid('spec.cpu.model'),
+  },
+  {
+    name: 'a Host class with features is rejected',
+    manifest: vmclass({ cpu: { type: 'Host', features: ['vmx'] } }),
+    expect: invalid('spec.cpu.features'),
+  },
+  { name: 'an unknown CPU type is rejected', manifest: vmclass({ cpu: { type: 'Arm' } }), expect: invalid('spec.cpu.type') },
+  {
+    name: 'a sizing policy whose max cores do not exceed min is rejected',
+    manifest: vmclass({ cpu: { type: 'Host' }, sizingPolicies: [{ cores: { min: 4, max: 4 } }] }),
+    expect: invalid('spec.sizingPolicies[0].cores.max'),
+  },
+  {
+    name: 'defaultCoreFraction 0 is rejected',
+    manifest: vmclass({ cpu: { type: 'Host' }, sizingPolicies: [{ ...policy, defaultCoreFraction: 0 }] }),
+    expect: invalid('spec.sizingPolicies[0].defaultCoreFraction'),
+  },
+  {
+    name: 'defaultCoreFraction "Half" is rejected',
+    manifest: vmclass({ cpu: { type: 'Host' }, sizingPolicies: [{ ...policy, defaultCoreFraction: 'Half' }] }),
+    expect: invalid('spec.sizingPolicies[0].defaultCoreFraction'),
+  },
+  { name: 'a class without cpu is rejected', manifest: vmclass({}), expect: invalid('spec.cpu') },
+];
+
+const template = (name: string) => ({ name, spec: { persistentVolumeClaim: { size: '10Gi' } } });
+export const pool = (spec: Record<string, unknown> = {}): Manifest =>
+  object('VirtualMachinePool', {
+    replicas: 2,
+    scaleDownPolicy: 'NewestFirst',
+    virtualDiskTemplates: [template('root')],
+    virtualMachineTemplate: { metadata: { labels: { app: 'web' } }, spec: VM_SPEC },
+    ...spec,
+  });
+
+export const POOL_CASES: ManifestCase[] = [
+  {
+    name: 'a pool gets the reclaim and VM defaults',
+    manifest: pool({ virtualDiskTemplates: [{ ...template('root'), reclaim: {} }] }),
+    expect: {
+      valid: true,
+      defaults: {
+        'spec.virtualDiskTemplates.0.reclaim': { onScaleDown: 'Delete', keep: 0 },
+        'spec.virtualMachineTemplate.spec.runPolicy': 'AlwaysOnUnlessStoppedManually',
+      },
+    },
+  },
+  {
+    name: 'a pool retaining disks with keep and ttl and liveMigrationPolicy Never is accepted',
+    manifest: pool({
+      virtualDiskTemplates: [{ ...template('root'), reclaim: { onScaleDown: 'Retain', keep: 2, ttl: '24h' } }],
+      virtualMachineTemplate: { spec: { ...VM_SPEC, liveMigrationPolicy: 'Never' } },
+    }),
+    expect: { valid: true },
+  },
+  {
+    name: 'a disk template no VM references is rejected',
+    manifest: pool({ virtualDiskTemplates: [template('root'), template('data')] }),
+    expect: invalid('spec.virtualDiskTemplates'),
+  },
+  {
+    name: 'a VirtualDisk reference without a template is rejected',
+    manifest: pool({
+      virtualMachineTemplate: {
+        spec: { ...VM_SPEC, blockDeviceRefs: [...VM_SPEC.blockDeviceRefs, { kind: 'VirtualDisk', name: 'other' }] },
+      },
+    }),
+    expect: invalid('spec.virtualMachineTemplate.spec.blockDeviceRefs'),
+  },
+  {
+    name: 'a Legacy VM template is rejected',
+    manifest: pool({ virtualMachineTemplate: { spec: { ...VM_SPEC, ...legacy } } }),
+    expect: invalid('spec.virtualMachineTemplate.spec.osType'),
+  },
+  {
+    name: 'keep without ttl is rejected',
+    manifest: pool({ virtualDiskTemplates: [{ ...template('root'), reclaim: { onScaleDown: 'Retain', keep: 1 } }] }),
+    expect: invalid('spec.virtualDiskTemplates[0].reclaim.ttl'),
+  },
+  {
+    name: 'two disk templates with the same name are rejected',
+    manifest: pool({ virtualDiskTemplates: [template('root'), template('root')] }),
+    expect: invalid('spec.virtualDiskTemplates'),
+  },
+  {
+    name: 'a pool without scaleDownPolicy is rejected',
+    manifest: pool({ scaleDownPolicy: undefined }),
+    expect: invalid('spec.scaleDownPolicy'),
+  },
+  {
+    name: 'negative replicas are rejected',
+    manifest: pool({ replicas: -1 }),
+    expect: invalid('spec.replicas'),
+  },
+];

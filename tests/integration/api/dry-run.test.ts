@@ -1,0 +1,42 @@
+/**
+ * The manifest table applied to the real apiserver with server-side dry-run: each verdict must match
+ * the expectation, and the zod schemas must give the same verdict and the same defaulted spec.
+ */
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { checkObject, resourceByKind } from '../../../shared/api/index.js';
+import { MANIFEST_CASES, wireForm } from '../../../shared/api/testdata/manifests.js';
+import { judge, type ManifestCase, type Verdict } from '../../../shared/api/testdata/table.js';
+import { freshNamespace, kubectl } from '../../env/index.js';
+
+let namespace: string;
+
+beforeAll(async () => {
+  namespace = await freshNamespace('api-table');
+});
+
+async function apiserverVerdict(c: ManifestCase): Promise<Verdict> {
+  const namespaced = resourceByKind(c.manifest.kind).scope === 'Namespaced';
+  const args = ['apply', '--server-side', '--dry-run=server', '--field-manager=api-table', '-o', 'json', '-f', '-'];
+  const res = await kubectl(namespaced ? [...args, '-n', namespace] : args, { stdin: JSON.stringify(c.manifest) });
+  return res.code === 0
+    ? { accepted: true, object: JSON.parse(res.stdout) as unknown }
+    : { accepted: false, problems: res.stderr };
+}
+
+function zodVerdict(c: ManifestCase): Verdict {
+  const result = checkObject(wireForm(c.manifest));
+  return result.ok ? { accepted: true, object: result.value } : { accepted: false, problems: result.problems };
+}
+
+describe('the manifest table against the apiserver (server-side dry-run)', () => {
+  it.each(MANIFEST_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const server = await apiserverVerdict(c);
+    const zod = zodVerdict(c);
+    expect({ apiserver: judge(c, server), zod: judge(c, zod) }).toEqual({ apiserver: [], zod: [] });
+    expect(zod.accepted).toBe(server.accepted);
+    if (server.accepted && zod.accepted) {
+      // The apiserver's defaulting and the schema's defaults produce the same spec.
+      expect((server.object as { spec?: unknown }).spec).toEqual((zod.object as { spec?: unknown }).spec);
+    }
+  });
+});
