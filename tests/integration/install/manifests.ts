@@ -33,3 +33,29 @@ export const isRbacRole = (m: Manifest): boolean => m.kind === 'ClusterRole' || 
 export const rulesOf = (m: Manifest): PolicyRule[] => (m['rules'] as PolicyRule[] | undefined) ?? [];
 
 export const keyOf = (m: Manifest): string => `${m.kind}/${m.metadata.namespace ? `${m.metadata.namespace}/` : ''}${m.metadata.name}`;
+
+/** The pod template spec of a workload of the install (Knative Service, Deployment, Job), if any. */
+export function podSpecOf(m: Manifest): Record<string, unknown> | undefined {
+  const spec = m['spec'] as { template?: { spec?: Record<string, unknown> } } | undefined;
+  const workloadKinds = new Set(['Service/serving.knative.dev/v1', 'Deployment/apps/v1', 'Job/batch/v1', 'DaemonSet/apps/v1']);
+  return workloadKinds.has(`${m.kind}/${m.apiVersion}`) ? spec?.template?.spec : undefined;
+}
+
+export interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  ports?: Array<{ name?: string; containerPort: number }>;
+  securityContext?: Record<string, unknown>;
+  readinessProbe?: { httpGet?: { path?: string } };
+  livenessProbe?: { httpGet?: { path?: string } };
+}
+
+export const containersOf = (m: Manifest): Container[] => (podSpecOf(m)?.['containers'] as Container[] | undefined) ?? [];
+
+export const isKnativeService = (m: Manifest): boolean => m.kind === 'Service' && m.apiVersion === 'serving.knative.dev/v1';
+
+/** The install plus the pre-delete hook Job (applied separately, before removal). */
+export async function installAndHooks(): Promise<Manifest[]> {
+  return [...(await kustomize()), ...(await kustomize(`${KNATIVE_DIR}hooks/pre-delete`))];
+}

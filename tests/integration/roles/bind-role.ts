@@ -37,7 +37,9 @@ export async function bindToFreshUser(kc: KubeConfig, roleName: string): Promise
   return { user, unbind: async () => void (await rbac.deleteClusterRoleBinding({ name })) };
 }
 
-/** Ask the apiserver's authorizer (SubjectAccessReview) whether `user` may do what `check` asks. */
+/** Ask the apiserver's authorizer (SubjectAccessReview) whether `user` may do what `check` asks.
+ *  (`kubectl auth can-i` cannot be used for the subresources group: it resolves resources through
+ *  discovery, and that group is only served once the aggregated API is registered.) */
 export async function isAllowed(kc: KubeConfig, user: string, check: Omit<AccessCheck, 'allowed' | 'row'>, namespace: string): Promise<boolean> {
   const review = await kc.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
     body: {

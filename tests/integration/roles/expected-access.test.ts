@@ -6,15 +6,17 @@ describe('expanding the seed access matrix', () => {
     ['-', []],
     ['R', ['get', 'list', 'watch']],
     ['CR', ['create', 'get', 'list', 'watch']],
+    ['RUD', ['get', 'list', 'watch', 'patch', 'update', 'delete', 'deletecollection']],
     ['CRUD', ['create', 'get', 'list', 'watch', 'patch', 'update', 'delete', 'deletecollection']],
   ] as const)('cell %s grants exactly %j', (cell, verbs) => {
     expect([...cellVerbs(cell)].sort()).toEqual([...verbs].sort());
   });
 
-  it('asks about every verb of every resource row and every cli verb, for each role', () => {
+  it('asks about every verb of every seed resource row and every cli verb, for each role', () => {
     // 9 resource rows x 8 verbs + 3 cli rows x 3 verbs
     expect(ALL_VERBS).toHaveLength(8);
     expect(expectedAccess('User')).toHaveLength(9 * 8 + 3 * 3);
+    expect(expectedAccess('User', 'extended')).toHaveLength(5 * 8);
   });
 
   it('gives a User no lease access and no console, and a ClusterAdmin full lease access', () => {

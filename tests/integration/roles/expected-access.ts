@@ -3,6 +3,7 @@ import {
   CLI_SUBRESOURCE,
   CLI_VERBS,
   CLUSTER_SCOPED,
+  EXTENDED_MATRIX,
   LETTER_VERBS,
   RESOURCE_MATRIX,
   ROLE_LEVELS,
@@ -33,22 +34,31 @@ export function cellVerbs(cell: Cell): Set<string> {
   return new Set([...cell].flatMap((letter) => LETTER_VERBS[letter as keyof typeof LETTER_VERBS]));
 }
 
-/** Every cell of the table for one role, expanded into one check per verb. */
-export function expectedAccess(level: RoleLevel): AccessCheck[] {
-  const column = ROLE_LEVELS.indexOf(level);
-  const checks: AccessCheck[] = [];
-  for (const [resource, row] of Object.entries(RESOURCE_MATRIX)) {
-    const granted = cellVerbs(row[column]);
+function resourceChecks(rows: Readonly<Record<string, readonly Cell[]>>, column: number): AccessCheck[] {
+  return Object.entries(rows).flatMap(([resource, row]) => {
+    const granted = cellVerbs(row[column] ?? '-');
     const namespaced = !CLUSTER_SCOPED.has(resource);
-    for (const verb of ALL_VERBS) {
-      checks.push({ row: resource, group: API_GROUP, resource, namespaced, verb, allowed: granted.has(verb) });
-    }
-  }
-  for (const [command, row] of Object.entries(CLI_MATRIX)) {
-    const subresource = CLI_SUBRESOURCE[command];
-    for (const verb of CLI_VERBS) {
-      checks.push({ row: command, group: SUBRESOURCES_GROUP, resource: 'virtualmachines', subresource, namespaced: true, verb, allowed: row[column] === 'Y' });
-    }
-  }
-  return checks;
+    return ALL_VERBS.map((verb) => ({ row: resource, group: API_GROUP, resource, namespaced, verb, allowed: granted.has(verb) }));
+  });
+}
+
+function cliChecks(column: number): AccessCheck[] {
+  return Object.entries(CLI_MATRIX).flatMap(([command, row]) =>
+    CLI_VERBS.map((verb) => ({
+      row: command,
+      group: SUBRESOURCES_GROUP,
+      resource: 'virtualmachines',
+      subresource: CLI_SUBRESOURCE[command],
+      namespaced: true,
+      verb,
+      allowed: row[column] === 'Y',
+    })),
+  );
+}
+
+/** Every cell of one role's column, expanded into one check per verb: of the seed table (resource
+ *  and d8 cli rows), or of the rows beyond it. */
+export function expectedAccess(level: RoleLevel, table: 'seed' | 'extended' = 'seed'): AccessCheck[] {
+  const column = ROLE_LEVELS.indexOf(level);
+  return table === 'seed' ? [...resourceChecks(RESOURCE_MATRIX, column), ...cliChecks(column)] : resourceChecks(EXTENDED_MATRIX, column);
 }

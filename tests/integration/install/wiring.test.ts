@@ -1,0 +1,82 @@
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { isKnativeService, keyOf, kustomize, type Manifest } from './manifests.js';
+
+const NAMESPACE = 'd8-virtualization';
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'CustomResourceDefinition',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
+  'APIService',
+  'DeviceClass',
+]);
+/** The one object outside the module namespace: the aggregated API reads the front-proxy CA there. */
+const ALLOWED_ELSEWHERE = new Set(['RoleBinding/kube-system/d8:virtualization:subresources:auth-reader']);
+
+let objects: Manifest[] = [];
+const find = (kind: string, name: string, apiVersion?: string): Manifest | undefined =>
+  objects.find((m) => m.kind === kind && m.metadata.name === name && (apiVersion === undefined || m.apiVersion === apiVersion));
+type Ref = { apiVersion: string; kind: string; name: string };
+
+beforeAll(async () => {
+  objects = await kustomize();
+});
+
+describe('wiring of the install', () => {
+  it('puts every namespaced object into d8-virtualization', () => {
+    const misplaced = objects
+      .filter((m) => !CLUSTER_SCOPED.has(m.kind) && m.metadata.namespace !== NAMESPACE && !ALLOWED_ELSEWHERE.has(keyOf(m)))
+      .map(keyOf);
+    expect(misplaced).toEqual([]);
+    expect(find('Namespace', NAMESPACE)).toBeDefined();
+  });
+
+  it('points every webhook at the admission Service on 443, which selects the admission function pods on their TLS port', () => {
+    const configs = objects.filter((m) => m.kind.endsWith('WebhookConfiguration'));
+    const services = configs.flatMap((c) =>
+      (c['webhooks'] as Array<{ clientConfig: { service: { name: string; namespace: string; port: number; path: string } } }>).map((w) => w.clientConfig.service),
+    );
+    expect(services.length).toBeGreaterThan(10);
+    expect(new Set(services.map((s) => `${s.namespace}/${s.name}:${s.port}`))).toEqual(new Set([`${NAMESPACE}/admission-webhook:443`]));
+    expect(services.every((s) => s.path.startsWith('/validate-') || s.path.startsWith('/mutate-'))).toBe(true);
+    const svc = objects.find((m) => m.kind === 'Service' && m.apiVersion === 'v1' && m.metadata.name === 'admission-webhook');
+    const spec = svc?.['spec'] as { selector: Record<string, string>; ports: Array<{ port: number; targetPort: number }> };
+    expect(spec.selector).toEqual({ 'serving.knative.dev/service': 'admission' });
+    const ksvc = objects.find((m) => isKnativeService(m) && m.metadata.name === 'admission');
+    const port = (ksvc?.['spec'] as { template: { spec: { containers: Array<{ ports: Array<{ containerPort: number }> }> } } }).template.spec.containers[0]?.ports[0]?.containerPort;
+    expect(spec.ports).toEqual([expect.objectContaining({ port: 443, targetPort: port })]);
+  });
+
+  it('validates the virtualization ModuleConfig on create and update, and no other ModuleConfig', () => {
+    const validating = find('ValidatingWebhookConfiguration', 'virtualization-admission');
+    const hook = (validating?.['webhooks'] as Array<{ rules: Array<{ resources: string[]; operations: string[] }>; matchConditions?: Array<{ expression: string }> }>).find((w) =>
+      w.rules.some((r) => r.resources.includes('moduleconfigs')),
+    );
+    expect(hook?.rules[0]?.operations).toEqual(['CREATE', 'UPDATE']);
+    expect(hook?.matchConditions?.map((c) => c.expression)).toEqual(['request.name == "virtualization"']);
+  });
+
+  it('routes eventing only to objects the install creates', () => {
+    const dangling: string[] = [];
+    const expectRef = (from: Manifest, ref: Ref): void => {
+      if (find(ref.kind, ref.name, ref.apiVersion) === undefined) dangling.push(`${keyOf(from)} -> ${ref.kind}/${ref.name}`);
+    };
+    for (const m of objects) {
+      const spec = m['spec'] as { broker?: string; subscriber?: { ref: Ref }; sink?: { ref: Ref }; subject?: Ref };
+      if (m.kind === 'Trigger') {
+        expectRef(m, { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: spec.broker ?? '' });
+        if (spec.subscriber) expectRef(m, spec.subscriber.ref);
+      }
+      if (spec?.sink) expectRef(m, spec.sink.ref);
+      if (m.kind === 'SinkBinding' && spec.subject) expectRef(m, spec.subject);
+    }
+    expect(dangling).toEqual([]);
+    expect(objects.filter((m) => m.kind === 'Trigger').map((m) => (m['spec'] as { subscriber: { ref: Ref } }).subscriber.ref.name)).toEqual(['pre-delete', 'pre-delete']);
+  });
+
+  it('leaves the pre-delete Job out of the install, so that applying it never deletes anything', () => {
+    expect(objects.filter((m) => m.kind === 'Job')).toEqual([]);
+  });
+});

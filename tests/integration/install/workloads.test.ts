@@ -1,0 +1,79 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { containersOf, installAndHooks, isKnativeService, keyOf, podSpecOf, type Manifest } from './manifests.js';
+
+const SKAFFOLD = fileURLToPath(new URL('../../../skaffold.yaml', import.meta.url));
+let objects: Manifest[] = [];
+let workloads: Manifest[] = [];
+
+beforeAll(async () => {
+  objects = await installAndHooks();
+  workloads = objects.filter((m) => podSpecOf(m) !== undefined);
+});
+
+/** What a container's (or its pod's) securityContext must say, as [field, expected] pairs. */
+function securityProblems(m: Manifest): string[] {
+  const podContext = (podSpecOf(m)?.['securityContext'] as Record<string, unknown> | undefined) ?? {};
+  return containersOf(m).flatMap((c) => {
+    const ctx = c.securityContext ?? {};
+    const problems: string[] = [];
+    if ((ctx['runAsNonRoot'] ?? podContext['runAsNonRoot']) !== true) problems.push('runAsNonRoot');
+    if (ctx['allowPrivilegeEscalation'] !== false) problems.push('allowPrivilegeEscalation');
+    if (ctx['readOnlyRootFilesystem'] !== true) problems.push('readOnlyRootFilesystem');
+    if (!((ctx['capabilities'] as { drop?: string[] } | undefined)?.drop ?? []).includes('ALL')) problems.push('capabilities.drop ALL');
+    return problems.map((p) => `${keyOf(m)} ${c.name}: ${p}`);
+  });
+}
+
+describe('workloads of the install', () => {
+  it('include a Knative Service for each function the design lists, the controller Deployment and the hook Job', () => {
+    const names = workloads.map(keyOf).sort();
+    expect(names).toEqual(
+      [
+        'Deployment/d8-virtualization/controller',
+        'Job/d8-virtualization/pre-delete-hook',
+        'Service/d8-virtualization/admission',
+        'Service/d8-virtualization/audit',
+        'Service/d8-virtualization/pre-delete',
+        'Service/d8-virtualization/subresources',
+      ].sort(),
+    );
+  });
+
+  it('run every container as non-root, without privilege escalation or capabilities, on a read-only root', () => {
+    expect(workloads.flatMap(securityProblems)).toEqual([]);
+  });
+
+  it('give every Knative Service a concurrency, min and max scale, a timeout and /health probes', () => {
+    const problems = workloads.filter(isKnativeService).flatMap((m) => {
+      const template = (m['spec'] as { template: { metadata?: { annotations?: Record<string, string> }; spec: Record<string, unknown> } }).template;
+      const annotations = template.metadata?.annotations ?? {};
+      const [c] = containersOf(m);
+      const checks: Array<[string, boolean]> = [
+        ['containerConcurrency', typeof template.spec['containerConcurrency'] === 'number'],
+        ['timeoutSeconds', typeof template.spec['timeoutSeconds'] === 'number'],
+        ['min-scale', /^\d+$/.test(annotations['autoscaling.knative.dev/min-scale'] ?? '')],
+        ['max-scale', /^[1-9]\d*$/.test(annotations['autoscaling.knative.dev/max-scale'] ?? '')],
+        ['readiness /health/readiness', c?.readinessProbe?.httpGet?.path === '/health/readiness'],
+        ['liveness /health/liveness', c?.livenessProbe?.httpGet?.path === '/health/liveness'],
+      ];
+      return checks.filter(([, ok]) => !ok).map(([what]) => `${keyOf(m)}: ${what}`);
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('use exactly the images skaffold builds, each built from the single Dockerfile for its unit', async () => {
+    const configs = loadAllYaml(await readFile(SKAFFOLD, 'utf8')) as Array<{
+      build?: { artifacts: Array<{ image: string; docker: { dockerfile: string; buildArgs: { UNIT: string } } }> };
+    }>;
+    const artifacts = configs.flatMap((c) => c.build?.artifacts ?? []);
+    const used = new Set(workloads.flatMap((m) => containersOf(m).map((c) => c.image)));
+    expect([...used].sort()).toEqual(artifacts.map((a) => a.image).sort());
+    for (const a of artifacts) {
+      expect(a.docker.dockerfile).toBe('Dockerfile');
+      expect(a.image).toBe(`dev.local/virtualization-${a.docker.buildArgs.UNIT.split('/')[1]}`);
+    }
+  });
+});
