@@ -24,7 +24,10 @@ export interface InformerOptions<T extends KubeObject> {
   backoff?: BackoffOptions;
   /** Server-side watch timeout; each watch draws between this and twice it (client-go: 300 s). */
   watchTimeoutSeconds?: number;
-  /** Warm start: objects already known at a resourceVersion; the informer watches from there first. */
+  /**
+   * Warm start: objects known at a resourceVersion; the informer watches from there first, and if that
+   * version has expired (410) it relists and reconciles these objects with add/update/delete.
+   */
   resumeFrom?: { resourceVersion: string; objects?: readonly T[] };
   /** Aborting it stops the informer, like stop(). */
   signal?: AbortSignal;
@@ -42,7 +45,7 @@ export interface InformerStats {
  */
 export class Informer<T extends KubeObject> {
   readonly store = new Store<T>();
-  /** Resolves after the first complete list (or first watch from `resumeFrom`). */
+  /** Resolves after the first complete list; at start() when resuming (the given objects are the store). */
   readonly synced: Promise<void>;
   readonly stats: InformerStats = { lists: 0, watches: 0, restarts: 0 };
   private resourceVersion: string | undefined;
@@ -80,6 +83,7 @@ export class Informer<T extends KubeObject> {
 
   start(): this {
     if (this.loop === undefined && !this.abort.signal.aborted) this.loop = this.run();
+    if (this.options.resumeFrom) this.settleSynced();
     if (this.options.signal?.aborted) this.abort.abort();
     return this;
   }
@@ -122,7 +126,6 @@ export class Informer<T extends KubeObject> {
   private onConnected(): void {
     this.stats.watches++;
     this.backoff.reset();
-    this.settleSynced();
   }
 
   private logRestart(failure: unknown, delayMs: number, expected: boolean): void {
