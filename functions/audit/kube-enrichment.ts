@@ -69,6 +69,7 @@ export class KubeEnrichment implements Enrichment {
     const informers = this.informers;
     this.informers = undefined;
     await Promise.all(Object.values(informers ?? {}).map((i: Informer<KubeObject>) => i.stop()));
+    this.options.client.close();
   }
 
   private find<R extends ResourceName>(name: R, namespace: string | undefined, objectName: string): ViewOf<R> | undefined {

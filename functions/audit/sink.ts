@@ -64,7 +64,9 @@ export class CloudEventSink {
   /** Wait until every queued record is delivered or given up, or until `deadlineMs`; then stop retrying. */
   async drain(deadlineMs: number): Promise<void> {
     const done = new Promise<void>((resolve) => (this.active === 0 && this.queue.length === 0 ? resolve() : this.idle.push(resolve)));
-    await Promise.race([done, sleep(deadlineMs)]);
+    const stopWaiting = new AbortController();
+    await Promise.race([done, sleep(deadlineMs, stopWaiting.signal)]);
+    stopWaiting.abort();
     this.abort.abort();
   }
 
