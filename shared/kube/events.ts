@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ObjectMetaSchema } from '../api/k8s/core.js';
 import { NotFoundError } from '../errors/index.js';
 import { childLogger, type Logger } from '../log/index.js';
-import type { KubeObject, ObjectRef, ResourceDescriptor } from './descriptor.js';
+import { objectKey, type KubeObject, type ObjectRef, type ResourceDescriptor } from './descriptor.js';
 import { formatMicroTime, nowMicros } from './microtime.js';
 import type { WriteOptions } from './resource-client.js';
 import { microTimeSchema, objectReferenceSchema } from './schemas.js';
@@ -99,7 +99,8 @@ export class EventRecorder {
       if (await this.bumpSeries(key)) return;
       await this.create(key, regarding, input);
     } catch (err: unknown) {
-      this.log.warn({ err, object: `${regarding.metadata.namespace ?? ''}/${regarding.metadata.name ?? ''}`, reason: input.reason }, 'event not recorded');
+      const object = objectKey(regarding.metadata);
+      this.log.warn({ err, object, reason: input.reason }, 'event not recorded');
     }
   }
 

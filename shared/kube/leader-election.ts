@@ -53,7 +53,8 @@ export class LeaderElector {
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     this.now = options.now ?? Date.now;
-    this.log = options.logger ?? childLogger({ component: 'leader-election', lease: `${options.namespace}/${options.name}`, identity: options.identity });
+    const lease = `${options.namespace}/${options.name}`;
+    this.log = options.logger ?? childLogger({ component: 'leader-election', lease, identity: options.identity });
     this.validate();
   }
 

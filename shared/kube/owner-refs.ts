@@ -45,7 +45,8 @@ export function withControllerReference(obj: KubeObject, owner: KubeObject): Own
   }
   const ownerNs = owner.metadata.namespace;
   if (ownerNs && ownerNs !== obj.metadata.namespace) {
-    throw new BadRequestError(`owner ${owner.kind ?? ''} ${ownerNs}/${owner.metadata.name ?? ''} is in another namespace than ${obj.metadata.namespace ?? '(cluster)'}`);
+    const where = obj.metadata.namespace ?? '(cluster)';
+    throw new BadRequestError(`owner ${owner.kind ?? ''} ${ownerNs}/${owner.metadata.name ?? ''} is in another namespace than ${where}`);
   }
   const ref = ownerReferenceTo(owner, { controller: true, blockOwnerDeletion: true });
   const others = (obj.metadata.ownerReferences ?? []).filter((r) => r.uid !== ref.uid);
