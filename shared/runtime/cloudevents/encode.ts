@@ -1,5 +1,6 @@
 import { HTTP, type CloudEvent } from 'cloudevents';
 import type { ErrorBody } from '../http/errors.js';
+import { isJsonMediaType, mediaType } from '../http/json.js';
 import { jsonReply, type Reply } from '../http/reply.js';
 import type { SingleMode } from './decode.js';
 
@@ -20,7 +21,8 @@ export function encodeReply(mode: SingleMode, event: CloudEvent<unknown> | void)
   for (const [name, value] of Object.entries(message.headers)) {
     if (value !== undefined) headers[name] = String(value);
   }
-  return { status: 200, headers, body: bodyBytes(message.body) };
+  const body = mode === 'binary' ? binaryData(event) : (message.body as string);
+  return { status: 200, headers, body };
 }
 
 /**
@@ -31,9 +33,15 @@ export function encodeBatchReply(results: readonly BatchResult[]): Reply {
   return jsonReply(200, { results });
 }
 
-function bodyBytes(body: unknown): string | Buffer | undefined {
-  if (body === undefined || body === null) return undefined;
-  if (typeof body === 'string' || Buffer.isBuffer(body)) return body;
-  if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  return JSON.stringify(body);
+/**
+ * The data of a binary-mode reply. Encoded here rather than by the SDK, which sends a string as raw
+ * text even under a JSON content type (so `"pong"` would go out as `pong`).
+ */
+function binaryData(event: CloudEvent<unknown>): string | Buffer | undefined {
+  const { data } = event;
+  if (data === undefined) return undefined;
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const type = mediaType(event.datacontenttype);
+  const asText = typeof data === 'string' && type !== '' && !isJsonMediaType(type);
+  return asText ? data : JSON.stringify(data);
 }
