@@ -32,7 +32,7 @@ export interface VDView {
 
 export interface VMOPView {
   metadata?: MetaView | undefined;
-  spec?: { type?: string | undefined; virtualMachine?: string | undefined } | undefined;
+  spec?: { type?: string | undefined; virtualMachineName?: string | undefined } | undefined;
 }
 
 export interface ContainerStatusView {

@@ -43,7 +43,7 @@ export const resources = {
   },
   vmop: {
     descriptor: { ...VIRT, plural: 'virtualmachineoperations', kind: 'VirtualMachineOperation', namespaced: true },
-    schema: view({ spec: z.object({ type: str, virtualMachine: str }).optional() }),
+    schema: view({ spec: z.object({ type: str, virtualMachineName: str }).optional() }),
   },
   pod: {
     descriptor: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },

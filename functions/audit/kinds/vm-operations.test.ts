@@ -5,7 +5,7 @@ import { worldObjects } from '../testing/world.js';
 
 const vmopRef = { resource: 'virtualmachineoperations', namespace: 'ns1', apiGroup: 'virtualization.deckhouse.io' };
 const vmop = (type: string, name = 'op-1'): Record<string, unknown> => ({
-  kind: 'VirtualMachineOperation', metadata: { name, namespace: 'ns1' }, spec: { type, virtualMachine: 'vm1' },
+  kind: 'VirtualMachineOperation', metadata: { name, namespace: 'ns1' }, spec: { type, virtualMachineName: 'vm1' },
 });
 const create = (responseObject: unknown): Parameters<typeof verdict>[0] => ({
   verb: 'create', level: 'RequestResponse', objectRef: vmopRef, responseObject,
@@ -34,7 +34,7 @@ describe('Control VM by operation', () => {
   });
 
   it('prefers the operation known to the informer over the response object', async () => {
-    const world = new FakeEnrichment({ ...worldObjects(), vmops: [{ metadata: { name: 'op-1', namespace: 'ns1' }, spec: { type: 'Start', virtualMachine: 'vm1' } }] });
+    const world = new FakeEnrichment({ ...worldObjects(), vmops: [{ metadata: { name: 'op-1', namespace: 'ns1' }, spec: { type: 'Start', virtualMachineName: 'vm1' } }] });
     expect((await recordOf(create({ metadata: { name: 'op-1' } }), world)).action_type).toBe('start');
   });
 
@@ -47,8 +47,17 @@ describe('Control VM by operation', () => {
     expect(await verdict(create({ kind: 'Status', status: 'Failure', code: 422 }))).toBe('undecidable:vmop-control');
   });
 
-  it('cannot decide for an operation type it does not know', async () => {
-    expect(await verdict(create(vmop('Teleport')))).toBe('undecidable:vmop-control');
+  it.each([
+    ['Restore', 'restore', "Virtual machine 'vm1' has been restored by 'jane'"],
+    ['Clone', 'clone', "Virtual machine 'vm1' has been cloned by 'jane'"],
+    ['constructor', 'constructor', "Virtual machine 'vm1' has been constructored by 'jane'"],
+  ])('reports a %s operation, which the original had no sentence for, at warn', async (type, action, name) => {
+    expect(await recordOf(create(vmop(type)))).toMatchObject({ level: 'warn', action_type: action, name });
+  });
+
+  it('cannot decide when the operation names no type or no VM', async () => {
+    expect(await verdict(create({ ...vmop(''), spec: { type: '', virtualMachineName: 'vm1' } }))).toBe('undecidable:vmop-control');
+    expect(await verdict(create({ ...vmop('Stop'), spec: { type: 'Stop' } }))).toBe('undecidable:vmop-control');
   });
 });
 

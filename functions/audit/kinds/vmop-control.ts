@@ -19,7 +19,7 @@ const OPERATIONS: Readonly<Record<string, { level: string; action: string; past:
 const responseVMOP = z.object({
   kind: z.literal('VirtualMachineOperation'),
   metadata: z.object({ name: z.string(), namespace: z.string().optional() }),
-  spec: z.object({ type: z.string().optional(), virtualMachine: z.string().optional() }),
+  spec: z.object({ type: z.string().optional(), virtualMachineName: z.string().optional() }),
 });
 
 /**
@@ -34,13 +34,25 @@ function createdVMOP(ev: AuditEvent, enrichment: Enrichment): VMOPView | undefin
   return parsed.success ? parsed.data : undefined;
 }
 
+/**
+ * Types outside the original's five (Restore, Clone, later ones) get the same sentence pattern with
+ * a derived participle, so a new operation type is reported rather than dropped.
+ */
+function operationOf(type: string): { level: string; action: string; past: string } {
+  const known = Object.hasOwn(OPERATIONS, type) ? OPERATIONS[type] : undefined;
+  if (known !== undefined) return known;
+  const action = type.toLowerCase();
+  return { level: 'warn', action, past: action.endsWith('e') ? `${action}d` : `${action}ed` };
+}
+
 function build(ev: AuditEvent, enrichment: Enrichment): Decision {
   const vmop = createdVMOP(ev, enrichment);
-  const operation = OPERATIONS[vmop?.spec?.type ?? ''];
-  const vm = vmop?.spec?.virtualMachine ?? '';
-  if (vmop === undefined || operation === undefined || vm === '') {
+  const type = vmop?.spec?.type ?? '';
+  const vm = vmop?.spec?.virtualMachineName ?? '';
+  if (!/^[A-Za-z]+$/.test(type) || vm === '') {
     return undecidable('the created VirtualMachineOperation (type and VM) is not known');
   }
+  const operation = operationOf(type);
   const heading = {
     type: RecordType.controlVM,
     level: operation.level,
