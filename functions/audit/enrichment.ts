@@ -18,7 +18,7 @@ export interface VMView {
   spec?: { blockDeviceRefs?: Array<{ kind?: string | undefined; name?: string | undefined }> | undefined } | undefined;
   status?:
     | {
-        node?: string | undefined;
+        nodeName?: string | undefined;
         guestOSInfo?: { name?: string | undefined } | undefined;
         versions?: { qemu?: string | undefined; libvirt?: string | undefined } | undefined;
       }

@@ -31,7 +31,7 @@ export const resources = {
     schema: view({
       spec: z.object({ blockDeviceRefs: z.array(z.object({ kind: str, name: str })).optional() }).optional(),
       status: z.object({
-        node: str,
+        nodeName: str,
         guestOSInfo: z.object({ name: str }).optional(),
         versions: z.object({ qemu: str, libvirt: str }).optional(),
       }).optional(),

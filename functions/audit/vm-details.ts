@@ -32,7 +32,7 @@ export function vmDetails(vm: VMView | undefined, enrichment: Enrichment): VMDet
   const details = unknownVMDetails();
   if (vm === undefined) return details;
   const namespace = vm.metadata?.namespace ?? '';
-  const node = vm.status?.node;
+  const node = vm.status?.nodeName;
   details.virtual_machine_name = orUnknown(vm.metadata?.name);
   details.virtual_machine_namespace = orUnknown(namespace);
   details.virtualmachine_uid = orUnknown(vm.metadata?.uid);

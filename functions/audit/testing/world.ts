@@ -27,7 +27,7 @@ const VM = {
       { kind: 'VirtualDisk', name: 'vm1-scratch' },
     ],
   },
-  status: { node: 'node-1', guestOSInfo: { name: 'Ubuntu 24.04 LTS' }, versions: { qemu: '9.2.0', libvirt: '10.9.0' } },
+  status: { nodeName: 'node-1', guestOSInfo: { name: 'Ubuntu 24.04 LTS' }, versions: { qemu: '9.2.0', libvirt: '10.9.0' } },
 };
 
 function vd(name: string, storageClassName: string): VDView {
