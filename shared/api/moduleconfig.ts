@@ -45,13 +45,22 @@ const DvcrSchema = z
   })
   .describe('The in-cluster image registry (DVCR).');
 
-const LiveMigrationNetwork = z.union([
-  z.strictObject({}),
-  z.strictObject({
-    type: z.literal('SystemNetwork'),
-    systemNetwork: z.strictObject({ name: z.string().min(1).describe('Name of the SystemNetwork.') }),
-  }),
-]);
+/** Either empty (the default network) or `{type: SystemNetwork, systemNetwork: {name}}`. */
+const LiveMigrationNetwork = z
+  .strictObject({
+    type: z.literal('SystemNetwork').optional().describe('Migrate over a SystemNetwork.'),
+    systemNetwork: z
+      .strictObject({ name: z.string().min(1).describe('Name of the SystemNetwork.') })
+      .optional()
+      .describe('The network for type SystemNetwork.'),
+  })
+  .check((ctx) => {
+    const { type, systemNetwork } = ctx.value;
+    if ((type === undefined) === (systemNetwork === undefined)) return;
+    const missing = type === undefined ? 'type' : 'systemNetwork';
+    ctx.issues.push({ code: 'custom', message: 'type and systemNetwork go together', input: ctx.value, path: [missing] });
+  })
+  .describe('The network live migration traffic uses.');
 
 export const FEATURE_GATES = [
   'HotplugCPUWithLiveMigration',

@@ -15,7 +15,7 @@ const DROPPED = ['$schema', 'propertyNames', 'id', '$id', 'title'];
 /** The structural schema for a zod type (descriptions, defaults and CEL rules included). */
 export function structuralSchema(schema: z.ZodType): JsonSchema {
   const raw = z.toJSONSchema(schema, { io: 'input', reused: 'inline', unrepresentable: 'throw', target: 'openapi-3.0' });
-  return structural(raw as JsonSchema, '');
+  return structural(raw, '');
 }
 
 function intOrString(node: JsonSchema): JsonSchema {

@@ -49,7 +49,7 @@ function emitItem(out: string[], item: Json, indent: string): void {
     // The first key shares the dash line; the rest align under it.
     const lines: string[] = [];
     emitMap(lines, item, `${indent}  `);
-    out.push(`${indent}- ${lines[0]!.slice(indent.length + 2)}`, ...lines.slice(1));
+    out.push(`${indent}- ${lines[0].slice(indent.length + 2)}`, ...lines.slice(1));
     return;
   }
   emitInto(out, `${indent}-`, item, `${indent}  `);
@@ -58,6 +58,7 @@ function emitItem(out: string[], item: Json, indent: string): void {
 /** One YAML document for a JSON object, optionally preceded by comment lines. */
 export function toYaml(doc: { [key: string]: Json }, comments: readonly string[] = []): string {
   const out = comments.map((c) => `# ${c}`);
-  emitMap(out, doc, '');
+  if (Object.keys(doc).length === 0) out.push('{}');
+  else emitMap(out, doc, '');
   return `${out.join('\n')}\n`;
 }

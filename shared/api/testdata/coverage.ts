@@ -21,9 +21,10 @@ function valuesAt(value: unknown, path: string): unknown[] {
     const [, name = '', suffix = ''] = /^([^[{]*)((?:\[\]|\{\})*)$/.exec(part) ?? [];
     current = current.flatMap((v) => (v !== null && typeof v === 'object' ? [(v as Record<string, unknown>)[name]] : []));
     for (const step of suffix.match(/\[\]|\{\}/g) ?? []) {
-      current = current.flatMap((v) =>
-        step === '[]' ? (Array.isArray(v) ? v : []) : v !== null && typeof v === 'object' ? Object.values(v) : [],
-      );
+      current = current.flatMap((v): unknown[] => {
+        if (step === '[]') return Array.isArray(v) ? (v as unknown[]) : [];
+        return v !== null && typeof v === 'object' ? Object.values(v) : [];
+      });
     }
     current = current.filter((v) => v !== undefined);
   }

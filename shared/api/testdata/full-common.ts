@@ -1,8 +1,9 @@
 /** Pieces shared by the full objects of the round-trip test. */
+import type { Condition } from '../k8s/core.js';
 
 export const T = '2026-01-02T03:04:05Z';
 
-export const condition = (type: string, reason = type) => ({
+export const condition = (type: string, reason = type): Condition => ({
   type,
   status: 'True',
   observedGeneration: 1,

@@ -59,7 +59,7 @@ describe('the CRDs in the apiserver', () => {
 
 describe('kubectl get', () => {
   it('shows the VirtualMachine printer columns, the wide ones with -o wide', async () => {
-    const vm = FULL_VMS[0]!;
+    const vm = FULL_VMS[0];
     const created = JSON.parse(
       await ok(['create', '-o', 'json', '-n', namespace, '-f', '-'], JSON.stringify({ ...vm, status: undefined })),
     ) as Record<string, unknown>;
@@ -70,7 +70,7 @@ describe('kubectl get', () => {
     await ok(['replace', '--subresource=status', '-n', namespace, '-f', '-'], JSON.stringify({ ...created, status }));
 
     const [row] = table(await ok(['get', 'vm', vm.metadata.name, '-n', namespace]));
-    expect(Object.keys(row!)).toEqual(['NAME', 'PHASE', 'UPTIME', 'NODE', 'IPADDRESS', 'AGE']);
+    expect(Object.keys(row)).toEqual(['NAME', 'PHASE', 'UPTIME', 'NODE', 'IPADDRESS', 'AGE']);
     expect(row).toMatchObject({ NAME: 'web', PHASE: 'Running', NODE: 'node-1', IPADDRESS: '10.66.10.5' });
 
     const [wide] = table(await ok(['get', 'vm', vm.metadata.name, '-n', namespace, '-o', 'wide']));
