@@ -72,9 +72,19 @@ export class KubeEnrichment implements Enrichment {
     this.options.client.close();
   }
 
-  private find<R extends ResourceName>(name: R, namespace: string | undefined, objectName: string): ViewOf<R> | undefined {
+  /** Where a lookup would be answered from: the informer, the deleted-objects cache, or nowhere. */
+  sourceOf(name: ResourceName, namespace: string | undefined, objectName: string): 'informer' | 'deleted' | undefined {
+    if (this.live(name, namespace, objectName) !== undefined) return 'informer';
+    return this.find(name, namespace, objectName) === undefined ? undefined : 'deleted';
+  }
+
+  private live<R extends ResourceName>(name: R, namespace: string | undefined, objectName: string): ViewOf<R> | undefined {
     const informer = this.informers?.[name] as Informer<ViewOf<R> & KubeObject> | undefined;
-    const live = informer?.store.get(objectKey({ namespace, name: objectName }));
+    return informer?.store.get(objectKey({ namespace, name: objectName }));
+  }
+
+  private find<R extends ResourceName>(name: R, namespace: string | undefined, objectName: string): ViewOf<R> | undefined {
+    const live = this.live(name, namespace, objectName);
     if (live !== undefined || !KEPT_AFTER_DELETE.has(name)) return live;
     return this.deleted.get<ViewOf<R>>(resources[name].descriptor.plural, namespace, objectName);
   }

@@ -1,0 +1,85 @@
+/**
+ * Test fixtures for the audit function against the real apiserver: the two Deckhouse CRDs the module
+ * reads but does not own (Module, ModuleConfig), an unprivileged user with its own client cert, and
+ * kubectl helpers.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { getTestEnv, issueCert, kubectl, type KubectlOptions } from '../../env/index.js';
+
+/** Minimal cluster-scoped CRDs for deckhouse.io Module and ModuleConfig (fields kept as given). */
+const DECKHOUSE_CRDS = ['Module', 'ModuleConfig']
+  .map((kind) => {
+    const plural = `${kind.toLowerCase()}s`;
+    return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ${plural}.deckhouse.io}
+spec:
+  group: deckhouse.io
+  scope: Cluster
+  names: {kind: ${kind}, listKind: ${kind}List, plural: ${plural}, singular: ${kind.toLowerCase()}}
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`;
+  })
+  .join('---\n');
+
+/** kubectl that fails the test with its stderr. */
+export async function kc(args: string[], opts?: KubectlOptions): Promise<string> {
+  const res = await kubectl(args, opts);
+  if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${res.stderr}`);
+  return res.stdout;
+}
+
+export async function applyYaml(yaml: string, opts?: KubectlOptions): Promise<string> {
+  return kc(['apply', '--server-side', '--force-conflicts', '--field-manager=audit-tests', '-f', '-'], { ...opts, stdin: yaml });
+}
+
+export async function installDeckhouseCrds(): Promise<void> {
+  await applyYaml(DECKHOUSE_CRDS);
+  await kc(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modules.deckhouse.io', 'crd/moduleconfigs.deckhouse.io']);
+}
+
+/** A kubeconfig for `user` (no groups beyond system:authenticated) on `server`, with its own client cert. */
+export async function userKubeconfig(user: string, server: string = getTestEnv().server): Promise<string> {
+  const env = getTestEnv();
+  const dir = join(env.workDir, 'audit-users');
+  const ca = { name: 'client', certPath: env.clientCaPath, keyPath: env.clientCaKeyPath };
+  const cert = await issueCert(ca, dir, `${user}-${server.split(':').pop() ?? ''}`, { commonName: user, usage: 'client' });
+  const path = join(dir, `${user}-${server.split(':').pop() ?? ''}.kubeconfig`);
+  await writeFile(path, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "${server}", certificate-authority: "${env.servingCaPath}"}}]
+users: [{name: ${user}, user: {client-certificate: "${cert.certPath}", client-key: "${cert.keyPath}"}}]
+contexts: [{name: x, context: {cluster: c, user: ${user}}}]
+current-context: x
+`);
+  return path;
+}
+
+/** A VirtualMachine manifest the CRD accepts. */
+export function vmManifest(namespace: string, name: string, disk: string): string {
+  return `apiVersion: virtualization.deckhouse.io/v1alpha2
+kind: VirtualMachine
+metadata: {name: ${name}, namespace: ${namespace}}
+spec:
+  virtualMachineClassName: generic
+  cpu: {cores: 1}
+  memory: {size: 1Gi}
+  blockDeviceRefs: [{kind: VirtualDisk, name: ${disk}}]
+`;
+}
+
+/** Poll until `find` returns something, or fail with `what`. */
+export async function eventually<T>(what: string, find: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await find();
+    if (found !== undefined) return found;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
