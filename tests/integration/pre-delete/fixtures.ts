@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { internalCDI, internalKubeVirt, type ResourceDefinition } from '../../../shared/api/index.js';
+import { NotFoundError } from '../../../shared/errors/index.js';
+import { KubeClient, kubeObjectSchema, type KubeObject, type ResourceClient } from '../../../shared/kube/index.js';
+import type { Target } from '../../../functions/pre-delete/config.js';
+import { getTestEnv } from '../../env/index.js';
+
+export const FINALIZER = 'kubevirt.internal.virtualization.deckhouse.io/test-holds';
+
+/** The internal KubeVirt configuration object `name` in `namespace`. */
+export const kubeVirt = (namespace: string, name = 'config'): Target => ({ gvr: gvrOf(internalKubeVirt), namespace, name });
+
+/** A cluster-scoped CDI object; a unique name, since tests share the cluster scope. */
+export const cdi = (name = `config-${randomBytes(4).toString('hex')}`): Target => ({ gvr: gvrOf(internalCDI), name });
+
+function gvrOf(def: ResourceDefinition): Target['gvr'] {
+  return { group: def.group, version: def.version, resource: def.plural };
+}
+
+const DEFINITIONS = [internalKubeVirt, internalCDI];
+
+/** Admin access to the test apiserver through the same client library the function uses. */
+export function adminKube(): KubeClient {
+  return KubeClient.fromSource({ kubeconfigPath: getTestEnv().kubeconfigPath });
+}
+
+function clientFor(kube: KubeClient, target: Target): ResourceClient<KubeObject> {
+  const def = DEFINITIONS.find((d) => d.plural === target.gvr.resource);
+  if (def === undefined) throw new Error(`no test definition for ${target.gvr.resource}`);
+  const descriptor = { group: def.group, version: def.version, plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' };
+  return kube.resource(descriptor, kubeObjectSchema, 'pre-delete-test');
+}
+
+const refOf = (t: Target): { name: string; namespace?: string | undefined } => ({ name: t.name, namespace: t.namespace });
+
+export async function createTarget(kube: KubeClient, target: Target, finalizers: string[] = []): Promise<KubeObject> {
+  return clientFor(kube, target).create({ metadata: { name: target.name, namespace: target.namespace, finalizers }, spec: {} } as KubeObject);
+}
+
+/** The object, or undefined when it is gone. */
+export async function read(kube: KubeClient, target: Target): Promise<KubeObject | undefined> {
+  try {
+    return await clientFor(kube, target).get(refOf(target));
+  } catch (err: unknown) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/** Wait until deletion of the object was requested (deletionTimestamp set). */
+export async function deletionRequested(kube: KubeClient, target: Target, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while ((await read(kube, target))?.metadata.deletionTimestamp === undefined) {
+    if (Date.now() > until) throw new Error(`deletion of ${target.name} was not requested within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** What a finalizer's controller does when its work is done. */
+export async function releaseFinalizers(kube: KubeClient, target: Target): Promise<void> {
+  await clientFor(kube, target).mergePatch(refOf(target), { metadata: { finalizers: null } });
+}
+
+/** Environment of the function or Job aimed at these targets, on the test apiserver. */
+export function envFor(targets: Target[], waitTimeout: string): Record<string, string> {
+  return { KUBECONFIG: getTestEnv().kubeconfigPath, RESOURCES: JSON.stringify(targets), WAIT_TIMEOUT: waitTimeout, POLL_INTERVAL: '100ms' };
+}
