@@ -2,6 +2,7 @@
 export { send, rawExchange, binaryHeaders, type TestRequest, type TestResponse } from './http.js';
 export {
   startFunctionProcess,
+  startNodeProcess,
   listeningPort,
   REPO_ROOT,
   type FunctionProcess,

@@ -35,7 +35,11 @@ export interface StartOptions {
  * node process (`node --import tsx`, so signals reach the function directly), `.js` with plain node.
  */
 export function startFunctionProcess(entry: string, options: StartOptions = {}): FunctionProcess {
-  const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry];
+  return startNodeProcess(entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry], options);
+}
+
+/** Run `node <args>` from the repository root, collecting its output lines as log records. */
+export function startNodeProcess(args: readonly string[], options: StartOptions = {}): FunctionProcess {
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...options.env },

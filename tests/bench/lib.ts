@@ -1,0 +1,127 @@
+/**
+ * Shared helpers for benchmarks: timing, percentiles, knobs, and tables that show every figure as a
+ * ratio to a baseline measured in the same run (so results compare across machines).
+ */
+import { performance } from 'node:perf_hooks';
+import { z } from 'zod';
+import { parseConfig } from '../../shared/config/index.js';
+
+export interface Summary {
+  readonly n: number;
+  readonly min: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+/** Milliseconds from an arbitrary origin, sub-millisecond resolution. */
+export function nowMs(): number {
+  return performance.now();
+}
+
+/** Run `work` and return how long it took with its value. */
+export async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = nowMs();
+  const value = await work();
+  return { ms: nowMs() - start, value };
+}
+
+/** Nearest-rank percentile (p in 0..100) of values sorted ascending. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] ?? Number.NaN;
+}
+
+export function summarize(values: readonly number[]): Summary {
+  const sorted = [...values].sort((a, b) => a - b);
+  const sum = sorted.reduce((acc, v) => acc + v, 0);
+  return {
+    n: sorted.length,
+    min: sorted[0] ?? Number.NaN,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+    mean: sorted.length === 0 ? Number.NaN : sum / sorted.length,
+  };
+}
+
+/** The item whose key is the (upper) median: a representative run out of several rounds. */
+export function medianBy<T>(items: readonly T[], key: (item: T) => number): T {
+  const sorted = [...items].sort((a, b) => key(a) - key(b));
+  const middle = sorted[Math.floor(sorted.length / 2)];
+  if (middle === undefined) throw new Error('medianBy needs at least one item');
+  return middle;
+}
+
+/**
+ * Measure every variant once per round, rounds interleaved (A B C A B C ...), so that drift in the
+ * machine's load spreads over all variants instead of biasing the ones measured last.
+ */
+export async function interleaved<V, R>(
+  variants: readonly V[],
+  rounds: number,
+  measure: (variant: V) => Promise<R>,
+): Promise<R[][]> {
+  const results: R[][] = variants.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, variant] of variants.entries()) results[i]?.push(await measure(variant));
+  }
+  return results;
+}
+
+/** Benchmark knobs from the environment, parsed like any config (every problem reported at once). */
+export function knobs<S extends z.ZodObject>(schema: S): Readonly<z.infer<S>> {
+  return parseConfig(schema, process.env);
+}
+
+/** One row of a comparison table: named figures, keyed like the table's columns. */
+export interface Measurement {
+  readonly name: string;
+  readonly values: Readonly<Record<string, number>>;
+  readonly note?: string;
+}
+
+export interface Column {
+  readonly key: string;
+  readonly label: string;
+  readonly digits?: number;
+  /** Print `value / baseline value` next to the figure. */
+  readonly ratio?: boolean;
+}
+
+/** `value / baseline`, NaN when there is no usable baseline. */
+export function ratio(value: number, baseline: number | undefined): number {
+  return baseline === undefined || baseline === 0 ? Number.NaN : value / baseline;
+}
+
+/** Print a table; the row named `baseline` is the 1.00x every ratio column is relative to. */
+export function printComparison(title: string, columns: readonly Column[], rows: readonly Measurement[], baseline: string): void {
+  const base = rows.find((r) => r.name === baseline);
+  if (base === undefined) throw new Error(`baseline row "${baseline}" is missing from "${title}"`);
+  const header = ['', ...columns.flatMap((c) => (c.ratio === true ? [c.label, 'ratio'] : [c.label])), ''];
+  const body = rows.map((row) => [
+    row === base ? `${row.name} (baseline)` : row.name,
+    ...columns.flatMap((c) => cells(c, row.values[c.key], base.values[c.key])),
+    row.note ?? '',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? '').length)));
+  const line = (cellsOfRow: readonly string[]): string =>
+    cellsOfRow.map((cell, i) => (i === 0 || i === cellsOfRow.length - 1 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ');
+  print(`\n== ${title} ==\n${line(header).trimEnd()}\n${body.map((r) => line(r).trimEnd()).join('\n')}\n`);
+}
+
+function cells(column: Column, value: number | undefined, baseValue: number | undefined): string[] {
+  const figure = value === undefined ? '-' : value.toFixed(column.digits ?? 1);
+  if (column.ratio !== true) return [figure];
+  const r = value === undefined ? Number.NaN : ratio(value, baseValue);
+  return [figure, Number.isNaN(r) ? '-' : `${r.toFixed(2)}x`];
+}
+
+/** Benchmark output goes to stdout as plain text (pino is for the processes under test). */
+export function print(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
