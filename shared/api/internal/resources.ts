@@ -59,20 +59,22 @@ export type InternalKubeVirt = z.infer<typeof InternalKubeVirtSchema>;
 export const InternalCDISchema = rootSchema(CDI_API_VERSION, 'InternalVirtualizationCDI', CDISpecSchema, CDIStatusSchema);
 export type InternalCDI = z.infer<typeof InternalCDISchema>;
 
-const internal = {
-  group: INTERNAL_GROUP,
-  version: INTERNAL_VERSION,
-  scope: 'Namespaced',
-  categories: ['intvirt'],
-  permissive: true,
-} as const;
+/** A renamed KubeVirt resource: kind prefix InternalVirtualization, plural prefix internalvirtualization. */
+const renamed = (upstreamKind: string, shortNames: string[] = []) =>
+  ({
+    group: INTERNAL_GROUP,
+    version: INTERNAL_VERSION,
+    scope: 'Namespaced',
+    categories: ['intvirt'],
+    permissive: true,
+    kind: `InternalVirtualization${upstreamKind}`,
+    plural: `internalvirtualization${upstreamKind.toLowerCase()}s`,
+    singular: `internalvirtualization${upstreamKind.toLowerCase()}`,
+    shortNames,
+  }) as const;
 
 export const internalVirtualMachine: ResourceDefinition<typeof InternalVirtualMachineSchema> = {
-  ...internal,
-  kind: 'InternalVirtualizationVirtualMachine',
-  plural: 'internalvirtualizationvirtualmachines',
-  singular: 'internalvirtualizationvirtualmachine',
-  shortNames: ['intvirtvm'],
+  ...renamed('VirtualMachine', ['intvirtvm']),
   description: 'KubeVirt VirtualMachine (renamed): the backend object of a VirtualMachine.',
   schema: InternalVirtualMachineSchema,
   statusSubresource: true,
@@ -84,11 +86,7 @@ export const internalVirtualMachine: ResourceDefinition<typeof InternalVirtualMa
 };
 
 export const internalVirtualMachineInstance: ResourceDefinition<typeof InternalVirtualMachineInstanceSchema> = {
-  ...internal,
-  kind: 'InternalVirtualizationVirtualMachineInstance',
-  plural: 'internalvirtualizationvirtualmachineinstances',
-  singular: 'internalvirtualizationvirtualmachineinstance',
-  shortNames: ['intvirtvmi'],
+  ...renamed('VirtualMachineInstance', ['intvirtvmi']),
   description: 'KubeVirt VirtualMachineInstance (renamed): a running virtual machine.',
   schema: InternalVirtualMachineInstanceSchema,
   // As upstream: no status subresource, status is written with the object.
@@ -107,11 +105,7 @@ export const internalVirtualMachineInstance: ResourceDefinition<typeof InternalV
 export const internalVirtualMachineInstanceMigration: ResourceDefinition<
   typeof InternalVirtualMachineInstanceMigrationSchema
 > = {
-  ...internal,
-  kind: 'InternalVirtualizationVirtualMachineInstanceMigration',
-  plural: 'internalvirtualizationvirtualmachineinstancemigrations',
-  singular: 'internalvirtualizationvirtualmachineinstancemigration',
-  shortNames: ['intvirtvmim', 'intvirtvmims'],
+  ...renamed('VirtualMachineInstanceMigration', ['intvirtvmim', 'intvirtvmims']),
   description: 'KubeVirt VirtualMachineInstanceMigration (renamed): one live migration of a VMI.',
   schema: InternalVirtualMachineInstanceMigrationSchema,
   statusSubresource: true,
@@ -122,10 +116,7 @@ export const internalVirtualMachineInstanceMigration: ResourceDefinition<
 };
 
 export const internalKubeVirt: ResourceDefinition<typeof InternalKubeVirtSchema> = {
-  ...internal,
-  kind: 'InternalVirtualizationKubeVirt',
-  plural: 'internalvirtualizationkubevirts',
-  singular: 'internalvirtualizationkubevirt',
+  ...renamed('KubeVirt'),
   description: 'KubeVirt installation and configuration (renamed); the module renders the object named config.',
   schema: InternalKubeVirtSchema,
   statusSubresource: true,
@@ -134,14 +125,10 @@ export const internalKubeVirt: ResourceDefinition<typeof InternalKubeVirtSchema>
 };
 
 export const internalCDI: ResourceDefinition<typeof InternalCDISchema> = {
-  ...internal,
+  ...renamed('CDI', ['intvirtcdi']),
   group: CDI_GROUP,
   version: 'v1beta1',
   scope: 'Cluster',
-  kind: 'InternalVirtualizationCDI',
-  plural: 'internalvirtualizationcdis',
-  singular: 'internalvirtualizationcdi',
-  shortNames: ['intvirtcdi'],
   description: 'Containerized Data Importer installation (renamed); unused, kept as in the original module.',
   schema: InternalCDISchema,
   statusSubresource: true,

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { AGE_COLUMN, type ResourceDefinition } from '../k8s/crd.js';
-import { API_VERSION, GROUP, VERSION, conditions, observedGeneration, rootSchema } from './common.js';
+import { API_VERSION, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
 
 const addressStatusShape = {
   address: z.string().optional().describe('The address in use.'),
@@ -84,22 +84,10 @@ export const VirtualMachineMACAddressLeaseSchema = rootSchema(
 );
 export type VirtualMachineMACAddressLease = z.infer<typeof VirtualMachineMACAddressLeaseSchema>;
 
-const names = (kind: string, plural: string, scope: 'Namespaced' | 'Cluster', shortNames: string[]) => ({
-  group: GROUP,
-  version: VERSION,
-  kind,
-  plural,
-  singular: kind.toLowerCase(),
-  scope,
-  shortNames,
-  categories: [scope === 'Cluster' ? 'virtualization-cluster' : 'virtualization'],
-  statusSubresource: true,
-});
-
 const phaseColumn = { name: 'Status', type: 'string', jsonPath: '.status.phase' } as const;
 
 export const virtualMachineIPAddress: ResourceDefinition<typeof VirtualMachineIPAddressSchema> = {
-  ...names('VirtualMachineIPAddress', 'virtualmachineipaddresses', 'Namespaced', ['vmip']),
+  ...publicNames('VirtualMachineIPAddress', 'virtualmachineipaddresses', 'Namespaced', ['vmip']),
   description: 'An IP address of a virtual machine from the module virtualMachineCIDRs.',
   schema: VirtualMachineIPAddressSchema,
   printerColumns: [
@@ -111,7 +99,7 @@ export const virtualMachineIPAddress: ResourceDefinition<typeof VirtualMachineIP
 };
 
 export const virtualMachineIPAddressLease: ResourceDefinition<typeof VirtualMachineIPAddressLeaseSchema> = {
-  ...names('VirtualMachineIPAddressLease', 'virtualmachineipaddressleases', 'Cluster', ['vmipl', 'vmiplease']),
+  ...publicNames('VirtualMachineIPAddressLease', 'virtualmachineipaddressleases', 'Cluster', ['vmipl', 'vmiplease']),
   description: 'The cluster-wide claim on one IP address; its name encodes the address.',
   schema: VirtualMachineIPAddressLeaseSchema,
   printerColumns: [
@@ -122,7 +110,7 @@ export const virtualMachineIPAddressLease: ResourceDefinition<typeof VirtualMach
 };
 
 export const virtualMachineMACAddress: ResourceDefinition<typeof VirtualMachineMACAddressSchema> = {
-  ...names('VirtualMachineMACAddress', 'virtualmachinemacaddresses', 'Namespaced', ['vmmac']),
+  ...publicNames('VirtualMachineMACAddress', 'virtualmachinemacaddresses', 'Namespaced', ['vmmac']),
   description: 'A MAC address of a virtual machine network interface.',
   schema: VirtualMachineMACAddressSchema,
   printerColumns: [
@@ -134,7 +122,7 @@ export const virtualMachineMACAddress: ResourceDefinition<typeof VirtualMachineM
 };
 
 export const virtualMachineMACAddressLease: ResourceDefinition<typeof VirtualMachineMACAddressLeaseSchema> = {
-  ...names('VirtualMachineMACAddressLease', 'virtualmachinemacaddressleases', 'Cluster', ['vmmacl', 'vmmaclease']),
+  ...publicNames('VirtualMachineMACAddressLease', 'virtualmachinemacaddressleases', 'Cluster', ['vmmacl', 'vmmaclease']),
   description: 'The cluster-wide claim on one MAC address; its name encodes the address.',
   schema: VirtualMachineMACAddressLeaseSchema,
   printerColumns: [

@@ -1,7 +1,7 @@
 /** The API group and the root shape shared by every resource. */
 import { z } from 'zod';
-import { ObjectMetaSchema } from '../k8s/core.js';
-import { ConditionSchema } from '../k8s/core.js';
+import { ConditionSchema, ObjectMetaSchema } from '../k8s/core.js';
+import type { ResourceDefinition } from '../k8s/crd.js';
 import { int64 } from '../k8s/schema.js';
 
 export const GROUP = 'virtualization.deckhouse.io';
@@ -45,4 +45,23 @@ export function conditions(): z.ZodOptional<z.ZodArray<typeof ConditionSchema>> 
 /** status.observedGeneration. */
 export function observedGeneration(): z.ZodOptional<z.ZodNumber> {
   return int64().optional().describe('The .metadata.generation the status was computed for.');
+}
+
+export type ResourceNames = Pick<
+  ResourceDefinition,
+  'group' | 'version' | 'kind' | 'plural' | 'singular' | 'scope' | 'shortNames' | 'categories' | 'statusSubresource'
+>;
+
+/**
+ * Names of a public resource: singular is the lower-cased kind; the category is `virtualization`, or
+ * `virtualization-cluster` for a cluster-wide resource unless given; every resource has /status.
+ */
+export function publicNames(
+  kind: string,
+  plural: string,
+  scope: 'Namespaced' | 'Cluster',
+  shortNames: readonly string[],
+  categories: readonly string[] = [scope === 'Cluster' ? 'virtualization-cluster' : 'virtualization'],
+): ResourceNames {
+  return { group: GROUP, version: VERSION, kind, plural, singular: kind.toLowerCase(), scope, shortNames, categories, statusSubresource: true };
 }

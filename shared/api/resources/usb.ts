@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { AGE_COLUMN, conditionColumn, type ResourceDefinition } from '../k8s/crd.js';
 import { ObjectMetaSchema } from '../k8s/core.js';
 import { int32 } from '../k8s/schema.js';
-import { API_VERSION, GROUP, VERSION, conditions, observedGeneration, rootSchema } from './common.js';
+import { API_VERSION, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
 
 const text = (what: string) => z.string().optional().describe(what);
 
@@ -61,17 +61,9 @@ export const USBDeviceSchema = z.strictObject({
 export type USBDevice = z.infer<typeof USBDeviceSchema>;
 
 export const nodeUSBDevice: ResourceDefinition<typeof NodeUSBDeviceSchema> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'NodeUSBDevice',
-  plural: 'nodeusbdevices',
-  singular: 'nodeusbdevice',
-  scope: 'Cluster',
-  shortNames: ['nusb'],
-  categories: ['virtualization'],
+  ...publicNames('NodeUSBDevice', 'nodeusbdevices', 'Cluster', ['nusb'], ['virtualization']),
   description: 'A USB device discovered on a node, and the namespace it is assigned to.',
   schema: NodeUSBDeviceSchema,
-  statusSubresource: true,
   printerColumns: [
     { name: 'Node', type: 'string', jsonPath: '.status.nodeName' },
     conditionColumn('Ready', 'Ready'),
@@ -90,17 +82,9 @@ const attribute = (name: string, field: string, priority?: number) => ({
 });
 
 export const usbDevice: ResourceDefinition<typeof USBDeviceSchema> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'USBDevice',
-  plural: 'usbdevices',
-  singular: 'usbdevice',
-  scope: 'Namespaced',
-  shortNames: ['usb'],
-  categories: ['virtualization'],
+  ...publicNames('USBDevice', 'usbdevices', 'Namespaced', ['usb']),
   description: 'A USB device assigned to this namespace, usable by its virtual machines.',
   schema: USBDeviceSchema,
-  statusSubresource: true,
   printerColumns: [
     { name: 'Node', type: 'string', jsonPath: '.status.nodeName' },
     attribute('VendorID', 'vendorID', 1),

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { AGE_COLUMN, conditionColumn, type ResourceDefinition } from '../k8s/crd.js';
 import { dateTime, quantity } from '../k8s/schema.js';
-import { API_VERSION, GROUP, VERSION, conditions, observedGeneration, rootSchema } from './common.js';
+import { API_VERSION, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
 import { DownloadSpeedSchema, ImageUploadURLsSchema, VirtualDiskDataSourceSchema } from './datasource.js';
 
 export const VirtualDiskSpecSchema = z
@@ -89,17 +89,9 @@ export const VirtualDiskSchema = rootSchema(API_VERSION, 'VirtualDisk', VirtualD
 export type VirtualDisk = z.infer<typeof VirtualDiskSchema>;
 
 export const virtualDisk: ResourceDefinition<typeof VirtualDiskSchema> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'VirtualDisk',
-  plural: 'virtualdisks',
-  singular: 'virtualdisk',
-  scope: 'Namespaced',
-  shortNames: ['vd'],
-  categories: ['virtualization'],
+  ...publicNames('VirtualDisk', 'virtualdisks', 'Namespaced', ['vd']),
   description: 'A virtual disk backed by a PersistentVolumeClaim: blank, imported, uploaded or copied.',
   schema: VirtualDiskSchema,
-  statusSubresource: true,
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Capacity', type: 'string', jsonPath: '.status.capacity' },

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { AGE_COLUMN, type PrinterColumn, type ResourceDefinition } from '../k8s/crd.js';
-import { API_VERSION, BACKUP_LABELS, GROUP, VERSION, conditions, observedGeneration, rootSchema } from './common.js';
+import { API_VERSION, BACKUP_LABELS, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
 import {
   ClusterVirtualImageDataSourceSchema,
   DownloadSpeedSchema,
@@ -99,17 +99,9 @@ const imageColumns: PrinterColumn[] = [
 ];
 
 export const virtualImage: ResourceDefinition<typeof VirtualImageSchema> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'VirtualImage',
-  plural: 'virtualimages',
-  singular: 'virtualimage',
-  scope: 'Namespaced',
-  shortNames: ['vi'],
-  categories: ['virtualization'],
+  ...publicNames('VirtualImage', 'virtualimages', 'Namespaced', ['vi']),
   description: 'A disk image in a namespace, stored in DVCR or on a PVC.',
   schema: VirtualImageSchema,
-  statusSubresource: true,
   printerColumns: [
     ...imageColumns,
     { name: 'TargetPVC', type: 'string', jsonPath: '.status.target.persistentVolumeClaimName', priority: 1 },
@@ -118,17 +110,9 @@ export const virtualImage: ResourceDefinition<typeof VirtualImageSchema> = {
 };
 
 export const clusterVirtualImage: ResourceDefinition<typeof ClusterVirtualImageSchema> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'ClusterVirtualImage',
-  plural: 'clustervirtualimages',
-  singular: 'clustervirtualimage',
-  scope: 'Cluster',
-  shortNames: ['cvi'],
-  categories: ['virtualization-cluster'],
+  ...publicNames('ClusterVirtualImage', 'clustervirtualimages', 'Cluster', ['cvi']),
   description: 'A disk image available to every namespace, stored in DVCR.',
   schema: ClusterVirtualImageSchema,
-  statusSubresource: true,
   labels: BACKUP_LABELS,
   printerColumns: [...imageColumns, AGE_COLUMN],
 };

@@ -1,7 +1,7 @@
 /** VirtualMachine (vm): a virtual machine, its configuration and observed state. */
 import type { z } from 'zod';
 import { AGE_COLUMN, conditionColumn, type ResourceDefinition } from '../k8s/crd.js';
-import { API_VERSION, GROUP, VERSION, rootSchema } from './common.js';
+import { API_VERSION, rootSchema, publicNames } from './common.js';
 import { VirtualMachineSpecSchema } from './virtualmachine-spec.js';
 import { VirtualMachineStatusSchema } from './virtualmachine-status.js';
 
@@ -14,17 +14,9 @@ export const VirtualMachineSchema = rootSchema(
 export type VirtualMachine = z.infer<typeof VirtualMachineSchema>;
 
 export const virtualMachine: ResourceDefinition<typeof VirtualMachineSchema> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'VirtualMachine',
-  plural: 'virtualmachines',
-  singular: 'virtualmachine',
-  scope: 'Namespaced',
-  shortNames: ['vm'],
-  categories: ['virtualization', 'all'],
+  ...publicNames('VirtualMachine', 'virtualmachines', 'Namespaced', ['vm'], ['virtualization', 'all']),
   description: 'A virtual machine: its CPU, memory, disks, networks, placement and power policy.',
   schema: VirtualMachineSchema,
-  statusSubresource: true,
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Uptime', type: 'date', jsonPath: '.status.stats.lastStartTime' },

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AGE_COLUMN, type ResourceDefinition } from '../k8s/crd.js';
 import { LabelSelectorSchema, TolerationSchema } from '../k8s/core.js';
 import { fieldForType, immutable, int32, quantity, withRules } from '../k8s/schema.js';
-import { API_VERSION, BACKUP_LABELS, GROUP, VERSION, conditions, observedGeneration, rootSchema } from './common.js';
+import { API_VERSION, BACKUP_LABELS, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
 
 /** Annotation that marks the class used when a VM names none. */
 export const DEFAULT_CLASS_ANNOTATION = 'virtualmachineclass.virtualization.deckhouse.io/is-default-class';
@@ -115,17 +115,9 @@ export const VirtualMachineClassSchema = rootSchema(
 export type VirtualMachineClass = z.infer<typeof VirtualMachineClassSchema>;
 
 export const virtualMachineClass: ResourceDefinition<typeof VirtualMachineClassSchema> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'VirtualMachineClass',
-  plural: 'virtualmachineclasses',
-  singular: 'virtualmachineclass',
-  scope: 'Cluster',
-  shortNames: ['vmc', 'vmclass'],
-  categories: ['virtualization-cluster'],
+  ...publicNames('VirtualMachineClass', 'virtualmachineclasses', 'Cluster', ['vmc', 'vmclass']),
   description: 'A class of virtual machines: CPU model, allowed nodes and sizing policies.',
   schema: VirtualMachineClassSchema,
-  statusSubresource: true,
   labels: BACKUP_LABELS,
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },

@@ -1,7 +1,7 @@
 /** VirtualMachineBlockDeviceAttachment (vmbda): hot-plugs a disk or image into a running VM. */
 import { z } from 'zod';
 import type { ResourceDefinition } from '../k8s/crd.js';
-import { API_VERSION, GROUP, VERSION, conditions, observedGeneration, rootSchema } from './common.js';
+import { API_VERSION, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
 
 export const VirtualMachineBlockDeviceAttachmentSpecSchema = z
   .strictObject({
@@ -36,17 +36,9 @@ export const VirtualMachineBlockDeviceAttachmentSchema = rootSchema(
 export type VirtualMachineBlockDeviceAttachment = z.infer<typeof VirtualMachineBlockDeviceAttachmentSchema>;
 
 export const virtualMachineBlockDeviceAttachment: ResourceDefinition<typeof VirtualMachineBlockDeviceAttachmentSchema> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'VirtualMachineBlockDeviceAttachment',
-  plural: 'virtualmachineblockdeviceattachments',
-  singular: 'virtualmachineblockdeviceattachment',
-  scope: 'Namespaced',
-  shortNames: ['vmbda'],
-  categories: ['virtualization'],
+  ...publicNames('VirtualMachineBlockDeviceAttachment', 'virtualmachineblockdeviceattachments', 'Namespaced', ['vmbda']),
   description: 'Attaches a VirtualDisk, VirtualImage or ClusterVirtualImage to a running virtual machine.',
   schema: VirtualMachineBlockDeviceAttachmentSchema,
-  statusSubresource: true,
   printerColumns: [
     { name: 'PHASE', type: 'string', jsonPath: '.status.phase' },
     { name: 'BLOCKDEVICE KIND', type: 'string', jsonPath: '.spec.blockDeviceRef.kind', priority: 1 },

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { AGE_COLUMN, type ResourceDefinition } from '../k8s/crd.js';
 import { fieldForType, has, immutable, stringMap, withRules } from '../k8s/schema.js';
-import { API_VERSION, GROUP, VERSION, conditions, observedGeneration, rootSchema } from './common.js';
+import { API_VERSION, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
 
 export const OperationType = z.enum(['Restart', 'Start', 'Stop', 'Migrate', 'Evict', 'Restore', 'Clone']);
 export const SnapshotMode = z.enum(['DryRun', 'Strict', 'BestEffort']);
@@ -133,17 +133,9 @@ export const VirtualMachineOperationSchema = rootSchema(
 export type VirtualMachineOperation = z.infer<typeof VirtualMachineOperationSchema>;
 
 export const virtualMachineOperation: ResourceDefinition<typeof VirtualMachineOperationSchema> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'VirtualMachineOperation',
-  plural: 'virtualmachineoperations',
-  singular: 'virtualmachineoperation',
-  scope: 'Namespaced',
-  shortNames: ['vmop'],
-  categories: ['virtualization'],
+  ...publicNames('VirtualMachineOperation', 'virtualmachineoperations', 'Namespaced', ['vmop']),
   description: 'An operation on a virtual machine: start, stop, restart, migrate, evict, restore or clone.',
   schema: VirtualMachineOperationSchema,
-  statusSubresource: true,
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Progress', type: 'string', jsonPath: '.status.progress' },

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AGE_COLUMN, type ResourceDefinition } from '../k8s/crd.js';
 import { ConditionSchema } from '../k8s/core.js';
 import { DNS1123_LABEL, int32, listMap, stringMap, withRules } from '../k8s/schema.js';
-import { API_VERSION, GROUP, VERSION, observedGeneration, rootSchema } from './common.js';
+import { API_VERSION, observedGeneration, rootSchema, publicNames } from './common.js';
 import { VirtualDiskSpecSchema } from './virtualdisk.js';
 import { PoolVirtualMachineSpecSchema } from './virtualmachine-spec.js';
 
@@ -131,17 +131,9 @@ export const POOL_LABELS = {
 } as const;
 
 export const virtualMachinePool: ResourceDefinition<typeof VirtualMachinePoolSchema> = {
-  group: GROUP,
-  version: VERSION,
-  kind: 'VirtualMachinePool',
-  plural: 'virtualmachinepools',
-  singular: 'virtualmachinepool',
-  scope: 'Namespaced',
-  shortNames: ['vmpool', 'vmpools'],
-  categories: ['virtualization'],
+  ...publicNames('VirtualMachinePool', 'virtualmachinepools', 'Namespaced', ['vmpool', 'vmpools']),
   description: 'A scalable pool of identical virtual machines with per-VM disks made from templates.',
   schema: VirtualMachinePoolSchema,
-  statusSubresource: true,
   scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
   printerColumns: [
     { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
