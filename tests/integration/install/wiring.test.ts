@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import { WEBHOOKS } from '../../../functions/admission/webhooks.js';
 import { isKnativeService, keyOf, kustomize, type Manifest } from './manifests.js';
 
 const NAMESPACE = 'd8-virtualization';
@@ -47,6 +48,13 @@ describe('wiring of the install', () => {
     const ksvc = objects.find((m) => isKnativeService(m) && m.metadata.name === 'admission');
     const port = (ksvc?.['spec'] as { template: { spec: { containers: Array<{ ports: Array<{ containerPort: number }> }> } } }).template.spec.containers[0]?.ports[0]?.containerPort;
     expect(spec.ports).toEqual([expect.objectContaining({ port: 443, targetPort: port })]);
+  });
+
+  it('registers exactly the paths the admission function serves', () => {
+    const registered = objects
+      .filter((m) => m.kind.endsWith('WebhookConfiguration'))
+      .flatMap((c) => (c['webhooks'] as Array<{ clientConfig: { service: { path: string } } }>).map((w) => w.clientConfig.service.path));
+    expect(registered.sort()).toEqual(WEBHOOKS.map((w) => w.path).sort());
   });
 
   it('validates the virtualization ModuleConfig on create and update, and no other ModuleConfig', () => {
