@@ -9,14 +9,12 @@ import { readBody } from './http/body.js';
 import { errorHandler, notFound } from './http/errors.js';
 import { httpMetrics, observe, tagRoute } from './http/observe.js';
 import { routeEndpoint } from './http/routes.js';
-import type { FunctionContext, FunctionDefinition } from './types.js';
+import type { HostedFunction } from './context.js';
 
 /** The path CloudEvents are POSTed to (Knative delivers to the root). */
 export const CLOUDEVENTS_PATH = '/';
 
-export interface AppParts<C extends z.ZodObject, S> {
-  readonly def: FunctionDefinition<C, S>;
-  readonly ctx: FunctionContext<z.infer<C>, S>;
+export interface AppParts<C extends z.ZodObject, S> extends HostedFunction<C, S> {
   readonly host: HostConfig;
   readonly drain: Drain;
   readonly metrics: Registry;

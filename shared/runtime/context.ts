@@ -1,5 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import type { FunctionContext, HandlerContext } from './types.js';
+import type { z } from 'zod';
+import type { FunctionContext, FunctionDefinition, HandlerContext } from './types.js';
+
+/** A declaration with the context the host built for it: what the host's parts are given. */
+export interface HostedFunction<C extends z.ZodObject, S> {
+  readonly def: FunctionDefinition<C, S>;
+  readonly ctx: FunctionContext<z.infer<C>, S>;
+}
 
 /**
  * The context of one request: a child logger carrying the request id and a signal that aborts when

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { z } from 'zod';
+import type { HostedFunction } from './context.js';
 import { within, type Drain } from './drain.js';
 import type { FunctionContext, FunctionDefinition } from './types.js';
 
@@ -14,9 +15,7 @@ export interface ShutdownReport {
   readonly clean: boolean;
 }
 
-export interface ShutdownParts<C extends z.ZodObject, S> {
-  readonly def: FunctionDefinition<C, S>;
-  readonly ctx: FunctionContext<z.infer<C>, S>;
+export interface ShutdownParts<C extends z.ZodObject, S> extends HostedFunction<C, S> {
   readonly server: Server;
   readonly drain: Drain;
   readonly deadlineMs: number;
