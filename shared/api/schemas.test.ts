@@ -1,4 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import type { z } from 'zod';
+import type { VirtualMachine } from './resources/virtualmachine.js';
+import { VirtualMachineSpecSchema } from './resources/virtualmachine-spec.js';
 import { ALL_RESOURCES, resourceByKind } from './registry.js';
 import { structuralSchema, type JsonSchema } from './k8s/structural.js';
 import { uncovered } from './testdata/coverage.js';
@@ -16,5 +19,22 @@ describe('the full objects of the round-trip test', () => {
     const props = schema['properties'] as Record<string, JsonSchema>;
     const parts: JsonSchema = { properties: Object.fromEntries(['spec', 'status'].filter((p) => props[p]).map((p) => [p, props[p]])) };
     expect(uncovered(parts, FULL_OBJECTS.filter((o) => o.kind === kind))).toEqual([]);
+  });
+});
+
+describe('the inferred types', () => {
+  it('carry enums, required fields and defaults (checked by tsc)', () => {
+    const runPolicy: VirtualMachine['spec']['runPolicy'] = 'AlwaysOn';
+    // @ts-expect-error not a run policy
+    const wrong: VirtualMachine['spec']['runPolicy'] = 'Sometimes';
+    const input = {
+      virtualMachineClassName: 'generic',
+      cpu: { cores: 1 },
+      memory: { size: '1Gi' },
+      blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }],
+    } satisfies z.input<typeof VirtualMachineSpecSchema>;
+    // After parsing, defaulted fields are always present.
+    const osType: VirtualMachine['spec']['osType'] = VirtualMachineSpecSchema.parse(input).osType;
+    expect([runPolicy, wrong, osType]).toEqual(['AlwaysOn', 'Sometimes', 'Generic']);
   });
 });
