@@ -2,22 +2,12 @@
  * Golden records: for each event kind an audit line as it arrives from Vector and the exact record
  * line expected on stdout (compared as strings, so field order counts).
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { decodeBody } from './codec.js';
 import { processElements } from './pipeline.js';
 import type { AuditRecord } from './records.js';
+import { GOLDEN_CASES as CASES, golden } from './testing/golden.js';
 import { goldenWorld } from './testing/world.js';
-
-const DIR = new URL('./testdata/golden/', import.meta.url);
-const CASES = readdirSync(DIR)
-  .filter((f) => f.endsWith('.input.json'))
-  .map((f) => f.slice(0, -'.input.json'.length))
-  .sort();
-
-function read(name: string): string {
-  return readFileSync(new URL(name, DIR), 'utf8').trim();
-}
 
 async function recordLines(body: string): Promise<string[]> {
   const records: AuditRecord[] = [];
@@ -32,14 +22,14 @@ describe('golden audit records', () => {
   });
 
   it.each(CASES)('%s: the Vector line yields exactly the expected record', async (name) => {
-    const line = read(`${name}.input.json`);
+    const line = golden(name, 'input');
     const body = JSON.stringify([{ message: line, file: '/var/log/kube-audit/audit.log', source_type: 'file' }]);
-    expect(await recordLines(body)).toEqual([read(`${name}.expected.json`)]);
+    expect(await recordLines(body)).toEqual([golden(name, 'expected')]);
   });
 
   it.each(CASES)('%s: the same event in an apiserver EventList yields the same record', async (name) => {
-    const event = JSON.parse(read(`${name}.input.json`)) as unknown;
+    const event = JSON.parse(golden(name, 'input')) as unknown;
     const body = JSON.stringify({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [event] });
-    expect(await recordLines(body)).toEqual([read(`${name}.expected.json`)]);
+    expect(await recordLines(body)).toEqual([golden(name, 'expected')]);
   });
 });

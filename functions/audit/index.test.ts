@@ -1,14 +1,12 @@
 /** The function served in-process over real HTTP: the three inputs, broken input, metrics. */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FunctionDefinition } from '../../shared/runtime/index.js';
 import type { auditConfigSchema } from './config.js';
 import { auditFunction, type AuditState } from './index.js';
 import { auditEvent, vectorEvent } from './testing/events.js';
+import { golden } from './testing/golden.js';
 import { serveAudit, type ServedAudit } from './testing/serve.js';
 
-const golden = (name: string, ext: string): string =>
-  readFileSync(new URL(`./testdata/golden/${name}.${ext}.json`, import.meta.url), 'utf8').trim();
 const VECTOR_CE = { 'ce-specversion': '1.0', 'ce-id': 'batch-1', 'ce-type': 'vector.audit', 'ce-source': '/vector' };
 
 describe('audit function over HTTP', () => {

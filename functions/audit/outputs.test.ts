@@ -1,6 +1,6 @@
 /** Records out: stdout lines, CloudEvents to K_SINK with retries, and an unreachable apiserver. */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,10 +8,9 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { recordWriter } from './output.js';
 import { forbidRecord, RecordType } from './records.js';
 import { MemoryDestination } from './testing/memory-destination.js';
+import { golden } from './testing/golden.js';
 import { serveAudit, type ServedAudit } from './testing/serve.js';
 
-const golden = (name: string, ext: string): string =>
-  readFileSync(new URL(`./testdata/golden/${name}.${ext}.json`, import.meta.url), 'utf8').trim();
 
 interface Received {
   headers: IncomingMessage['headers'];

@@ -1,11 +1,11 @@
 /** Whatever arrives, the decoder and the dispatcher answer with results, never with an exception. */
-import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { decodeBody, decodeValue } from './codec.js';
 import { processElements } from './pipeline.js';
 import type { AuditRecord } from './records.js';
 import { vectorEvent } from './testing/events.js';
+import { goldenEvents } from './testing/golden.js';
 import { FakeEnrichment } from './testing/fake-enrichment.js';
 import { goldenWorld } from './testing/world.js';
 
@@ -24,10 +24,7 @@ const word = fc.constantFrom(
 );
 const value = fc.oneof(word, fc.anything());
 
-const GOLDEN_DIR = new URL('./testdata/golden/', import.meta.url);
-const GOLDEN_EVENTS: Array<Record<string, unknown>> = readdirSync(GOLDEN_DIR)
-  .filter((f) => f.endsWith('.input.json'))
-  .map((f) => JSON.parse(readFileSync(new URL(f, GOLDEN_DIR), 'utf8')) as Record<string, unknown>);
+const GOLDEN_EVENTS = goldenEvents();
 
 const FIELDS = ['verb', 'stage', 'level', 'auditID', 'requestURI', 'user', 'objectRef', 'annotations', 'responseObject', 'sourceIPs', 'requestReceivedTimestamp'];
 const objectish = fc.oneof(

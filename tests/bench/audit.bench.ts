@@ -11,12 +11,13 @@
  * Knobs: BENCH_ROUNDS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP, BENCH_BATCH, BENCH_CPU.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { openSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 import { REPO_ROOT } from '../../shared/runtime/testing/index.js';
+import { GOLDEN_CASES, golden } from '../../functions/audit/testing/golden.js';
 import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane } from '../env/control-plane.js';
 import { installCrds } from '../env/crds.js';
@@ -35,9 +36,7 @@ const settings = knobs(z.object({
   BENCH_CPU: env.int(1, 0).describe('The CPU core the function processes are pinned to (taskset)'),
 }));
 
-const GOLDEN = join(REPO_ROOT, 'functions/audit/testdata/golden');
-const goldenNames = readdirSync(GOLDEN).filter((f) => f.endsWith('.input.json')).map((f) => f.slice(0, -11)).sort();
-const golden = (name: string, ext: string): string => readFileSync(join(GOLDEN, `${name}.${ext}.json`), 'utf8').trim();
+const goldenNames = GOLDEN_CASES;
 
 /** The cluster state the golden lines are enriched from (the in-memory world of the unit tests, for real). */
 async function buildWorld(): Promise<void> {
