@@ -26,11 +26,11 @@ export function diff(original: unknown, changed: unknown, path = ''): JsonPatchO
 function diffObjects(original: Record<string, unknown>, changed: Record<string, unknown>, path: string): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
   for (const key of Object.keys(original)) {
-    if (!(key in changed)) ops.push({ op: 'remove', path: `${path}/${pointerSegment(key)}` });
+    if (!Object.hasOwn(changed, key)) ops.push({ op: 'remove', path: `${path}/${pointerSegment(key)}` });
   }
   for (const [key, value] of Object.entries(changed)) {
     const at = `${path}/${pointerSegment(key)}`;
-    if (!(key in original)) ops.push({ op: 'add', path: at, value });
+    if (!Object.hasOwn(original, key)) ops.push({ op: 'add', path: at, value });
     else ops.push(...diff(original[key], value, at));
   }
   return ops;
@@ -56,7 +56,7 @@ export function applyPatch(doc: unknown, ops: readonly JsonPatchOp[]): unknown {
     }
     const last = segments.pop() as string;
     let parent: unknown = root;
-    for (const s of segments) parent = (parent as Record<string, unknown>)[s];
+    for (const s of segments) parent = Object.hasOwn(parent as object, s) ? (parent as Record<string, unknown>)[s] : undefined;
     if (parent === null || typeof parent !== 'object') throw new Error(`no parent for ${op.path}`);
     const target = parent as Record<string, unknown>;
     if (op.op === 'remove') {
@@ -65,7 +65,7 @@ export function applyPatch(doc: unknown, ops: readonly JsonPatchOp[]): unknown {
     } else if (op.op === 'add' && Array.isArray(target)) {
       target.splice(last === '-' ? target.length : Number(last), 0, structuredClone(op.value));
     } else {
-      target[last] = structuredClone(op.value);
+      Object.defineProperty(target, last, { value: structuredClone(op.value), enumerable: true, writable: true, configurable: true });
     }
   }
   return root;
