@@ -6,7 +6,7 @@
 # Functions start from dist/<UNIT>/index.js, daemons from dist/<UNIT>/main.js. Another entry of the
 # same unit runs by overriding the arguments, e.g. args: [dist/functions/pre-delete/job.js].
 # Units that need root or capabilities (route-forge: NET_ADMIN) get them from their pod spec.
-ARG NODE_MAJOR=22
+ARG NODE_MAJOR=20
 
 FROM node:${NODE_MAJOR}-slim AS build
 WORKDIR /src

@@ -2,7 +2,6 @@ import { describe, expect, it } from '@jest/globals';
 import { parseConfig } from '../../shared/config/index.js';
 import { ConfigError } from '../../shared/errors/index.js';
 import { preDeleteConfig } from './config.js';
-import { durationMs } from './duration.js';
 
 describe('pre-delete configuration', () => {
   it('defaults to the KubeVirt and CDI `config` objects, a 300 s deadline and a 2 s poll', () => {
@@ -52,19 +51,3 @@ describe('pre-delete configuration', () => {
   });
 });
 
-describe('durations', () => {
-  it.each([
-    ['1200s', 1_200_000],
-    ['20m', 1_200_000],
-    ['1h30m', 5_400_000],
-    ['500ms', 500],
-    ['1.5s', 1_500],
-    ['2m30s', 150_000],
-  ])('reads %s as %d ms', (text, ms) => {
-    expect(durationMs(text)).toBe(ms);
-  });
-
-  it.each(['', '10', 'soon', '5 s', '-1s', '1d', 's'])('refuses %j', (text) => {
-    expect(durationMs(text)).toBeUndefined();
-  });
-});

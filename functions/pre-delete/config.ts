@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { internalCDI, internalKubeVirt } from '../../shared/api/internal/resources.js';
 import { env } from '../../shared/config/index.js';
-import { durationMs } from './duration.js';
 
 /** One object to delete, in the original's RESOURCES shape (GVR keys in any letter case). */
 export interface Target {
@@ -44,21 +43,11 @@ const targets = z
   .pipe(z.array(targetSchema).min(1))
   .default(DEFAULT_TARGETS as Target[]);
 
-const duration = (def: string): z.ZodType<number, string | undefined> =>
-  z
-    .string()
-    .default(def)
-    .transform((text, ctx) => {
-      const ms = durationMs(text);
-      if (ms === undefined || ms <= 0) ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as 1200s, 20m or 500ms' });
-      return ms ?? 0;
-    });
-
 /** Configuration of the function and of the Job entry; every key from the environment. */
 export const preDeleteConfig = z.object({
   RESOURCES: targets.describe('JSON array of the objects to delete and wait for; the KubeVirt and CDI `config` objects by default'),
-  WAIT_TIMEOUT: duration('300s').describe('Deadline for all objects to be gone, finalizers included; missing it is a failure'),
-  POLL_INTERVAL: duration('2s').describe('Pause between checks whether a deleted object is gone (and between retries of failed calls)'),
+  WAIT_TIMEOUT: env.duration('300s').describe('Deadline for all objects to be gone, finalizers included; missing it is a failure'),
+  POLL_INTERVAL: env.duration('2s').describe('Pause between checks whether a deleted object is gone (and between retries of failed calls)'),
   MODULE_CONFIG_NAME: env.string('virtualization').describe('The ModuleConfig whose deletion or disabling triggers the clean-up'),
   KUBECONFIG: env.optionalString().describe('Kubeconfig file; the pod service account when unset'),
 });

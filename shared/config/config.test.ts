@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
-import { env, formatPath, parseConfig } from './index.js';
+import { env, formatPath, parseConfig, parseDurationMs } from './index.js';
 
 const schema = z.object({
   PORT: env.port(8080).describe('listen port'),
@@ -51,5 +51,30 @@ describe('formatPath', () => {
   it('joins keys with dots and indexes with brackets', () => {
     expect(formatPath(['spec', 'blockDeviceRefs', 16, 'name'])).toBe('spec.blockDeviceRefs[16].name');
     expect(formatPath([])).toBe('');
+  });
+});
+
+describe('durations', () => {
+  it.each([
+    ['1200s', 1_200_000],
+    ['20m', 1_200_000],
+    ['1h30m', 5_400_000],
+    ['500ms', 500],
+    ['1.5s', 1_500],
+    ['2m30s', 150_000],
+  ])('reads %s as %d ms', (text, ms) => {
+    expect(parseDurationMs(text)).toBe(ms);
+  });
+
+  it.each(['', '10', 'soon', '5 s', '-1s', '1d', 's'])('refuses %j', (text) => {
+    expect(parseDurationMs(text)).toBeUndefined();
+  });
+
+  it('env.duration defaults, parses and names a bad value', () => {
+    const schema = z.object({ WAIT: env.duration('30s') });
+    expect(parseConfig(schema, {}).WAIT).toBe(30_000);
+    expect(parseConfig(schema, { WAIT: '2m' }).WAIT).toBe(120_000);
+    expect(() => parseConfig(schema, { WAIT: 'soon' })).toThrow(/WAIT: must be a positive duration/);
+    expect(() => parseConfig(schema, { WAIT: '0s' })).toThrow(/WAIT/);
   });
 });

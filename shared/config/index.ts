@@ -44,6 +44,15 @@ export function deepFreeze<T>(value: T): Readonly<T> {
   return value;
 }
 
+/** Go-style durations (`1200s`, `20m`, `1h30m`, `500ms`, `1.5s`) in milliseconds; undefined if not one. */
+export function parseDurationMs(text: string): number | undefined {
+  if (!/^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text)) return undefined;
+  const unitMs: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+  let sum = 0;
+  for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) sum += Number(amount) * (unitMs[unit ?? ''] ?? 0);
+  return Math.round(sum);
+}
+
 /** Helpers for typical env values (strings from the environment coerced with clear messages). */
 type Coerced<T> = z.ZodType<T, unknown>;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -53,6 +62,8 @@ export const env: {
   int(def: number, min?: number): Coerced<number>;
   bool(def: boolean): Coerced<boolean>;
   string(def: string): Coerced<string>;
+  /** A positive Go-style duration such as `30s` or `20m`, parsed to milliseconds. */
+  duration(def: string): Coerced<number>;
   optionalString(): Coerced<string | undefined>;
   logLevel(): Coerced<(typeof LOG_LEVELS)[number]>;
 } = {
@@ -64,6 +75,15 @@ export const env: {
       .default(def ? 'true' : 'false')
       .transform((v) => v === 'true' || v === '1' || v === 'yes'),
   string: (def) => z.string().default(def),
+  duration: (def) =>
+    z
+      .string()
+      .default(def)
+      .transform((text, ctx) => {
+        const ms = parseDurationMs(text.trim());
+        if (ms === undefined || ms <= 0) ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as 30s, 20m or 500ms' });
+        return ms ?? 0;
+      }),
   optionalString: () => z.string().optional(),
   logLevel: () => z.enum(LOG_LEVELS).default('info'),
 };
