@@ -171,15 +171,18 @@ export interface RequestOptions {
 
 /** An AdmissionRequest for `object`, with kind and names read from the object unless given. */
 export function request(object: unknown, opts: RequestOptions = {}): AdmissionRequest {
-  const o = (object ?? {}) as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } };
-  const [group, version] = (o.apiVersion ?? '').includes('/') ? (o.apiVersion ?? '').split('/') : ['', o.apiVersion ?? ''];
+  const o = (object !== null && typeof object === 'object' ? object : {}) as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
+  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+  const apiVersion = str(o.apiVersion) ?? '';
+  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+  const meta = o.metadata !== null && typeof o.metadata === 'object' ? o.metadata : {};
   const operation = opts.operation ?? (opts.oldObject === undefined ? 'CREATE' : 'UPDATE');
   return {
     uid: 'b3c8f0d2-1111-4a4a-9c9c-000000000001',
-    kind: opts.kind ?? { group: group ?? '', version: version ?? '', kind: o.kind ?? '' },
+    kind: opts.kind ?? { group: group ?? '', version: version ?? '', kind: str(o.kind) ?? '' },
     subResource: opts.subResource,
-    name: o.metadata?.name ?? '',
-    namespace: o.metadata?.namespace,
+    name: str(meta.name) ?? '',
+    namespace: str(meta.namespace),
     operation,
     userInfo: { username: opts.username ?? 'jane', groups: ['system:authenticated'] },
     object: object as Record<string, unknown> | null,
