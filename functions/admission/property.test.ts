@@ -71,7 +71,7 @@ function replaced(object: unknown, path: Array<string | number>, value: unknown)
   const copy = structuredClone(object) as Record<string | number, unknown>;
   let parent = copy;
   for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
-  parent[path[path.length - 1] as string | number] = value;
+  parent[path[path.length - 1]] = value;
   return copy;
 }
 
