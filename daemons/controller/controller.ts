@@ -1,0 +1,94 @@
+import type { KubeClient } from '../../shared/kube/index.js';
+import { childLogger, type Logger } from '../../shared/log/index.js';
+import { allCaches, makeCaches } from './caches.js';
+import type { ControllerConfig } from './config.js';
+import type { Caches, Deps, LauncherPods } from './deps.js';
+import { Runner, type ReconcileFn } from './engine/runner.js';
+import { ModuleConfigCidrs } from './kube/cidrs.js';
+import { launcherPods } from './kube/launcher.js';
+import { makeClients, type Clients } from './kube/resources.js';
+import { collectResourceMetrics } from './metrics/collect.js';
+import type { ControllerMetrics } from './metrics/runtime.js';
+import { leaseReconciler } from './reconcilers/ipam/lease.js';
+import { vmipReconciler } from './reconcilers/ipam/vmip.js';
+import { vmReconciler } from './reconcilers/vm/index.js';
+import { vmClassReconciler } from './reconcilers/vmclass/index.js';
+import { vmopReconciler } from './reconcilers/vmop/index.js';
+import { wireSources, type Runners } from './sources.js';
+
+export interface StartOptions {
+  kube: KubeClient;
+  config: ControllerConfig;
+  /** Aborts when leadership is lost or the process stops: every reconcile and write ends at once. */
+  signal: AbortSignal;
+  metrics?: ControllerMetrics;
+  logger?: Logger;
+  /** Where guest power events are read (virt-launcher pods by default). */
+  launcher?: LauncherPods;
+}
+
+/** The reconcilers of a leader, running. */
+export interface RunningController {
+  readonly caches: Caches;
+  readonly clients: Clients;
+  readonly runners: Runners;
+  /** The resource gauges (d8_virtualization_*) from the caches, in the text format. */
+  resourceMetrics(): string;
+  /** Stop the workers, then the informers; resolves when nothing runs any more. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Start every reconciler: informers list and watch, the caches sync, then the workers begin. All of it
+ * stops when `signal` aborts (leadership lost) or on stop().
+ */
+export async function startController(options: StartOptions): Promise<RunningController> {
+  const log = options.logger ?? childLogger({ component: 'controller' });
+  const stopping = new AbortController();
+  const signal = AbortSignal.any([options.signal, stopping.signal]);
+  const clients = makeClients(options.kube);
+  const caches = makeCaches(clients, options.config, signal, log);
+  const cidrs = new ModuleConfigCidrs(options.config.VIRTUAL_MACHINE_CIDRS);
+  const deps: Deps = { clients, caches, config: options.config, cidrs, launcher: options.launcher ?? launcherPods(clients.pods) };
+  const runners = makeRunners(deps, signal, options, log);
+  wireSources(caches, runners);
+  cidrs.onChange(() => {
+    for (const vm of caches.vms.list()) runners.vm.enqueue(`${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`);
+    for (const ip of caches.vmips.list()) runners.vmip.enqueue(`${ip.metadata.namespace ?? ''}/${ip.metadata.name ?? ''}`);
+  });
+  const stop = async (): Promise<void> => {
+    stopping.abort();
+    await Promise.all(runnerList(runners).map((r) => r.stop()));
+    await Promise.all(allCaches(caches).map((c) => c.informer.stop()));
+    await cidrs.stop();
+  };
+  try {
+    await cidrs.start(clients, signal, log);
+    for (const c of allCaches(caches)) c.informer.start();
+    await Promise.all(allCaches(caches).map((c) => c.synced));
+  } catch (err: unknown) {
+    await stop();
+    throw err;
+  }
+  for (const runner of runnerList(runners)) runner.start();
+  log.info({ namespace: options.config.WATCH_NAMESPACE ?? '*' }, 'caches synced, reconcilers running');
+  return { caches, clients, runners, resourceMetrics: () => collectResourceMetrics(caches), stop };
+}
+
+function runnerList(r: Runners): Runner[] {
+  return [r.vm, r.vmop, r.vmip, r.lease, r.vmclass];
+}
+
+function makeRunners(deps: Deps, signal: AbortSignal, options: StartOptions, log: Logger): Runners {
+  const workers = options.config.RECONCILE_WORKERS;
+  const runner = (name: string, reconcile: ReconcileFn, count: number): Runner =>
+    new Runner({ name, workers: count, reconcile, signal, observe: options.metrics?.observe, logger: childLogger({ controller: name }, log) });
+  const some = Math.max(1, Math.floor(workers / 2));
+  return {
+    vm: runner('vm', vmReconciler(deps), workers),
+    vmop: runner('vmop', vmopReconciler(deps), some),
+    vmip: runner('vmip', vmipReconciler(deps), some),
+    lease: runner('vmiplease', leaseReconciler(deps), some),
+    vmclass: runner('vmclass', vmClassReconciler(deps), 1),
+  };
+}

@@ -1,0 +1,49 @@
+/** What the reconcilers share: clients, caches and the ports to the outside world. */
+import type {
+  InternalVirtualMachine,
+  InternalVirtualMachineInstance,
+  InternalVirtualMachineInstanceMigration,
+} from '../../shared/api/internal/resources.js';
+import type { VirtualMachineIPAddress, VirtualMachineIPAddressLease } from '../../shared/api/resources/addresses.js';
+import type { VirtualDisk } from '../../shared/api/resources/virtualdisk.js';
+import type { ClusterVirtualImage, VirtualImage } from '../../shared/api/resources/virtualimage.js';
+import type { VirtualMachine } from '../../shared/api/resources/virtualmachine.js';
+import type { VirtualMachineClass } from '../../shared/api/resources/virtualmachineclass.js';
+import type { VirtualMachineOperation } from '../../shared/api/resources/vmop.js';
+import type { ControllerConfig } from './config.js';
+import type { ObjectCache } from './engine/cache.js';
+import type { Clients, Node } from './kube/resources.js';
+import type { GuestEvent } from './reconcilers/vm/power.js';
+
+export interface Caches {
+  vms: ObjectCache<VirtualMachine>;
+  classes: ObjectCache<VirtualMachineClass>;
+  disks: ObjectCache<VirtualDisk>;
+  images: ObjectCache<VirtualImage>;
+  clusterImages: ObjectCache<ClusterVirtualImage>;
+  kvvms: ObjectCache<InternalVirtualMachine>;
+  kvvmis: ObjectCache<InternalVirtualMachineInstance>;
+  migrations: ObjectCache<InternalVirtualMachineInstanceMigration>;
+  vmops: ObjectCache<VirtualMachineOperation>;
+  vmips: ObjectCache<VirtualMachineIPAddress>;
+  leases: ObjectCache<VirtualMachineIPAddressLease>;
+  nodes: ObjectCache<Node>;
+}
+
+/** The subnets VM addresses come from (ModuleConfig or environment); empty means IPAM is off. */
+export interface CidrSource {
+  current(): readonly string[];
+}
+
+/** Reads why an instance ended from its virt-launcher pod. */
+export interface LauncherPods {
+  guestEvent(vmi: InternalVirtualMachineInstance, signal: AbortSignal): Promise<GuestEvent>;
+}
+
+export interface Deps {
+  clients: Clients;
+  caches: Caches;
+  config: ControllerConfig;
+  cidrs: CidrSource;
+  launcher: LauncherPods;
+}

@@ -1,0 +1,125 @@
+import { objectKey, type Informer, type KubeObject } from '../../../shared/kube/index.js';
+
+type IndexFn<T> = (obj: T) => readonly string[];
+
+/**
+ * The reconcilers' read side: an informer's store, overlaid with the objects this process has just
+ * written (a write's response is newer than the watch event still on its way), plus secondary
+ * indexes (VMs by class, VMOPs by VM, ...). An overlay entry lives until the watch catches up.
+ */
+export class ObjectCache<T extends KubeObject> {
+  private readonly overlay = new Map<string, T>();
+  private readonly gone = new Set<string>();
+  private readonly indexFns = new Map<string, IndexFn<T>>();
+  private readonly indexes = new Map<string, Map<string, Set<string>>>();
+
+  constructor(readonly informer: Informer<T>) {
+    informer.on('add', (obj) => this.observe(obj, undefined));
+    informer.on('update', (obj, old) => this.observe(obj, old));
+    informer.on('delete', (obj) => this.observeDelete(obj));
+  }
+
+  get synced(): Promise<void> {
+    return this.informer.synced;
+  }
+
+  /** The freshest known version of an object. */
+  get(key: string): T | undefined {
+    if (this.gone.has(key)) return undefined;
+    const cached = this.informer.store.get(key);
+    const fresh = this.overlay.get(key);
+    if (fresh === undefined) return cached;
+    if (cached === undefined) return fresh;
+    return newerOrEqual(cached, fresh) ? cached : fresh;
+  }
+
+  list(): T[] {
+    const keys = new Set([...this.informer.store.keys(), ...this.overlay.keys()]);
+    const out: T[] = [];
+    for (const key of keys) {
+      const obj = this.get(key);
+      if (obj !== undefined) out.push(obj);
+    }
+    return out;
+  }
+
+  /** Record an object this process wrote (the apiserver's answer). */
+  remember(obj: T): T {
+    const key = objectKey(obj.metadata);
+    this.gone.delete(key);
+    const cached = this.informer.store.get(key);
+    if (cached === undefined || !newerOrEqual(cached, obj)) this.overlay.set(key, obj);
+    return obj;
+  }
+
+  /** Record that this process deleted an object without finalizers (it is gone at once). */
+  forget(key: string): void {
+    this.overlay.delete(key);
+    if (this.informer.store.get(key) !== undefined) this.gone.add(key);
+  }
+
+  /** Maintain an index; must be added before the informer starts. */
+  addIndex(name: string, fn: IndexFn<T>): void {
+    this.indexFns.set(name, fn);
+    this.indexes.set(name, new Map());
+  }
+
+  /** Objects whose index values include `value`. */
+  byIndex(name: string, value: string): T[] {
+    const keys = this.indexes.get(name)?.get(value);
+    if (keys === undefined) return [];
+    const out: T[] = [];
+    for (const key of keys) {
+      const obj = this.get(key);
+      if (obj !== undefined) out.push(obj);
+    }
+    return out;
+  }
+
+  private observe(obj: T, old: T | undefined): void {
+    const key = objectKey(obj.metadata);
+    this.gone.delete(key);
+    const fresh = this.overlay.get(key);
+    if (fresh !== undefined && newerOrEqual(obj, fresh)) this.overlay.delete(key);
+    if (old !== undefined) this.unindex(key, old);
+    this.index(key, obj);
+  }
+
+  private observeDelete(obj: T): void {
+    const key = objectKey(obj.metadata);
+    this.overlay.delete(key);
+    this.gone.delete(key);
+    this.unindex(key, obj);
+  }
+
+  private index(key: string, obj: T): void {
+    for (const [name, fn] of this.indexFns) {
+      const index = this.indexes.get(name);
+      if (index === undefined) continue;
+      for (const value of fn(obj)) {
+        let keys = index.get(value);
+        if (keys === undefined) index.set(value, (keys = new Set()));
+        keys.add(key);
+      }
+    }
+  }
+
+  private unindex(key: string, obj: T): void {
+    for (const [name, fn] of this.indexFns) {
+      const index = this.indexes.get(name);
+      for (const value of fn(obj)) {
+        const keys = index?.get(value);
+        keys?.delete(key);
+        if (keys?.size === 0) index?.delete(value);
+      }
+    }
+  }
+}
+
+/** Whether `a` is at least as new as `b` (etcd revisions compared as numbers; unknown → a). */
+export function newerOrEqual(a: KubeObject, b: KubeObject): boolean {
+  const ra = a.metadata.resourceVersion;
+  const rb = b.metadata.resourceVersion;
+  if (ra === undefined || rb === undefined || !/^\d+$/.test(ra) || !/^\d+$/.test(rb)) return true;
+  return BigInt(ra) >= BigInt(rb);
+}

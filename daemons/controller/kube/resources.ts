@@ -1,0 +1,152 @@
+/** The typed clients of every resource the controller reads or writes. */
+import { z } from 'zod';
+import type { ResourceDefinition } from '../../../shared/api/k8s/crd.js';
+import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
+import {
+  InternalVirtualMachineInstanceMigrationSchema,
+  InternalVirtualMachineInstanceSchema,
+  InternalVirtualMachineSchema,
+  internalVirtualMachine,
+  internalVirtualMachineInstance,
+  internalVirtualMachineInstanceMigration,
+  type InternalVirtualMachine,
+  type InternalVirtualMachineInstance,
+  type InternalVirtualMachineInstanceMigration,
+} from '../../../shared/api/internal/resources.js';
+import {
+  VirtualMachineIPAddressLeaseSchema,
+  VirtualMachineIPAddressSchema,
+  virtualMachineIPAddress,
+  virtualMachineIPAddressLease,
+  type VirtualMachineIPAddress,
+  type VirtualMachineIPAddressLease,
+} from '../../../shared/api/resources/addresses.js';
+import { VirtualDiskSchema, virtualDisk, type VirtualDisk } from '../../../shared/api/resources/virtualdisk.js';
+import {
+  ClusterVirtualImageSchema,
+  VirtualImageSchema,
+  clusterVirtualImage,
+  virtualImage,
+  type ClusterVirtualImage,
+  type VirtualImage,
+} from '../../../shared/api/resources/virtualimage.js';
+import { VirtualMachineSchema, virtualMachine, type VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
+import {
+  VirtualMachineClassSchema,
+  virtualMachineClass,
+  type VirtualMachineClass,
+} from '../../../shared/api/resources/virtualmachineclass.js';
+import {
+  VirtualMachineOperationSchema,
+  virtualMachineOperation,
+  type VirtualMachineOperation,
+} from '../../../shared/api/resources/vmop.js';
+import type { KubeClient, ResourceClient, ResourceDescriptor } from '../../../shared/kube/index.js';
+
+export const FIELD_MANAGER = 'virtualization-controller';
+
+/** The descriptor (REST coordinates) of a resource definition from shared/api. */
+export function descriptorOf(def: ResourceDefinition): ResourceDescriptor {
+  return { group: def.group, version: def.version, plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' };
+}
+
+const taintSchema = z.looseObject({ key: z.string(), value: z.string().optional(), effect: z.string() });
+
+/** The parts of a Node the class reconciler reads. */
+export const NodeSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  spec: z.looseObject({ taints: z.array(taintSchema).optional(), unschedulable: z.boolean().optional() }).optional(),
+  status: z.looseObject({ allocatable: z.record(z.string(), z.string()).optional() }).optional(),
+});
+export type Node = z.infer<typeof NodeSchema>;
+export type Taint = z.infer<typeof taintSchema>;
+
+const containerStatusSchema = z.looseObject({
+  name: z.string(),
+  state: z
+    .looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() })
+    .optional(),
+  lastState: z
+    .looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() })
+    .optional(),
+});
+
+/** The parts of a virt-launcher Pod the power-state handler reads (the compute container's termination). */
+export const PodSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  status: z.looseObject({ containerStatuses: z.array(containerStatusSchema).optional() }).optional(),
+});
+export type Pod = z.infer<typeof PodSchema>;
+
+/** A Secret, as far as provisioning checks it. */
+export const SecretSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  type: z.string().optional(),
+  data: z.record(z.string(), z.string()).optional(),
+});
+export type Secret = z.infer<typeof SecretSchema>;
+
+/** The ModuleConfig, as far as IPAM reads it (spec.settings.virtualMachineCIDRs). */
+export const ModuleConfigSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  spec: z.looseObject({ settings: z.looseObject({ virtualMachineCIDRs: z.array(z.string()).optional() }).optional() }).optional(),
+});
+export type ModuleConfig = z.infer<typeof ModuleConfigSchema>;
+
+const core = (plural: string, kind: string, namespaced: boolean): ResourceDescriptor => ({ group: '', version: 'v1', plural, kind, namespaced });
+export const moduleConfigDescriptor: ResourceDescriptor = {
+  group: 'deckhouse.io',
+  version: 'v1alpha1',
+  plural: 'moduleconfigs',
+  kind: 'ModuleConfig',
+  namespaced: false,
+};
+
+export interface Clients {
+  vms: ResourceClient<VirtualMachine>;
+  classes: ResourceClient<VirtualMachineClass>;
+  disks: ResourceClient<VirtualDisk>;
+  images: ResourceClient<VirtualImage>;
+  clusterImages: ResourceClient<ClusterVirtualImage>;
+  kvvms: ResourceClient<InternalVirtualMachine>;
+  kvvmis: ResourceClient<InternalVirtualMachineInstance>;
+  migrations: ResourceClient<InternalVirtualMachineInstanceMigration>;
+  vmops: ResourceClient<VirtualMachineOperation>;
+  vmips: ResourceClient<VirtualMachineIPAddress>;
+  leases: ResourceClient<VirtualMachineIPAddressLease>;
+  nodes: ResourceClient<Node>;
+  pods: ResourceClient<Pod>;
+  secrets: ResourceClient<Secret>;
+  moduleConfigs: ResourceClient<ModuleConfig>;
+}
+
+/** Every client, attributed to the controller's field manager. */
+export function makeClients(kube: KubeClient, fieldManager = FIELD_MANAGER): Clients {
+  const r = <T extends { metadata: z.infer<typeof ObjectMetaSchema> }>(def: ResourceDefinition, schema: z.ZodType<T>): ResourceClient<T> =>
+    kube.resource(descriptorOf(def), schema, fieldManager);
+  return {
+    vms: r(virtualMachine, VirtualMachineSchema),
+    classes: r(virtualMachineClass, VirtualMachineClassSchema),
+    disks: r(virtualDisk, VirtualDiskSchema),
+    images: r(virtualImage, VirtualImageSchema),
+    clusterImages: r(clusterVirtualImage, ClusterVirtualImageSchema),
+    kvvms: r(internalVirtualMachine, InternalVirtualMachineSchema),
+    kvvmis: r(internalVirtualMachineInstance, InternalVirtualMachineInstanceSchema),
+    migrations: r(internalVirtualMachineInstanceMigration, InternalVirtualMachineInstanceMigrationSchema),
+    vmops: r(virtualMachineOperation, VirtualMachineOperationSchema),
+    vmips: r(virtualMachineIPAddress, VirtualMachineIPAddressSchema),
+    leases: r(virtualMachineIPAddressLease, VirtualMachineIPAddressLeaseSchema),
+    nodes: kube.resource(core('nodes', 'Node', false), NodeSchema, fieldManager),
+    pods: kube.resource(core('pods', 'Pod', true), PodSchema, fieldManager),
+    secrets: kube.resource(core('secrets', 'Secret', true), SecretSchema, fieldManager),
+    moduleConfigs: kube.resource(moduleConfigDescriptor, ModuleConfigSchema, fieldManager),
+  };
+}

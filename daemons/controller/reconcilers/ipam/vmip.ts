@@ -1,0 +1,127 @@
+import { VMIPCondition } from '../../../../shared/api/conditions/index.js';
+import { Finalizer } from '../../../../shared/api/finalizers.js';
+import type { VirtualMachineIPAddress } from '../../../../shared/api/resources/addresses.js';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
+import type { Deps } from '../../deps.js';
+import { Expectations } from '../../engine/expectations.js';
+import { setCondition } from '../../engine/conditions.js';
+import { clone, handlerChain, type Handler, type HandlerContext, type ReconcileState } from '../../engine/reconciler.js';
+import type { ReconcileFn } from '../../engine/runner.js';
+import { VMIndex } from '../vm/state.js';
+import { Allocator, leaseHeldBy } from './allocate.js';
+import { ipOfLeaseName } from './cidr.js';
+
+type Status = NonNullable<VirtualMachineIPAddress['status']>;
+interface State extends ReconcileState<VirtualMachineIPAddress, Status> {
+  readonly key: string;
+}
+
+const Bound = VMIPCondition.Bound;
+const Attached = VMIPCondition.Attached;
+/** Index on the lease cache: `namespace/name` of the address a lease refers to. */
+export const LEASE_BY_VMIP = 'vmip';
+
+function set(s: State, ctx: HandlerContext, input: Parameters<typeof setCondition>[1]): void {
+  s.status.conditions = setCondition(s.status.conditions, input, ctx.now, s.obj.metadata.generation);
+}
+
+/** The VM using the address: a live VM that names it, or a deleting one whose instance still runs. */
+function userOf(deps: Deps, s: State): string | undefined {
+  const users = deps.caches.vms.byIndex(VMIndex.byIPAddress, s.key).filter((vm) => {
+    if (vm.metadata.deletionTimestamp === undefined) return true;
+    return deps.caches.kvvmis.get(`${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`) !== undefined;
+  });
+  return users[0]?.metadata.name;
+}
+
+/** Keeps vmip-cleanup; a deleting address is released only when no VM uses it any more. */
+function protection(deps: Deps): Handler<State> {
+  return {
+    name: 'protection',
+    async handle(s, ctx): Promise<{ stop: boolean } | void> {
+      const vmip = s.obj;
+      const opts = { signal: ctx.signal };
+      if (vmip.metadata.deletionTimestamp === undefined) {
+        if (!hasFinalizer(vmip, Finalizer.vmipCleanup)) deps.caches.vmips.remember(await addFinalizer(deps.clients.vmips, vmip, Finalizer.vmipCleanup, opts));
+        return;
+      }
+      if (!hasFinalizer(vmip, Finalizer.vmipCleanup) || userOf(deps, s) !== undefined) return { stop: true };
+      await removeFinalizer(deps.clients.vmips, vmip, Finalizer.vmipCleanup, opts);
+      s.gone = true;
+      return { stop: true };
+    },
+  };
+}
+
+/** Finds the lease held for this address, or takes one (Static: the asked address; Auto: a free one). */
+function bound(deps: Deps, allocator: Allocator): Handler<State> {
+  // Leases created by this process, by address uid, until the lease cache's index shows them.
+  const created = new Expectations<string>(60_000);
+  return {
+    name: 'bound',
+    async handle(s, ctx): Promise<void> {
+      const uid = s.obj.metadata.uid ?? '';
+      const expected = created.get(uid);
+      const fresh = expected === undefined ? undefined : deps.caches.leases.get(expected);
+      const held = [...(fresh !== undefined ? [fresh] : []), ...deps.caches.leases.byIndex(LEASE_BY_VMIP, s.key)].find((l) => leaseHeldBy(l, s.obj));
+      const lease = held ?? (await allocateLease(allocator, s, ctx));
+      if (lease === undefined) return;
+      if (held === undefined) created.set(uid, lease.metadata.name ?? '');
+      s.status.address = ipOfLeaseName(lease.metadata.name ?? '');
+      s.status.phase = 'Bound';
+      set(s, ctx, { type: Bound.type, status: 'True', reason: Bound.reason.Bound });
+    },
+  };
+}
+
+async function allocateLease(allocator: Allocator, s: State, ctx: HandlerContext): Promise<Parameters<typeof leaseHeldBy>[0] | undefined> {
+  const result = await allocator.allocate(s.obj, ctx.signal);
+  if (result.ok) {
+    ctx.log.info({ lease: result.lease.metadata.name }, 'address leased');
+    return result.lease;
+  }
+  const reason = {
+    OutOfRange: Bound.reason.VirtualMachineIPAddressIsOutOfTheValidRange,
+    AlreadyExists: Bound.reason.VirtualMachineIPAddressLeaseAlreadyExists,
+    Exhausted: Bound.reason.VirtualMachineIPAddressLeaseNotReady,
+    Off: Bound.reason.VirtualMachineIPAddressLeaseNotReady,
+  }[result.reason];
+  set(s, ctx, { type: Bound.type, status: 'False', reason, message: result.message });
+  s.status.phase = 'Pending';
+  if (s.obj.spec.type === 'Static') delete s.status.address;
+  return undefined;
+}
+
+/** Attached while a VM uses the address; the VM name goes to status.virtualMachineName. */
+function attached(deps: Deps): Handler<State> {
+  return {
+    name: 'attached',
+    handle(s, ctx): void {
+      if (s.obj.metadata.generation !== undefined) s.status.observedGeneration = s.obj.metadata.generation;
+      const user = userOf(deps, s);
+      if (user !== undefined) {
+        s.status.virtualMachineName = user;
+        if (s.status.phase === 'Bound') s.status.phase = 'Attached';
+        set(s, ctx, { type: Attached.type, status: 'True', reason: Attached.reason.Attached });
+        return;
+      }
+      delete s.status.virtualMachineName;
+      set(s, ctx, { type: Attached.type, status: 'False', reason: Attached.reason.VirtualMachineNotFound, message: 'no VirtualMachine uses this address' });
+    },
+  };
+}
+
+export function vmipReconciler(deps: Deps): ReconcileFn {
+  const allocator = new Allocator(deps);
+  return handlerChain<VirtualMachineIPAddress, Status, State>({
+    name: 'vmip',
+    load: (key) => deps.caches.vmips.get(key),
+    init: (vmip) => ({ obj: vmip, key: `${vmip.metadata.namespace ?? ''}/${vmip.metadata.name ?? ''}`, status: clone(vmip.status) ?? {} }),
+    handlers: [protection(deps), bound(deps, allocator), attached(deps)],
+    statusOf: (vmip) => vmip.status,
+    writeStatus: async (vmip, patch, signal) => {
+      const ref = { namespace: vmip.metadata.namespace, name: vmip.metadata.name ?? '' };
+      deps.caches.vmips.remember(await deps.clients.vmips.patchStatus(ref, patch, { signal }));
+    },
+  });
+}

@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import { Finalizer } from '../../../../../shared/api/finalizers.js';
+import { VMCondition } from '../../../../../shared/api/conditions/index.js';
+import { API_VERSION } from '../../../../../shared/api/resources/common.js';
+import type { VirtualMachineIPAddress } from '../../../../../shared/api/resources/addresses.js';
+import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
+import { ownerReferenceTo } from '../../../../../shared/kube/index.js';
+import type { Deps } from '../../../deps.js';
+import type { Handler } from '../../../engine/reconciler.js';
+import { condition, dropCondition, type VMState } from '../state.js';
+
+const C = VMCondition.IPAddressReady;
+
+/** Label on a VirtualMachineIPAddress the controller made for a VM: the VM's uid. */
+export const VM_UID_LABEL = 'virtualization.deckhouse.io/virtual-machine-uid';
+
+/**
+ * The name of the address the controller makes for a VM: `<vm>-<hash of the VM uid>`. Deterministic,
+ * so a stale cache or a new leader finds the one already made instead of making a second.
+ */
+export function autoAddressName(vm: VirtualMachine): string {
+  const hash = createHash('sha256').update(vm.metadata.uid ?? '').digest('hex').slice(0, 6);
+  return `${(vm.metadata.name ?? '').slice(0, 240)}-${hash}`;
+}
+
+/** The address the controller made for this VM, if it exists. */
+export function ownedAddressOf(deps: Deps, vm: VirtualMachine): VirtualMachineIPAddress | undefined {
+  const vmip = deps.caches.vmips.get(`${vm.metadata.namespace ?? ''}/${autoAddressName(vm)}`);
+  return vmip?.metadata.labels?.[VM_UID_LABEL] === vm.metadata.uid ? vmip : undefined;
+}
+
+/** Whether the VM sits on the main (cluster pod) network: no networks listed, or Main among them. */
+export function usesMainNetwork(vm: VirtualMachine): boolean {
+  const networks = vm.spec.networks ?? [];
+  return networks.length === 0 || networks.some((n) => n.type === 'Main');
+}
+
+/**
+ * The main network address: the VirtualMachineIPAddress the spec names, or one the controller makes.
+ * The VM waits until it is bound (only when IPAM is on: virtualMachineCIDRs are set).
+ */
+export function ipamHandler(deps: Deps): Handler<VMState> {
+  return {
+    name: 'ipam',
+    async handle(s, ctx): Promise<void> {
+      const vm = s.obj;
+      if (deps.cidrs.current().length === 0 || !usesMainNetwork(vm)) {
+        dropCondition(s, C.type);
+        return;
+      }
+      const named = vm.spec.virtualMachineIPAddressName;
+      const name = named !== undefined && named !== '' ? named : autoAddressName(vm);
+      s.status.virtualMachineIPAddressName = name;
+      let vmip = deps.caches.vmips.get(`${vm.metadata.namespace ?? ''}/${name}`);
+      if (vmip === undefined && name !== named) {
+        vmip = deps.caches.vmips.remember(await deps.clients.vmips.create(newAddress(vm, name), { signal: ctx.signal }));
+        ctx.log.info({ vmip: name }, 'created VirtualMachineIPAddress');
+      }
+      const wait = (reason: string, message: string): void => {
+        condition(s, ctx, { type: C.type, status: 'False', reason, message });
+        s.waitingFor.push(message);
+        delete s.status.ipAddress;
+      };
+      if (vmip === undefined) return wait(C.reason.VirtualMachineIPAddressNotAvailable, `VirtualMachineIPAddress ${name} not found`);
+      const holder = vmip.status?.virtualMachineName;
+      if (holder !== undefined && holder !== '' && holder !== vm.metadata.name) {
+        return wait(C.reason.VirtualMachineIPAddressNotAvailable, `VirtualMachineIPAddress ${name} is used by VirtualMachine ${holder}`);
+      }
+      const address = vmip.status?.address;
+      if (address === undefined || (vmip.status?.phase !== 'Bound' && vmip.status?.phase !== 'Attached')) {
+        return wait(C.reason.VirtualMachineIPAddressNotReady, `waiting for VirtualMachineIPAddress ${name} to be bound`);
+      }
+      condition(s, ctx, { type: C.type, status: 'True', reason: C.reason.VirtualMachineIPAddressReady });
+      s.status.ipAddress = address;
+      s.ipAddress = address;
+    },
+  };
+}
+
+function newAddress(vm: VirtualMachine, name: string): VirtualMachineIPAddress {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualMachineIPAddress',
+    metadata: {
+      name,
+      namespace: vm.metadata.namespace,
+      labels: { [VM_UID_LABEL]: vm.metadata.uid ?? '' },
+      finalizers: [Finalizer.vmipCleanup],
+      ownerReferences: [{ ...ownerReferenceTo(vm, { controller: true, blockOwnerDeletion: true }) }],
+    },
+    spec: { type: 'Auto' },
+  };
+}

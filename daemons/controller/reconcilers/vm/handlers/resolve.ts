@@ -1,0 +1,53 @@
+import type { VirtualDisk } from '../../../../../shared/api/resources/virtualdisk.js';
+import type { ClusterVirtualImage, VirtualImage } from '../../../../../shared/api/resources/virtualimage.js';
+import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
+import type { Deps } from '../../../deps.js';
+import type { ResolvedDevice } from '../kvvm/devices.js';
+
+export type BlockDeviceRef = VirtualMachine['spec']['blockDeviceRefs'][number];
+
+/** A device resolved, or why it cannot be used yet. */
+export type Resolution = { ok: true; device: ResolvedDevice } | { ok: false; problem: string; size?: string | undefined };
+
+/** Disks are usable once Ready, or while waiting for their first consumer (the VM binds them). */
+const USABLE_DISK_PHASES = new Set(['Ready', 'WaitForFirstConsumer']);
+
+/** Resolve one blockDeviceRef from the caches. */
+export function resolveDevice(deps: Deps, vm: VirtualMachine, ref: BlockDeviceRef): Resolution {
+  const ns = vm.metadata.namespace ?? '';
+  switch (ref.kind) {
+    case 'VirtualDisk':
+      return resolveDisk(deps.caches.disks.get(`${ns}/${ref.name}`), ref);
+    case 'VirtualImage':
+      return resolveImage(deps.caches.images.get(`${ns}/${ref.name}`), ref);
+    case 'ClusterVirtualImage':
+      return resolveImage(deps.caches.clusterImages.get(ref.name), ref);
+  }
+}
+
+function resolveDisk(vd: VirtualDisk | undefined, ref: BlockDeviceRef): Resolution {
+  if (vd === undefined) return { ok: false, problem: `VirtualDisk ${ref.name} not found` };
+  const phase = vd.status?.phase;
+  const pvc = vd.status?.target?.persistentVolumeClaimName;
+  const size = vd.status?.capacity;
+  if (phase === undefined || !USABLE_DISK_PHASES.has(phase) || pvc === undefined) {
+    return { ok: false, problem: `VirtualDisk ${ref.name} is not ready (phase ${phase ?? 'unknown'})`, size };
+  }
+  return {
+    ok: true,
+    device: { kind: 'VirtualDisk', name: ref.name, uid: vd.metadata.uid ?? '', source: { pvc, readOnly: false }, cdrom: false, size, bootOrder: ref.bootOrder },
+  };
+}
+
+function resolveImage(image: VirtualImage | ClusterVirtualImage | undefined, ref: BlockDeviceRef): Resolution {
+  if (image === undefined) return { ok: false, problem: `${ref.kind} ${ref.name} not found` };
+  const status = image.status;
+  const size = status?.size?.unpacked;
+  if (status?.phase !== 'Ready') return { ok: false, problem: `${ref.kind} ${ref.name} is not ready (phase ${status?.phase ?? 'unknown'})`, size };
+  const pvc = status.target !== undefined && 'persistentVolumeClaimName' in status.target ? status.target.persistentVolumeClaimName : undefined;
+  const registry = status.target?.registryURL;
+  const source = pvc !== undefined ? { pvc, readOnly: true } : registry !== undefined ? { image: registry } : undefined;
+  if (source === undefined) return { ok: false, problem: `${ref.kind} ${ref.name} has no storage location yet`, size };
+  const kind = ref.kind === 'VirtualDisk' ? 'VirtualImage' : ref.kind;
+  return { ok: true, device: { kind, name: ref.name, uid: image.metadata.uid ?? '', source, cdrom: status.cdrom === true, size, bootOrder: ref.bootOrder } };
+}

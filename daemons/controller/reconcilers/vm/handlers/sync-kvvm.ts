@@ -1,0 +1,110 @@
+import { VMCondition } from '../../../../../shared/api/conditions/index.js';
+import type { InternalVirtualMachine } from '../../../../../shared/api/internal/resources.js';
+import type { Deps } from '../../../deps.js';
+import { deepEqual, mergeDiff } from '../../../engine/merge-diff.js';
+import type { Handler, HandlerContext } from '../../../engine/reconciler.js';
+import { pendingChanges, type PendingChange } from '../changes.js';
+import { LAST_APPLIED_CLASS_SPEC, LAST_APPLIED_SPEC, buildInternalVM } from '../kvvm/build.js';
+import { runStrategyFor, type RunPolicy } from '../power.js';
+import { condition, dropCondition, type VMState } from '../state.js';
+
+const Applied = VMCondition.ConfigurationApplied;
+const Awaiting = VMCondition.AwaitingRestartToApplyConfiguration;
+
+/**
+ * Creates the internal VM once every dependency is ready, and keeps it equal to what the VM spec and
+ * class say. A change to a running instance's template waits for a restart (listed in
+ * status.restartAwaitingChanges), unless restartApprovalMode is Automatic: then it is applied and the
+ * VM restarted. A stopped VM, or one about to (re)start, gets every change at once.
+ */
+export function syncKvvmHandler(deps: Deps): Handler<VMState> {
+  return {
+    name: 'syncKvvm',
+    async handle(s, ctx): Promise<void> {
+      if (s.waitingFor.length > 0 || s.vmClass === undefined || s.devices === undefined) return;
+      const kvvm = s.kvvm;
+      const applied = parseSpec(kvvm?.metadata.annotations?.[LAST_APPLIED_SPEC]);
+      const runStrategy = runStrategyFor({
+        runPolicy: s.obj.spec.runPolicy,
+        kvvmExists: kvvm !== undefined,
+        currentRunStrategy: kvvm?.spec.runStrategy,
+        vmiExists: s.kvvmi !== undefined,
+        previousRunPolicy: applied?.['runPolicy'] as RunPolicy | undefined,
+      });
+      const desired = buildInternalVM({ vm: s.obj, vmClass: s.vmClass, devices: s.devices, ipAddress: s.ipAddress, runStrategy });
+      if (kvvm === undefined) {
+        s.kvvm = deps.caches.kvvms.remember(await deps.clients.kvvms.create(desired, { signal: ctx.signal }));
+        s.startPending ||= runStrategy === 'Always';
+        ctx.log.info({ runStrategy }, 'created the internal VM');
+        return markApplied(s, ctx);
+      }
+      if (!deepEqual(kvvm.spec.template, desired.spec.template) && instanceLive(s) && s.power.kind === 'none') {
+        const changes = describeChanges(applied, s, kvvm);
+        if (s.obj.spec.disruptions.restartApprovalMode !== 'Automatic') {
+          await patchKvvm(deps, s, kvvm, { ...kvvm, spec: { ...kvvm.spec, runStrategy } }, ctx);
+          return markAwaiting(s, ctx, changes);
+        }
+        s.power = { kind: 'restart', why: 'apply changes (restartApprovalMode Automatic)' };
+        ctx.log.info({ changes: changes.length }, 'applying changes with a restart');
+      }
+      await patchKvvm(deps, s, kvvm, desired, ctx);
+      markApplied(s, ctx);
+    },
+  };
+}
+
+/** An instance that runs (or is starting) the template it was created from. */
+function instanceLive(s: VMState): boolean {
+  const vmi = s.kvvmi;
+  if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined) return false;
+  const phase = vmi.status?.phase;
+  return phase !== 'Succeeded' && phase !== 'Failed';
+}
+
+/** Patch our parts of the internal VM (spec, our annotations and labels) to `target`, if they differ. */
+async function patchKvvm(deps: Deps, s: VMState, current: InternalVirtualMachine, target: InternalVirtualMachine, ctx: HandlerContext): Promise<void> {
+  const ours = (o: InternalVirtualMachine): unknown => ({
+    metadata: {
+      labels: o.metadata.labels,
+      annotations: { [LAST_APPLIED_SPEC]: o.metadata.annotations?.[LAST_APPLIED_SPEC], [LAST_APPLIED_CLASS_SPEC]: o.metadata.annotations?.[LAST_APPLIED_CLASS_SPEC] },
+    },
+    spec: o.spec,
+  });
+  const patch = mergeDiff(ours(current), ours(target));
+  if (patch === undefined) return;
+  const ref = { namespace: current.metadata.namespace, name: current.metadata.name ?? '' };
+  s.kvvm = deps.caches.kvvms.remember(await deps.clients.kvvms.mergePatch(ref, patch, { signal: ctx.signal }));
+  ctx.log.debug('updated the internal VM');
+}
+
+function describeChanges(applied: Record<string, unknown> | undefined, s: VMState, kvvm: InternalVirtualMachine): PendingChange[] {
+  const changes = applied === undefined ? [] : pendingChanges(applied, s.obj.spec);
+  if (changes.length > 0) return changes;
+  const classSpec = parseSpec(kvvm.metadata.annotations?.[LAST_APPLIED_CLASS_SPEC]);
+  const className = s.obj.spec.virtualMachineClassName;
+  if (!deepEqual(classSpec, s.vmClass?.spec)) return [{ operation: 'replace', path: 'virtualMachineClassName', currentValue: className, desiredValue: className }];
+  return [{ operation: 'replace', path: 'blockDeviceRefs', currentValue: applied?.['blockDeviceRefs'], desiredValue: s.obj.spec.blockDeviceRefs }];
+}
+
+function markApplied(s: VMState, ctx: HandlerContext): void {
+  condition(s, ctx, { type: Applied.type, status: 'True', reason: Applied.reason.ConfigurationApplied });
+  dropCondition(s, Awaiting.type);
+  delete s.status.restartAwaitingChanges;
+}
+
+function markAwaiting(s: VMState, ctx: HandlerContext, changes: PendingChange[]): void {
+  const message = `${changes.length} change(s) wait for a restart: ${changes.map((c) => c.path).join(', ')}`;
+  condition(s, ctx, { type: Applied.type, status: 'False', reason: Applied.reason.ConfigurationNotApplied, message });
+  condition(s, ctx, { type: Awaiting.type, status: 'True', reason: Awaiting.reason.ChangesPendingRestart, message });
+  s.status.restartAwaitingChanges = changes.map((c) => ({ ...c }));
+}
+
+function parseSpec(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,55 @@
+import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
+import type { Deps } from '../../deps.js';
+import { Expectations } from '../../engine/expectations.js';
+import { clone, handlerChain, type Handler } from '../../engine/reconciler.js';
+import type { ReconcileFn } from '../../engine/runner.js';
+import { blockDevicesHandler } from './handlers/block-devices.js';
+import { classHandler } from './handlers/class.js';
+import { deletionHandler } from './handlers/deletion.js';
+import { ipamHandler } from './handlers/ipam.js';
+import { lifecycleHandler } from './handlers/lifecycle.js';
+import { powerDecisionHandler } from './handlers/power-decision.js';
+import { powerStateHandler } from './handlers/power-state.js';
+import { provisioningHandler } from './handlers/provisioning.js';
+import { syncKvvmHandler } from './handlers/sync-kvvm.js';
+import type { VMState, VMStatus } from './state.js';
+
+/** How long a requested restart of an instance is remembered (until the cache shows the new one). */
+const RESTART_MEMORY_MS = 60_000;
+
+/** The VirtualMachine reconciler: its handlers in order, ending in one status write. */
+export function vmHandlers(deps: Deps): Handler<VMState>[] {
+  const restarts = new Expectations<string>(RESTART_MEMORY_MS);
+  return [
+    deletionHandler(deps),
+    classHandler(deps),
+    ipamHandler(deps),
+    blockDevicesHandler(deps),
+    provisioningHandler(deps),
+    powerDecisionHandler(deps, restarts),
+    syncKvvmHandler(deps),
+    powerStateHandler(deps, restarts),
+    lifecycleHandler(),
+  ];
+}
+
+export function vmReconciler(deps: Deps): ReconcileFn {
+  return handlerChain<VirtualMachine, VMStatus, VMState>({
+    name: 'vm',
+    load: (key) => deps.caches.vms.get(key),
+    init: (vm) => ({
+      obj: vm,
+      key: `${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`,
+      status: clone(vm.status) ?? {},
+      waitingFor: [],
+      power: { kind: 'none' },
+      startPending: false,
+    }),
+    handlers: vmHandlers(deps),
+    statusOf: (vm) => vm.status,
+    writeStatus: async (vm, patch, signal) => {
+      const ref = { namespace: vm.metadata.namespace, name: vm.metadata.name ?? '' };
+      deps.caches.vms.remember(await deps.clients.vms.patchStatus(ref, patch, { signal }));
+    },
+  });
+}

@@ -1,0 +1,98 @@
+import {
+  INTERNAL_API_VERSION,
+  type InternalVirtualMachine,
+} from '../../../../../shared/api/internal/resources.js';
+import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
+import type { VirtualMachineClass } from '../../../../../shared/api/resources/virtualmachineclass.js';
+import { ownerReferenceTo } from '../../../../../shared/kube/index.js';
+import { cpuModelOf, effectiveCoreFraction, requestedCpu, topologyOf } from './cpu.js';
+import { bootOrders, busesOf, diskAndVolume, type ResolvedDevice } from './devices.js';
+import { osShapeOf, provisioningOf } from './domain.js';
+import { placementOf } from './placement.js';
+
+/** Annotations on the internal VM that remember what it was built from (to list pending changes). */
+export const LAST_APPLIED_SPEC = 'virtualization.deckhouse.io/vm.last-applied-spec';
+export const LAST_APPLIED_CLASS_SPEC = 'virtualization.deckhouse.io/vmclass.last-applied-spec';
+/** Template annotation through which Cilium gives the pod the VM's address. */
+export const CILIUM_IP_ANNOTATION = 'cni.cilium.io/ipAddress';
+export const VM_NAME_LABEL = 'virtualization.deckhouse.io/virtual-machine-name';
+
+export interface BuildInput {
+  vm: VirtualMachine;
+  vmClass: VirtualMachineClass;
+  /** In blockDeviceRefs order. */
+  devices: readonly ResolvedDevice[];
+  /** The main network address, when IPAM gave one. */
+  ipAddress?: string | undefined;
+  runStrategy: 'Always' | 'Manual';
+}
+
+type KVVMSpec = InternalVirtualMachine['spec'];
+type Template = KVVMSpec['template'];
+
+/** The internal (KubeVirt) VirtualMachine for a VirtualMachine: a pure function of its inputs. */
+export function buildInternalVM(input: BuildInput): InternalVirtualMachine {
+  const { vm } = input;
+  return {
+    apiVersion: INTERNAL_API_VERSION,
+    kind: 'InternalVirtualizationVirtualMachine',
+    metadata: {
+      name: vm.metadata.name,
+      namespace: vm.metadata.namespace,
+      labels: { [VM_NAME_LABEL]: vm.metadata.name ?? '' },
+      annotations: {
+        [LAST_APPLIED_SPEC]: JSON.stringify(vm.spec),
+        [LAST_APPLIED_CLASS_SPEC]: JSON.stringify(input.vmClass.spec),
+      },
+      ownerReferences: [{ ...ownerReferenceTo(vm, { controller: true, blockOwnerDeletion: true }) }],
+    },
+    spec: { runStrategy: input.runStrategy, template: buildTemplate(input) },
+  };
+}
+
+/** The VMI template: everything that takes effect only when the VM (re)starts. */
+export function buildTemplate(input: BuildInput): Template {
+  const { vm, vmClass } = input;
+  const spec = vm.spec;
+  const buses = busesOf(spec);
+  const os = osShapeOf(spec);
+  const topology = topologyOf(spec.cpu.cores);
+  const fraction = effectiveCoreFraction(vm, vmClass);
+  const orders = bootOrders(spec.blockDeviceRefs);
+  const parts = input.devices.map((d, i) => diskAndVolume(d, buses, d.bootOrder ?? orders[i]));
+  const provisioning = provisioningOf(spec.provisioning, buses.cdrom, buses.disk);
+  if (provisioning !== undefined) parts.push(provisioning);
+  const annotations: Record<string, string> = { 'kubevirt.io/allow-pod-bridge-network-live-migration': 'true' };
+  if (input.ipAddress !== undefined) annotations[CILIUM_IP_ANNOTATION] = input.ipAddress;
+  return {
+    metadata: {
+      labels: { [VM_NAME_LABEL]: vm.metadata.name ?? '', 'security.deckhouse.io/skip-pss-check': 'true' },
+      annotations,
+    },
+    spec: {
+      domain: {
+        cpu: { sockets: topology.sockets, cores: topology.coresPerSocket, threads: 1, ...cpuModelOf(vmClass) },
+        memory: { guest: spec.memory.size },
+        machine: os.machine,
+        ...(os.firmware !== undefined ? { firmware: os.firmware } : {}),
+        features: os.features,
+        devices: {
+          ...os.devices,
+          disks: parts.map((p) => p.disk),
+          interfaces: [{ name: 'default', model: buses.nic, binding: { name: 'bpfbridge' }, acpiIndex: 1 }],
+          inputs: [{ name: 'default-0', type: 'tablet', bus: 'usb' }],
+        },
+        resources: {
+          requests: { cpu: requestedCpu(spec.cpu.cores, fraction), memory: spec.memory.size },
+          limits: { cpu: String(spec.cpu.cores), memory: spec.memory.size },
+        },
+      },
+      volumes: parts.map((p) => p.volume),
+      networks: [{ name: 'default', pod: {} }],
+      ...placementOf(vm, vmClass),
+      terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds,
+      ...(spec.priorityClassName !== undefined ? { priorityClassName: spec.priorityClassName } : {}),
+      ...(spec.topologySpreadConstraints !== undefined ? { topologySpreadConstraints: spec.topologySpreadConstraints } : {}),
+    },
+  };
+}

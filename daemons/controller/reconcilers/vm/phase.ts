@@ -1,0 +1,77 @@
+import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
+import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
+
+export type VMPhase = NonNullable<NonNullable<VirtualMachine['status']>['phase']>;
+
+/** KubeVirt printable statuses that mean "cannot start yet": the VM stays Pending. */
+const PENDING_STATUSES = new Set([
+  'CrashLoopBackOff',
+  'Unknown',
+  'Unschedulable',
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'PvcNotFound',
+  'DataVolumeError',
+  'WaitingForVolumeBinding',
+]);
+
+/** printableStatus → phase, as the original maps it (an unknown or empty status is Pending). */
+const BY_PRINTABLE: Record<string, VMPhase> = {
+  Stopped: 'Stopped',
+  Provisioning: 'Starting',
+  Starting: 'Starting',
+  Running: 'Running',
+  Paused: 'Pause',
+  Stopping: 'Stopping',
+  Terminating: 'Terminating',
+  Migrating: 'Migrating',
+  WaitingForReceiver: 'Migrating',
+};
+
+export interface PhaseInput {
+  deleting: boolean;
+  kvvm: InternalVirtualMachine | undefined;
+  kvvmi: InternalVirtualMachineInstance | undefined;
+  /** A start is due (AlwaysOn, a first start, a requested start): a stopped VM shows Pending. */
+  startPending: boolean;
+}
+
+/**
+ * The VM phase. The printable status KubeVirt derives is recomputed here from the instance itself
+ * (the freshest truth), and the internal VM's printableStatus is used for what only it knows (why a
+ * start is stuck).
+ */
+export function phaseOf(input: PhaseInput): VMPhase {
+  if (input.deleting) return 'Terminating';
+  if (input.kvvm === undefined) return 'Pending';
+  const printable = printableStatusOf(input.kvvm, input.kvvmi);
+  if (PENDING_STATUSES.has(printable) || printable === '') return 'Pending';
+  const phase = BY_PRINTABLE[printable] ?? 'Pending';
+  if (phase === 'Stopped' && input.startPending) return 'Pending';
+  return phase;
+}
+
+/** KubeVirt's printable status of a VM from its instance (and the VM's own status when it has none). */
+export function printableStatusOf(kvvm: InternalVirtualMachine, vmi: InternalVirtualMachineInstance | undefined): string {
+  const reported = kvvm.status?.printableStatus ?? '';
+  if (vmi === undefined) return PENDING_STATUSES.has(reported) ? reported : 'Stopped';
+  if (vmi.metadata.deletionTimestamp !== undefined) return 'Stopping';
+  const phase = vmi.status?.phase ?? '';
+  if (phase === 'Running') {
+    if (isMigrating(vmi)) return 'Migrating';
+    return hasTrueCondition(vmi, 'Paused') ? 'Paused' : 'Running';
+  }
+  if (phase === 'Succeeded' || phase === 'Failed') return 'Stopped';
+  if (PENDING_STATUSES.has(reported)) return reported;
+  return 'Starting';
+}
+
+/** A live migration has started and not ended. */
+export function isMigrating(vmi: InternalVirtualMachineInstance): boolean {
+  const state = vmi.status?.migrationState;
+  return state !== undefined && state.startTimestamp != null && state.completed !== true && state.failed !== true;
+}
+
+function hasTrueCondition(vmi: InternalVirtualMachineInstance, type: string): boolean {
+  return vmi.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+}

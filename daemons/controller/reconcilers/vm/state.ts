@@ -1,0 +1,59 @@
+import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
+import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
+import type { VirtualMachineClass } from '../../../../shared/api/resources/virtualmachineclass.js';
+import type { ConditionInput } from '../../engine/conditions.js';
+import { setCondition, removeCondition } from '../../engine/conditions.js';
+import type { HandlerContext, ReconcileState } from '../../engine/reconciler.js';
+import type { ResolvedDevice } from './kvvm/devices.js';
+import type { PowerAction } from './power.js';
+
+export type VMStatus = NonNullable<VirtualMachine['status']>;
+
+/** What the VM handlers learn and hand on to the next ones in one pass. */
+export interface VMState extends ReconcileState<VirtualMachine, VMStatus> {
+  readonly key: string;
+  vmClass?: VirtualMachineClass;
+  /** Every block device resolved (undefined while one is missing or not ready). */
+  devices?: ResolvedDevice[];
+  ipAddress?: string;
+  kvvm?: InternalVirtualMachine | undefined;
+  kvvmi?: InternalVirtualMachineInstance | undefined;
+  /** Why the internal VM cannot be built yet, one line per missing dependency. */
+  waitingFor: string[];
+  power: PowerAction;
+  /** A start is due (shown as phase Pending while stopped). */
+  startPending: boolean;
+}
+
+/** Set a condition on the VM status copy, stamped with this pass's time and the VM generation. */
+export function condition(s: VMState, ctx: HandlerContext, input: ConditionInput): void {
+  s.status.conditions = setCondition(s.status.conditions, input, ctx.now, s.obj.metadata.generation);
+}
+
+export function dropCondition(s: VMState, type: string): void {
+  const list = removeCondition(s.status.conditions, type);
+  if (list === undefined) delete s.status.conditions;
+  else s.status.conditions = list;
+}
+
+/** Index names on the VM cache. */
+export const VMIndex = {
+  byClass: 'class',
+  byDevice: 'device',
+  byIPAddress: 'vmip',
+} as const;
+
+/** `Kind/namespace/name` (or `Kind/name` for cluster images): the device index key. */
+export function deviceKey(kind: string, namespace: string | undefined, name: string): string {
+  return kind === 'ClusterVirtualImage' ? `${kind}/${name}` : `${kind}/${namespace ?? ''}/${name}`;
+}
+
+/** Index functions for the VM cache. */
+export const vmIndexes: Record<string, (vm: VirtualMachine) => string[]> = {
+  [VMIndex.byClass]: (vm) => [vm.spec.virtualMachineClassName],
+  [VMIndex.byDevice]: (vm) => vm.spec.blockDeviceRefs.map((r) => deviceKey(r.kind, vm.metadata.namespace, r.name)),
+  [VMIndex.byIPAddress]: (vm) => {
+    const names = new Set([vm.spec.virtualMachineIPAddressName, vm.status?.virtualMachineIPAddressName]);
+    return [...names].filter((n): n is string => n !== undefined && n !== '').map((n) => `${vm.metadata.namespace ?? ''}/${n}`);
+  },
+};

@@ -1,0 +1,36 @@
+import type {
+  InternalVirtualMachine,
+  InternalVirtualMachineInstance,
+} from '../../../../shared/api/internal/resources.js';
+import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
+import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
+import type { Logger } from '../../../../shared/log/index.js';
+import type { Deps } from '../../deps.js';
+
+/** What an operation works with in one pass. */
+export interface OpContext {
+  readonly deps: Deps;
+  readonly vmop: VirtualMachineOperation;
+  readonly vm: VirtualMachine;
+  readonly kvvm: InternalVirtualMachine | undefined;
+  readonly kvvmi: InternalVirtualMachineInstance | undefined;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+/** Where a running operation stands. */
+export type Progress =
+  | { state: 'done' }
+  | { state: 'failed'; message: string }
+  | { state: 'waiting'; reason: string; progress?: string; message?: string };
+
+/** One operation type: send the signal once, then check until done or failed; clean up after. */
+export interface Operation {
+  /** Completed=False reason while it runs. */
+  readonly inProgressReason: string;
+  /** Send the signal; returns a message when the VM is not ready for it yet (retried later). */
+  signal(c: OpContext): Promise<string | undefined>;
+  check(c: OpContext): Progress;
+  /** Undo markers the operation left (on completion, failure or deletion). */
+  cleanup(c: Pick<OpContext, 'deps' | 'vmop' | 'kvvm' | 'signal'>): Promise<void>;
+}
