@@ -52,7 +52,7 @@ export async function startAdmissionCluster(): Promise<AdmissionCluster> {
     return res.stdout;
   };
   let webhook: ServerHandle | undefined;
-  let caBundle = '';
+  let caBundle: string;
   try {
     await ok(['apply', '--server-side', '--field-manager=admission-test', '-k', join(KNATIVE, 'crds')]);
     await ok(['apply', '--server-side', '--field-manager=admission-test', '-f', '-'], MODULE_CONFIG_CRD);
