@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import { allCaches, makeCaches } from './caches.js';
@@ -46,6 +47,8 @@ export async function startController(options: StartOptions): Promise<RunningCon
   const log = options.logger ?? childLogger({ component: 'controller' });
   const stopping = new AbortController();
   const signal = AbortSignal.any([options.signal, stopping.signal]);
+  // Every informer, runner and in-flight request listens on it.
+  setMaxListeners(0, signal);
   const clients = makeClients(options.kube);
   const caches = makeCaches(clients, options.config, signal, log);
   const cidrs = new ModuleConfigCidrs(options.config.VIRTUAL_MACHINE_CIDRS);

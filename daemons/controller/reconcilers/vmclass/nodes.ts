@@ -40,10 +40,18 @@ export function tolerates(toleration: Toleration, taint: Taint): boolean {
   return toleration.key === taint.key && (toleration.value ?? '') === (taint.value ?? '');
 }
 
-/** A node takes the class's VMs: it matches the selector, is schedulable, and every hard taint is tolerated. */
+/**
+ * Taints the node lifecycle sets for a passing condition (not-ready, unreachable, pressure, ...): they
+ * say how a node is now, not where a class may place VMs, so they do not remove a node from a class.
+ */
+const CONDITION_TAINT_PREFIX = 'node.kubernetes.io/';
+
+/** A node takes the class's VMs: it matches the selector, is schedulable, and every placement taint is tolerated. */
 export function nodeFits(node: Node, selector: LabelSelector | undefined, tolerations: readonly Toleration[]): boolean {
   if (node.spec?.unschedulable === true || !matchesSelector(node.metadata.labels, selector)) return false;
-  const hard = (node.spec?.taints ?? []).filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute');
+  const hard = (node.spec?.taints ?? []).filter(
+    (t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !t.key.startsWith(CONDITION_TAINT_PREFIX),
+  );
   return hard.every((taint) => tolerations.some((t) => tolerates(t, taint)));
 }
 

@@ -1,0 +1,96 @@
+/**
+ * Fixtures for the controller's integration tests: the controller in-process against the test
+ * apiserver (scoped to one namespace and to cluster objects labelled for the test), object builders,
+ * the scripted parts of the world the controller does not own (disk and image readiness, nodes), and
+ * polling.
+ */
+import { randomBytes } from 'node:crypto';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { loadConfig, type ControllerConfig } from '../../../daemons/controller/config.js';
+import { startController, type RunningController } from '../../../daemons/controller/controller.js';
+import { makeClients, type Clients } from '../../../daemons/controller/kube/resources.js';
+import { ControllerMetrics } from '../../../daemons/controller/metrics/runtime.js';
+import { newKubeConfig } from '../../env/index.js';
+
+/** Writes made by the tests (the users and the parts of the world we play) use their own field manager. */
+export const TEST_FIELD_MANAGER = 'controller-integration-test';
+/** Label that scopes cluster-scoped objects (classes, nodes, cluster images) to one test. */
+export const SCOPE_LABEL = 'test.virtualization.deckhouse.io/scope';
+
+export interface Scope {
+  namespace: string;
+  /** A unique token for cluster-scoped names and the scope label value. */
+  id: string;
+}
+
+export function mainKube(): KubeClient {
+  return new KubeClient(newKubeConfig());
+}
+
+/** Clients for the test side (users, KubeVirt, the disk controller). */
+export function testClients(kube: KubeClient): Clients {
+  return makeClients(kube, TEST_FIELD_MANAGER);
+}
+
+export function newScope(namespace: string): Scope {
+  return { namespace, id: randomBytes(3).toString('hex') };
+}
+
+/** Controller config for a scope, as the environment would give it. */
+export function controllerConfig(scope: Scope, env: Record<string, string> = {}): ControllerConfig {
+  return loadConfig({
+    WATCH_NAMESPACE: scope.namespace,
+    CLUSTER_OBJECTS_SELECTOR: `${SCOPE_LABEL}=${scope.id}`,
+    MODULE_CONFIG_WATCH: 'false',
+    LEADER_ELECTION: 'false',
+    HEALTH_PORT: '0',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+}
+
+export interface TestController {
+  running: RunningController;
+  metrics: ControllerMetrics;
+  stop(): Promise<void>;
+}
+
+/** The controller's reconcilers in this process, caches synced. Stop it in afterEach. */
+export async function startTestController(kube: KubeClient, scope: Scope, env: Record<string, string> = {}): Promise<TestController> {
+  const abort = new AbortController();
+  const metrics = new ControllerMetrics();
+  const running = await startController({ kube, config: controllerConfig(scope, env), signal: abort.signal, metrics });
+  return {
+    running,
+    metrics,
+    stop: async () => {
+      abort.abort();
+      await running.stop();
+    },
+  };
+}
+
+/** Poll until `check` returns a value (not undefined/false); returns it. */
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
+  const started = Date.now();
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (err: unknown) {
+      lastError = err;
+    }
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`${what}: not reached within ${timeoutMs} ms${lastError instanceof Error ? ` (last error: ${lastError.message})` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Resolves after `ms`. */
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export type { ControllerConfig };
