@@ -60,7 +60,7 @@ export function image(scope: Scope, name: string): VirtualImage {
     kind: 'VirtualImage',
     metadata: { name, namespace: scope.namespace },
     spec: { storage: 'ContainerRegistry', dataSource: { type: 'HTTP', http: { url: 'https://example.com/ubuntu.qcow2' } } },
-  } as VirtualImage;
+  };
 }
 
 export function clusterImage(scope: Scope, name: string): ClusterVirtualImage {
@@ -69,7 +69,7 @@ export function clusterImage(scope: Scope, name: string): ClusterVirtualImage {
     kind: 'ClusterVirtualImage',
     metadata: { name: `${name}-${scope.id}`, labels: { [SCOPE_LABEL]: scope.id } },
     spec: { dataSource: { type: 'HTTP', http: { url: 'https://example.com/alpine.qcow2' } } },
-  } as ClusterVirtualImage;
+  };
 }
 
 export function vmop(scope: Scope, name: string, vmName: string, type: VirtualMachineOperation['spec']['type'], extra: Partial<VirtualMachineOperation['spec']> = {}): VirtualMachineOperation {

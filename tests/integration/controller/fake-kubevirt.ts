@@ -134,7 +134,7 @@ export class FakeKubeVirt {
       kind: 'Pod',
       metadata: { name: podName, namespace: this.namespace, labels: { [CREATED_BY_LABEL]: vmi.metadata.uid ?? '' } },
       spec: { containers: [{ name: COMPUTE_CONTAINER, image: 'virt-launcher' }] },
-    } as Parameters<Clients['pods']['create']>[0]);
+    });
     const terminated = { exitCode: 0, reason: 'Completed', message: `{"event":"SHUTDOWN","reason":"${reason}"}` };
     await this.c.pods.patchStatus({ namespace: this.namespace, name: podName }, {
       phase: 'Succeeded',
