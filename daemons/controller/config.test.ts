@@ -1,0 +1,59 @@
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError } from '../../shared/errors/index.js';
+import { loadConfig, parseDuration } from './config.js';
+import { formatCpu, parseQuantity } from './quantity.js';
+
+describe('controller configuration', () => {
+  it.each([
+    ['10m', 600_000],
+    ['30s', 30_000],
+    ['1h30m', 5_400_000],
+    ['500ms', 500],
+    ['15', 15_000],
+    ['0s', 0],
+  ])('reads the duration %s as %i ms', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each(['', 'soon', '10x', '5m3'])('rejects the duration %j', (text) => {
+    expect(parseDuration(text)).toBeUndefined();
+  });
+
+  it('parses the environment into a frozen config with defaults', () => {
+    const config = loadConfig({ VIRTUAL_MACHINE_CIDRS: '10.0.0.0/24, 10.1.0.0/16' });
+    expect(config.VIRTUAL_MACHINE_CIDRS).toEqual(['10.0.0.0/24', '10.1.0.0/16']);
+    expect(config.VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION).toBe(600_000);
+    expect(config.LEADER_ELECTION_LEASE_NAME).toBe('d8-virt-operator-leader-election-helper');
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reports every problem together', () => {
+    let caught: unknown;
+    try {
+      loadConfig({ VIRTUAL_MACHINE_CIDRS: '10.0.0.1/24', LEADER_ELECTION_RENEW_DEADLINE: 'never', RECONCILE_WORKERS: '0' });
+    } catch (err: unknown) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).problems.map((p) => p.path).sort()).toEqual(['LEADER_ELECTION_RENEW_DEADLINE', 'RECONCILE_WORKERS', 'VIRTUAL_MACHINE_CIDRS']);
+  });
+});
+
+describe('quantities', () => {
+  it.each([
+    ['4Gi', 4 * 2 ** 30],
+    ['500m', 0.5],
+    ['1e3', 1000],
+    ['2', 2],
+    ['1.5G', 1.5e9],
+    [3, 3],
+    ['lots', undefined],
+  ])('%j is %j', (text, value) => {
+    expect(parseQuantity(text)).toBe(value);
+  });
+
+  it('formats CPU as whole cores or millicores', () => {
+    expect(formatCpu(2)).toBe('2');
+    expect(formatCpu(0.25)).toBe('250m');
+  });
+});

@@ -1,0 +1,64 @@
+import { describe, expect, it } from '@jest/globals';
+import { WorkQueue } from './queue.js';
+
+describe('WorkQueue', () => {
+  it('hands out a key once however often it was added while waiting', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    expect(q.length).toBe(2);
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+  });
+
+  it('never gives a key in process to a second worker; an add meanwhile requeues it after done', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const key = await q.get();
+    q.add('a');
+    expect(q.length).toBe(0);
+    q.done(key ?? '');
+    expect(q.length).toBe(1);
+    expect(await q.get()).toBe('a');
+  });
+
+  it('wakes a waiting worker when a key arrives', async () => {
+    const q = new WorkQueue();
+    const waiting = q.get();
+    q.add('x');
+    expect(await waiting).toBe('x');
+    expect(q.inFlight).toBe(1);
+  });
+
+  it('grows the retry delay per failure of a key and forgets it after a success', () => {
+    const q = new WorkQueue({ baseDelayMs: 10, maxDelayMs: 1000 });
+    const first = q.addRateLimited('a');
+    const second = q.addRateLimited('a');
+    expect(first).toBeGreaterThanOrEqual(10);
+    expect(second).toBeGreaterThanOrEqual(20);
+    expect(q.failuresOf('a')).toBe(2);
+    q.forget('a');
+    expect(q.failuresOf('a')).toBe(0);
+    q.shutDown();
+  });
+
+  it('delivers a delayed key after its delay, keeping the earliest of two delays', async () => {
+    const q = new WorkQueue();
+    q.addAfter('a', 1000);
+    q.addAfter('a', 20);
+    const started = Date.now();
+    expect(await q.get()).toBe('a');
+    expect(Date.now() - started).toBeLessThan(900);
+    q.shutDown();
+  });
+
+  it('answers undefined to waiting workers after shutdown', async () => {
+    const q = new WorkQueue();
+    const waiting = q.get();
+    q.shutDown();
+    expect(await waiting).toBeUndefined();
+    q.add('late');
+    expect(await q.get()).toBeUndefined();
+  });
+});
