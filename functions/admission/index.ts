@@ -26,7 +26,7 @@ export type LookupsFactory = (config: Readonly<AdmissionConfig>) => { lookups: L
 const kubeLookups: LookupsFactory = (config) => {
   const source = config.KUBECONFIG === undefined ? { inCluster: true } : { kubeconfigPath: config.KUBECONFIG };
   const kube = KubeClient.fromSource(source, { requestTimeoutMs: config.LOOKUP_TIMEOUT_MS });
-  const cache = new TtlCache({ ttlMs: config.LOOKUP_CACHE_TTL_MS, maxEntries: config.LOOKUP_CACHE_MAX_ENTRIES });
+  const cache = new TtlCache({ ttlMs: config.LOOKUP_CACHE_TTL_MS, staleMs: config.LOOKUP_CACHE_STALE_MS, maxEntries: config.LOOKUP_CACHE_MAX_ENTRIES });
   return { lookups: new KubeLookups(kube, cache), close: () => kube.close() };
 };
 

@@ -70,6 +70,30 @@ describe('TtlCache', () => {
     expect(await cache.get('k', load)).toBe(2);
   });
 
+  it('answers a stale result while one background read refreshes it, then the fresh one', async () => {
+    let now = 0;
+    let loads = 0;
+    let release: () => void = () => undefined;
+    const cache = new TtlCache({ ttlMs: 100, staleMs: 100, maxEntries: 10, now: () => now });
+    const slow = (): Promise<number> => {
+      loads += 1;
+      const n = loads;
+      return n === 1 ? Promise.resolve(n) : new Promise((r) => (release = () => r(n)));
+    };
+    expect(await cache.get('k', slow)).toBe(1);
+    now = 150;
+    expect(await cache.get('k', slow)).toBe(1);
+    expect(await cache.get('k', slow)).toBe(1);
+    expect(loads).toBe(2);
+    release();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(await cache.get('k', slow)).toBe(2);
+    now = 1000;
+    void cache.get('k', slow);
+    expect(loads).toBe(3);
+  });
+
   it('shares one call between concurrent lookups and forgets failures', async () => {
     let loads = 0;
     const cache = new TtlCache({ ttlMs: 1000, maxEntries: 10 });

@@ -1,9 +1,13 @@
 /**
- * A small cache of lookups: a result is reused for `ttlMs`, concurrent lookups of one key share one
- * call, failures are not kept, and the oldest entries go once there are more than `maxEntries`.
+ * A small cache of lookups: a result is reused for `ttlMs`; after that, for `staleMs` more, it is
+ * still answered while one background read refreshes it (so a refresh never stalls a request);
+ * concurrent lookups of one key share one call; failures are not kept; the oldest entries go once
+ * there are more than `maxEntries`.
  */
 export interface TtlCacheOptions {
   readonly ttlMs: number;
+  /** How long past the TTL a result may still be answered while it is refreshed; 0 waits for the read. */
+  readonly staleMs?: number;
   readonly maxEntries: number;
   /** Milliseconds, monotonic; injectable for tests. */
   readonly now?: () => number;
@@ -11,7 +15,10 @@ export interface TtlCacheOptions {
 
 interface Entry {
   readonly expires: number;
+  readonly staleUntil: number;
   readonly value: Promise<unknown>;
+  settled: boolean;
+  refreshing: boolean;
 }
 
 export class TtlCache {
@@ -27,21 +34,46 @@ export class TtlCache {
   }
 
   get<T>(key: string, load: () => Promise<T>): Promise<T> {
+    const now = this.now();
     const hit = this.entries.get(key);
-    if (hit !== undefined && hit.expires > this.now()) return hit.value as Promise<T>;
-    const value = load();
-    const entry: Entry = { expires: this.now() + this.options.ttlMs, value };
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    value.catch(() => {
-      if (this.entries.get(key) === entry) this.entries.delete(key);
-    });
-    this.evict();
-    return value;
+    if (hit !== undefined && (hit.expires > now || !hit.settled)) return hit.value as Promise<T>;
+    if (hit !== undefined && hit.staleUntil > now) {
+      if (!hit.refreshing) this.refresh(key, hit, load);
+      return hit.value as Promise<T>;
+    }
+    return this.fill(key, load());
   }
 
   clear(): void {
     this.entries.clear();
+  }
+
+  private fill<T>(key: string, value: Promise<T>): Promise<T> {
+    const now = this.now();
+    const entry: Entry = { expires: now + this.options.ttlMs, staleUntil: now + this.options.ttlMs + (this.options.staleMs ?? 0), value, settled: false, refreshing: false };
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    value.then(
+      () => void (entry.settled = true),
+      () => {
+        if (this.entries.get(key) === entry) this.entries.delete(key);
+      },
+    );
+    this.evict();
+    return value;
+  }
+
+  /** Read again in the background; the stale entry answers until the new one is in. A failed read
+   *  leaves the stale entry (not retried) until its stale window ends. */
+  private refresh<T>(key: string, stale: Entry, load: () => Promise<T>): void {
+    stale.refreshing = true;
+    const value = load();
+    value.then(
+      () => {
+        if (this.entries.get(key) === stale) void this.fill(key, value);
+      },
+      () => undefined,
+    );
   }
 
   private evict(): void {

@@ -2,7 +2,8 @@
  * A cluster of its own for the admission system test: a second kube-apiserver of the test
  * environment on the run's etcd under a separate key prefix (so the webhook configurations, the
  * default class and the `virtualization` ModuleConfig of this test meet no other test), the module's
- * CRDs plus a minimal ModuleConfig CRD, and the admission function serving HTTPS in-process.
+ * CRDs plus a minimal ModuleConfig CRD (the benchmark uses it too), and the admission function serving
+ * HTTPS in-process.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -14,7 +15,7 @@ import { createCA, getTestEnv, issueCert, kubectl, startExtraApiServer, type Ext
 
 const KNATIVE = fileURLToPath(new URL('../../../knative/', import.meta.url));
 
-const MODULE_CONFIG_CRD = `apiVersion: apiextensions.k8s.io/v1
+export const MODULE_CONFIG_CRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: moduleconfigs.deckhouse.io}
 spec:

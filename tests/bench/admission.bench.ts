@@ -1,0 +1,245 @@
+/**
+ * Admission benchmark: AdmissionReviews of a typical VirtualMachine (CREATE) through the validating
+ * webhook path, the function compiled and pinned to one CPU core, against the empty function pinned
+ * the same way. Two admission rows: lookups answered in memory (decision + transport only), and
+ * lookups from a real apiserver through the function's cache (LOOKUP_CACHE_TTL_MS, as deployed).
+ * Targets (issue 4): p99 under 5 ms at 1,000 reviews/s on one core; over 3,000 reviews/s saturated.
+ *
+ * Paced load is open-loop (requests sent on a fixed schedule whatever the answers), latency measured
+ * from each request's send. Plain HTTP for every row; the deployed webhook adds TLS on keep-alive
+ * connections.
+ *
+ * Knobs: BENCH_ROUNDS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP, BENCH_RATE, BENCH_CPU,
+ * BENCH_CACHE_TTL_MS.
+ */
+import { execFile } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { z } from 'zod';
+import { env } from '../../shared/config/index.js';
+import { typicalReview } from '../../functions/admission/testing/typical.js';
+import { ensureBinaries } from '../env/binaries.js';
+import { startControlPlane, type ControlPlaneState } from '../env/control-plane.js';
+import { installCrds } from '../env/crds.js';
+import { runKubectl } from '../env/kubectl.js';
+import { MODULE_CONFIG_CRD } from '../integration/admission/cluster.js';
+import { interleaved, knobs, medianBy, nowMs, print, printComparison, summarize, type Measurement, type Summary } from './lib.js';
+import { runLoad, type LoadResult } from './load.js';
+import { compiledArgs, startServer, type Running } from './processes.js';
+
+const settings = knobs(
+  z.object({
+    BENCH_ROUNDS: env.int(3, 1).describe('Runs per variant and load shape, interleaved; the median run is reported'),
+    BENCH_MAX_SECONDS: env.int(5, 1).describe('Measured seconds per run'),
+    BENCH_CONCURRENCY: env.int(8, 1).describe('Keep-alive connections of the saturated runs'),
+    BENCH_WARMUP: env.int(3_000, 0).describe('Unmeasured requests before each run'),
+    BENCH_RATE: env.int(1_000, 1).describe('Reviews per second of the paced runs'),
+    BENCH_CPU: env.int(1, 0).describe('The CPU core the function processes are pinned to (taskset)'),
+    BENCH_CACHE_TTL_MS: env.int(2_000, 0).describe('LOOKUP_CACHE_TTL_MS of the apiserver-backed admission process'),
+  }),
+);
+
+/** The row name function-host.bench.ts gives the empty function (importing it would run that benchmark). */
+const EMPTY_FUNCTION_BASELINE = 'empty function (GET /empty)';
+const VM_PATH = '/validate-virtualization-deckhouse-io-v1alpha2-virtualmachine';
+const NS = 'bench';
+const run = promisify(execFile);
+
+interface Variant {
+  readonly name: string;
+  readonly url: string;
+  readonly method: 'GET' | 'POST';
+  readonly body?: string;
+}
+
+/** Pin every thread of a started server to BENCH_CPU. */
+async function pinned(server: Promise<Running>): Promise<Running> {
+  const s = await server;
+  await run('taskset', ['-a', '-p', '-c', String(settings.BENCH_CPU), String(s.proc.child.pid)]);
+  return s;
+}
+
+/** What the apiserver-backed lookups of the typical VM find: the namespace, the class, the CIDRs. */
+async function prepareCluster(state: ControlPlaneState): Promise<void> {
+  const kubectl = async (args: string[], stdin?: string): Promise<void> => {
+    const res = await runKubectl(state, args, stdin === undefined ? {} : { stdin });
+    if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${res.stderr}`);
+  };
+  await installCrds(state);
+  await kubectl(['apply', '-f', '-'], MODULE_CONFIG_CRD);
+  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/moduleconfigs.deckhouse.io']);
+  await kubectl(['create', 'namespace', NS]);
+  await kubectl(['apply', '-f', '-'], `apiVersion: deckhouse.io/v1alpha1
+kind: ModuleConfig
+metadata: {name: virtualization}
+spec: {enabled: true, version: 1, settings: {virtualMachineCIDRs: [10.66.0.0/16], dvcr: {storage: {type: PersistentVolumeClaim, persistentVolumeClaim: {size: 50Gi}}}}}
+---
+apiVersion: virtualization.deckhouse.io/v1alpha2
+kind: VirtualMachineClass
+metadata: {name: generic, annotations: {virtualmachineclass.virtualization.deckhouse.io/is-default-class: "true"}}
+spec:
+  cpu: {type: Model, model: Nehalem}
+  sizingPolicies:
+  - {cores: {min: 1, max: 4}, coreFractions: [5, 10, 20, 50, 100], memory: {min: 512Mi, max: 32Gi}}
+  - {cores: {min: 5, max: 8}, coreFractions: [20, 50, 100]}
+`);
+}
+
+/** The typical VM must be admitted (this measures the allow path), with its lookups answered. */
+async function checkAdmitted(v: Variant): Promise<void> {
+  const res = await fetch(v.url, { method: 'POST', body: v.body, headers: { 'content-type': 'application/json' } });
+  const review = (await res.json()) as { response?: { allowed?: boolean; status?: { message?: string }; warnings?: string[] } };
+  if (review.response?.allowed !== true || (review.response.warnings ?? []).length > 0) {
+    throw new Error(`${v.name} did not admit the typical VM cleanly: ${JSON.stringify(review.response)}`);
+  }
+}
+
+interface Paced {
+  readonly sent: number;
+  readonly failed: number;
+  readonly achievedRate: number;
+  readonly latencyMs: Summary;
+}
+
+/** Open-loop load: request i goes out at start + i/rate whatever happened to the earlier ones. */
+async function paced(v: Variant): Promise<Paced> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const total = settings.BENCH_RATE * settings.BENCH_MAX_SECONDS;
+  const latencies: number[] = [];
+  const pending: Array<Promise<void>> = [];
+  let failed = 0;
+  const one = (): Promise<void> =>
+    new Promise((resolve) => {
+      const sent = nowMs();
+      const req = request(v.url, { method: v.method, agent, headers: v.body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          latencies.push(nowMs() - sent);
+          if ((res.statusCode ?? 0) >= 300) failed += 1;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        failed += 1;
+        resolve();
+      });
+      req.end(v.body);
+    });
+  try {
+    const start = nowMs();
+    for (let i = 0; i < total; i++) {
+      const due = start + (i * 1000) / settings.BENCH_RATE;
+      while (nowMs() < due) await new Promise((r) => (due - nowMs() > 2 ? setTimeout(r, 1) : setImmediate(r)));
+      pending.push(one());
+    }
+    await Promise.all(pending);
+    return { sent: total, failed, achievedRate: (total / (nowMs() - start)) * 1000, latencyMs: summarize(latencies) };
+  } finally {
+    agent.destroy();
+  }
+}
+
+function saturatedRow(name: string, r: LoadResult): Measurement {
+  return {
+    name,
+    values: { rps: r.requestsPerSecond, p50: r.latencyMs.p50, p99: r.latencyMs.p99 },
+    note: r.failed > 0 ? `${r.failed} failed: ${JSON.stringify(r.statuses)}` : '',
+  };
+}
+
+function pacedRow(name: string, r: Paced): Measurement {
+  return {
+    name,
+    values: { rate: r.achievedRate, p50: r.latencyMs.p50, p99: r.latencyMs.p99, max: r.latencyMs.max },
+    note: r.failed > 0 ? `${r.failed} failed` : '',
+  };
+}
+
+async function measure(variants: readonly Variant[]): Promise<{ saturated: Measurement[]; paced: Measurement[] }> {
+  const load = { concurrency: settings.BENCH_CONCURRENCY, requests: 1e9, maxMs: settings.BENCH_MAX_SECONDS * 1000, warmup: settings.BENCH_WARMUP };
+  for (const v of variants) await runLoad({ ...load, url: v.url, method: v.method, body: v.body, headers: { 'content-type': 'application/json' }, maxMs: 2_000 });
+  const sat = await interleaved(variants, settings.BENCH_ROUNDS, (v) =>
+    runLoad({ ...load, url: v.url, method: v.method, body: v.body, headers: { 'content-type': 'application/json' } }),
+  );
+  const pac = await interleaved(variants, settings.BENCH_ROUNDS, (v) => paced(v));
+  return {
+    saturated: variants.map((v, i) => saturatedRow(v.name, medianBy(sat[i] ?? [], (r) => r.requestsPerSecond))),
+    paced: variants.map((v, i) => pacedRow(v.name, medianBy(pac[i] ?? [], (r) => r.latencyMs.p99))),
+  };
+}
+
+function verdict(saturated: readonly Measurement[], pacedRows: readonly Measurement[]): void {
+  for (const name of [MEMORY, APISERVER]) {
+    const rps = saturated.find((r) => r.name === name)?.values['rps'] ?? Number.NaN;
+    const p99 = pacedRows.find((r) => r.name === name)?.values['p99'] ?? Number.NaN;
+    print(
+      `${name}: p99 ${p99.toFixed(2)} ms at ${settings.BENCH_RATE}/s (target < 5) ${p99 < 5 ? 'MET' : 'MISSED'}; ` +
+        `saturated ${rps.toFixed(0)} reviews/s (target > 3000) ${rps > 3000 ? 'MET' : 'MISSED'}`,
+    );
+  }
+}
+
+const MEMORY = 'admission, in-memory lookups';
+const APISERVER = 'admission, apiserver lookups (cached)';
+
+async function main(): Promise<void> {
+  const workDir = await mkdtemp('/tmp/admission-bench-');
+  const cp = await startControlPlane(await ensureBinaries(), workDir);
+  const running: Running[] = [];
+  try {
+    await prepareCluster(cp.state);
+    const [admissionArgs, memoryArgs, emptyArgs] = [
+      await compiledArgs('functions/admission/index.ts'),
+      await compiledArgs('functions/admission/testing/bench-entry.ts'),
+      await compiledArgs('functions/sample-echo/index.ts'),
+    ];
+    const empty = await pinned(startServer(emptyArgs));
+    running.push(empty);
+    const memory = await pinned(startServer(memoryArgs));
+    running.push(memory);
+    const apiserver = await pinned(
+      startServer(admissionArgs, { KUBECONFIG: cp.state.kubeconfigPath, LOOKUP_CACHE_TTL_MS: String(settings.BENCH_CACHE_TTL_MS) }),
+    );
+    running.push(apiserver);
+    const body = typicalReview(NS);
+    const variants: Variant[] = [
+      { name: EMPTY_FUNCTION_BASELINE, url: `${empty.url}/empty`, method: 'GET' },
+      { name: MEMORY, url: `${memory.url}${VM_PATH}`, method: 'POST', body },
+      { name: APISERVER, url: `${apiserver.url}${VM_PATH}`, method: 'POST', body },
+    ];
+    for (const v of variants.slice(1)) await checkAdmitted(v);
+    print(`admission benchmark: node ${process.version}, functions pinned to CPU ${settings.BENCH_CPU}, review body ${body.length} bytes, ` +
+      `cache TTL ${settings.BENCH_CACHE_TTL_MS} ms`);
+
+    const { saturated, paced: pacedRows } = await measure(variants);
+    printComparison(
+      `Saturated: ${settings.BENCH_CONCURRENCY} keep-alive connections (median-req/s run of ${settings.BENCH_ROUNDS})`,
+      [
+        { key: 'rps', label: 'reviews/s', digits: 0, ratio: true },
+        { key: 'p50', label: 'p50 ms', digits: 3, ratio: true },
+        { key: 'p99', label: 'p99 ms', digits: 3, ratio: true },
+      ],
+      saturated,
+      EMPTY_FUNCTION_BASELINE,
+    );
+    printComparison(
+      `Paced: ${settings.BENCH_RATE} requests/s open-loop for ${settings.BENCH_MAX_SECONDS} s (median-p99 run of ${settings.BENCH_ROUNDS})`,
+      [
+        { key: 'rate', label: 'sent/s', digits: 0 },
+        { key: 'p50', label: 'p50 ms', digits: 3, ratio: true },
+        { key: 'p99', label: 'p99 ms', digits: 3, ratio: true },
+        { key: 'max', label: 'max ms', digits: 2 },
+      ],
+      pacedRows,
+      EMPTY_FUNCTION_BASELINE,
+    );
+    verdict(saturated, pacedRows);
+  } finally {
+    for (const r of running) await r.stop();
+    await cp.stop();
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+await main();
