@@ -1,0 +1,31 @@
+/** Reading the test apiserver's audit log: what was really created, and how often. */
+import { readFile } from 'node:fs/promises';
+import { getTestEnv } from '../../env/index.js';
+
+export interface AuditEvent {
+  verb: string;
+  stage: string;
+  objectRef?: { resource?: string; namespace?: string; name?: string };
+  responseStatus?: { code?: number };
+  requestObject?: { metadata?: { name?: string; labels?: Record<string, string> }; spec?: Record<string, unknown> };
+  responseObject?: { metadata?: { name?: string } };
+}
+
+/** Successful creates (201) of a resource, as audit events at ResponseComplete. */
+export async function successfulCreates(resource: string): Promise<AuditEvent[]> {
+  const text = await readFile(getTestEnv().auditLogPath, 'utf8');
+  const out: AuditEvent[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || !line.includes(`"resource":"${resource}"`) || !line.includes('"verb":"create"')) continue;
+    const event = JSON.parse(line) as AuditEvent;
+    if (event.stage === 'ResponseComplete' && event.objectRef?.resource === resource && event.responseStatus?.code === 201) out.push(event);
+  }
+  return out;
+}
+
+/** How many times each name appears. */
+export function countBy(names: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return counts;
+}

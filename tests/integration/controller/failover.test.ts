@@ -1,0 +1,105 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { leaseDescriptor, leaseSchema, type KubeClient } from '../../../shared/kube/index.js';
+import type { Clients } from '../../../daemons/controller/kube/resources.js';
+import { VM_UID_LABEL } from '../../../daemons/controller/reconcilers/vm/handlers/ipam.js';
+import { VMIP_UID_LABEL } from '../../../daemons/controller/reconcilers/ipam/allocate.js';
+import { freshNamespace } from '../../env/index.js';
+import { countBy, successfulCreates } from './audit.js';
+import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
+import { SCOPE_LABEL, TEST_FIELD_MANAGER, eventually, mainKube, newScope, testClients } from './fixtures.js';
+import { spawnController, type ControllerProcess } from './process.js';
+
+let kube: KubeClient;
+let c: Clients;
+const procs: ControllerProcess[] = [];
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(() => {
+  kube = mainKube();
+  c = testClients(kube);
+});
+afterEach(async () => {
+  for (const p of procs.splice(0)) {
+    p.kill('SIGTERM');
+    await p.exited;
+  }
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+afterAll(() => kube.close());
+
+const VMS = 60;
+const KILL_AFTER = 20;
+const LEASE = 'controller-failover';
+
+describe('two controller replicas', () => {
+  it('the standby takes over when the leader is killed during a burst, converging every VM and creating nothing twice', async () => {
+    const scope = newScope(await freshNamespace('ctl-failover'));
+    const ns = scope.namespace;
+    const nodeObj = await c.nodes.create(node(scope, 'node-f'));
+    cleanups.push(() => c.nodes.delete({ name: nodeObj.metadata.name ?? '' }));
+    const cls = await c.classes.create(vmClass(scope, 'failover'));
+    const cvi = await c.clusterImages.create(clusterImage(scope, 'alpine'));
+    await makeClusterImageReady(c, cvi.metadata.name ?? '');
+
+    const env = {
+      POD_NAMESPACE: ns,
+      LEADER_ELECTION_LEASE_NAME: LEASE,
+      LEADER_ELECTION_LEASE_DURATION: '2s',
+      LEADER_ELECTION_RENEW_DEADLINE: '1500ms',
+      LEADER_ELECTION_RETRY_PERIOD: '250ms',
+      WATCH_NAMESPACE: ns,
+      CLUSTER_OBJECTS_SELECTOR: `${SCOPE_LABEL}=${scope.id}`,
+      MODULE_CONFIG_WATCH: 'false',
+      VIRTUAL_MACHINE_CIDRS: '10.202.0.0/24',
+    };
+    procs.push(spawnController('replica-a', env), spawnController('replica-b', env));
+    const leases = kube.resource(leaseDescriptor, leaseSchema, TEST_FIELD_MANAGER);
+    const holder = async (): Promise<string> => (await leases.get({ namespace: ns, name: LEASE })).spec?.holderIdentity ?? '';
+    const firstHolder = await eventually(async () => (await holder()) || undefined, 'a leader', 30_000);
+    const leader = procs.find((p) => firstHolder.startsWith(`${p.name}-`));
+    const standby = procs.find((p) => p !== leader);
+    expect(leader).toBeDefined();
+    await eventually(() => leader?.lines.some((l) => l.includes('reconcilers running')), 'the leader runs its reconcilers', 30_000);
+
+    const names = Array.from({ length: VMS }, (_, i) => `vm-${String(i).padStart(3, '0')}`);
+    const spec = { runPolicy: 'Manual' as const, blockDeviceRefs: [{ kind: 'ClusterVirtualImage' as const, name: cvi.metadata.name ?? '' }] };
+    for (let i = 0; i < names.length; i += 5) {
+      if (i === KILL_AFTER) leader?.kill('SIGKILL');
+      await Promise.all(names.slice(i, i + 5).map((name) => c.vms.create(vm(scope, name, cls.metadata.name ?? '', spec))));
+    }
+    expect(await leader?.exited).toBe('SIGKILL');
+
+    const newHolder = await eventually(async () => {
+      const h = await holder();
+      return h !== firstHolder && h !== '' && h;
+    }, 'the standby leads', 30_000);
+    expect(newHolder.startsWith(`${standby?.name ?? '?'}-`)).toBe(true);
+
+    // Every VM converges: internal VM, address, status.
+    await eventually(async () => {
+      const list = (await c.vms.list({ namespace: ns })).items;
+      return list.length === VMS && list.every((v) => v.status?.phase === 'Stopped' && v.status.ipAddress !== undefined);
+    }, 'every VM Stopped with an IP', 60_000);
+    const kvvms = (await c.kvvms.list({ namespace: ns })).items;
+    expect(kvvms.map((k) => k.metadata.name).sort()).toEqual(names);
+
+    // Nothing twice: one address per VM, one lease per address, each object created once.
+    const vmips = (await c.vmips.list({ namespace: ns })).items;
+    expect([...countBy(vmips.map((ip) => ip.metadata.labels?.[VM_UID_LABEL] ?? '')).values()].every((n) => n === 1)).toBe(true);
+    expect(vmips).toHaveLength(VMS);
+    const leasesOfNs = (await c.leases.list()).items.filter((l) => l.spec.virtualMachineIPAddressRef?.namespace === ns);
+    expect(leasesOfNs).toHaveLength(VMS);
+    expect(new Set(leasesOfNs.map((l) => l.metadata.labels?.[VMIP_UID_LABEL])).size).toBe(VMS);
+    const createdKvvms = (await successfulCreates('internalvirtualizationvirtualmachines')).filter((e) => e.objectRef?.namespace === ns);
+    expect([...countBy(createdKvvms.map((e) => e.objectRef?.name ?? '')).values()].filter((n) => n > 1)).toEqual([]);
+    expect(createdKvvms).toHaveLength(VMS);
+    const createdVmips = (await successfulCreates('virtualmachineipaddresses')).filter((e) => e.objectRef?.namespace === ns);
+    expect(createdVmips).toHaveLength(VMS);
+    const createdLeases = (await successfulCreates('virtualmachineipaddressleases')).filter(
+      (e) => (e.requestObject?.spec?.['virtualMachineIPAddressRef'] as { namespace?: string } | undefined)?.namespace === ns,
+    );
+    expect(createdLeases).toHaveLength(VMS);
+
+    process.stdout.write(`[controller] failover: ${firstHolder} killed after ${KILL_AFTER} of ${VMS} VMs; ${newHolder} converged all\n`);
+  }, 120_000);
+});
