@@ -50,8 +50,9 @@ export function wireSources(caches: Caches, r: Runners): void {
   enqueueOn(caches.images, r.vm, (i) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('VirtualImage', ns(i), i.metadata.name ?? ''))));
   enqueueOn(caches.clusterImages, r.vm, (i) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('ClusterVirtualImage', undefined, i.metadata.name ?? ''))));
   enqueueOn(caches.vmips, r.vm, (ip) => [...ownerVM(ip), ...keysOf(caches.vms.byIndex(VMIndex.byIPAddress, keyOf(ip)))]);
-  // VirtualMachineOperation: itself, and whatever its VM, instance or migration does.
-  enqueueOn(caches.vmops, r.vmop, self);
+  // VirtualMachineOperation: itself and its siblings on the same VM (one runs at a time), and whatever
+  // its VM, instance or migration does.
+  enqueueOn(caches.vmops, r.vmop, (op) => [keyOf(op), ...keysOf(caches.vmops.byIndex(VMOP_BY_VM, `${ns(op)}/${op.spec.virtualMachineName}`))]);
   enqueueOn(caches.vms, r.vmop, (vm) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(vm))));
   enqueueOn(caches.kvvms, r.vmop, (o) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(o))));
   enqueueOn(caches.kvvmis, r.vmop, (o) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(o))));
