@@ -24,6 +24,10 @@ const withClass = (name: string) => (o: DiskIn | ImageIn): void => {
   o.spec.persistentVolumeClaim = { ...o.spec.persistentVolumeClaim, storageClassName: name };
 };
 const deleting = (o: { metadata: { deletionTimestamp?: string } }): void => void (o.metadata.deletionTimestamp = '2026-01-01T00:00:00Z');
+const pvcImage = (w: World): void => {
+  w.storageClasses.push({ name: 'other-csi', provisioner: 'csi.other', isDefault: false });
+  w.images.push(typed.image((i) => void ((i.spec.storage = 'PersistentVolumeClaim'), (i.status = { phase: 'Ready', storageClassName: 'slow' }))));
+};
 const fromImage = (o: DiskIn): void => void (o.spec.dataSource = { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'ubuntu' } });
 
 ruleTable(virtualDiskValidator, storageWorld, [
@@ -62,6 +66,12 @@ ruleTable(virtualDiskValidator, storageWorld, [
     good: { object: sized('20Gi', fromImage), world: (w) => void w.images.push(typed.image((i) => void (i.status = { phase: 'Ready', cdrom: false }))) },
     bad: { object: sized('20Gi', fromImage), world: (w) => void w.images.push(typed.image((i) => void (i.status = { phase: 'Ready', cdrom: true }))) },
     expect: { warn: /ISO images are not supported as a disk source/ },
+  },
+  {
+    rule: 'a disk copied from a PVC-backed image uses the same provisioner',
+    good: { object: sized('20Gi', (o) => void (fromImage(o), withClass('fast')(o))), world: pvcImage },
+    bad: { object: sized('20Gi', (o) => void (fromImage(o), withClass('other-csi')(o))), world: pvcImage },
+    expect: { deny: 'spec.persistentVolumeClaim.storageClassName', message: /StorageClass other-csi \(provisioner csi.other\) cannot take a copy of VirtualImage ubuntu on slow/ },
   },
   {
     rule: 'a provisioned disk does not shrink',

@@ -3,8 +3,8 @@ import { GROUP } from '../../../shared/api/resources/common.js';
 import { VirtualDiskSchema, type VirtualDisk } from '../../../shared/api/resources/virtualdisk.js';
 import type { Findings } from '../decision.js';
 import { formatBytes, parseQuantity } from '../lib/quantity.js';
-import type { RuleContext } from '../lookups.js';
-import { onUpdate, pure, type Check } from './check.js';
+import type { RuleContext, StorageClassView } from '../lookups.js';
+import { onCreate, onUpdate, pure, type Check } from './check.js';
 import { nameWithoutDots } from './metadata.js';
 import { changed, diskSizeProblems, provisioned, specFrozenWhileDeleting, storageClassExists } from './storage.js';
 import { schemaParser, type Validator } from './validator.js';
@@ -14,7 +14,7 @@ const CLASS_PATH = 'spec.persistentVolumeClaim.storageClassName';
 
 const size: Check<VirtualDisk> = pure('the size is set and positive', ({ object }, out) => diskSizeProblems(object.spec, 'spec', out));
 
-const source: Check<VirtualDisk> = {
+const source: Check<VirtualDisk> = onCreate({
   name: 'the image source suits a disk',
   run: async ({ object, namespace }, { lookups }, out) => {
     const ref = object.spec.dataSource?.objectRef;
@@ -27,7 +27,31 @@ const source: Check<VirtualDisk> = {
       out.warn(`is smaller than the unpacked image (${formatBytes(unpacked)}); the disk will be enlarged to fit it`, SIZE_PATH);
     }
   },
-};
+});
+
+/** The class a new disk gets: its own, the module's default for disks, or the cluster default. */
+async function targetClass(disk: VirtualDisk, ctx: RuleContext): Promise<StorageClassView | undefined> {
+  const named = disk.spec.persistentVolumeClaim?.storageClassName ?? (await ctx.lookups.moduleSettings()).virtualDisksDefaultStorageClass;
+  if (named !== undefined && named !== '') return ctx.lookups.storageClass(named);
+  return (await ctx.lookups.storageClasses()).find((c) => c.isDefault);
+}
+
+const sameProvisioner: Check<VirtualDisk> = onCreate({
+  name: 'a disk copied from a PVC-backed image uses the same provisioner',
+  run: async ({ object, namespace }, ctx, out) => {
+    const ref = object.spec.dataSource?.objectRef;
+    if (ref?.kind !== 'VirtualImage') return;
+    const image = await ctx.lookups.virtualImage(namespace ?? '', ref.name);
+    const sourceName = image?.status?.storageClassName;
+    if (image === undefined || image.spec.storage === 'ContainerRegistry' || sourceName === undefined) return;
+    const [source, target] = await Promise.all([ctx.lookups.storageClass(sourceName), targetClass(object, ctx)]);
+    if (source === undefined || target === undefined || source.provisioner === target.provisioner) return;
+    out.deny(
+      CLASS_PATH,
+      `StorageClass ${target.name} (provisioner ${target.provisioner}) cannot take a copy of VirtualImage ${ref.name} on ${source.name} (provisioner ${source.provisioner})`,
+    );
+  },
+});
 
 const sizeChanges = onUpdate<VirtualDisk>('the size changes only in allowed ways', ({ object }, old, _ctx, out) => {
   const now = object.spec.persistentVolumeClaim?.size;
@@ -85,6 +109,7 @@ export const virtualDiskValidator: Validator<VirtualDisk> = {
     nameWithoutDots('VirtualDisk', 'warn'),
     size,
     source,
+    sameProvisioner,
     sizeChanges,
     dataSourceFixed,
     storageClass,
