@@ -35,18 +35,21 @@ function build<T>(base: T, change?: (o: T) => void): T {
 const meta = (name: string, namespace: string | undefined = NS): { name: string; namespace?: string } =>
   namespace === undefined ? { name } : { name, namespace };
 
+/** A small VM spec that passes every rule against the generic class (also the pool's template). */
+const vmSpec = (): VmIn['spec'] => ({
+  virtualMachineClassName: 'generic',
+  cpu: { cores: 2, coreFraction: '50%' },
+  memory: { size: '4Gi' },
+  blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }],
+});
+
 export const vm = (change?: (o: VmIn) => void): VmIn =>
   build<VmIn>(
     {
       apiVersion: API_VERSION,
       kind: 'VirtualMachine',
       metadata: meta('vm1'),
-      spec: {
-        virtualMachineClassName: 'generic',
-        cpu: { cores: 2, coreFraction: '50%' },
-        memory: { size: '4Gi' },
-        blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }],
-      },
+      spec: vmSpec(),
     },
     change,
   );
@@ -142,12 +145,7 @@ export const pool = (change?: (o: PoolIn) => void): PoolIn =>
         scaleDownPolicy: 'NewestFirst',
         virtualDiskTemplates: [{ name: 'root', spec: { persistentVolumeClaim: { size: '10Gi' } } }],
         virtualMachineTemplate: {
-          spec: {
-            virtualMachineClassName: 'generic',
-            cpu: { cores: 2, coreFraction: '50%' },
-            memory: { size: '4Gi' },
-            blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }],
-          },
+          spec: vmSpec(),
         },
       },
     },
