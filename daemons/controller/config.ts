@@ -54,6 +54,7 @@ export const ControllerConfigSchema = z.object({
   VIRTUAL_MACHINE_CIDRS: cidrList.describe('Comma-separated subnets for VM IP addresses; the ModuleConfig wins when it sets them.'),
   VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: duration('10m').describe('How long a released IP lease is kept for its namespace.'),
   MODULE_CONFIG_WATCH: env.bool(true).describe('Read virtualMachineCIDRs from ModuleConfig `virtualization` when that resource exists.'),
+  DEPENDENCY_RECHECK_INTERVAL: duration('10s').describe('A VM waiting for something not watched (a Secret) is looked at again after this long.'),
   RECONCILE_WORKERS: env.int(8, 1).describe('Concurrent reconciles of VirtualMachines; the other reconcilers use half of it.'),
   SHUTDOWN_DEADLINE: duration('10s').describe('Shutdown gives up waiting for in-flight work after this long.'),
   LOG_LEVEL: env.logLevel().describe('Log level.'),

@@ -2,6 +2,9 @@ import { objectKey, type Informer, type KubeObject } from '../../../shared/kube/
 
 type IndexFn<T> = (obj: T) => readonly string[];
 
+/** How many deletions are remembered (oldest forgotten first). */
+const MAX_TOMBSTONES = 10_000;
+
 /**
  * The reconcilers' read side: an informer's store, overlaid with the objects this process has just
  * written (a write's response is newer than the watch event still on its way), plus secondary
@@ -10,6 +13,8 @@ type IndexFn<T> = (obj: T) => readonly string[];
 export class ObjectCache<T extends KubeObject> {
   private readonly overlay = new Map<string, T>();
   private readonly gone = new Set<string>();
+  /** The last resourceVersion of deleted objects: a late write response must not bring them back. */
+  private readonly tombstones = new Map<string, KubeObject>();
   private readonly indexFns = new Map<string, IndexFn<T>>();
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
 
@@ -46,6 +51,8 @@ export class ObjectCache<T extends KubeObject> {
   /** Record an object this process wrote (the apiserver's answer). */
   remember(obj: T): T {
     const key = objectKey(obj.metadata);
+    const tombstone = this.tombstones.get(key);
+    if (tombstone !== undefined && newerOrEqual(tombstone, obj)) return obj;
     this.gone.delete(key);
     const cached = this.informer.store.get(key);
     if (cached === undefined || !newerOrEqual(cached, obj)) this.overlay.set(key, obj);
@@ -79,6 +86,7 @@ export class ObjectCache<T extends KubeObject> {
   private observe(obj: T, old: T | undefined): void {
     const key = objectKey(obj.metadata);
     this.gone.delete(key);
+    this.tombstones.delete(key);
     const fresh = this.overlay.get(key);
     if (fresh !== undefined && newerOrEqual(obj, fresh)) this.overlay.delete(key);
     if (old !== undefined) this.unindex(key, old);
@@ -89,6 +97,9 @@ export class ObjectCache<T extends KubeObject> {
     const key = objectKey(obj.metadata);
     this.overlay.delete(key);
     this.gone.delete(key);
+    this.tombstones.delete(key);
+    this.tombstones.set(key, { metadata: { resourceVersion: obj.metadata.resourceVersion } });
+    if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value ?? '');
     this.unindex(key, obj);
   }
 

@@ -29,7 +29,7 @@ export function vmHandlers(deps: Deps): Handler<VMState>[] {
     powerDecisionHandler(deps, restarts),
     syncKvvmHandler(deps),
     powerStateHandler(deps, restarts),
-    lifecycleHandler(),
+    lifecycleHandler(deps),
   ];
 }
 

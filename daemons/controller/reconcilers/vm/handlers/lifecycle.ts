@@ -1,6 +1,7 @@
 import { VMCondition } from '../../../../../shared/api/conditions/index.js';
 import type { InternalVirtualMachineInstance } from '../../../../../shared/api/internal/resources.js';
-import type { Handler, HandlerContext } from '../../../engine/reconciler.js';
+import type { Deps } from '../../../deps.js';
+import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
 import { rfc3339 } from '../../../engine/conditions.js';
 import { effectiveCoreFraction, requestedCpu, topologyOf } from '../kvvm/cpu.js';
 import { phaseOf, type VMPhase } from '../phase.js';
@@ -10,11 +11,14 @@ const Running = VMCondition.Running;
 /** How many phase transitions status.stats keeps. */
 const MAX_TRANSITIONS = 10;
 
-/** The observed state: phase (and its history), node, Running condition, resources, networks, migration. */
-export function lifecycleHandler(): Handler<VMState> {
+/**
+ * The observed state: phase (and its history), node, Running condition, resources, networks, migration.
+ * A VM still waiting for a dependency is looked at again later (not every dependency is watched).
+ */
+export function lifecycleHandler(deps: Deps): Handler<VMState> {
   return {
     name: 'lifecycle',
-    handle(s, ctx): void {
+    handle(s, ctx): HandlerOutcome | void {
       const vm = s.obj;
       const vmi = s.kvvmi;
       const phase = phaseOf({ deleting: vm.metadata.deletionTimestamp !== undefined, kvvm: s.kvvm, kvvmi: vmi, startPending: s.startPending });
@@ -29,6 +33,7 @@ export function lifecycleHandler(): Handler<VMState> {
       const migration = migrationStateOf(vmi);
       if (migration !== undefined) s.status.migrationState = migration;
       if (vm.metadata.generation !== undefined) s.status.observedGeneration = vm.metadata.generation;
+      if (s.waitingFor.length > 0) return { requeueAfterMs: deps.config.DEPENDENCY_RECHECK_INTERVAL };
     },
   };
 }
