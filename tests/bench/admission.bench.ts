@@ -37,7 +37,7 @@ const settings = knobs(
     BENCH_WARMUP: env.int(3_000, 0).describe('Unmeasured requests before each run'),
     BENCH_RATE: env.int(1_000, 1).describe('Reviews per second of the paced runs'),
     BENCH_CPU: env.int(1, 0).describe('The CPU core the function processes are pinned to (taskset)'),
-    BENCH_CACHE_TTL_MS: env.int(2_000, 0).describe('LOOKUP_CACHE_TTL_MS of the apiserver-backed admission process'),
+    BENCH_CACHE_TTL_MS: env.int(1_000, 0).describe('LOOKUP_CACHE_TTL_MS of the apiserver-backed admission process'),
   }),
 );
 

@@ -85,6 +85,7 @@ async function startWebhook(id: string, kubeconfigPath: string): Promise<{ webho
       KUBECONFIG: kubeconfigPath,
       // Every request sees what the test just wrote.
       LOOKUP_CACHE_TTL_MS: '0',
+      LOOKUP_CACHE_STALE_MS: '0',
       CLUSTER_POD_SUBNET_CIDR: '10.111.0.0/16',
       CLUSTER_SERVICE_SUBNET_CIDR: '10.222.0.0/16',
     },
