@@ -1,5 +1,5 @@
 import { NotFoundError } from '../../../shared/errors/index.js';
-import { Informer } from '../../../shared/kube/index.js';
+import { Backoff, Informer, sleep } from '../../../shared/kube/index.js';
 import type { Logger } from '../../../shared/log/index.js';
 import type { CidrSource } from '../deps.js';
 import type { Clients, ModuleConfig } from './resources.js';
@@ -29,10 +29,7 @@ export class ModuleConfigCidrs implements CidrSource {
   /** Watch the ModuleConfig if the apiserver serves the resource; otherwise stay on the environment. */
   async start(clients: Clients, signal: AbortSignal, log: Logger): Promise<void> {
     const fieldSelector = `metadata.name=${MODULE_CONFIG_NAME}`;
-    try {
-      await clients.moduleConfigs.listRaw({ fieldSelector, signal });
-    } catch (err: unknown) {
-      if (!(err instanceof NotFoundError)) throw err;
+    if (!(await served(clients, fieldSelector, signal, log))) {
       log.info({ cidrs: this.fromEnv }, 'ModuleConfig is not served here; virtualMachineCIDRs come from the environment');
       return;
     }
@@ -47,5 +44,22 @@ export class ModuleConfigCidrs implements CidrSource {
 
   async stop(): Promise<void> {
     await this.informer?.stop();
+  }
+}
+
+/** Whether the apiserver serves ModuleConfigs (404: no such resource); transient failures are retried. */
+async function served(clients: Clients, fieldSelector: string, signal: AbortSignal, log: Logger): Promise<boolean> {
+  const backoff = new Backoff({ initialMs: 200, maxMs: 5_000, jitter: 0.2 });
+  for (;;) {
+    try {
+      await clients.moduleConfigs.listRaw({ fieldSelector, signal });
+      return true;
+    } catch (err: unknown) {
+      if (err instanceof NotFoundError) return false;
+      if (signal.aborted) throw err;
+      const delayMs = backoff.next();
+      log.warn({ err, delayMs }, 'could not read the ModuleConfig, retrying');
+      await sleep(delayMs, signal);
+    }
   }
 }
