@@ -60,7 +60,9 @@ function route(webhook: Webhook): Route<AdmissionConfig, AdmissionState> {
       const { decision, failures } = answered.answer;
       for (const f of failures) log.error({ err: f.error, check: f.check, webhook: webhook.name }, 'admission check failed');
       state.reviews.inc({ webhook: webhook.name, result: decision.allowed ? 'allowed' : 'denied' });
-      log.debug({ webhook: webhook.name, uid: answered.review.response.uid, allowed: decision.allowed, violations: decision.violations.length }, 'reviewed');
+      if (log.isLevelEnabled('debug')) {
+        log.debug({ webhook: webhook.name, uid: answered.review.response.uid, allowed: decision.allowed, violations: decision.violations.length }, 'reviewed');
+      }
       return { body: answered.review };
     },
   };
