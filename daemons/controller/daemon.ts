@@ -66,7 +66,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
   };
 
   const campaign = async (): Promise<{ lostLeadership: boolean }> => {
-    await health;
+    log.info({ identity, healthPort: (await health).port }, 'started: health and metrics served');
     if (config.LEADER_ELECTION) {
       await new LeaderElector({
         leases: kube.resource(leaseDescriptor, leaseSchema, FIELD_MANAGER),

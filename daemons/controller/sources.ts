@@ -2,6 +2,7 @@
 import type { KubeObject } from '../../shared/kube/index.js';
 import type { Caches } from './deps.js';
 import type { ObjectCache } from './engine/cache.js';
+import { deepEqual } from './engine/merge-diff.js';
 import { keyOf } from './engine/reconciler.js';
 import type { Runner } from './engine/runner.js';
 import { LEASE_BY_VMIP } from './reconcilers/ipam/vmip.js';
@@ -17,17 +18,52 @@ export interface Runners {
   vmclass: Runner;
 }
 
+/** Which updates matter to a mapping; the others enqueue nothing (adds and deletes always do). */
+export type UpdateFilter<T> = (obj: T, old: T) => boolean;
+
 /** On add, update (old and new) and delete of an object, enqueue the keys `map` gives. */
-export function enqueueOn<T extends KubeObject>(cache: ObjectCache<T>, runner: Runner, map: (obj: T) => Iterable<string>): void {
+export function enqueueOn<T extends KubeObject>(cache: ObjectCache<T>, runner: Runner, map: (obj: T) => Iterable<string>, matters?: UpdateFilter<T>): void {
   const push = (obj: T): void => {
     for (const key of map(obj)) runner.enqueue(key);
   };
   cache.informer.on('add', push);
   cache.informer.on('update', (obj, old) => {
+    if (matters !== undefined && !matters(obj, old)) return;
     push(obj);
     push(old);
   });
   cache.informer.on('delete', push);
+}
+
+/** The spec (generation) or the metadata the controller acts on changed: not just the status. */
+export function specOrMetaChanged(obj: KubeObject, old: KubeObject): boolean {
+  const a = obj.metadata;
+  const b = old.metadata;
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    !sameList(a.finalizers, b.finalizers) ||
+    !sameRecord(a.annotations, b.annotations) ||
+    !sameRecord(a.labels, b.labels)
+  );
+}
+
+/** Only the status changed (someone else's view of it matters, e.g. a dependency's readiness). */
+export function statusChanged(obj: KubeObject & { status?: unknown }, old: KubeObject & { status?: unknown }): boolean {
+  return !deepEqual(obj.status, old.status) || specOrMetaChanged(obj, old);
+}
+
+/** An operation's siblings wait for its phase; its own status is otherwise ours. */
+function phaseOrMetaChanged(op: { status?: { phase?: string } } & KubeObject, old: { status?: { phase?: string } } & KubeObject): boolean {
+  return op.status?.phase !== old.status?.phase || specOrMetaChanged(op, old);
+}
+
+function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  return deepEqual(a ?? [], b ?? []);
+}
+
+function sameRecord(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  return deepEqual(a ?? {}, b ?? {});
 }
 
 const ns = (o: KubeObject): string => o.metadata.namespace ?? '';
@@ -42,17 +78,17 @@ function ownerVM(o: KubeObject): string[] {
 export function wireSources(caches: Caches, r: Runners): void {
   const self = (o: KubeObject): string[] => [keyOf(o)];
   // VirtualMachine: itself, its internal objects, class, devices and address.
-  enqueueOn(caches.vms, r.vm, self);
+  enqueueOn(caches.vms, r.vm, self, (vm, old) => vm.metadata.generation !== old.metadata.generation || vm.metadata.deletionTimestamp !== old.metadata.deletionTimestamp);
   enqueueOn(caches.kvvms, r.vm, self);
   enqueueOn(caches.kvvmis, r.vm, self);
   enqueueOn(caches.classes, r.vm, (c) => keysOf(caches.vms.byIndex(VMIndex.byClass, c.metadata.name ?? '')));
   enqueueOn(caches.disks, r.vm, (d) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('VirtualDisk', ns(d), d.metadata.name ?? ''))));
   enqueueOn(caches.images, r.vm, (i) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('VirtualImage', ns(i), i.metadata.name ?? ''))));
   enqueueOn(caches.clusterImages, r.vm, (i) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('ClusterVirtualImage', undefined, i.metadata.name ?? ''))));
-  enqueueOn(caches.vmips, r.vm, (ip) => [...ownerVM(ip), ...keysOf(caches.vms.byIndex(VMIndex.byIPAddress, keyOf(ip)))]);
+  enqueueOn(caches.vmips, r.vm, (ip) => [...ownerVM(ip), ...keysOf(caches.vms.byIndex(VMIndex.byIPAddress, keyOf(ip)))], statusChanged);
   // VirtualMachineOperation: itself and its siblings on the same VM (one runs at a time), and whatever
   // its VM, instance or migration does.
-  enqueueOn(caches.vmops, r.vmop, (op) => [keyOf(op), ...keysOf(caches.vmops.byIndex(VMOP_BY_VM, `${ns(op)}/${op.spec.virtualMachineName}`))]);
+  enqueueOn(caches.vmops, r.vmop, (op) => [keyOf(op), ...keysOf(caches.vmops.byIndex(VMOP_BY_VM, `${ns(op)}/${op.spec.virtualMachineName}`))], phaseOrMetaChanged);
   enqueueOn(caches.vms, r.vmop, (vm) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(vm))));
   enqueueOn(caches.kvvms, r.vmop, (o) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(o))));
   enqueueOn(caches.kvvmis, r.vmop, (o) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(o))));
@@ -61,25 +97,48 @@ export function wireSources(caches: Caches, r: Runners): void {
     return owner === undefined ? [] : [`${ns(m)}/${owner.name}`];
   });
   // VirtualMachineIPAddress: itself, its lease, the VMs naming it.
-  enqueueOn(caches.vmips, r.vmip, self);
-  enqueueOn(caches.leases, r.vmip, (l) => {
-    const ref = l.spec.virtualMachineIPAddressRef;
-    return ref === undefined || ref.name === '' ? [] : [`${ref.namespace}/${ref.name}`];
-  });
-  enqueueOn(caches.vms, r.vmip, (vm) => {
-    const names = [vm.spec.virtualMachineIPAddressName, vm.status?.virtualMachineIPAddressName, autoAddressName(vm)];
-    return [...new Set(names.filter((n): n is string => n !== undefined && n !== ''))].map((n) => `${ns(vm)}/${n}`);
-  });
-  enqueueOn(caches.kvvmis, r.vmip, (vmi) => {
-    const vm = caches.vms.get(keyOf(vmi));
-    const name = vm?.status?.virtualMachineIPAddressName;
-    return name === undefined ? [] : [`${ns(vmi)}/${name}`];
-  });
+  enqueueOn(caches.vmips, r.vmip, self, specOrMetaChanged);
+  enqueueOn(
+    caches.leases,
+    r.vmip,
+    (l) => {
+      const ref = l.spec.virtualMachineIPAddressRef;
+      return ref === undefined || ref.name === '' ? [] : [`${ref.namespace}/${ref.name}`];
+    },
+    specOrMetaChanged,
+  );
+  enqueueOn(
+    caches.vms,
+    r.vmip,
+    (vm) => {
+      const names = [vm.spec.virtualMachineIPAddressName, vm.status?.virtualMachineIPAddressName, autoAddressName(vm)];
+      return [...new Set(names.filter((n): n is string => n !== undefined && n !== ''))].map((n) => `${ns(vm)}/${n}`);
+    },
+    (vm, old) =>
+      vm.spec.virtualMachineIPAddressName !== old.spec.virtualMachineIPAddressName ||
+      vm.status?.virtualMachineIPAddressName !== old.status?.virtualMachineIPAddressName ||
+      vm.metadata.deletionTimestamp !== old.metadata.deletionTimestamp,
+  );
+  enqueueOn(
+    caches.kvvmis,
+    r.vmip,
+    (vmi) => {
+      const vm = caches.vms.get(keyOf(vmi));
+      const name = vm?.status?.virtualMachineIPAddressName;
+      return name === undefined ? [] : [`${ns(vmi)}/${name}`];
+    },
+    () => false,
+  );
   // VirtualMachineIPAddressLease: itself and its address.
-  enqueueOn(caches.leases, r.lease, self);
-  enqueueOn(caches.vmips, r.lease, (ip) => caches.leases.byIndex(LEASE_BY_VMIP, keyOf(ip)).map(keyOf));
+  enqueueOn(caches.leases, r.lease, self, specOrMetaChanged);
+  enqueueOn(caches.vmips, r.lease, (ip) => caches.leases.byIndex(LEASE_BY_VMIP, keyOf(ip)).map(keyOf), specOrMetaChanged);
   // VirtualMachineClass: itself, every node change, the VMs that use it.
-  enqueueOn(caches.classes, r.vmclass, self);
+  enqueueOn(caches.classes, r.vmclass, self, specOrMetaChanged);
   enqueueOn(caches.nodes, r.vmclass, () => keysOf(caches.classes.list()));
-  enqueueOn(caches.vms, r.vmclass, (vm) => [vm.spec.virtualMachineClassName]);
+  enqueueOn(
+    caches.vms,
+    r.vmclass,
+    (vm) => [vm.spec.virtualMachineClassName],
+    (vm, old) => vm.spec.virtualMachineClassName !== old.spec.virtualMachineClassName || vm.metadata.deletionTimestamp !== old.metadata.deletionTimestamp,
+  );
 }

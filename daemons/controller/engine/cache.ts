@@ -71,6 +71,11 @@ export class ObjectCache<T extends KubeObject> {
     this.indexes.set(name, new Map());
   }
 
+  /** How many objects the index holds under `value` (no object is copied or looked up). */
+  countByIndex(name: string, value: string): number {
+    return this.indexes.get(name)?.get(value)?.size ?? 0;
+  }
+
   /** Objects whose index values include `value`. */
   byIndex(name: string, value: string): T[] {
     const keys = this.indexes.get(name)?.get(value);

@@ -30,6 +30,11 @@ export interface ReconcileState<O, St> {
   status: St;
   /** Set when the object is (about to be) gone, e.g. the last finalizer was removed: no status write. */
   gone?: boolean;
+  /**
+   * Skip this pass's status write: the controller has just started work whose own event brings the
+   * object back within moments (an interim status would be overwritten at once).
+   */
+  deferStatus?: boolean;
 }
 
 export interface ReconcilerSpec<O extends KubeObject, St, S extends ReconcileState<O, St>> {
@@ -74,7 +79,7 @@ export function handlerChain<O extends KubeObject, St, S extends ReconcileState<
         break;
       }
     }
-    if (!state.gone && !signal.aborted) failure = (await writeStatus(spec, state, signal)) ?? failure;
+    if (!state.gone && state.deferStatus !== true && !signal.aborted) failure = (await writeStatus(spec, state, signal)) ?? failure;
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrowing what a handler threw, as it was
     if (failure !== undefined) throw failure;
     return { requeueAfterMs };

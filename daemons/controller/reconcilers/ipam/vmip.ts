@@ -25,13 +25,20 @@ function set(s: State, ctx: HandlerContext, input: Parameters<typeof setConditio
   s.status.conditions = setCondition(s.status.conditions, input, ctx.now, s.obj.metadata.generation);
 }
 
-/** The VM using the address: a live VM that names it, or a deleting one whose instance still runs. */
+/**
+ * The VM using the address: the VM that made it (controller ownerReference) or a VM that names it;
+ * a live one, or a deleting one whose instance still runs.
+ */
 function userOf(deps: Deps, s: State): string | undefined {
-  const users = deps.caches.vms.byIndex(VMIndex.byIPAddress, s.key).filter((vm) => {
+  const ns = s.obj.metadata.namespace ?? '';
+  const owner = s.obj.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'VirtualMachine');
+  const ownerVM = owner === undefined ? undefined : deps.caches.vms.get(`${ns}/${owner.name}`);
+  const candidates = [...(ownerVM?.metadata.uid === owner?.uid && ownerVM !== undefined ? [ownerVM] : []), ...deps.caches.vms.byIndex(VMIndex.byIPAddress, s.key)];
+  const user = candidates.find((vm) => {
     if (vm.metadata.deletionTimestamp === undefined) return true;
-    return deps.caches.kvvmis.get(`${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`) !== undefined;
+    return deps.caches.kvvmis.get(`${ns}/${vm.metadata.name ?? ''}`) !== undefined;
   });
-  return users[0]?.metadata.name;
+  return user?.metadata.name;
 }
 
 /** Keeps vmip-cleanup; a deleting address is released only when no VM uses it any more. */

@@ -24,8 +24,8 @@ function deletion(deps: Deps): Handler<State> {
     name: 'deletion',
     async handle(s, ctx): Promise<HandlerOutcome | void> {
       const cls = s.obj;
-      const users = deps.caches.vms.byIndex(VMIndex.byClass, cls.metadata.name ?? '').filter((vm) => vm.metadata.deletionTimestamp === undefined);
-      if (users.length > 0) {
+      const users = inUse(deps, cls.metadata.name ?? '');
+      if (users) {
         // A stable message: a count would rewrite the status with every VM added or removed.
         set(s, ctx, { type: C.InUse.type, status: 'True', reason: C.InUse.reason.VirtualMachineClassInUse, message: 'the class is used by virtual machines' });
       } else {
@@ -37,12 +37,20 @@ function deletion(deps: Deps): Handler<State> {
         return;
       }
       s.status.phase = 'Terminating';
-      if (users.length > 0 || !hasFinalizer(cls, Finalizer.vmCleanup)) return { stop: true };
+      if (users || !hasFinalizer(cls, Finalizer.vmCleanup)) return { stop: true };
       await removeFinalizer(deps.clients.classes, cls, Finalizer.vmCleanup, opts);
       s.gone = true;
       return { stop: true };
     },
   };
+}
+
+/** Whether a live VM uses the class (a deleting class has few users: only then are they read one by one). */
+function inUse(deps: Deps, name: string): boolean {
+  const count = deps.caches.vms.countByIndex(VMIndex.byClass, name);
+  if (count === 0) return false;
+  if (count > 16) return true;
+  return deps.caches.vms.byIndex(VMIndex.byClass, name).some((vm) => vm.metadata.deletionTimestamp === undefined);
 }
 
 /** Available nodes (selector, tolerations), CPU features (Discovery, Features), phase and Ready. */

@@ -55,6 +55,8 @@ export function ipamHandler(deps: Deps): Handler<VMState> {
       if (vmip === undefined && name !== named) {
         vmip = deps.caches.vmips.remember(await deps.clients.vmips.create(newAddress(vm, name), { signal: ctx.signal }));
         ctx.log.info({ vmip: name }, 'created VirtualMachineIPAddress');
+        // Its binding comes back as an event in moments; the VM's first status is written then.
+        s.deferStatus = true;
       }
       const wait = (reason: string, message: string): void => {
         condition(s, ctx, { type: C.type, status: 'False', reason, message });
