@@ -25,7 +25,7 @@ import { startControlPlane, type ControlPlaneState } from '../env/control-plane.
 import { installCrds } from '../env/crds.js';
 import { runKubectl } from '../env/kubectl.js';
 import { MODULE_CONFIG_CRD } from '../integration/admission/cluster.js';
-import { interleaved, knobs, medianBy, nowMs, print, printComparison, summarize, type Measurement, type Summary } from './lib.js';
+import { EMPTY_FUNCTION_BASELINE, interleaved, knobs, medianBy, nowMs, print, printComparison, summarize, type Measurement, type Summary } from './lib.js';
 import { runLoad, type LoadResult } from './load.js';
 import { compiledArgs, startServer, type Running } from './processes.js';
 
@@ -41,8 +41,6 @@ const settings = knobs(
   }),
 );
 
-/** The row name function-host.bench.ts gives the empty function (importing it would run that benchmark). */
-const EMPTY_FUNCTION_BASELINE = 'empty function (GET /empty)';
 const VM_PATH = '/validate-virtualization-deckhouse-io-v1alpha2-virtualmachine';
 const NS = 'bench';
 const run = promisify(execFile);

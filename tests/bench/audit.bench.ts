@@ -23,7 +23,7 @@ import { startControlPlane } from '../env/control-plane.js';
 import { installCrds } from '../env/crds.js';
 import { STATE_ENV } from '../env/state.js';
 import { applyYaml, installDeckhouseCrds, kc, vmManifest } from '../integration/audit/fixtures.js';
-import { interleaved, knobs, medianBy, print, printComparison, type Measurement } from './lib.js';
+import { EMPTY_FUNCTION_BASELINE, interleaved, knobs, medianBy, print, printComparison, type Measurement } from './lib.js';
 import { runLoad, type LoadResult } from './load.js';
 import { compiledArgs } from './processes.js';
 
@@ -158,9 +158,9 @@ async function main(): Promise<void> {
     const load = { maxMs: settings.BENCH_MAX_SECONDS * 1000, requests: 1e9, warmup: settings.BENCH_WARMUP };
     const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: batch };
     const variants = [
-      ['empty function (GET /empty), 1 conn', { ...load, concurrency: 1, url: `${empty.url}/empty` }, 0],
+      [`${EMPTY_FUNCTION_BASELINE}, 1 conn`, { ...load, concurrency: 1, url: `${empty.url}/empty` }, 0],
       [`audit POST /vector, 1 conn`, { ...load, ...post, concurrency: 1, url: `${audit.url}/vector` }, settings.BENCH_BATCH],
-      ['empty function (GET /empty)', { ...load, concurrency: settings.BENCH_CONCURRENCY, url: `${empty.url}/empty` }, 0],
+      [EMPTY_FUNCTION_BASELINE, { ...load, concurrency: settings.BENCH_CONCURRENCY, url: `${empty.url}/empty` }, 0],
       [`audit POST /vector, ${settings.BENCH_CONCURRENCY} conns`, { ...load, ...post, concurrency: settings.BENCH_CONCURRENCY, url: `${audit.url}/vector` }, settings.BENCH_BATCH],
     ] as const;
     const runs = await interleaved(variants, settings.BENCH_ROUNDS, ([, spec]) => runLoad(spec));

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 import { binaryHeaders } from '../../shared/runtime/testing/index.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
-import { interleaved, knobs, medianBy, print, printComparison, summarize, timed, type Measurement } from './lib.js';
+import { EMPTY_FUNCTION_BASELINE, interleaved, knobs, medianBy, print, printComparison, summarize, timed, type Measurement } from './lib.js';
 import { BARE_ARGS, coldStartMs, compiledArgs, startServer, tsxArgs } from './processes.js';
 
 const settings = knobs(
@@ -25,7 +25,6 @@ const settings = knobs(
 );
 
 const ENTRY = 'functions/sample-echo/index.ts';
-export const EMPTY_FUNCTION_BASELINE = 'empty function (GET /empty)';
 
 async function coldStarts(variants: ReadonlyArray<readonly [string, readonly string[]]>): Promise<Measurement[]> {
   const runs = await interleaved(variants, settings.BENCH_COLD_RUNS, ([, args]) => coldStartMs(args));

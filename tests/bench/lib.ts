@@ -6,6 +6,9 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { parseConfig } from '../../shared/config/index.js';
 
+/** The row every function benchmark compares against: the sample function's empty `GET /empty` route. */
+export const EMPTY_FUNCTION_BASELINE = 'empty function (GET /empty)';
+
 export interface Summary {
   readonly n: number;
   readonly min: number;
