@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { isAlignedCIDR } from '../../shared/api/moduleconfig.js';
+import { isAlignedCIDR } from '../../shared/api/ipv4.js';
 import { env, parseConfig } from '../../shared/config/index.js';
 
 /** A duration like `10m`, `30s`, `1h30m`, `500ms` or a bare number of seconds, in milliseconds. */

@@ -1,7 +1,7 @@
 /** The admission function's own configuration (the host adds PORT, TLS_CERT_FILE, TLS_KEY_FILE, ...). */
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
-import { parseSubnet } from './lib/ipv4.js';
+import { parseSubnet } from '../../shared/api/ipv4.js';
 
 const cidrList = z
   .string()

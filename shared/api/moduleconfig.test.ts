@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { isAlignedCIDR, VirtualizationModuleConfigSchema, VirtualizationSettingsSchema } from './moduleconfig.js';
+import { isAlignedCIDR } from './ipv4.js';
+import { VirtualizationModuleConfigSchema, VirtualizationSettingsSchema } from './moduleconfig.js';
 import { check } from './validate.js';
 
 const dvcr = { storage: { type: 'PersistentVolumeClaim', persistentVolumeClaim: { size: '50Gi' } } };

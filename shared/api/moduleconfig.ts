@@ -3,19 +3,8 @@
  * config-values schema defines them. Unknown keys are rejected; only `dvcr` is required.
  */
 import { z } from 'zod';
+import { isAlignedCIDR } from './ipv4.js';
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN, quantity } from './k8s/schema.js';
-
-/** An IPv4 subnet whose address is aligned to its mask (10.0.0.0/24, not 10.0.0.1/24). */
-export function isAlignedCIDR(cidr: string): boolean {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(cidr);
-  if (m === null) return false;
-  const octets = m.slice(1, 5).map(Number);
-  const bits = Number(m[5]);
-  if (octets.some((o) => o > 255) || bits > 32) return false;
-  const address = octets.reduce((acc, o) => acc * 256 + o, 0);
-  const hostSize = 2 ** (32 - bits);
-  return address % hostSize === 0;
-}
 
 const name = (what: string) => z.string().regex(DNS1123_LABEL).describe(what);
 

@@ -1,52 +1,10 @@
-/** Value helpers of the rules: quantities, IPv4 subnets, label syntax, the lookup cache, class conversion. */
+/** Value helpers of the rules: label syntax, the lookup cache, class conversion. */
 import { describe, expect, it } from '@jest/globals';
 import { fromV1alpha3 } from '../rules/vmclass-convert.js';
-import { ipToLeaseName, isUsableIn, leaseNameToIP, overlaps, parseSubnet } from './ipv4.js';
 import { labelKeyProblem, labelValueProblem } from './names.js';
-import { formatBytes, parseQuantity } from './quantity.js';
 import { TtlCache } from './ttl-cache.js';
 
-describe('parseQuantity', () => {
-  it.each([
-    ['10Gi', 10 * 2 ** 30],
-    ['1.5G', 1.5e9],
-    ['500m', 0.5],
-    ['1e3', 1000],
-    ['2E', 2e18],
-    [1024, 1024],
-    ['+.5Ki', 512],
-  ])('reads %p', (q, value) => expect(parseQuantity(q)).toBe(value));
 
-  it.each(['', 'Gi', '10 Gi', '10gi', 'ten'])('refuses %p', (q) => expect(parseQuantity(q)).toBeUndefined());
-
-  it('formats byte counts with binary suffixes', () => {
-    expect([formatBytes(2 ** 30), formatBytes(1.5 * 2 ** 30), formatBytes(512 * 2 ** 20), formatBytes(1000)]).toEqual(['1Gi', '1.5Gi', '512Mi', '1000']);
-  });
-});
-
-describe('IPv4 subnets', () => {
-  it('detects overlap and usable addresses', () => {
-    const a = parseSubnet('10.0.0.0/16');
-    const b = parseSubnet('10.0.200.0/24');
-    const c = parseSubnet('10.1.0.0/16');
-    expect(a && b && overlaps(a, b)).toBe(true);
-    expect(a && c && overlaps(a, c)).toBe(false);
-    const one = parseSubnet('10.0.0.7/32');
-    expect(one && isUsableIn(one, (10 << 24) + 7)).toBe(true);
-    expect(b && isUsableIn(b, (10 << 24) + (200 << 8))).toBe(false);
-  });
-
-  it('refuses what is not a subnet', () => {
-    expect(['10.0.0.0', '10.0.0.0/33', '10.0.0.256/8', '01.0.0.0/8', 'x/8', '10.0.0.0/8/1'].map(parseSubnet)).toEqual(Array(6).fill(undefined));
-  });
-
-  it('maps lease names and addresses both ways', () => {
-    expect(leaseNameToIP('ip-10-66-0-5')).toBe('10.66.0.5');
-    expect(leaseNameToIP('ip-10-66-0-256')).toBeUndefined();
-    expect(leaseNameToIP('mac-aa-bb')).toBeUndefined();
-    expect(ipToLeaseName('10.66.0.5')).toBe('ip-10-66-0-5');
-  });
-});
 
 describe('label syntax', () => {
   it.each(['app', 'example.com/app', 'a_b.c-d'])('accepts the key %p', (key) => expect(labelKeyProblem(key)).toBeUndefined());

@@ -4,7 +4,7 @@
  */
 import type { FieldProblem } from '../../../shared/errors/index.js';
 import type { VirtualMachineClass } from '../../../shared/api/resources/virtualmachineclass.js';
-import { formatBytes, parseQuantity } from './quantity.js';
+import { formatBytes, parseQuantity } from '../../../shared/api/k8s/quantity.js';
 
 export type SizingPolicy = NonNullable<VirtualMachineClass['spec']['sizingPolicies']>[number];
 

@@ -1,7 +1,7 @@
 /** Rules shared by disks, images and pool disk templates: size, storage class, frozen specs. */
 import type { VirtualDisk } from '../../../shared/api/resources/virtualdisk.js';
 import { joinPath, type Findings } from '../decision.js';
-import { parseQuantity } from '../lib/quantity.js';
+import { parseQuantity } from '../../../shared/api/k8s/quantity.js';
 import type { RuleContext } from '../lookups.js';
 import { onUpdate, type Check } from './check.js';
 

@@ -2,7 +2,7 @@
 import { GROUP } from '../../../shared/api/resources/common.js';
 import { VirtualDiskSchema, type VirtualDisk } from '../../../shared/api/resources/virtualdisk.js';
 import type { Findings } from '../decision.js';
-import { formatBytes, parseQuantity } from '../lib/quantity.js';
+import { formatBytes, parseQuantity } from '../../../shared/api/k8s/quantity.js';
 import type { RuleContext, StorageClassView } from '../lookups.js';
 import { onCreate, onUpdate, pure, type Check } from './check.js';
 import { nameWithoutDots } from './metadata.js';

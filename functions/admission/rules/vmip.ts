@@ -7,7 +7,7 @@ import {
 } from '../../../shared/api/resources/addresses.js';
 import { GROUP } from '../../../shared/api/resources/common.js';
 import type { AdmissionInput, Findings } from '../decision.js';
-import { ipToLeaseName, isUsableIn, leaseNameToIP, parseIPv4, parseSubnet, type Subnet } from '../lib/ipv4.js';
+import { ipToLeaseName, isUsableIn, leaseNameToIP, parseIPv4, parseSubnet, type Subnet } from '../../../shared/api/ipv4.js';
 import type { RuleContext } from '../lookups.js';
 import { onCreate, onUpdate, pure, type Check } from './check.js';
 import { schemaParser, type Validator } from './validator.js';

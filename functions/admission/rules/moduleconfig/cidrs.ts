@@ -1,6 +1,6 @@
 /** virtualMachineCIDRs: no overlaps with each other or the cluster's networks; leased subnets stay. */
 import type { Findings } from '../../decision.js';
-import { contains, leaseNameToIP, overlaps, parseIPv4, parseSubnet, type Subnet } from '../../lib/ipv4.js';
+import { contains, leaseNameToIP, overlaps, parseIPv4, parseSubnet, type Subnet } from '../../../../shared/api/ipv4.js';
 import type { RuleContext } from '../../lookups.js';
 import type { Check } from '../check.js';
 import { cidrsOf, type ModuleConfig } from './view.js';

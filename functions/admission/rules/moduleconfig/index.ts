@@ -2,7 +2,7 @@
 import { VirtualizationSettingsSchema } from '../../../../shared/api/moduleconfig.js';
 import { zodProblems } from '../../../../shared/config/index.js';
 import { joinPath } from '../../decision.js';
-import { parseQuantity } from '../../lib/quantity.js';
+import { parseQuantity } from '../../../../shared/api/k8s/quantity.js';
 import { SDN_GROUP, SDN_VERSION } from '../../lookups.js';
 import { onUpdate, pure, type Check } from '../check.js';
 import { schemaParser, type Validator } from '../validator.js';

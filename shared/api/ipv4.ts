@@ -1,4 +1,5 @@
-/** IPv4 addresses and subnets as 32-bit numbers: parsing, containment and overlap. */
+/** IPv4 addresses and subnets as 32-bit numbers: parsing, alignment, containment, overlap, and the
+ *  VirtualMachineIPAddressLease naming (`ip-10-0-0-5`). */
 
 export interface Subnet {
   readonly text: string;
@@ -30,6 +31,13 @@ export function parseSubnet(text: string): Subnet | undefined {
   const size = 2 ** (32 - bits);
   const first = ip - (ip % size);
   return { text, first, last: first + size - 1 };
+}
+
+/** An IPv4 subnet whose address is aligned to its mask (10.0.0.0/24, not 10.0.0.1/24). */
+export function isAlignedCIDR(text: string): boolean {
+  const [address] = text.split('/');
+  const subnet = parseSubnet(text);
+  return subnet !== undefined && parseIPv4(address ?? '') === subnet.first;
 }
 
 export function overlaps(a: Subnet, b: Subnet): boolean {

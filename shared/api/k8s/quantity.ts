@@ -26,3 +26,9 @@ export function formatBytes(bytes: number): string {
   }
   return String(bytes);
 }
+
+/** CPU as a quantity string: whole cores as `2`, fractions as millicores `1500m`. */
+export function formatCpu(cores: number): string {
+  const milli = Math.round(cores * 1000);
+  return milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`;
+}
