@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ConfigError } from '../../shared/errors/index.js';
 import { loadConfig, parseDuration } from './config.js';
-import { formatCpu, parseQuantity } from './quantity.js';
 
 describe('controller configuration', () => {
   it.each([
@@ -36,24 +35,5 @@ describe('controller configuration', () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).problems.map((p) => p.path).sort()).toEqual(['LEADER_ELECTION_RENEW_DEADLINE', 'RECONCILE_WORKERS', 'VIRTUAL_MACHINE_CIDRS']);
-  });
-});
-
-describe('quantities', () => {
-  it.each([
-    ['4Gi', 4 * 2 ** 30],
-    ['500m', 0.5],
-    ['1e3', 1000],
-    ['2', 2],
-    ['1.5G', 1.5e9],
-    [3, 3],
-    ['lots', undefined],
-  ])('%j is %j', (text, value) => {
-    expect(parseQuantity(text)).toBe(value);
-  });
-
-  it('formats CPU as whole cores or millicores', () => {
-    expect(formatCpu(2)).toBe('2');
-    expect(formatCpu(0.25)).toBe('250m');
   });
 });

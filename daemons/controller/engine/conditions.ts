@@ -57,3 +57,14 @@ const MAX_MESSAGE = 32_768;
 function truncate(message: string): string {
   return message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE - 3)}...`;
 }
+
+/** A handler state whose status carries conditions. */
+interface WithConditions {
+  readonly obj: { metadata: { generation?: number | undefined } };
+  status: { conditions?: Condition[] | undefined };
+}
+
+/** Set a condition on a handler state's status copy, stamped with the pass's time and the object's generation. */
+export function conditionOn(s: WithConditions, ctx: { readonly now: Date }, input: ConditionInput): void {
+  s.status.conditions = setCondition(s.status.conditions, input, ctx.now, s.obj.metadata.generation);
+}

@@ -1,7 +1,7 @@
 import { Registry } from '../../../shared/metrics/index.js';
 import type { Caches } from '../deps.js';
 import { isTrue } from '../engine/conditions.js';
-import { parseQuantity } from '../quantity.js';
+import { parseQuantity } from '../../../shared/api/k8s/quantity.js';
 import { effectiveCoreFraction } from '../reconcilers/vm/kvvm/cpu.js';
 
 const NS = 'd8_virtualization_';

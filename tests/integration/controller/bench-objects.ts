@@ -5,9 +5,10 @@ import { API_VERSION } from '../../../shared/api/resources/common.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineClass } from '../../../shared/api/resources/virtualmachineclass.js';
 import type { Clients } from '../../../daemons/controller/kube/resources.js';
-import { leaseNameOf, formatIPv4 } from '../../../daemons/controller/reconcilers/ipam/cidr.js';
+import { formatIPv4, ipToLeaseName } from '../../../shared/api/ipv4.js';
 import { buildInternalVM } from '../../../daemons/controller/reconcilers/vm/kvvm/build.js';
 import { newKubeConfig } from '../../env/index.js';
+import { vm } from './builders.js';
 
 export interface World {
   kubeconfigPath: string;
@@ -50,24 +51,12 @@ export async function prepareWorld(c: Clients, kubeconfigPath: string): Promise<
 }
 
 export function vmObject(world: World, ns: string, i: number): VirtualMachine {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'VirtualMachine',
-    metadata: { name: `vm-${i}`, namespace: ns },
-    spec: {
-      virtualMachineClassName: 'bench',
-      runPolicy: 'Manual',
-      cpu: { cores: 1, coreFraction: '25%' },
-      memory: { size: '1Gi' },
-      blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: world.imageName }],
-      disruptions: { restartApprovalMode: 'Manual' },
-      terminationGracePeriodSeconds: 60,
-      enableParavirtualization: true,
-      osType: 'Generic',
-      bootloader: 'BIOS',
-      liveMigrationPolicy: 'PreferSafe',
-    },
-  };
+  return vm({ namespace: ns, id: '' }, `vm-${i}`, 'bench', {
+    runPolicy: 'Manual',
+    cpu: { cores: 1, coreFraction: '25%' },
+    memory: { size: '1Gi' },
+    blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: world.imageName }],
+  });
 }
 
 /** The creates of the bare row: per VM the VM, its VMIP, its lease and its internal VM. */
@@ -97,7 +86,7 @@ export function baselineObjects(world: World, ns: string, count: number, octet: 
         c.leases.create({
           apiVersion: API_VERSION,
           kind: 'VirtualMachineIPAddressLease',
-          metadata: { name: leaseNameOf(ip), finalizers: [Finalizer.vmiplCleanup] },
+          metadata: { name: ipToLeaseName(ip), finalizers: [Finalizer.vmiplCleanup] },
           spec: { virtualMachineIPAddressRef: { namespace: ns, name: vmipName } },
         }),
       (c) => c.kvvms.create({ ...kvvm, metadata: { ...kvvm.metadata, ownerReferences: [] } }),

@@ -1,24 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { leaseDescriptor, leaseSchema, formatMicroTimeFromDate, type KubeClient } from '../../../shared/kube/index.js';
+import { describe, expect, it } from '@jest/globals';
+import { leaseDescriptor, leaseSchema, formatMicroTimeFromDate } from '../../../shared/kube/index.js';
 import { runDaemon, type DaemonHandle } from '../../../daemons/controller/daemon.js';
-import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { freshNamespace } from '../../env/index.js';
 import { writesSince } from './audit.js';
 import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
-import { TEST_FIELD_MANAGER, controllerConfig, eventually, mainKube, newScope, pause, testClients, type Scope } from './fixtures.js';
+import { TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, pause, type Scope, useCluster } from './fixtures.js';
 
-let kube: KubeClient;
-let c: Clients;
-const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeAll(() => {
-  kube = mainKube();
-  c = testClients(kube);
-});
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-afterAll(() => kube.close());
+const t = useCluster();
 
 const LEASE = 'controller-daemon-test';
 
@@ -31,11 +19,11 @@ interface Setup {
 
 async function setup(prefix: string): Promise<Setup> {
   const scope = newScope(await freshNamespace(prefix));
-  const n = await c.nodes.create(node(scope, 'n'));
-  cleanups.push(() => c.nodes.delete({ name: n.metadata.name ?? '' }));
-  const cls = await c.classes.create(vmClass(scope, 'c'));
-  const cvi = await c.clusterImages.create(clusterImage(scope, 'i'));
-  await makeClusterImageReady(c, cvi.metadata.name ?? '');
+  const n = await t.c.nodes.create(node(scope, 'n'));
+  t.onCleanup(() => t.c.nodes.delete({ name: n.metadata.name ?? '' }));
+  const cls = await t.c.classes.create(vmClass(scope, 'c'));
+  const cvi = await t.c.clusterImages.create(clusterImage(scope, 'i'));
+  await makeClusterImageReady(t.c, cvi.metadata.name ?? '');
   const config = controllerConfig(scope, {
     LEADER_ELECTION: 'true',
     POD_NAME: 'daemon-test',
@@ -47,8 +35,8 @@ async function setup(prefix: string): Promise<Setup> {
     HEALTH_HOST: '127.0.0.1',
   });
   const stop = new AbortController();
-  const daemon = runDaemon({ config, kube, signal: stop.signal });
-  cleanups.push(async () => {
+  const daemon = runDaemon({ config, kube: t.kube, signal: stop.signal });
+  t.onCleanup(async () => {
     stop.abort();
     await daemon.done;
   });
@@ -64,9 +52,9 @@ async function get(port: number, path: string): Promise<{ status: number; text: 
 describe('the controller daemon', () => {
   it('serves health and Prometheus metrics: leadership, reconciles and the VM gauges', async () => {
     const s = await setup('ctl-metrics');
-    await c.vms.create(vm(s.scope, 'measured', s.className, { runPolicy: 'AlwaysOff', blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: s.imageName }] }));
+    await t.c.vms.create(vm(s.scope, 'measured', s.className, { runPolicy: 'AlwaysOff', blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: s.imageName }] }));
     const created = await eventually(async () => {
-      const got = await c.vms.get({ namespace: s.scope.namespace, name: 'measured' });
+      const got = await t.c.vms.get({ namespace: s.scope.namespace, name: 'measured' });
       return got.status?.phase === 'Stopped' && got;
     }, 'VM Stopped');
     const { port } = await s.daemon.health;
@@ -91,11 +79,11 @@ describe('the controller daemon', () => {
     const s = await setup('ctl-lost');
     const ns = s.scope.namespace;
     const create = (i: number): Promise<unknown> =>
-      c.vms.create(vm(s.scope, `burst-${i}`, s.className, { runPolicy: 'AlwaysOff', blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: s.imageName }] }));
+      t.c.vms.create(vm(s.scope, `burst-${i}`, s.className, { runPolicy: 'AlwaysOff', blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: s.imageName }] }));
     await Promise.all(Array.from({ length: 15 }, (_, i) => create(i)));
 
     // Another replica takes the lease (as after a partition): this one must notice and stop.
-    const leases = kube.resource(leaseDescriptor, leaseSchema, TEST_FIELD_MANAGER);
+    const leases = t.kube.resource(leaseDescriptor, leaseSchema, TEST_FIELD_MANAGER);
     const stolenAt = Date.now();
     await eventually(async () => {
       const lease = await leases.get({ namespace: ns, name: LEASE });
@@ -116,7 +104,7 @@ describe('the controller daemon', () => {
     // The audit log does show the controller's writes while it led, and none after it stopped.
     expect((await writesSince(ns, stolenAt - 60_000, TEST_FIELD_MANAGER)).length).toBeGreaterThan(0);
     expect(await writesSince(ns, stoppedAt, TEST_FIELD_MANAGER)).toEqual([]);
-    expect((await c.kvvms.list({ namespace: ns })).items.some((k) => k.metadata.name === 'burst-99')).toBe(false);
-    expect((await c.vms.get({ namespace: ns, name: 'burst-99' })).status).toBeUndefined();
+    expect((await t.c.kvvms.list({ namespace: ns })).items.some((k) => k.metadata.name === 'burst-99')).toBe(false);
+    expect((await t.c.vms.get({ namespace: ns, name: 'burst-99' })).status).toBeUndefined();
   });
 });

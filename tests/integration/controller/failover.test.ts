@@ -1,31 +1,21 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { leaseDescriptor, leaseSchema, type KubeClient } from '../../../shared/kube/index.js';
-import type { Clients } from '../../../daemons/controller/kube/resources.js';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { leaseDescriptor, leaseSchema } from '../../../shared/kube/index.js';
 import { VM_UID_LABEL } from '../../../daemons/controller/reconcilers/vm/handlers/ipam.js';
 import { VMIP_UID_LABEL } from '../../../daemons/controller/reconcilers/ipam/allocate.js';
 import { freshNamespace } from '../../env/index.js';
 import { countBy, successfulCreates } from './audit.js';
 import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
-import { SCOPE_LABEL, TEST_FIELD_MANAGER, eventually, mainKube, newScope, testClients } from './fixtures.js';
+import { SCOPE_LABEL, TEST_FIELD_MANAGER, eventually, newScope, useCluster } from './fixtures.js';
 import { spawnController, type ControllerProcess } from './process.js';
 
-let kube: KubeClient;
-let c: Clients;
+const t = useCluster();
 const procs: ControllerProcess[] = [];
-const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeAll(() => {
-  kube = mainKube();
-  c = testClients(kube);
-});
 afterEach(async () => {
   for (const p of procs.splice(0)) {
     p.kill('SIGTERM');
     await p.exited;
   }
-  for (const fn of cleanups.splice(0).reverse()) await fn();
 });
-afterAll(() => kube.close());
 
 const VMS = 60;
 const KILL_AFTER = 20;
@@ -35,11 +25,11 @@ describe('two controller replicas', () => {
   it('the standby takes over when the leader is killed during a burst, converging every VM and creating nothing twice', async () => {
     const scope = newScope(await freshNamespace('ctl-failover'));
     const ns = scope.namespace;
-    const nodeObj = await c.nodes.create(node(scope, 'node-f'));
-    cleanups.push(() => c.nodes.delete({ name: nodeObj.metadata.name ?? '' }));
-    const cls = await c.classes.create(vmClass(scope, 'failover'));
-    const cvi = await c.clusterImages.create(clusterImage(scope, 'alpine'));
-    await makeClusterImageReady(c, cvi.metadata.name ?? '');
+    const nodeObj = await t.c.nodes.create(node(scope, 'node-f'));
+    t.onCleanup(() => t.c.nodes.delete({ name: nodeObj.metadata.name ?? '' }));
+    const cls = await t.c.classes.create(vmClass(scope, 'failover'));
+    const cvi = await t.c.clusterImages.create(clusterImage(scope, 'alpine'));
+    await makeClusterImageReady(t.c, cvi.metadata.name ?? '');
 
     const env = {
       POD_NAMESPACE: ns,
@@ -53,7 +43,7 @@ describe('two controller replicas', () => {
       VIRTUAL_MACHINE_CIDRS: '10.202.0.0/24',
     };
     procs.push(spawnController('replica-a', env), spawnController('replica-b', env));
-    const leases = kube.resource(leaseDescriptor, leaseSchema, TEST_FIELD_MANAGER);
+    const leases = t.kube.resource(leaseDescriptor, leaseSchema, TEST_FIELD_MANAGER);
     const holder = async (): Promise<string> => (await leases.get({ namespace: ns, name: LEASE })).spec?.holderIdentity ?? '';
     const firstHolder = await eventually(async () => (await holder()) || undefined, 'a leader', 30_000);
     const leader = procs.find((p) => firstHolder.startsWith(`${p.name}-`));
@@ -65,7 +55,7 @@ describe('two controller replicas', () => {
     const spec = { runPolicy: 'Manual' as const, blockDeviceRefs: [{ kind: 'ClusterVirtualImage' as const, name: cvi.metadata.name ?? '' }] };
     for (let i = 0; i < names.length; i += 5) {
       if (i === KILL_AFTER) leader?.kill('SIGKILL');
-      await Promise.all(names.slice(i, i + 5).map((name) => c.vms.create(vm(scope, name, cls.metadata.name ?? '', spec))));
+      await Promise.all(names.slice(i, i + 5).map((name) => t.c.vms.create(vm(scope, name, cls.metadata.name ?? '', spec))));
     }
     expect(await leader?.exited).toBe('SIGKILL');
 
@@ -77,17 +67,17 @@ describe('two controller replicas', () => {
 
     // Every VM converges: internal VM, address, status.
     await eventually(async () => {
-      const list = (await c.vms.list({ namespace: ns })).items;
+      const list = (await t.c.vms.list({ namespace: ns })).items;
       return list.length === VMS && list.every((v) => v.status?.phase === 'Stopped' && v.status.ipAddress !== undefined);
     }, 'every VM Stopped with an IP', 60_000);
-    const kvvms = (await c.kvvms.list({ namespace: ns })).items;
+    const kvvms = (await t.c.kvvms.list({ namespace: ns })).items;
     expect(kvvms.map((k) => k.metadata.name).sort()).toEqual(names);
 
     // Nothing twice: one address per VM, one lease per address, each object created once.
-    const vmips = (await c.vmips.list({ namespace: ns })).items;
+    const vmips = (await t.c.vmips.list({ namespace: ns })).items;
     expect([...countBy(vmips.map((ip) => ip.metadata.labels?.[VM_UID_LABEL] ?? '')).values()].every((n) => n === 1)).toBe(true);
     expect(vmips).toHaveLength(VMS);
-    const leasesOfNs = (await c.leases.list()).items.filter((l) => l.spec.virtualMachineIPAddressRef?.namespace === ns);
+    const leasesOfNs = (await t.c.leases.list()).items.filter((l) => l.spec.virtualMachineIPAddressRef?.namespace === ns);
     expect(leasesOfNs).toHaveLength(VMS);
     expect(new Set(leasesOfNs.map((l) => l.metadata.labels?.[VMIP_UID_LABEL])).size).toBe(VMS);
     const createdKvvms = (await successfulCreates('internalvirtualizationvirtualmachines')).filter((e) => e.objectRef?.namespace === ns);

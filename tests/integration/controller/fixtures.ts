@@ -5,6 +5,8 @@
  * polling.
  */
 import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll } from '@jest/globals';
+import { NotFoundError } from '../../../shared/errors/index.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { loadConfig, type ControllerConfig } from '../../../daemons/controller/config.js';
 import { startController, type RunningController } from '../../../daemons/controller/controller.js';
@@ -94,3 +96,47 @@ export function pause(ms: number): Promise<void> {
 }
 
 export type { ControllerConfig };
+
+export interface ClusterHandle {
+  readonly kube: KubeClient;
+  readonly c: Clients;
+  /** Run after the current test, last registered first. */
+  onCleanup(fn: () => Promise<unknown>): void;
+}
+
+/** One apiserver client for the test file (closed after it) and clean-ups after each test. */
+export function useCluster(): ClusterHandle {
+  let kube: KubeClient | undefined;
+  let c: Clients | undefined;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  beforeAll(() => {
+    kube = mainKube();
+    c = testClients(kube);
+  });
+  afterEach(async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+  });
+  afterAll(() => kube?.close());
+  return {
+    get kube(): KubeClient {
+      if (kube === undefined) throw new Error('useCluster: used before beforeAll');
+      return kube;
+    },
+    get c(): Clients {
+      if (c === undefined) throw new Error('useCluster: used before beforeAll');
+      return c;
+    },
+    onCleanup: (fn) => void cleanups.push(fn),
+  };
+}
+
+/** Whether reading the object answers 404. */
+export async function gone(read: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await read();
+    return false;
+  } catch (err: unknown) {
+    if (err instanceof NotFoundError) return true;
+    throw err;
+  }
+}

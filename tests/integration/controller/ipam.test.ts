@@ -1,30 +1,17 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { API_VERSION } from '../../../shared/api/resources/common.js';
 import type { VirtualMachineIPAddress, VirtualMachineIPAddressLease } from '../../../shared/api/resources/addresses.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
-import type { KubeClient } from '../../../shared/kube/index.js';
-import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { VMIP_UID_LABEL } from '../../../daemons/controller/reconcilers/ipam/allocate.js';
 import { freshNamespace } from '../../env/index.js';
-import { eventually, mainKube, newScope, startTestController, testClients, type Scope, type TestController } from './fixtures.js';
+import { eventually, newScope, startTestController, type Scope, type TestController, useCluster } from './fixtures.js';
 
-let kube: KubeClient;
-let c: Clients;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(() => {
-  kube = mainKube();
-  c = testClients(kube);
-});
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-afterAll(() => kube.close());
+const t = useCluster();
 
 async function controllerFor(prefix: string, env: Record<string, string>): Promise<{ scope: Scope; ctl: TestController }> {
   const scope = newScope(await freshNamespace(prefix));
-  const ctl = await startTestController(kube, scope, env);
-  cleanups.push(() => ctl.stop());
+  const ctl = await startTestController(t.kube, scope, env);
+  t.onCleanup(() => ctl.stop());
   return { scope, ctl };
 }
 
@@ -34,14 +21,14 @@ function address(scope: Scope, name: string, spec: VirtualMachineIPAddress['spec
 
 async function vmipWhen(scope: Scope, name: string, check: (ip: VirtualMachineIPAddress) => boolean, what: string, timeoutMs?: number): Promise<VirtualMachineIPAddress> {
   return eventually(async () => {
-    const got = await c.vmips.get({ namespace: scope.namespace, name });
+    const got = await t.c.vmips.get({ namespace: scope.namespace, name });
     return check(got) && got;
   }, `${name}: ${what}`, timeoutMs);
 }
 
 async function leaseOf(name: string): Promise<VirtualMachineIPAddressLease | undefined> {
   try {
-    return await c.leases.get({ name });
+    return await t.c.leases.get({ name });
   } catch (err: unknown) {
     if (err instanceof NotFoundError) return undefined;
     throw err;
@@ -55,7 +42,7 @@ describe('IP address management', () => {
   it('gives Auto addresses the first free ones of the CIDRs, each under its own lease, never twice', async () => {
     const { scope } = await controllerFor('ctl-ipam-auto', { VIRTUAL_MACHINE_CIDRS: '10.203.0.0/30,10.203.1.0/27' });
     const names = Array.from({ length: 12 }, (_, i) => `auto-${i}`);
-    await Promise.all(names.map((n) => c.vmips.create(address(scope, n, { type: 'Auto' }))));
+    await Promise.all(names.map((n) => t.c.vmips.create(address(scope, n, { type: 'Auto' }))));
     const ips = await Promise.all(names.map((n) => vmipWhen(scope, n, bound, 'Bound')));
     const addresses = ips.map((ip) => ip.status?.address ?? '');
     expect(new Set(addresses).size).toBe(12);
@@ -73,15 +60,15 @@ describe('IP address management', () => {
 
   it('binds a Static address inside the CIDRs and refuses one outside, the network address and one already leased', async () => {
     const { scope } = await controllerFor('ctl-ipam-static', { VIRTUAL_MACHINE_CIDRS: '10.204.0.0/24' });
-    await c.vmips.create(address(scope, 'fixed', { type: 'Static', staticIP: '10.204.0.50' }));
+    await t.c.vmips.create(address(scope, 'fixed', { type: 'Static', staticIP: '10.204.0.50' }));
     expect((await vmipWhen(scope, 'fixed', bound, 'Bound')).status?.address).toBe('10.204.0.50');
     for (const [name, ip] of [['outside', '10.99.0.1'], ['network', '10.204.0.0'], ['broadcast', '10.204.0.255']] as const) {
-      await c.vmips.create(address(scope, name, { type: 'Static', staticIP: ip }));
+      await t.c.vmips.create(address(scope, name, { type: 'Static', staticIP: ip }));
       const refused = await vmipWhen(scope, name, (x) => boundReason(x) !== undefined, 'Bound condition');
       expect(boundReason(refused)).toBe('VirtualMachineIPAddressIsOutOfTheValidRange');
       expect(refused.status?.phase).toBe('Pending');
     }
-    await c.vmips.create(address(scope, 'dup', { type: 'Static', staticIP: '10.204.0.50' }));
+    await t.c.vmips.create(address(scope, 'dup', { type: 'Static', staticIP: '10.204.0.50' }));
     const dup = await vmipWhen(scope, 'dup', (x) => boundReason(x) !== undefined, 'Bound condition');
     expect(boundReason(dup)).toBe('VirtualMachineIPAddressLeaseAlreadyExists');
     expect(dup.status?.conditions?.find((x) => x.type === 'Bound')?.message).toContain(`${scope.namespace}/fixed`);
@@ -89,9 +76,9 @@ describe('IP address management', () => {
 
   it('releases the lease of a deleted address, lets the same namespace take it over, and deletes it after retention', async () => {
     const { scope } = await controllerFor('ctl-ipam-release', { VIRTUAL_MACHINE_CIDRS: '10.205.0.0/24', VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: '3s' });
-    await c.vmips.create(address(scope, 'first', { type: 'Static', staticIP: '10.205.0.7' }));
+    await t.c.vmips.create(address(scope, 'first', { type: 'Static', staticIP: '10.205.0.7' }));
     await vmipWhen(scope, 'first', bound, 'Bound');
-    await c.vmips.delete({ namespace: scope.namespace, name: 'first' });
+    await t.c.vmips.delete({ namespace: scope.namespace, name: 'first' });
     const released = await eventually(async () => {
       const l = await leaseOf('ip-10-205-0-7');
       return l?.status?.phase === 'Released' && l;
@@ -99,13 +86,13 @@ describe('IP address management', () => {
     expect(released.spec.virtualMachineIPAddressRef).toEqual({ namespace: scope.namespace, name: '' });
     expect(released.status?.conditions?.find((x) => x.type === 'Bound')).toMatchObject({ status: 'False', reason: 'Released' });
 
-    await c.vmips.create(address(scope, 'second', { type: 'Static', staticIP: '10.205.0.7' }));
+    await t.c.vmips.create(address(scope, 'second', { type: 'Static', staticIP: '10.205.0.7' }));
     await vmipWhen(scope, 'second', bound, 'Bound by take-over');
     const taken = await leaseOf('ip-10-205-0-7');
     expect(taken?.spec.virtualMachineIPAddressRef?.name).toBe('second');
     expect(taken?.metadata.uid).toBe(released.metadata.uid);
 
-    await c.vmips.delete({ namespace: scope.namespace, name: 'second' });
+    await t.c.vmips.delete({ namespace: scope.namespace, name: 'second' });
     await eventually(async () => (await leaseOf('ip-10-205-0-7'))?.status?.phase === 'Released', 'Released again');
     await eventually(async () => (await leaseOf('ip-10-205-0-7')) === undefined, 'lease deleted after retention', 15_000);
   });
@@ -113,18 +100,18 @@ describe('IP address management', () => {
   it('refuses a Released lease to another namespace', async () => {
     const a = await controllerFor('ctl-ipam-ns-a', { VIRTUAL_MACHINE_CIDRS: '10.206.0.0/24' });
     const b = await controllerFor('ctl-ipam-ns-b', { VIRTUAL_MACHINE_CIDRS: '10.206.0.0/24' });
-    await c.vmips.create(address(a.scope, 'mine', { type: 'Static', staticIP: '10.206.0.9' }));
+    await t.c.vmips.create(address(a.scope, 'mine', { type: 'Static', staticIP: '10.206.0.9' }));
     await vmipWhen(a.scope, 'mine', bound, 'Bound');
-    await c.vmips.delete({ namespace: a.scope.namespace, name: 'mine' });
+    await t.c.vmips.delete({ namespace: a.scope.namespace, name: 'mine' });
     await eventually(async () => (await leaseOf('ip-10-206-0-9'))?.status?.phase === 'Released', 'Released');
-    await c.vmips.create(address(b.scope, 'theirs', { type: 'Static', staticIP: '10.206.0.9' }));
+    await t.c.vmips.create(address(b.scope, 'theirs', { type: 'Static', staticIP: '10.206.0.9' }));
     const refused = await vmipWhen(b.scope, 'theirs', (x) => boundReason(x) !== undefined, 'Bound condition');
     expect(boundReason(refused)).toBe('VirtualMachineIPAddressLeaseAlreadyExists');
   });
 
   it('leaves addresses unbound while no CIDRs are configured', async () => {
     const { scope } = await controllerFor('ctl-ipam-off', {});
-    await c.vmips.create(address(scope, 'nowhere', { type: 'Auto' }));
+    await t.c.vmips.create(address(scope, 'nowhere', { type: 'Auto' }));
     const ip = await vmipWhen(scope, 'nowhere', (x) => boundReason(x) !== undefined, 'Bound condition');
     expect(ip.status?.conditions?.find((x) => x.type === 'Bound')).toMatchObject({ status: 'False', reason: 'VirtualMachineIPAddressLeaseNotReady' });
   });

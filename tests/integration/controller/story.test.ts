@@ -1,64 +1,40 @@
-import { afterEach, beforeAll, afterAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Finalizer } from '../../../shared/api/finalizers.js';
-import { NotFoundError } from '../../../shared/errors/index.js';
-import type { KubeClient } from '../../../shared/kube/index.js';
-import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { freshNamespace } from '../../env/index.js';
 import { disk, image, makeDiskReady, makeImageReady, node, vm, vmClass, vmop } from './builders.js';
 import { FakeKubeVirt } from './fake-kubevirt.js';
-import { eventually, mainKube, newScope, startTestController, testClients, type TestController } from './fixtures.js';
+import { eventually, newScope, startTestController, type TestController, gone, useCluster } from './fixtures.js';
 
-let kube: KubeClient;
-let c: Clients;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(() => {
-  kube = mainKube();
-  c = testClients(kube);
-});
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-afterAll(() => kube.close());
-
-async function gone(read: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await read();
-    return false;
-  } catch (err: unknown) {
-    if (err instanceof NotFoundError) return true;
-    throw err;
-  }
-}
+const t = useCluster();
 
 describe('the full story of a virtual machine', () => {
   it('builds the internal VM, runs it with an IP, restarts it by operation and cleans up on deletion', async () => {
     const scope = newScope(await freshNamespace('ctl-story'));
     const ns = scope.namespace;
-    const ctl: TestController = await startTestController(kube, scope, {
+    const ctl: TestController = await startTestController(t.kube, scope, {
       VIRTUAL_MACHINE_CIDRS: '10.201.0.0/24',
       VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: '0s',
     });
-    cleanups.push(() => ctl.stop());
-    const kubevirt = new FakeKubeVirt(c, ns);
-    cleanups.push(() => kubevirt.stop());
+    t.onCleanup(() => ctl.stop());
+    const kubevirt = new FakeKubeVirt(t.c, ns);
+    t.onCleanup(() => kubevirt.stop());
 
-    const n = await c.nodes.create(node(scope, 'node-a'));
-    cleanups.push(() => c.nodes.delete({ name: n.metadata.name ?? '' }));
-    const cls = await c.classes.create(vmClass(scope, 'generic'));
+    const n = await t.c.nodes.create(node(scope, 'node-a'));
+    t.onCleanup(() => t.c.nodes.delete({ name: n.metadata.name ?? '' }));
+    const cls = await t.c.classes.create(vmClass(scope, 'generic'));
     const className = cls.metadata.name ?? '';
-    await c.images.create(image(scope, 'ubuntu'));
-    await makeImageReady(c, scope, 'ubuntu');
-    await c.disks.create(disk(scope, 'data'));
-    await makeDiskReady(c, scope, 'data');
+    await t.c.images.create(image(scope, 'ubuntu'));
+    await makeImageReady(t.c, scope, 'ubuntu');
+    await t.c.disks.create(disk(scope, 'data'));
+    await makeDiskReady(t.c, scope, 'data');
 
     const readyClass = await eventually(async () => {
-      const got = await c.classes.get({ name: className });
+      const got = await t.c.classes.get({ name: className });
       return got.status?.phase === 'Ready' && got;
     }, 'class Ready');
     expect(readyClass.status?.availableNodes).toEqual([n.metadata.name]);
 
-    await c.vms.create(
+    await t.c.vms.create(
       vm(scope, 'web', className, {
         blockDeviceRefs: [
           { kind: 'VirtualImage', name: 'ubuntu' },
@@ -66,60 +42,60 @@ describe('the full story of a virtual machine', () => {
         ],
       }),
     );
-    const kvvm = await eventually(() => c.kvvms.get({ namespace: ns, name: 'web' }), 'internal VM created');
-    const lease = (await c.leases.list()).items.find((l) => l.spec.virtualMachineIPAddressRef?.namespace === ns);
+    const kvvm = await eventually(() => t.c.kvvms.get({ namespace: ns, name: 'web' }), 'internal VM created');
+    const lease = (await t.c.leases.list()).items.find((l) => l.spec.virtualMachineIPAddressRef?.namespace === ns);
     expect(lease?.metadata.name).toMatch(/^ip-10-201-0-\d+$/);
     const ip = lease?.metadata.name?.replace('ip-', '').replaceAll('-', '.');
-    const t = kvvm.spec.template;
+    const tpl = kvvm.spec.template;
     expect(kvvm.spec.runStrategy).toBe('Always');
     expect(kvvm.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'VirtualMachine', name: 'web', controller: true });
-    expect(t.metadata?.annotations?.['cni.cilium.io/ipAddress']).toBe(ip);
-    expect(t.spec.domain.cpu).toMatchObject({ sockets: 1, cores: 2, model: 'Nehalem' });
-    expect(t.spec.domain.memory).toEqual({ guest: '2Gi' });
-    expect(t.spec.domain.resources).toEqual({ requests: { cpu: '1', memory: '2Gi' }, limits: { cpu: '2', memory: '2Gi' } });
-    expect(t.spec.domain.devices?.disks?.map((d) => [d.name, d.bootOrder])).toEqual([
+    expect(tpl.metadata?.annotations?.['cni.cilium.io/ipAddress']).toBe(ip);
+    expect(tpl.spec.domain.cpu).toMatchObject({ sockets: 1, cores: 2, model: 'Nehalem' });
+    expect(tpl.spec.domain.memory).toEqual({ guest: '2Gi' });
+    expect(tpl.spec.domain.resources).toEqual({ requests: { cpu: '1', memory: '2Gi' }, limits: { cpu: '2', memory: '2Gi' } });
+    expect(tpl.spec.domain.devices?.disks?.map((d) => [d.name, d.bootOrder])).toEqual([
       ['vi-ubuntu', 1],
       ['vd-data', 2],
     ]);
-    expect(t.spec.volumes).toEqual([
+    expect(tpl.spec.volumes).toEqual([
       { name: 'vi-ubuntu', containerDisk: { image: `dvcr.d8-virtualization.svc/vi/${ns}/ubuntu:1` } },
       { name: 'vd-data', persistentVolumeClaim: { claimName: 'vd-data-pvc' } },
     ]);
-    expect(t.spec.nodeSelector).toEqual(readyClass.spec.nodeSelector?.matchLabels);
+    expect(tpl.spec.nodeSelector).toEqual(readyClass.spec.nodeSelector?.matchLabels);
 
     // KubeVirt (started only now, so the first shape is seen as built) starts the instance for
     // runStrategy Always, then it runs on the node.
     await kubevirt.start();
-    await eventually(async () => (await c.vms.get({ namespace: ns, name: 'web' })).status?.phase === 'Starting', 'VM Starting');
+    await eventually(async () => (await t.c.vms.get({ namespace: ns, name: 'web' })).status?.phase === 'Starting', 'VM Starting');
     await kubevirt.run('web', n.metadata.name ?? '');
     const running = await eventually(async () => {
-      const got = await c.vms.get({ namespace: ns, name: 'web' });
+      const got = await t.c.vms.get({ namespace: ns, name: 'web' });
       return got.status?.phase === 'Running' && got;
     }, 'VM Running');
     expect(running.status).toMatchObject({ nodeName: n.metadata.name, ipAddress: ip, virtualMachineIPAddressName: expect.stringMatching(/^web-/) });
     expect(running.metadata.finalizers).toContain(Finalizer.vmCleanup);
-    await eventually(async () => (await c.kvvms.get({ namespace: ns, name: 'web' })).spec.runStrategy === 'Manual', 'runStrategy Manual after the first start');
-    const vmip = await c.vmips.get({ namespace: ns, name: running.status?.virtualMachineIPAddressName ?? '' });
-    await eventually(async () => (await c.vmips.get({ namespace: ns, name: vmip.metadata.name ?? '' })).status?.phase === 'Attached', 'address Attached');
+    await eventually(async () => (await t.c.kvvms.get({ namespace: ns, name: 'web' })).spec.runStrategy === 'Manual', 'runStrategy Manual after the first start');
+    const vmip = await t.c.vmips.get({ namespace: ns, name: running.status?.virtualMachineIPAddressName ?? '' });
+    await eventually(async () => (await t.c.vmips.get({ namespace: ns, name: vmip.metadata.name ?? '' })).status?.phase === 'Attached', 'address Attached');
 
     // Restart by operation: a new instance replaces the old one.
-    const first = await c.kvvmis.get({ namespace: ns, name: 'web' });
-    await c.vmops.create(vmop(scope, 'restart-1', 'web', 'Restart'));
+    const first = await t.c.kvvmis.get({ namespace: ns, name: 'web' });
+    await t.c.vmops.create(vmop(scope, 'restart-1', 'web', 'Restart'));
     const second = await eventually(async () => {
-      const got = await c.kvvmis.get({ namespace: ns, name: 'web' });
+      const got = await t.c.kvvmis.get({ namespace: ns, name: 'web' });
       return got.metadata.uid !== first.metadata.uid && got;
     }, 'a new instance');
     expect(second.metadata.uid).not.toBe(first.metadata.uid);
     await kubevirt.run('web', n.metadata.name ?? '');
-    await eventually(async () => (await c.vmops.get({ namespace: ns, name: 'restart-1' })).status?.phase === 'Completed', 'restart Completed');
+    await eventually(async () => (await t.c.vmops.get({ namespace: ns, name: 'restart-1' })).status?.phase === 'Completed', 'restart Completed');
     expect(kubevirt.created.get('web')).toBe(2);
 
     // Deletion removes the instance, the internal VM, the address and its lease, then the VM.
-    await c.vms.delete({ namespace: ns, name: 'web' });
-    await eventually(() => gone(() => c.vms.get({ namespace: ns, name: 'web' })), 'VM gone');
-    expect(await gone(() => c.kvvms.get({ namespace: ns, name: 'web' }))).toBe(true);
-    expect(await gone(() => c.kvvmis.get({ namespace: ns, name: 'web' }))).toBe(true);
-    await eventually(() => gone(() => c.vmips.get({ namespace: ns, name: vmip.metadata.name ?? '' })), 'address gone');
-    await eventually(() => gone(() => c.leases.get({ name: lease?.metadata.name ?? '' })), 'lease gone');
+    await t.c.vms.delete({ namespace: ns, name: 'web' });
+    await eventually(() => gone(() => t.c.vms.get({ namespace: ns, name: 'web' })), 'VM gone');
+    expect(await gone(() => t.c.kvvms.get({ namespace: ns, name: 'web' }))).toBe(true);
+    expect(await gone(() => t.c.kvvmis.get({ namespace: ns, name: 'web' }))).toBe(true);
+    await eventually(() => gone(() => t.c.vmips.get({ namespace: ns, name: vmip.metadata.name ?? '' })), 'address gone');
+    await eventually(() => gone(() => t.c.leases.get({ name: lease?.metadata.name ?? '' })), 'lease gone');
   });
 });

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { VirtualMachineClass } from '../../../shared/api/resources/virtualmachineclass.js';
-import { NotFoundError } from '../../../shared/errors/index.js';
 import type { KubeClient } from '../../../shared/kube/index.js';
 import type { Clients, Node } from '../../../daemons/controller/kube/resources.js';
 import { CPU_FEATURE_LABEL_PREFIX } from '../../../daemons/controller/reconcilers/vmclass/nodes.js';
 import { freshNamespace } from '../../env/index.js';
 import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
-import { SCOPE_LABEL, eventually, mainKube, newScope, startTestController, testClients, type Scope } from './fixtures.js';
+import { SCOPE_LABEL, eventually, gone, mainKube, newScope, startTestController, testClients, type Scope } from './fixtures.js';
 
 let kube: KubeClient;
 let c: Clients;
@@ -96,14 +95,7 @@ describe('VirtualMachineClass status', () => {
     const held = await classWhen(name, (x) => x.status?.phase === 'Terminating', 'Terminating');
     expect(held.metadata.deletionTimestamp).toBeDefined();
     await c.vms.delete({ namespace: scope.namespace, name: 'user' });
-    await eventually(async () => {
-      try {
-        await c.classes.get({ name });
-        return false;
-      } catch (err: unknown) {
-        return err instanceof NotFoundError;
-      }
-    }, 'class gone');
+    await eventually(() => gone(() => c.classes.get({ name })), 'class gone');
   });
 
   it('tells a VM whose core count no sizing policy covers', async () => {

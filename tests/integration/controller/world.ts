@@ -2,6 +2,7 @@
  * A small world for one test: a namespace, a node, a Ready class and a Ready cluster image scoped to
  * the test, the controller running in-process and KubeVirt played by FakeKubeVirt.
  */
+import { afterAll, beforeAll } from '@jest/globals';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import type { KubeClient } from '../../../shared/kube/index.js';
@@ -9,7 +10,7 @@ import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { freshNamespace } from '../../env/index.js';
 import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
 import { FakeKubeVirt, type FakeKubeVirtOptions } from './fake-kubevirt.js';
-import { eventually, newScope, startTestController, type Scope, type TestController } from './fixtures.js';
+import { eventually, mainKube, newScope, startTestController, testClients, type Scope, type TestController } from './fixtures.js';
 
 export interface World {
   scope: Scope;
@@ -82,3 +83,29 @@ export const phaseIs =
   (phase: string) =>
   (v: VirtualMachine): boolean =>
     v.status?.phase === phase;
+
+/** A world for the whole test file: started before the first test, stopped after the last. */
+export function useWorld(prefix: string, options: WorldOptions = {}): { readonly w: World; readonly c: Clients } {
+  let kube: KubeClient | undefined;
+  let c: Clients | undefined;
+  let w: World | undefined;
+  beforeAll(async () => {
+    kube = mainKube();
+    c = testClients(kube);
+    w = await startWorld(kube, c, prefix, options);
+  });
+  afterAll(async () => {
+    await w?.stop();
+    kube?.close();
+  });
+  return {
+    get w(): World {
+      if (w === undefined) throw new Error('useWorld: used before beforeAll');
+      return w;
+    },
+    get c(): Clients {
+      if (c === undefined) throw new Error('useWorld: used before beforeAll');
+      return c;
+    },
+  };
+}

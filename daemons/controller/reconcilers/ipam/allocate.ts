@@ -4,7 +4,8 @@ import type { VirtualMachineIPAddress, VirtualMachineIPAddressLease } from '../.
 import { ConflictError } from '../../../../shared/errors/index.js';
 import type { Deps } from '../../deps.js';
 import { Expectations } from '../../engine/expectations.js';
-import { isAssignable, leaseNameOf, nextFree, parseIPv4, rangesOf } from './cidr.js';
+import { ipToLeaseName, parseIPv4 } from '../../../../shared/api/ipv4.js';
+import { isAssignable, nextFree, rangesOf } from './cidr.js';
 
 /** Label on a lease: the uid of the VirtualMachineIPAddress holding it. */
 export const VMIP_UID_LABEL = 'virtualization.deckhouse.io/virtual-machine-ip-address-uid';
@@ -59,11 +60,11 @@ export class Allocator {
   }
 
   private isTaken(ip: string): boolean {
-    return this.taken.get(ip) === true || this.deps.caches.leases.get(leaseNameOf(ip)) !== undefined;
+    return this.taken.get(ip) === true || this.deps.caches.leases.get(ipToLeaseName(ip)) !== undefined;
   }
 
   private async take(vmip: VirtualMachineIPAddress, ip: string, signal: AbortSignal): Promise<Allocation> {
-    const name = leaseNameOf(ip);
+    const name = ipToLeaseName(ip);
     const existing = this.deps.caches.leases.get(name);
     if (existing !== undefined) return this.takeOver(vmip, existing, ip, signal);
     // Reserved before the call: concurrent allocations in this process must not pick it too.

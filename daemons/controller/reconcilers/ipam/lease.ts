@@ -3,8 +3,8 @@ import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { VirtualMachineIPAddressLease } from '../../../../shared/api/resources/addresses.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
-import { findCondition, setCondition } from '../../engine/conditions.js';
-import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
+import { conditionOn, findCondition } from '../../engine/conditions.js';
+import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
 import { ignoreMissing } from '../vm/handlers/deletion.js';
 import { leaseHeldBy } from './allocate.js';
@@ -13,10 +13,6 @@ type Status = NonNullable<VirtualMachineIPAddressLease['status']>;
 type State = ReconcileState<VirtualMachineIPAddressLease, Status>;
 
 const Bound = VMIPLeaseCondition.Bound;
-
-function set(s: State, ctx: HandlerContext, input: Parameters<typeof setCondition>[1]): void {
-  s.status.conditions = setCondition(s.status.conditions, input, ctx.now, s.obj.metadata.generation);
-}
 
 /** Keeps vmipl-cleanup; a deleting lease just lets go. */
 function protection(deps: Deps): Handler<State> {
@@ -46,7 +42,7 @@ function lifecycle(deps: Deps): Handler<State> {
       const vmip = ref === undefined || ref.name === '' ? undefined : deps.caches.vmips.get(`${ref.namespace}/${ref.name}`);
       if (vmip !== undefined && leaseHeldBy(lease, vmip)) {
         s.status.phase = 'Bound';
-        set(s, ctx, { type: Bound.type, status: 'True', reason: Bound.reason.Bound });
+        conditionOn(s, ctx, { type: Bound.type, status: 'True', reason: Bound.reason.Bound });
         return;
       }
       if (ref !== undefined && ref.name !== '') {
@@ -55,7 +51,7 @@ function lifecycle(deps: Deps): Handler<State> {
         ctx.log.info({ vmip: `${ref.namespace}/${ref.name}` }, 'lease released');
       }
       s.status.phase = 'Released';
-      set(s, ctx, { type: Bound.type, status: 'False', reason: Bound.reason.Released, message: 'the VirtualMachineIPAddress is gone' });
+      conditionOn(s, ctx, { type: Bound.type, status: 'False', reason: Bound.reason.Released, message: 'the VirtualMachineIPAddress is gone' });
     },
   };
 }

@@ -4,12 +4,12 @@ import type { VirtualMachineIPAddress } from '../../../../shared/api/resources/a
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
 import { Expectations } from '../../engine/expectations.js';
-import { setCondition } from '../../engine/conditions.js';
+import { conditionOn } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
 import { VMIndex } from '../vm/state.js';
 import { Allocator, leaseHeldBy } from './allocate.js';
-import { ipOfLeaseName } from './cidr.js';
+import { leaseNameToIP } from '../../../../shared/api/ipv4.js';
 
 type Status = NonNullable<VirtualMachineIPAddress['status']>;
 interface State extends ReconcileState<VirtualMachineIPAddress, Status> {
@@ -20,10 +20,6 @@ const Bound = VMIPCondition.Bound;
 const Attached = VMIPCondition.Attached;
 /** Index on the lease cache: `namespace/name` of the address a lease refers to. */
 export const LEASE_BY_VMIP = 'vmip';
-
-function set(s: State, ctx: HandlerContext, input: Parameters<typeof setCondition>[1]): void {
-  s.status.conditions = setCondition(s.status.conditions, input, ctx.now, s.obj.metadata.generation);
-}
 
 /**
  * The VM using the address: the VM that made it (controller ownerReference) or a VM that names it;
@@ -74,9 +70,9 @@ function bound(deps: Deps, allocator: Allocator): Handler<State> {
       const lease = held ?? (await allocateLease(allocator, s, ctx));
       if (lease === undefined) return;
       if (held === undefined) created.set(uid, lease.metadata.name ?? '');
-      s.status.address = ipOfLeaseName(lease.metadata.name ?? '');
+      s.status.address = leaseNameToIP(lease.metadata.name ?? '');
       s.status.phase = 'Bound';
-      set(s, ctx, { type: Bound.type, status: 'True', reason: Bound.reason.Bound });
+      conditionOn(s, ctx, { type: Bound.type, status: 'True', reason: Bound.reason.Bound });
     },
   };
 }
@@ -93,7 +89,7 @@ async function allocateLease(allocator: Allocator, s: State, ctx: HandlerContext
     Exhausted: Bound.reason.VirtualMachineIPAddressLeaseNotReady,
     Off: Bound.reason.VirtualMachineIPAddressLeaseNotReady,
   }[result.reason];
-  set(s, ctx, { type: Bound.type, status: 'False', reason, message: result.message });
+  conditionOn(s, ctx, { type: Bound.type, status: 'False', reason, message: result.message });
   s.status.phase = 'Pending';
   if (s.obj.spec.type === 'Static') delete s.status.address;
   return undefined;
@@ -109,11 +105,11 @@ function attached(deps: Deps): Handler<State> {
       if (user !== undefined) {
         s.status.virtualMachineName = user;
         if (s.status.phase === 'Bound') s.status.phase = 'Attached';
-        set(s, ctx, { type: Attached.type, status: 'True', reason: Attached.reason.Attached });
+        conditionOn(s, ctx, { type: Attached.type, status: 'True', reason: Attached.reason.Attached });
         return;
       }
       delete s.status.virtualMachineName;
-      set(s, ctx, { type: Attached.type, status: 'False', reason: Attached.reason.VirtualMachineNotFound, message: 'no VirtualMachine uses this address' });
+      conditionOn(s, ctx, { type: Attached.type, status: 'False', reason: Attached.reason.VirtualMachineNotFound, message: 'no VirtualMachine uses this address' });
     },
   };
 }

@@ -2,7 +2,7 @@ import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineClass } from '../../../../shared/api/resources/virtualmachineclass.js';
 import type { ConditionInput } from '../../engine/conditions.js';
-import { setCondition, removeCondition } from '../../engine/conditions.js';
+import { conditionOn, removeCondition } from '../../engine/conditions.js';
 import type { HandlerContext, ReconcileState } from '../../engine/reconciler.js';
 import type { ResolvedDevice } from './kvvm/devices.js';
 import type { PowerAction } from './power.js';
@@ -27,7 +27,7 @@ export interface VMState extends ReconcileState<VirtualMachine, VMStatus> {
 
 /** Set a condition on the VM status copy, stamped with this pass's time and the VM generation. */
 export function condition(s: VMState, ctx: HandlerContext, input: ConditionInput): void {
-  s.status.conditions = setCondition(s.status.conditions, input, ctx.now, s.obj.metadata.generation);
+  conditionOn(s, ctx, input);
 }
 
 export function dropCondition(s: VMState, type: string): void {

@@ -3,7 +3,7 @@ import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { VirtualMachineClass } from '../../../../shared/api/resources/virtualmachineclass.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
-import { removeCondition, setCondition, type ConditionInput } from '../../engine/conditions.js';
+import { conditionOn, removeCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
 import { VMIndex } from '../vm/state.js';
@@ -14,10 +14,6 @@ type State = ReconcileState<VirtualMachineClass, Status>;
 
 const C = VMClassCondition;
 
-function set(s: State, ctx: HandlerContext, input: ConditionInput): void {
-  s.status.conditions = setCondition(s.status.conditions, input, ctx.now, s.obj.metadata.generation);
-}
-
 /** Keeps `vm-cleanup` (as the original does on classes); deletion waits while VMs use the class (InUse). */
 function deletion(deps: Deps): Handler<State> {
   return {
@@ -27,7 +23,7 @@ function deletion(deps: Deps): Handler<State> {
       const users = inUse(deps, cls.metadata.name ?? '');
       if (users) {
         // A stable message: a count would rewrite the status with every VM added or removed.
-        set(s, ctx, { type: C.InUse.type, status: 'True', reason: C.InUse.reason.VirtualMachineClassInUse, message: 'the class is used by virtual machines' });
+        conditionOn(s, ctx, { type: C.InUse.type, status: 'True', reason: C.InUse.reason.VirtualMachineClassInUse, message: 'the class is used by virtual machines' });
       } else {
         s.status.conditions = removeCondition(s.status.conditions, C.InUse.type);
       }
@@ -69,11 +65,11 @@ function discovery(deps: Deps): Handler<State> {
         const enabled = commonCpuFeatures(nodes);
         s.status.cpuFeatures = { enabled };
         const ok = nodes.length > 0;
-        set(s, ctx, ok
+        conditionOn(s, ctx, ok
           ? { type: C.Discovered.type, status: 'True', reason: C.Discovered.reason.DiscoverySucceeded }
           : { type: C.Discovered.type, status: 'False', reason: C.Discovered.reason.DiscoveryFailed, message: 'no nodes to discover CPU features on' });
       } else {
-        set(s, ctx, { type: C.Discovered.type, status: 'False', reason: C.Discovered.reason.DiscoverySkip, message: `CPU type ${spec.cpu.type} needs no discovery` });
+        conditionOn(s, ctx, { type: C.Discovered.type, status: 'False', reason: C.Discovered.reason.DiscoverySkip, message: `CPU type ${spec.cpu.type} needs no discovery` });
       }
       s.status.availableNodes = nodes.map((n) => n.metadata.name ?? '').sort();
       const max = maxAllocatable(nodes);
@@ -88,14 +84,14 @@ function lifecycle(s: State, ctx: HandlerContext): void {
   if (s.obj.metadata.deletionTimestamp === undefined) s.status.phase = 'Pending';
   if (s.obj.metadata.generation !== undefined) s.status.observedGeneration = s.obj.metadata.generation;
   if ((s.status.availableNodes ?? []).length === 0) {
-    set(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.NoSuitableNodesFound, message: 'no node matches the nodeSelector and tolerations of the class' });
+    conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.NoSuitableNodesFound, message: 'no node matches the nodeSelector and tolerations of the class' });
     return;
   }
   if (s.obj.spec.cpu.type === 'Discovery' && (s.status.cpuFeatures?.enabled ?? []).length === 0) {
-    set(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.NoCpuFeaturesEnabled, message: 'the selected nodes share no CPU features' });
+    conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.NoCpuFeaturesEnabled, message: 'the selected nodes share no CPU features' });
     return;
   }
-  set(s, ctx, { type: C.Ready.type, status: 'True', reason: C.Ready.reason.SuitableNodesFound });
+  conditionOn(s, ctx, { type: C.Ready.type, status: 'True', reason: C.Ready.reason.SuitableNodesFound });
   if (s.obj.metadata.deletionTimestamp === undefined) s.status.phase = 'Ready';
 }
 

@@ -1,7 +1,7 @@
 /** Node selection for classes: label selectors, taints and tolerations, CPU feature labels (pure). */
 import type { LabelSelector, Toleration } from '../../../../shared/api/k8s/core.js';
 import type { Node, Taint } from '../../kube/resources.js';
-import { parseQuantity } from '../../quantity.js';
+import { parseQuantity } from '../../../../shared/api/k8s/quantity.js';
 
 /** Node label prefix that advertises a CPU feature. */
 export const CPU_FEATURE_LABEL_PREFIX = 'cpu-feature.node.virtualization.deckhouse.io/';

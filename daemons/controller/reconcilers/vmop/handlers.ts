@@ -4,7 +4,7 @@ import type { VirtualMachine } from '../../../../shared/api/resources/virtualmac
 import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
-import { setCondition, type ConditionInput } from '../../engine/conditions.js';
+import { conditionOn } from '../../engine/conditions.js';
 import type { Handler, HandlerContext, HandlerOutcome, ReconcileState } from '../../engine/reconciler.js';
 import { applicability } from './applicability.js';
 import { migrateOperation } from './migrate-ops.js';
@@ -30,13 +30,9 @@ const OPERATIONS: Partial<Record<string, Operation>> = {
   Evict: migrateOperation,
 };
 
-function set(s: VMOPState, ctx: HandlerContext, input: ConditionInput): void {
-  s.status.conditions = setCondition(s.status.conditions, input, ctx.now, s.obj.metadata.generation);
-}
-
 function fail(s: VMOPState, ctx: HandlerContext, reason: string, message: string): HandlerOutcome {
   s.status.phase = 'Failed';
-  set(s, ctx, { type: Completed.type, status: 'False', reason, message });
+  conditionOn(s, ctx, { type: Completed.type, status: 'False', reason, message });
   return { stop: true };
 }
 
@@ -74,7 +70,7 @@ export function lifecycle(): Handler<VMOPState> {
       if (FINAL.has(s.status.phase ?? '')) return { stop: true };
       if (s.status.phase === undefined) {
         s.status.phase = 'Pending';
-        set(s, ctx, { type: Completed.type, status: 'Unknown', reason: Completed.reason.NotReadyToBeExecuted, message: 'waiting to be executed' });
+        conditionOn(s, ctx, { type: Completed.type, status: 'Unknown', reason: Completed.reason.NotReadyToBeExecuted, message: 'waiting to be executed' });
       }
     },
   };
@@ -104,7 +100,7 @@ export function exclusive(deps: Deps): Handler<VMOPState> {
         .filter((o) => o.status?.phase === 'InProgress' || olderThan(o, s.obj));
       if (ahead.length === 0) return;
       const names = ahead.map((o) => o.metadata.name).join(', ');
-      set(s, ctx, { type: Completed.type, status: 'False', reason: Completed.reason.NotReadyToBeExecuted, message: `waiting for operation ${names} on the same VM` });
+      conditionOn(s, ctx, { type: Completed.type, status: 'False', reason: Completed.reason.NotReadyToBeExecuted, message: `waiting for operation ${names} on the same VM` });
       return { stop: true };
     },
   };
@@ -148,11 +144,11 @@ export function execute(deps: Deps): Handler<VMOPState> {
         }
         const notReady = await op.signal(opContext(deps, s, ctx, s.vm));
         if (notReady !== undefined) {
-          set(s, ctx, { type: Completed.type, status: 'False', reason: Completed.reason.NotReadyToBeExecuted, message: notReady });
+          conditionOn(s, ctx, { type: Completed.type, status: 'False', reason: Completed.reason.NotReadyToBeExecuted, message: notReady });
           return { requeueAfterMs: 2_000 };
         }
         s.status.phase = 'InProgress';
-        set(s, ctx, { type: SignalSent.type, status: 'True', reason: SignalSent.reason.SignalSentSuccess });
+        conditionOn(s, ctx, { type: SignalSent.type, status: 'True', reason: SignalSent.reason.SignalSentSuccess });
         ctx.log.info({ type: s.obj.spec.type }, 'operation started');
       }
       return follow(deps, s, ctx, op);
@@ -164,7 +160,7 @@ async function follow(deps: Deps, s: VMOPState, ctx: HandlerContext, op: Operati
   const c = opContext(deps, s, ctx, s.vm as VirtualMachine);
   const progress = op.check(c);
   if (progress.state === 'waiting') {
-    set(s, ctx, { type: Completed.type, status: 'False', reason: progress.reason, message: progress.message ?? '' });
+    conditionOn(s, ctx, { type: Completed.type, status: 'False', reason: progress.reason, message: progress.message ?? '' });
     if (progress.progress !== undefined) s.status.progress = progress.progress;
     return;
   }
@@ -172,6 +168,6 @@ async function follow(deps: Deps, s: VMOPState, ctx: HandlerContext, op: Operati
   if (progress.state === 'failed') return fail(s, ctx, Completed.reason.OperationFailed, progress.message);
   s.status.phase = 'Completed';
   if (s.status.progress !== undefined) s.status.progress = '100%';
-  set(s, ctx, { type: Completed.type, status: 'True', reason: Completed.reason.OperationCompleted });
+  conditionOn(s, ctx, { type: Completed.type, status: 'True', reason: Completed.reason.OperationCompleted });
   ctx.log.info({ type: s.obj.spec.type }, 'operation completed');
 }

@@ -1,6 +1,6 @@
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineClass } from '../../../../../shared/api/resources/virtualmachineclass.js';
-import { formatCpu } from '../../../quantity.js';
+import { formatCpu } from '../../../../../shared/api/k8s/quantity.js';
 
 export interface CpuTopology {
   sockets: number;
