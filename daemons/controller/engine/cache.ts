@@ -1,5 +1,8 @@
 import { objectKey, type Informer, type KubeObject } from '../../../shared/kube/index.js';
 
+/** What the cache needs of an informer (an Informer satisfies it; tests feed events by hand). */
+export type CacheSource<T extends KubeObject> = Pick<Informer<T>, 'on' | 'store' | 'synced' | 'start' | 'stop'>;
+
 type IndexFn<T> = (obj: T) => readonly string[];
 
 /** How many deletions are remembered (oldest forgotten first). */
@@ -18,7 +21,7 @@ export class ObjectCache<T extends KubeObject> {
   private readonly indexFns = new Map<string, IndexFn<T>>();
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
 
-  constructor(readonly informer: Informer<T>) {
+  constructor(readonly informer: CacheSource<T>) {
     informer.on('add', (obj) => this.observe(obj, undefined));
     informer.on('update', (obj, old) => this.observe(obj, old));
     informer.on('delete', (obj) => this.observeDelete(obj));
