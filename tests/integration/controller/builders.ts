@@ -6,7 +6,7 @@ import type { VirtualMachine } from '../../../shared/api/resources/virtualmachin
 import type { VirtualMachineClass } from '../../../shared/api/resources/virtualmachineclass.js';
 import type { VirtualMachineOperation } from '../../../shared/api/resources/vmop.js';
 import type { Clients, Node } from '../../../daemons/controller/kube/resources.js';
-import { SCOPE_LABEL, type Scope } from './fixtures.js';
+import { SCOPE_LABEL, type Scope } from './scope.js';
 
 type VMSpec = VirtualMachine['spec'];
 

@@ -4,7 +4,6 @@
  * the scripted parts of the world the controller does not own (disk and image readiness, nodes), and
  * polling.
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import { KubeClient } from '../../../shared/kube/index.js';
@@ -13,17 +12,12 @@ import { startController, type RunningController } from '../../../daemons/contro
 import { makeClients, type Clients } from '../../../daemons/controller/kube/resources.js';
 import { ControllerMetrics } from '../../../daemons/controller/metrics/runtime.js';
 import { newKubeConfig } from '../../env/index.js';
+import { SCOPE_LABEL, type Scope } from './scope.js';
+
+export { SCOPE_LABEL, newScope, type Scope } from './scope.js';
 
 /** Writes made by the tests (the users and the parts of the world we play) use their own field manager. */
 export const TEST_FIELD_MANAGER = 'controller-integration-test';
-/** Label that scopes cluster-scoped objects (classes, nodes, cluster images) to one test. */
-export const SCOPE_LABEL = 'test.virtualization.deckhouse.io/scope';
-
-export interface Scope {
-  namespace: string;
-  /** A unique token for cluster-scoped names and the scope label value. */
-  id: string;
-}
 
 export function mainKube(): KubeClient {
   return new KubeClient(newKubeConfig());
@@ -32,10 +26,6 @@ export function mainKube(): KubeClient {
 /** Clients for the test side (users, KubeVirt, the disk controller). */
 export function testClients(kube: KubeClient): Clients {
   return makeClients(kube, TEST_FIELD_MANAGER);
-}
-
-export function newScope(namespace: string): Scope {
-  return { namespace, id: randomBytes(3).toString('hex') };
 }
 
 /** Controller config for a scope, as the environment would give it. */
