@@ -1,26 +1,51 @@
-/** Reading the test apiserver's audit log: what was really created, and how often. */
+/** Reading the test apiserver's audit log: what was really written, and how often. */
 import { readFile } from 'node:fs/promises';
 import { getTestEnv } from '../../env/index.js';
 
 export interface AuditEvent {
   verb: string;
   stage: string;
-  objectRef?: { resource?: string; namespace?: string; name?: string };
+  requestURI: string;
+  requestReceivedTimestamp: string;
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
-  requestObject?: { metadata?: { name?: string; labels?: Record<string, string> }; spec?: Record<string, unknown> };
-  responseObject?: { metadata?: { name?: string } };
+  requestObject?: { metadata?: { name?: string; labels?: Record<string, string> }; spec?: Record<string, unknown>; status?: Record<string, unknown> };
 }
 
-/** Successful creates (201) of a resource, as audit events at ResponseComplete. */
-export async function successfulCreates(resource: string): Promise<AuditEvent[]> {
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
+
+/** Completed requests whose raw line contains every `needle` (a cheap pre-filter) and that `keep` accepts. */
+async function completed(needles: readonly string[], keep: (e: AuditEvent) => boolean): Promise<AuditEvent[]> {
   const text = await readFile(getTestEnv().auditLogPath, 'utf8');
   const out: AuditEvent[] = [];
   for (const line of text.split('\n')) {
-    if (line === '' || !line.includes(`"resource":"${resource}"`) || !line.includes('"verb":"create"')) continue;
+    if (line === '' || !needles.every((n) => line.includes(n))) continue;
     const event = JSON.parse(line) as AuditEvent;
-    if (event.stage === 'ResponseComplete' && event.objectRef?.resource === resource && event.responseStatus?.code === 201) out.push(event);
+    if (event.stage === 'ResponseComplete' && keep(event)) out.push(event);
   }
   return out;
+}
+
+/** Successful creates (201) of a resource. */
+export function successfulCreates(resource: string): Promise<AuditEvent[]> {
+  return completed([`"resource":"${resource}"`, '"verb":"create"'], (e) => e.objectRef?.resource === resource && e.responseStatus?.code === 201);
+}
+
+/** Status patches of one object. */
+export function statusPatches(resource: string, namespace: string, name: string): Promise<AuditEvent[]> {
+  return completed([`"resource":"${resource}"`, `"name":"${name}"`], (e) =>
+    e.verb === 'patch' && e.objectRef?.resource === resource && e.objectRef.subresource === 'status' && e.objectRef.namespace === namespace && e.objectRef.name === name,
+  );
+}
+
+/** Writes to objects of a namespace received after `since` (ms epoch), except those of `exceptFieldManager`. */
+export function writesSince(namespace: string, since: number, exceptFieldManager: string): Promise<AuditEvent[]> {
+  return completed([`"namespace":"${namespace}"`], (e) =>
+    WRITE_VERBS.has(e.verb) &&
+    e.objectRef?.namespace === namespace &&
+    !e.requestURI.includes(`fieldManager=${exceptFieldManager}`) &&
+    Date.parse(e.requestReceivedTimestamp) > since,
+  );
 }
 
 /** How many times each name appears. */
@@ -28,27 +53,4 @@ export function countBy(names: readonly string[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
   return counts;
-}
-
-export interface AuditWrite {
-  verb: string;
-  requestURI: string;
-  requestReceivedTimestamp: string;
-  objectRef?: { resource?: string; namespace?: string; name?: string };
-}
-
-const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
-
-/** Writes to objects of a namespace received after `since` (ms epoch), except those of `exceptFieldManager`. */
-export async function writesSince(namespace: string, since: number, exceptFieldManager: string): Promise<AuditWrite[]> {
-  const text = await readFile(getTestEnv().auditLogPath, 'utf8');
-  const out: AuditWrite[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || !line.includes(`"namespace":"${namespace}"`)) continue;
-    const event = JSON.parse(line) as AuditWrite & { stage: string };
-    if (event.stage !== 'ResponseComplete' || !WRITE_VERBS.has(event.verb) || event.objectRef?.namespace !== namespace) continue;
-    if (event.requestURI.includes(`fieldManager=${exceptFieldManager}`)) continue;
-    if (Date.parse(event.requestReceivedTimestamp) > since) out.push(event);
-  }
-  return out;
 }

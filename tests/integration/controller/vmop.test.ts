@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Finalizer } from '../../../shared/api/finalizers.js';
 import type { VirtualMachineOperation } from '../../../shared/api/resources/vmop.js';
+import { statusPatches } from './audit.js';
 import { vmop } from './builders.js';
 import { eventually, gone, pause } from './fixtures.js';
 import { phaseIs, useWorld } from './world.js';
@@ -88,7 +89,7 @@ describe('VirtualMachineOperation', () => {
     expect(completedReason(op)).toBe('OperationFailed');
   });
 
-  it('cancels the migration of an operation deleted while in progress', async () => {
+  it('cancels the migration of an operation deleted while in progress, Terminating meanwhile', async () => {
     await t.w.createVM('cancelled', { runPolicy: 'AlwaysOn' });
     await t.w.vmWhen('cancelled', phaseIs('Running'), 'Running');
     await t.c.vmops.create(vmop(t.w.scope, 'cancel-me', 'cancelled', 'Migrate'));
@@ -96,5 +97,7 @@ describe('VirtualMachineOperation', () => {
     await t.c.vmops.delete({ namespace: t.w.ns, name: 'cancel-me' });
     await eventually(() => gone(() => t.c.migrations.get({ namespace: t.w.ns, name: 'vmop-cancel-me' })), 'migration deleted');
     await eventually(() => gone(() => t.c.vmops.get({ namespace: t.w.ns, name: 'cancel-me' })), 'operation gone');
+    const phases = (await statusPatches('virtualmachineoperations', t.w.ns, 'cancel-me')).map((e) => e.requestObject?.status?.['phase']);
+    expect(phases).toContain('Terminating');
   });
 });

@@ -53,7 +53,9 @@ export function deletion(deps: Deps): Handler<VMOPState> {
       if (!deleting && !FINAL.has(vmop.status?.phase ?? '')) return;
       if (!hasFinalizer(vmop, Finalizer.vmopCleanup)) return deleting ? { stop: true } : undefined;
       if (deleting && !FINAL.has(vmop.status?.phase ?? '')) {
-        await OPERATIONS[vmop.spec.type]?.cleanup({ deps, vmop, kvvm: deps.caches.kvvms.get(vmKey(vmop)), signal: ctx.signal });
+        const done = (await OPERATIONS[vmop.spec.type]?.cleanup({ deps, vmop, kvvm: deps.caches.kvvms.get(vmKey(vmop)), signal: ctx.signal })) ?? true;
+        s.status.phase = 'Terminating';
+        if (!done) return { stop: true };
       }
       deps.caches.vmops.remember(await removeFinalizer(deps.clients.vmops, vmop, Finalizer.vmopCleanup, { signal: ctx.signal }));
       if (deleting) s.gone = true;

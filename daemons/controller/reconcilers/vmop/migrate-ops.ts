@@ -60,8 +60,11 @@ export const migrateOperation: Operation = {
     const vmim = migrationOf(c);
     const phase = vmim?.status?.phase;
     // An unfinished migration of a deleted operation is cancelled by deleting it.
-    if (vmim !== undefined && phase !== 'Succeeded' && phase !== 'Failed') {
+    if (vmim === undefined || phase === 'Succeeded' || phase === 'Failed') return true;
+    if (vmim.metadata.deletionTimestamp === undefined) {
       await ignoreMissing(c.deps.clients.migrations.delete({ namespace: vmim.metadata.namespace, name: vmim.metadata.name ?? '' }, { signal: c.signal }));
     }
+    // Gone once its delete event arrives (the migration's events bring the operation back).
+    return false;
   },
 };

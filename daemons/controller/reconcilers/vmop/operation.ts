@@ -31,6 +31,9 @@ export interface Operation {
   /** Send the signal; returns a message when the VM is not ready for it yet (retried later). */
   signal(c: OpContext): Promise<string | undefined>;
   check(c: OpContext): Progress;
-  /** Undo markers the operation left (on completion, failure or deletion). */
-  cleanup(c: Pick<OpContext, 'deps' | 'vmop' | 'kvvm' | 'signal'>): Promise<void>;
+  /**
+   * Undo markers the operation left (on completion, failure or deletion); resolves true when nothing
+   * is left, false while something it removed is still going away (a cancelled migration).
+   */
+  cleanup(c: Pick<OpContext, 'deps' | 'vmop' | 'kvvm' | 'signal'>): Promise<boolean>;
 }

@@ -9,16 +9,17 @@ const refOf = (c: Pick<OpContext, 'vm'>): { namespace: string | undefined; name:
 });
 
 /** Set (value) or remove (null) one annotation on the internal VM. */
-async function annotate(c: Pick<OpContext, 'deps' | 'kvvm' | 'signal'>, key: string, value: string | null): Promise<void> {
+async function annotate(c: Pick<OpContext, 'deps' | 'kvvm' | 'signal'>, key: string, value: string | null): Promise<boolean> {
   const kvvm = c.kvvm;
-  if (kvvm === undefined) return;
-  if (value === null && kvvm.metadata.annotations?.[key] === undefined) return;
+  if (kvvm === undefined) return true;
+  if (value === null && kvvm.metadata.annotations?.[key] === undefined) return true;
   const ref = { namespace: kvvm.metadata.namespace, name: kvvm.metadata.name ?? '' };
   try {
     c.deps.caches.kvvms.remember(await c.deps.clients.kvvms.mergePatch(ref, { metadata: { annotations: { [key]: value } } }, { signal: c.signal }));
   } catch (err: unknown) {
     if (!(err instanceof NotFoundError) || value !== null) throw err;
   }
+  return true;
 }
 
 /** A forced stop gives the guest no grace period. */
@@ -53,7 +54,7 @@ export const stopOperation: Operation = {
     return undefined;
   },
   check: (c): Progress => (c.kvvmi === undefined ? { state: 'done' } : { state: 'waiting', reason: 'StopInProgress' }),
-  cleanup: () => Promise.resolve(),
+  cleanup: () => Promise.resolve(true),
 };
 
 /** Restart: asks the VM controller to restart this instance (annotation with its uid); done when a new one runs. */
