@@ -6,6 +6,7 @@ import { ObjectCache } from './engine/cache.js';
 import type { Clients } from './kube/resources.js';
 import { LEASE_BY_VMIP } from './reconcilers/ipam/vmip.js';
 import { VMOP_BY_VM } from './reconcilers/vmop/index.js';
+import { VMIP_BY_OWNER, ownerVMKeys } from './reconcilers/vm/handlers/ipam.js';
 import { vmIndexes } from './reconcilers/vm/state.js';
 
 interface Scope {
@@ -46,6 +47,7 @@ export function makeCaches(clients: Clients, config: ControllerConfig, signal: A
     nodes: cache(clients.nodes, clusterScoped),
   };
   for (const [name, fn] of Object.entries(vmIndexes)) caches.vms.addIndex(name, fn);
+  caches.vmips.addIndex(VMIP_BY_OWNER, ownerVMKeys);
   caches.vmops.addIndex(VMOP_BY_VM, (op) => [`${op.metadata.namespace ?? ''}/${op.spec.virtualMachineName}`]);
   caches.leases.addIndex(LEASE_BY_VMIP, (lease) => {
     const ref = lease.spec.virtualMachineIPAddressRef;

@@ -6,7 +6,7 @@ import { deepEqual } from './engine/merge-diff.js';
 import { keyOf } from './engine/reconciler.js';
 import type { Runner } from './engine/runner.js';
 import { LEASE_BY_VMIP } from './reconcilers/ipam/vmip.js';
-import { autoAddressName } from './reconcilers/vm/handlers/ipam.js';
+import { autoAddressName, ownerVMKeys } from './reconcilers/vm/handlers/ipam.js';
 import { VMIndex, deviceKey } from './reconcilers/vm/state.js';
 import { VMOP_BY_VM } from './reconcilers/vmop/index.js';
 
@@ -69,12 +69,6 @@ function sameRecord(a: Readonly<Record<string, string>> | undefined, b: Readonly
 const ns = (o: KubeObject): string => o.metadata.namespace ?? '';
 const keysOf = (objs: readonly KubeObject[]): string[] => objs.map(keyOf);
 
-/** The VM that a controller ownerReference of this kind points at. */
-function ownerVM(o: KubeObject): string[] {
-  const ref = o.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'VirtualMachine');
-  return ref === undefined ? [] : [`${ns(o)}/${ref.name}`];
-}
-
 export function wireSources(caches: Caches, r: Runners): void {
   const self = (o: KubeObject): string[] => [keyOf(o)];
   // VirtualMachine: itself, its internal objects, class, devices and address.
@@ -85,7 +79,7 @@ export function wireSources(caches: Caches, r: Runners): void {
   enqueueOn(caches.disks, r.vm, (d) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('VirtualDisk', ns(d), d.metadata.name ?? ''))));
   enqueueOn(caches.images, r.vm, (i) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('VirtualImage', ns(i), i.metadata.name ?? ''))));
   enqueueOn(caches.clusterImages, r.vm, (i) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('ClusterVirtualImage', undefined, i.metadata.name ?? ''))));
-  enqueueOn(caches.vmips, r.vm, (ip) => [...ownerVM(ip), ...keysOf(caches.vms.byIndex(VMIndex.byIPAddress, keyOf(ip)))], statusChanged);
+  enqueueOn(caches.vmips, r.vm, (ip) => [...ownerVMKeys(ip), ...keysOf(caches.vms.byIndex(VMIndex.byIPAddress, keyOf(ip)))], statusChanged);
   // VirtualMachineOperation: itself and its siblings on the same VM (one runs at a time), and whatever
   // its VM, instance or migration does.
   enqueueOn(caches.vmops, r.vmop, (op) => [keyOf(op), ...keysOf(caches.vmops.byIndex(VMOP_BY_VM, `${ns(op)}/${op.spec.virtualMachineName}`))], phaseOrMetaChanged);

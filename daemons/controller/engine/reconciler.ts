@@ -47,6 +47,8 @@ export interface ReconcilerSpec<O extends KubeObject, St, S extends ReconcileSta
   statusOf(obj: O): St | undefined;
   /** Write a JSON merge patch of the status through /status. */
   writeStatus(obj: O, statusPatch: unknown, signal: AbortSignal): Promise<void>;
+  /** The object is gone: clean up what it left behind, if anything (a garbage collector's job done here). */
+  onMissing?(key: string, signal: AbortSignal): Promise<void>;
   readonly logger?: Logger;
 }
 
@@ -62,7 +64,10 @@ export function handlerChain<O extends KubeObject, St, S extends ReconcileState<
   const base = spec.logger ?? childLogger({ component: 'controller', controller: spec.name });
   return async (key: string, signal: AbortSignal): Promise<ReconcileResult> => {
     const obj = spec.load(key);
-    if (obj === undefined) return {};
+    if (obj === undefined) {
+      await spec.onMissing?.(key, signal);
+      return {};
+    }
     const state = spec.init(obj);
     const now = new Date();
     let requeueAfterMs: number | undefined;

@@ -11,6 +11,15 @@ import { condition, dropCondition, type VMState } from '../state.js';
 
 const C = VMCondition.IPAddressReady;
 
+/** Index on the address cache: `namespace/name` of the VM that controls the address. */
+export const VMIP_BY_OWNER = 'owner';
+
+/** The controlling VM of an address, as an index value. */
+export function ownerVMKeys(vmip: VirtualMachineIPAddress): string[] {
+  const ref = vmip.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'VirtualMachine');
+  return ref === undefined ? [] : [`${vmip.metadata.namespace ?? ''}/${ref.name}`];
+}
+
 /** Label on a VirtualMachineIPAddress the controller made for a VM: the VM's uid. */
 export const VM_UID_LABEL = 'virtualization.deckhouse.io/virtual-machine-uid';
 
