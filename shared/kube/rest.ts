@@ -33,11 +33,30 @@ interface Exchange {
  */
 export class RestTransport {
   private agent: http.Agent | undefined;
+  private credentials: { readAt: number; options: Promise<https.RequestOptions> } | undefined;
 
+  /**
+   * @param credentialsRefreshMs how long the CA, client certificate and bearer token read from the
+   *   kubeconfig (files included) are reused before they are read again; rotated service-account
+   *   tokens are picked up within this time, and a busy client does not read files per request.
+   */
   constructor(
     private readonly kubeConfig: KubeConfig,
     private readonly defaultTimeoutMs = 30_000,
+    private readonly credentialsRefreshMs = 10_000,
   ) {}
+
+  /** TLS material and auth headers from the kubeconfig, re-read at most every credentialsRefreshMs. */
+  private tlsOptions(): Promise<https.RequestOptions> {
+    const now = Date.now();
+    if (this.credentials === undefined || now - this.credentials.readAt >= this.credentialsRefreshMs) {
+      const options: https.RequestOptions = {};
+      const read = this.kubeConfig.applyToHTTPSOptions(options).then(() => options);
+      this.credentials = { readAt: now, options: read };
+      read.catch(() => (this.credentials = undefined));
+    }
+    return this.credentials.options;
+  }
 
   /** One request; resolves with the parsed JSON body (undefined when empty). */
   async request(req: RestRequest): Promise<unknown> {
@@ -77,8 +96,7 @@ export class RestTransport {
     for (const [key, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
-    const tls: https.RequestOptions = {};
-    await this.kubeConfig.applyToHTTPSOptions(tls);
+    const tls = await this.tlsOptions();
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     // applyToHTTPSOptions always writes the object form of headers (never the raw array form).
     const headers: http.OutgoingHttpHeaders = { ...(tls.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
