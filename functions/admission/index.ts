@@ -10,7 +10,7 @@ import { defineFunction, runIfMain, type FunctionDefinition, type Route } from '
 import { answerReview } from './answer.js';
 import { admissionConfig, type AdmissionConfig } from './config.js';
 import { KubeLookups } from './kube/lookups.js';
-import { TtlCache } from './lib/ttl-cache.js';
+import { TtlCache } from '../../shared/cache/ttl-cache.js';
 import type { ClusterFacts, Lookups, RuleContext } from './lookups.js';
 import { WEBHOOKS, type Webhook } from './webhooks.js';
 

@@ -3,6 +3,7 @@
  * user update ModuleConfigs (deckhouse.io), or else VirtualMachineClasses (virtualization.deckhouse.io)?
  * Answers are remembered per user and groups for a short while; failures are not remembered.
  */
+import { TtlCache } from '../../shared/cache/ttl-cache.js';
 import type { Logger } from '../../shared/log/index.js';
 import type { RestRequest } from '../../shared/kube/index.js';
 import type { UserRef } from './enrichment.js';
@@ -30,31 +31,32 @@ function allowedOf(response: unknown): boolean {
 }
 
 export class AdminCheck {
-  private readonly memo = new Map<string, { at: number; admin: boolean }>();
-  private readonly now: () => number;
+  private readonly memo: TtlCache;
 
   constructor(private readonly options: AdminCheckOptions) {
-    this.now = options.now ?? Date.now;
+    this.memo = new TtlCache({
+      ttlMs: options.ttlMs,
+      maxEntries: options.capacity ?? 10_000,
+      ...(options.now ? { now: options.now } : {}),
+    });
   }
 
+  /** Whether the user may administer the module; undefined when the apiserver could not answer. */
   async isAdmin(user: UserRef): Promise<boolean | undefined> {
     const key = `${user.username}\u0000${(user.groups ?? []).join('\u0000')}`;
-    const known = this.memo.get(key);
-    if (known !== undefined && this.now() - known.at < this.options.ttlMs) return known.admin;
     try {
-      let admin = false;
-      for (const attrs of ADMIN_CHECKS) {
-        if (await this.allowed(user, attrs)) {
-          admin = true;
-          break;
-        }
-      }
-      this.remember(key, admin);
-      return admin;
+      return await this.memo.get(key, () => this.review(user));
     } catch (err: unknown) {
       this.options.log.debug({ err, user: user.username }, 'access review failed; is_admin reported false');
       return undefined;
     }
+  }
+
+  private async review(user: UserRef): Promise<boolean> {
+    for (const attrs of ADMIN_CHECKS) {
+      if (await this.allowed(user, attrs)) return true;
+    }
+    return false;
   }
 
   private async allowed(user: UserRef, resourceAttributes: (typeof ADMIN_CHECKS)[number]): Promise<boolean> {
@@ -71,15 +73,5 @@ export class AdminCheck {
       what: `review access of ${user.username} to ${resourceAttributes.verb} ${resourceAttributes.resource}`,
     });
     return allowedOf(response);
-  }
-
-  private remember(key: string, admin: boolean): void {
-    this.memo.delete(key);
-    this.memo.set(key, { at: this.now(), admin });
-    const capacity = this.options.capacity ?? 10_000;
-    for (const oldest of this.memo.keys()) {
-      if (this.memo.size <= capacity) break;
-      this.memo.delete(oldest);
-    }
   }
 }

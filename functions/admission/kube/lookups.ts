@@ -21,7 +21,7 @@ import { virtualMachinePool, type VirtualMachinePool } from '../../../shared/api
 import type { ResourceDefinition } from '../../../shared/api/k8s/crd.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import type { KubeClient, KubeObject, ResourceClient, ResourceDescriptor } from '../../../shared/kube/index.js';
-import type { TtlCache } from '../lib/ttl-cache.js';
+import type { TtlCache } from '../../../shared/cache/ttl-cache.js';
 import { LookupError, type KubeVersion, type Lookups, type ModuleSettings, type NetworkKind, type NodeView, type PvcView, type StorageClassView } from '../lookups.js';
 import { ModuleConfigSchema, cidrsOf, defaultStorageClassOf, featureGatesOf } from '../rules/moduleconfig/view.js';
 import * as r from './resources.js';

@@ -11,7 +11,7 @@ import { validate } from '../../../functions/admission/admit.js';
 import { clusterFacts } from '../../../functions/admission/index.js';
 import { admissionConfig } from '../../../functions/admission/config.js';
 import { KubeLookups } from '../../../functions/admission/kube/lookups.js';
-import { TtlCache } from '../../../functions/admission/lib/ttl-cache.js';
+import { TtlCache } from '../../../shared/cache/ttl-cache.js';
 import { virtualMachineValidator } from '../../../functions/admission/rules/virtualmachine/index.js';
 import { request, vm } from '../../../functions/admission/testing/objects.js';
 import { freshNamespace, getTestEnv, issueCert, kubectl } from '../../env/index.js';
