@@ -22,9 +22,8 @@ import { env } from '../../shared/config/index.js';
 import { typicalReview } from '../../functions/admission/testing/typical.js';
 import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane, type ControlPlaneState } from '../env/control-plane.js';
-import { installCrds } from '../env/crds.js';
+import { installCrds, installDeckhouseCrds } from '../env/crds.js';
 import { runKubectl } from '../env/kubectl.js';
-import { MODULE_CONFIG_CRD } from '../integration/admission/cluster.js';
 import { EMPTY_FUNCTION_BASELINE, interleaved, knobs, medianBy, nowMs, print, printComparison, summarize, type Measurement, type Summary } from './lib.js';
 import { runLoad, type LoadResult } from './load.js';
 import { compiledArgs, startServer, type Running } from './processes.js';
@@ -66,8 +65,7 @@ async function prepareCluster(state: ControlPlaneState): Promise<void> {
     if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${res.stderr}`);
   };
   await installCrds(state);
-  await kubectl(['apply', '-f', '-'], MODULE_CONFIG_CRD);
-  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/moduleconfigs.deckhouse.io']);
+  await installDeckhouseCrds(state);
   await kubectl(['create', 'namespace', NS]);
   await kubectl(['apply', '-f', '-'], `apiVersion: deckhouse.io/v1alpha1
 kind: ModuleConfig

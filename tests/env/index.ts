@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startApiServer, writeAdminKubeconfig, type ControlPlaneState } from './control-plane.js';
+import { installDeckhouseCrds as installDeckhouseCrdsInto } from './crds.js';
 import { runKubectl, type KubectlOptions, type KubectlResult } from './kubectl.js';
 import { readState, registerExtra, unregisterExtra } from './state.js';
 
@@ -29,6 +30,12 @@ export function newKubeConfig(kubeconfigPath: string = readState().kubeconfigPat
 /** kubectl (version-matched, built with the apiserver) as admin, or impersonating `asUser`. */
 export function kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult> {
   return runKubectl(readState(), args, opts);
+}
+
+/** Install Deckhouse's Module and ModuleConfig CRDs (knative/standalone) into the run's control plane,
+ *  or into the apiserver of `kubeconfigPath` (an extra apiserver). Idempotent. */
+export function installDeckhouseCrds(kubeconfigPath?: string): Promise<void> {
+  return installDeckhouseCrdsInto(readState(), kubeconfigPath);
 }
 
 /** Create a namespace with a unique name. Namespaces are not deleted: without a controller-manager

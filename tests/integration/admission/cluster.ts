@@ -11,23 +11,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
 import { admission } from '../../../functions/admission/index.js';
-import { createCA, getTestEnv, issueCert, kubectl, startExtraApiServer, type ExtraApiServer, type KubectlOptions, type KubectlResult } from '../../env/index.js';
+import { createCA, getTestEnv, installDeckhouseCrds, issueCert, kubectl, startExtraApiServer, type ExtraApiServer, type KubectlOptions, type KubectlResult } from '../../env/index.js';
 
 const KNATIVE = fileURLToPath(new URL('../../../knative/', import.meta.url));
 
-export const MODULE_CONFIG_CRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: moduleconfigs.deckhouse.io}
-spec:
-  group: deckhouse.io
-  scope: Cluster
-  names: {kind: ModuleConfig, listKind: ModuleConfigList, plural: moduleconfigs, singular: moduleconfig}
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`;
 
 export interface AdmissionCluster {
   readonly id: string;
@@ -56,7 +43,7 @@ export async function startAdmissionCluster(): Promise<AdmissionCluster> {
   let caBundle: string;
   try {
     await ok(['apply', '--server-side', '--field-manager=admission-test', '-k', join(KNATIVE, 'crds')]);
-    await ok(['apply', '--server-side', '--field-manager=admission-test', '-f', '-'], MODULE_CONFIG_CRD);
+    await installDeckhouseCrds(apiserver.kubeconfigPath);
     await ok(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
     ({ webhook, caBundle } = await startWebhook(id, apiserver.kubeconfigPath));
     const stopAll = async (): Promise<void> => {

@@ -1,31 +1,11 @@
 /**
- * Test fixtures for the audit function against the real apiserver: the two Deckhouse CRDs the module
- * reads but does not own (Module, ModuleConfig), an unprivileged user with its own client cert, and
+ * Test fixtures for the audit function against the real apiserver: the Deckhouse CRDs the module reads
+ * but does not own (from tests/env), an unprivileged user with its own client cert, and
  * kubectl helpers.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getTestEnv, issueCert, kubectl, type KubectlOptions } from '../../env/index.js';
-
-/** Minimal cluster-scoped CRDs for deckhouse.io Module and ModuleConfig (fields kept as given). */
-const DECKHOUSE_CRDS = ['Module', 'ModuleConfig']
-  .map((kind) => {
-    const plural = `${kind.toLowerCase()}s`;
-    return `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: ${plural}.deckhouse.io}
-spec:
-  group: deckhouse.io
-  scope: Cluster
-  names: {kind: ${kind}, listKind: ${kind}List, plural: ${plural}, singular: ${kind.toLowerCase()}}
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`;
-  })
-  .join('---\n');
 
 /** kubectl that fails the test with its stderr. */
 export async function kc(args: string[], opts?: KubectlOptions): Promise<string> {
@@ -38,10 +18,7 @@ export async function applyYaml(yaml: string, opts?: KubectlOptions): Promise<st
   return kc(['apply', '--server-side', '--force-conflicts', '--field-manager=audit-tests', '-f', '-'], { ...opts, stdin: yaml });
 }
 
-export async function installDeckhouseCrds(): Promise<void> {
-  await applyYaml(DECKHOUSE_CRDS);
-  await kc(['wait', '--for=condition=Established', '--timeout=60s', 'crd/modules.deckhouse.io', 'crd/moduleconfigs.deckhouse.io']);
-}
+export { installDeckhouseCrds } from '../../env/index.js';
 
 /** A kubeconfig for `user` (no groups beyond system:authenticated) on `server`, with its own client cert. */
 export async function userKubeconfig(user: string, server: string = getTestEnv().server): Promise<string> {

@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { API_VERSION } from '../../../shared/api/resources/common.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import type { Clients } from '../../../daemons/controller/kube/resources.js';
-import { kubectl, startExtraApiServer, type ExtraApiServer } from '../../env/index.js';
-import { MODULE_CONFIG_CRD } from '../admission/cluster.js';
+import { installDeckhouseCrds, kubectl, startExtraApiServer, type ExtraApiServer } from '../../env/index.js';
 import { eventually, startTestController, testClients, type TestController } from './fixtures.js';
 
 // A cluster of its own (an extra apiserver on a separate etcd prefix): the `virtualization`
@@ -24,7 +23,7 @@ async function ok(args: string[], stdin?: string): Promise<void> {
 beforeAll(async () => {
   apiserver = await startExtraApiServer({ extraArgs: [`--etcd-prefix=/controller-mc-${randomBytes(3).toString('hex')}`] });
   await ok(['apply', '--server-side', '--field-manager=controller-test', '-k', join(import.meta.dirname, '..', '..', '..', 'knative', 'crds')]);
-  await ok(['apply', '--server-side', '--field-manager=controller-test', '-f', '-'], MODULE_CONFIG_CRD);
+  await installDeckhouseCrds(apiserver.kubeconfigPath);
   await ok(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   await ok(['create', 'namespace', NS]);
   kube = new KubeClient(apiserver.kubeConfig());
