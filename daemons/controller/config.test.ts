@@ -1,23 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { ConfigError } from '../../shared/errors/index.js';
-import { loadConfig, parseDuration } from './config.js';
+import { loadConfig } from './config.js';
 
 describe('controller configuration', () => {
-  it.each([
-    ['10m', 600_000],
-    ['30s', 30_000],
-    ['1h30m', 5_400_000],
-    ['500ms', 500],
-    ['15', 15_000],
-    ['0s', 0],
-  ])('reads the duration %s as %i ms', (text, ms) => {
-    expect(parseDuration(text)).toBe(ms);
-  });
-
-  it.each(['', 'soon', '10x', '5m3'])('rejects the duration %j', (text) => {
-    expect(parseDuration(text)).toBeUndefined();
-  });
-
   it('parses the environment into a frozen config with defaults', () => {
     const config = loadConfig({ VIRTUAL_MACHINE_CIDRS: '10.0.0.0/24, 10.1.0.0/16' });
     expect(config.VIRTUAL_MACHINE_CIDRS).toEqual(['10.0.0.0/24', '10.1.0.0/16']);

@@ -3,32 +3,6 @@ import { z } from 'zod';
 import { isAlignedCIDR } from '../../shared/api/ipv4.js';
 import { env, parseConfig } from '../../shared/config/index.js';
 
-/** A duration like `10m`, `30s`, `1h30m`, `500ms` or a bare number of seconds, in milliseconds. */
-export function parseDuration(text: string): number | undefined {
-  const trimmed = text.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  let total = 0;
-  let rest = trimmed;
-  while (rest !== '') {
-    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)/.exec(rest);
-    if (m === null) return undefined;
-    total += Number(m[1]) * (units[m[2] ?? ''] ?? 0);
-    rest = rest.slice(m[0].length);
-  }
-  return trimmed === '' ? undefined : total;
-}
-
-const duration = (def: string) =>
-  z
-    .string()
-    .default(def)
-    .transform((text, ctx) => {
-      const ms = parseDuration(text);
-      if (ms === undefined) ctx.addIssue({ code: 'custom', message: 'must be a duration such as 10m, 30s or 500ms' });
-      return ms ?? 0;
-    });
-
 const cidrList = z
   .string()
   .default('')
@@ -42,9 +16,9 @@ export const ControllerConfigSchema = z.object({
   POD_NAMESPACE: env.string('d8-virtualization').describe('Namespace of the leader-election Lease.'),
   LEADER_ELECTION: env.bool(true).describe('Elect a leader through a Lease; only the leader reconciles.'),
   LEADER_ELECTION_LEASE_NAME: env.string('d8-virt-operator-leader-election-helper').describe('Name of the Lease.'),
-  LEADER_ELECTION_LEASE_DURATION: duration('15s').describe('How long a silent leader keeps the lease.'),
-  LEADER_ELECTION_RENEW_DEADLINE: duration('10s').describe('The leader steps down when it cannot renew for this long.'),
-  LEADER_ELECTION_RETRY_PERIOD: duration('2s').describe('Pause between acquire or renew attempts.'),
+  LEADER_ELECTION_LEASE_DURATION: env.duration('15s').describe('How long a silent leader keeps the lease.'),
+  LEADER_ELECTION_RENEW_DEADLINE: env.duration('10s').describe('The leader steps down when it cannot renew for this long.'),
+  LEADER_ELECTION_RETRY_PERIOD: env.duration('2s').describe('Pause between acquire or renew attempts.'),
   WATCH_NAMESPACE: env.optionalString().describe('Reconcile namespaced objects of this namespace only (tests, dev); all when unset.'),
   CLUSTER_OBJECTS_SELECTOR: env
     .optionalString()
@@ -52,11 +26,11 @@ export const ControllerConfigSchema = z.object({
   HEALTH_PORT: env.port(8081).describe('Port of /health/liveness, /health/readiness and /metrics; 0 picks a free one.'),
   HEALTH_HOST: env.string('0.0.0.0').describe('Address the health and metrics server listens on.'),
   VIRTUAL_MACHINE_CIDRS: cidrList.describe('Comma-separated subnets for VM IP addresses; the ModuleConfig wins when it sets them.'),
-  VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: duration('10m').describe('How long a released IP lease is kept for its namespace.'),
+  VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: env.duration('10m', { allowZero: true }).describe('How long a released IP lease is kept for its namespace.'),
   MODULE_CONFIG_WATCH: env.bool(true).describe('Read virtualMachineCIDRs from ModuleConfig `virtualization` when that resource exists.'),
-  DEPENDENCY_RECHECK_INTERVAL: duration('10s').describe('A VM waiting for something not watched (a Secret) is looked at again after this long.'),
+  DEPENDENCY_RECHECK_INTERVAL: env.duration('10s').describe('A VM waiting for something not watched (a Secret) is looked at again after this long.'),
   RECONCILE_WORKERS: env.int(8, 1).describe('Concurrent reconciles of VirtualMachines; the other reconcilers use half of it.'),
-  SHUTDOWN_DEADLINE: duration('10s').describe('Shutdown gives up waiting for in-flight work after this long.'),
+  SHUTDOWN_DEADLINE: env.duration('10s').describe('Shutdown gives up waiting for in-flight work after this long.'),
   LOG_LEVEL: env.logLevel().describe('Log level.'),
 });
 

@@ -66,7 +66,11 @@ describe('durations', () => {
     expect(parseDurationMs(text)).toBe(ms);
   });
 
-  it.each(['', '10', 'soon', '5 s', '-1s', '1d', 's'])('refuses %j', (text) => {
+  it('reads a bare 0 as zero, as Go does', () => {
+    expect(parseDurationMs('0')).toBe(0);
+  });
+
+  it.each(['', '10', 'soon', '5 s', '-1s', '1d', 's', '5m3'])('refuses %j', (text) => {
     expect(parseDurationMs(text)).toBeUndefined();
   });
 
@@ -76,5 +80,12 @@ describe('durations', () => {
     expect(parseConfig(schema, { WAIT: '2m' }).WAIT).toBe(120_000);
     expect(() => parseConfig(schema, { WAIT: 'soon' })).toThrow(/WAIT: must be a positive duration/);
     expect(() => parseConfig(schema, { WAIT: '0s' })).toThrow(/WAIT/);
+  });
+
+  it('env.duration takes zero only where a key allows it', () => {
+    const schema = z.object({ KEEP: env.duration('10m', { allowZero: true }) });
+    expect(parseConfig(schema, { KEEP: '0s' }).KEEP).toBe(0);
+    expect(parseConfig(schema, { KEEP: '0' }).KEEP).toBe(0);
+    expect(() => parseConfig(schema, { KEEP: 'later' })).toThrow(/KEEP: must be a duration/);
   });
 });

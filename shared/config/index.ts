@@ -44,8 +44,10 @@ export function deepFreeze<T>(value: T): Readonly<T> {
   return value;
 }
 
-/** Go-style durations (`1200s`, `20m`, `1h30m`, `500ms`, `1.5s`) in milliseconds; undefined if not one. */
+/** Go-style durations (`1200s`, `20m`, `1h30m`, `500ms`, `1.5s`, and a bare `0`) in milliseconds;
+ *  undefined if not one. As in Go, any other number needs a unit. */
 export function parseDurationMs(text: string): number | undefined {
+  if (text === '0') return 0;
   if (!/^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text)) return undefined;
   const unitMs: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
   let sum = 0;
@@ -62,8 +64,8 @@ export const env: {
   int(def: number, min?: number): Coerced<number>;
   bool(def: boolean): Coerced<boolean>;
   string(def: string): Coerced<string>;
-  /** A positive Go-style duration such as `30s` or `20m`, parsed to milliseconds. */
-  duration(def: string): Coerced<number>;
+  /** A Go-style duration such as `30s` or `20m`, parsed to milliseconds; positive unless `allowZero`. */
+  duration(def: string, opts?: { allowZero?: boolean }): Coerced<number>;
   optionalString(): Coerced<string | undefined>;
   logLevel(): Coerced<(typeof LOG_LEVELS)[number]>;
 } = {
@@ -75,13 +77,17 @@ export const env: {
       .default(def ? 'true' : 'false')
       .transform((v) => v === 'true' || v === '1' || v === 'yes'),
   string: (def) => z.string().default(def),
-  duration: (def) =>
+  duration: (def, opts = {}) =>
     z
       .string()
       .default(def)
       .transform((text, ctx) => {
         const ms = parseDurationMs(text.trim());
-        if (ms === undefined || ms <= 0) ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as 30s, 20m or 500ms' });
+        const ok = ms !== undefined && (ms > 0 || (opts.allowZero === true && ms === 0));
+        if (!ok) {
+          const what = opts.allowZero === true ? 'a duration' : 'a positive duration';
+          ctx.addIssue({ code: 'custom', message: `must be ${what} such as 30s, 20m or 500ms` });
+        }
         return ms ?? 0;
       }),
   optionalString: () => z.string().optional(),
