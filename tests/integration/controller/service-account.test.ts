@@ -1,0 +1,99 @@
+/**
+ * The controller under exactly the RBAC the install gives it: the component manifest
+ * (knative/rbac/components/controller.yaml) is applied, and the controller's client impersonates its
+ * ServiceAccount. A rule missing from the manifest makes a step below fail with 403.
+ */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { freshNamespace, kubectl, newKubeConfig } from '../../env/index.js';
+import { disk, image, makeDiskReady, makeImageReady, node, vm, vmClass, vmop } from './builders.js';
+import { FakeKubeVirt } from './fake-kubevirt.js';
+import { eventually, gone, newScope, startTestController, useCluster } from './fixtures.js';
+
+const KNATIVE = fileURLToPath(new URL('../../../knative/', import.meta.url));
+const SERVICE_ACCOUNT = 'system:serviceaccount:d8-virtualization:controller';
+
+/** The admin kubeconfig, impersonating the controller's ServiceAccount. */
+function serviceAccountKube(): KubeClient {
+  const admin = newKubeConfig();
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: admin.clusters,
+    users: admin.users.map((u) => ({ ...u, impersonateUser: SERVICE_ACCOUNT })),
+    contexts: admin.contexts,
+    currentContext: admin.currentContext,
+  });
+  return new KubeClient(kc);
+}
+
+async function ok(args: string[]): Promise<void> {
+  const res = await kubectl(args);
+  if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${res.stderr}`);
+}
+
+const t = useCluster();
+
+beforeAll(async () => {
+  await ok(['apply', '--server-side', '--force-conflicts', '--field-manager=controller-rbac-test', '-f', `${KNATIVE}namespace.yaml`]);
+  await ok(['apply', '--server-side', '--force-conflicts', '--field-manager=controller-rbac-test', '-f', `${KNATIVE}rbac/components/controller.yaml`]);
+});
+
+describe('the controller with only its own ServiceAccount rights', () => {
+  it('is denied what its role does not grant (the impersonation is in effect)', async () => {
+    const denied = await kubectl(['auth', 'can-i', 'delete', 'nodes'], { asUser: SERVICE_ACCOUNT });
+    expect(denied.stdout.trim()).toBe('no');
+    const allowed = await kubectl(['auth', 'can-i', 'patch', 'virtualmachines.virtualization.deckhouse.io', '--subresource=status', '-n', 'any'], { asUser: SERVICE_ACCOUNT });
+    expect(allowed.stdout.trim()).toBe('yes');
+  });
+
+  it('elects itself, builds and runs a VM with an IP, restarts it by operation and cleans up', async () => {
+    const scope = newScope(await freshNamespace('ctl-sa'));
+    const ns = scope.namespace;
+    const kube = serviceAccountKube();
+    t.onCleanup(() => Promise.resolve(kube.close()));
+    const ctl = await startTestController(kube, scope, {
+      LEADER_ELECTION: 'true',
+      POD_NAMESPACE: 'd8-virtualization',
+      LEADER_ELECTION_LEASE_NAME: `ctl-sa-${randomBytes(3).toString('hex')}`,
+      VIRTUAL_MACHINE_CIDRS: '10.202.0.0/24',
+      VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: '0s',
+    });
+    t.onCleanup(() => ctl.stop());
+    const kubevirt = new FakeKubeVirt(t.c, ns);
+    t.onCleanup(() => kubevirt.stop());
+
+    const n = await t.c.nodes.create(node(scope, 'node-sa'));
+    t.onCleanup(() => t.c.nodes.delete({ name: n.metadata.name ?? '' }));
+    const cls = await t.c.classes.create(vmClass(scope, 'generic'));
+    await t.c.images.create(image(scope, 'ubuntu'));
+    await makeImageReady(t.c, scope, 'ubuntu');
+    await t.c.disks.create(disk(scope, 'data'));
+    await makeDiskReady(t.c, scope, 'data');
+    await eventually(async () => (await t.c.classes.get({ name: cls.metadata.name ?? '' })).status?.phase === 'Ready', 'class Ready');
+
+    const blockDeviceRefs = [{ kind: 'VirtualImage' as const, name: 'ubuntu' }, { kind: 'VirtualDisk' as const, name: 'data' }];
+    await t.c.vms.create(vm(scope, 'web', cls.metadata.name ?? '', { blockDeviceRefs }));
+    await eventually(() => t.c.kvvms.get({ namespace: ns, name: 'web' }), 'internal VM created', 30_000);
+    await kubevirt.start();
+    await eventually(async () => (await t.c.vms.get({ namespace: ns, name: 'web' })).status?.phase === 'Starting', 'VM Starting');
+    await kubevirt.run('web', n.metadata.name ?? '');
+    const running = await eventually(async () => {
+      const got = await t.c.vms.get({ namespace: ns, name: 'web' });
+      return got.status?.phase === 'Running' && got;
+    }, 'VM Running');
+    expect(running.status?.ipAddress).toMatch(/^10\.202\.0\.\d+$/);
+
+    const first = await t.c.kvvmis.get({ namespace: ns, name: 'web' });
+    await t.c.vmops.create(vmop(scope, 'restart', 'web', 'Restart'));
+    await eventually(async () => (await t.c.kvvmis.get({ namespace: ns, name: 'web' })).metadata.uid !== first.metadata.uid, 'a new instance');
+    await kubevirt.run('web', n.metadata.name ?? '');
+    await eventually(async () => (await t.c.vmops.get({ namespace: ns, name: 'restart' })).status?.phase === 'Completed', 'restart Completed');
+
+    await t.c.vms.delete({ namespace: ns, name: 'web' });
+    await eventually(() => gone(() => t.c.vms.get({ namespace: ns, name: 'web' })), 'VM gone');
+    expect(await gone(() => t.c.kvvms.get({ namespace: ns, name: 'web' }))).toBe(true);
+  }, 90_000);
+});
