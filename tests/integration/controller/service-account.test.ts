@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../../shared/kube/index.js';
-import { freshNamespace, kubectl, newKubeConfig } from '../../env/index.js';
-import { disk, image, makeDiskReady, makeImageReady, node, vm, vmClass, vmop } from './builders.js';
-import { FakeKubeVirt } from './fake-kubevirt.js';
-import { eventually, gone, newScope, startTestController, useCluster } from './fixtures.js';
+import { kubectl, newKubeConfig } from '../../env/index.js';
+import { vm, vmop } from './builders.js';
+import { eventually, gone, useCluster } from './fixtures.js';
+import { startStoryWorld } from './story-world.js';
 
 const KNATIVE = fileURLToPath(new URL('../../../knative/', import.meta.url));
 const SERVICE_ACCOUNT = 'system:serviceaccount:d8-virtualization:controller';
@@ -50,36 +50,27 @@ describe('the controller with only its own ServiceAccount rights', () => {
   });
 
   it('elects itself, builds and runs a VM with an IP, restarts it by operation and cleans up', async () => {
-    const scope = newScope(await freshNamespace('ctl-sa'));
-    const ns = scope.namespace;
     const kube = serviceAccountKube();
     t.onCleanup(() => Promise.resolve(kube.close()));
-    const ctl = await startTestController(kube, scope, {
-      LEADER_ELECTION: 'true',
-      POD_NAMESPACE: 'd8-virtualization',
-      LEADER_ELECTION_LEASE_NAME: `ctl-sa-${randomBytes(3).toString('hex')}`,
-      VIRTUAL_MACHINE_CIDRS: '10.202.0.0/24',
-      VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: '0s',
+    const { scope, ns, nodeName, className, kubevirt } = await startStoryWorld(t, {
+      prefix: 'ctl-sa',
+      controllerKube: kube,
+      env: {
+        LEADER_ELECTION: 'true',
+        POD_NAMESPACE: 'd8-virtualization',
+        LEADER_ELECTION_LEASE_NAME: `ctl-sa-${randomBytes(3).toString('hex')}`,
+        VIRTUAL_MACHINE_CIDRS: '10.202.0.0/24',
+        VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: '0s',
+      },
     });
-    t.onCleanup(() => ctl.stop());
-    const kubevirt = new FakeKubeVirt(t.c, ns);
-    t.onCleanup(() => kubevirt.stop());
-
-    const n = await t.c.nodes.create(node(scope, 'node-sa'));
-    t.onCleanup(() => t.c.nodes.delete({ name: n.metadata.name ?? '' }));
-    const cls = await t.c.classes.create(vmClass(scope, 'generic'));
-    await t.c.images.create(image(scope, 'ubuntu'));
-    await makeImageReady(t.c, scope, 'ubuntu');
-    await t.c.disks.create(disk(scope, 'data'));
-    await makeDiskReady(t.c, scope, 'data');
-    await eventually(async () => (await t.c.classes.get({ name: cls.metadata.name ?? '' })).status?.phase === 'Ready', 'class Ready');
+    await eventually(async () => (await t.c.classes.get({ name: className })).status?.phase === 'Ready', 'class Ready');
 
     const blockDeviceRefs = [{ kind: 'VirtualImage' as const, name: 'ubuntu' }, { kind: 'VirtualDisk' as const, name: 'data' }];
-    await t.c.vms.create(vm(scope, 'web', cls.metadata.name ?? '', { blockDeviceRefs }));
+    await t.c.vms.create(vm(scope, 'web', className, { blockDeviceRefs }));
     await eventually(() => t.c.kvvms.get({ namespace: ns, name: 'web' }), 'internal VM created', 30_000);
     await kubevirt.start();
     await eventually(async () => (await t.c.vms.get({ namespace: ns, name: 'web' })).status?.phase === 'Starting', 'VM Starting');
-    await kubevirt.run('web', n.metadata.name ?? '');
+    await kubevirt.run('web', nodeName);
     const running = await eventually(async () => {
       const got = await t.c.vms.get({ namespace: ns, name: 'web' });
       return got.status?.phase === 'Running' && got;
@@ -89,7 +80,7 @@ describe('the controller with only its own ServiceAccount rights', () => {
     const first = await t.c.kvvmis.get({ namespace: ns, name: 'web' });
     await t.c.vmops.create(vmop(scope, 'restart', 'web', 'Restart'));
     await eventually(async () => (await t.c.kvvmis.get({ namespace: ns, name: 'web' })).metadata.uid !== first.metadata.uid, 'a new instance');
-    await kubevirt.run('web', n.metadata.name ?? '');
+    await kubevirt.run('web', nodeName);
     await eventually(async () => (await t.c.vmops.get({ namespace: ns, name: 'restart' })).status?.phase === 'Completed', 'restart Completed');
 
     await t.c.vms.delete({ namespace: ns, name: 'web' });

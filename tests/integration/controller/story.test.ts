@@ -1,38 +1,23 @@
 import { describe, expect, it } from '@jest/globals';
 import { Finalizer } from '../../../shared/api/finalizers.js';
-import { freshNamespace } from '../../env/index.js';
-import { disk, image, makeDiskReady, makeImageReady, node, vm, vmClass, vmop } from './builders.js';
-import { FakeKubeVirt } from './fake-kubevirt.js';
-import { eventually, newScope, startTestController, type TestController, gone, useCluster } from './fixtures.js';
+import { vm, vmop } from './builders.js';
+import { eventually, gone, useCluster } from './fixtures.js';
+import { startStoryWorld } from './story-world.js';
 
 const t = useCluster();
 
 describe('the full story of a virtual machine', () => {
   it('builds the internal VM, runs it with an IP, restarts it by operation and cleans up on deletion', async () => {
-    const scope = newScope(await freshNamespace('ctl-story'));
-    const ns = scope.namespace;
-    const ctl: TestController = await startTestController(t.kube, scope, {
-      VIRTUAL_MACHINE_CIDRS: '10.201.0.0/24',
-      VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: '0s',
+    const { scope, ns, nodeName, className, kubevirt } = await startStoryWorld(t, {
+      prefix: 'ctl-story',
+      env: { VIRTUAL_MACHINE_CIDRS: '10.201.0.0/24', VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: '0s' },
     });
-    t.onCleanup(() => ctl.stop());
-    const kubevirt = new FakeKubeVirt(t.c, ns);
-    t.onCleanup(() => kubevirt.stop());
-
-    const n = await t.c.nodes.create(node(scope, 'node-a'));
-    t.onCleanup(() => t.c.nodes.delete({ name: n.metadata.name ?? '' }));
-    const cls = await t.c.classes.create(vmClass(scope, 'generic'));
-    const className = cls.metadata.name ?? '';
-    await t.c.images.create(image(scope, 'ubuntu'));
-    await makeImageReady(t.c, scope, 'ubuntu');
-    await t.c.disks.create(disk(scope, 'data'));
-    await makeDiskReady(t.c, scope, 'data');
 
     const readyClass = await eventually(async () => {
       const got = await t.c.classes.get({ name: className });
       return got.status?.phase === 'Ready' && got;
     }, 'class Ready');
-    expect(readyClass.status?.availableNodes).toEqual([n.metadata.name]);
+    expect(readyClass.status?.availableNodes).toEqual([nodeName]);
 
     await t.c.vms.create(
       vm(scope, 'web', className, {
@@ -67,12 +52,12 @@ describe('the full story of a virtual machine', () => {
     // runStrategy Always, then it runs on the node.
     await kubevirt.start();
     await eventually(async () => (await t.c.vms.get({ namespace: ns, name: 'web' })).status?.phase === 'Starting', 'VM Starting');
-    await kubevirt.run('web', n.metadata.name ?? '');
+    await kubevirt.run('web', nodeName);
     const running = await eventually(async () => {
       const got = await t.c.vms.get({ namespace: ns, name: 'web' });
       return got.status?.phase === 'Running' && got;
     }, 'VM Running');
-    expect(running.status).toMatchObject({ nodeName: n.metadata.name, ipAddress: ip, virtualMachineIPAddressName: expect.stringMatching(/^web-/) });
+    expect(running.status).toMatchObject({ nodeName, ipAddress: ip, virtualMachineIPAddressName: expect.stringMatching(/^web-/) });
     expect(running.metadata.finalizers).toContain(Finalizer.vmCleanup);
     await eventually(async () => (await t.c.kvvms.get({ namespace: ns, name: 'web' })).spec.runStrategy === 'Manual', 'runStrategy Manual after the first start');
     const vmip = await t.c.vmips.get({ namespace: ns, name: running.status?.virtualMachineIPAddressName ?? '' });
@@ -86,7 +71,7 @@ describe('the full story of a virtual machine', () => {
       return got.metadata.uid !== first.metadata.uid && got;
     }, 'a new instance');
     expect(second.metadata.uid).not.toBe(first.metadata.uid);
-    await kubevirt.run('web', n.metadata.name ?? '');
+    await kubevirt.run('web', nodeName);
     await eventually(async () => (await t.c.vmops.get({ namespace: ns, name: 'restart-1' })).status?.phase === 'Completed', 'restart Completed');
     expect(kubevirt.created.get('web')).toBe(2);
 
