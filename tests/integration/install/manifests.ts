@@ -1,5 +1,8 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadAllYaml } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 import { kubectl } from '../../env/index.js';
 
 /** The whole install, applied with `kubectl apply -k knative/`. */
@@ -58,4 +61,23 @@ export const isKnativeService = (m: Manifest): boolean => m.kind === 'Service' &
 /** The install plus the pre-delete hook Job (applied separately, before removal). */
 export async function installAndHooks(): Promise<Manifest[]> {
   return [...(await kustomize()), ...(await kustomize(`${KNATIVE_DIR}hooks/pre-delete`))];
+}
+
+/** The objects of a YAML stream as written (no client-library typing), `kind: List` items included. */
+export function parseManifests(text: string): Manifest[] {
+  const isObject = (d: unknown): d is Manifest => typeof d === 'object' && d !== null && typeof (d as { kind?: unknown }).kind === 'string';
+  return loadAll(text)
+    .filter(isObject)
+    .flatMap((m) => (m.kind === 'List' ? ((m['items'] as unknown[] | undefined) ?? []).filter(isObject) : [m]));
+}
+
+/** Every `.yaml`/`.yml` file below `dir`, recursively, as absolute paths. */
+export async function yamlFilesUnder(dir: string = KNATIVE_DIR): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile() && /\.ya?ml$/.test(e.name)).map((e) => join(e.parentPath, e.name)).sort();
+}
+
+/** Parse one manifest file. */
+export async function readManifests(path: string): Promise<Manifest[]> {
+  return parseManifests(await readFile(path, 'utf8'));
 }
