@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import type { z } from 'zod';
+import type { RequestGuard } from '../authz/index.js';
 import type { Registry } from '../metrics/index.js';
 import { cloudEventEndpoint } from './cloudevents/endpoint.js';
 import type { HostConfig } from './config.js';
@@ -18,16 +19,25 @@ export interface AppParts<C extends z.ZodObject, S> extends HostedFunction<C, S>
   readonly host: HostConfig;
   readonly drain: Drain;
   readonly metrics: Registry;
+  /** Who may read /metrics; undefined: anyone (METRICS_AUTH=none). */
+  readonly metricsGuard?: RequestGuard | undefined;
+  /** Why the serving certificate keeps the function from being ready (undefined: fine or no TLS). */
+  readonly tlsStatus?: () => string | undefined;
 }
 
 /** The express application: observation, health and metrics, the function's routes, CloudEvents, errors. */
-export function buildApp<C extends z.ZodObject, S>({ def, ctx, host, drain, metrics }: AppParts<C, S>): Express {
+export function buildApp<C extends z.ZodObject, S>({ def, ctx, host, drain, metrics, tlsStatus, metricsGuard }: AppParts<C, S>): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(observe(httpMetrics(metrics), drain));
   const hook = def.readiness;
-  mountHealth(app, { drain, metrics, ready: hook === undefined ? undefined : () => hook(ctx) });
+  const ready = async (): Promise<boolean> => {
+    const tlsProblem = tlsStatus?.();
+    if (tlsProblem !== undefined) throw new Error(tlsProblem);
+    return hook === undefined ? true : await hook(ctx);
+  };
+  mountHealth(app, { drain, metrics, ready, metricsGuard });
   for (const route of def.routes ?? []) {
     const limit = readBody(route.bodyLimitBytes ?? host.BODY_LIMIT_BYTES);
     app.route(route.path)[route.method](tagRoute(route.path), limit, routeEndpoint(route, ctx));

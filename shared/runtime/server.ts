@@ -1,15 +1,17 @@
 import { createServer as createHttpServer, type Server, type RequestListener } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
+import { metricsGuardFromEnv } from '../authz/index.js';
 import { childLogger, type Logger } from '../log/index.js';
 import { Registry } from '../metrics/index.js';
 import { buildApp } from './app.js';
-import { loadStartConfig, type Env, type HostConfig, type TlsMaterial } from './config.js';
+import { loadStartConfig, type Env, type HostConfig } from './config.js';
 import { Drain } from './drain.js';
 import { DefinitionError } from './errors.js';
 import { answerClientError } from './http/client-error.js';
 import { shutdown, type ShutdownReport } from './lifecycle.js';
+import { TlsReloader, type TlsFiles } from './tls.js';
 import type { FunctionContext, FunctionDefinition } from './types.js';
 
 export interface ServeOptions {
@@ -49,10 +51,23 @@ export async function serve<C extends z.ZodObject, S>(
   const state = def.init === undefined ? (undefined as S) : await def.init(base);
   const ctx: FunctionContext<z.infer<C>, S> = { ...base, state };
   const drain = new Drain();
-  const server = createServer(config.host, config.tls, buildApp({ def, ctx, host: config.host, drain, metrics }));
+  let tls: TlsReloader | undefined;
+  const tlsStatus = (): string | undefined => {
+    const status = tls?.status();
+    return status === undefined || status.ok ? undefined : `TLS: ${status.reason}`;
+  };
+  const metricsGuard = metricsGuardFromEnv(config.host, options.env ?? process.env, log);
+  const server = createServer(config.host, config.tls, buildApp({ def, ctx, host: config.host, drain, metrics, tlsStatus, metricsGuard }));
+  if (config.tls !== undefined) {
+    tls = new TlsReloader(config.tls, server as HttpsServer, log);
+    await tls.start();
+  }
   const deadlineMs = config.host.DRAIN_TIMEOUT_MS;
   let closing: Promise<ShutdownReport> | undefined;
-  const close = (): Promise<ShutdownReport> => (closing ??= shutdown({ def, ctx, server, drain, deadlineMs }));
+  const close = (): Promise<ShutdownReport> => {
+    tls?.stop();
+    return (closing ??= shutdown({ def, ctx, server, drain, deadlineMs }).finally(() => metricsGuard?.close()));
+  };
   const address = await listen(server, config.host).catch(async (err: unknown) => {
     await close();
     throw err;
@@ -62,13 +77,14 @@ export async function serve<C extends z.ZodObject, S>(
   return { port: address.port, url, metrics, close };
 }
 
-function createServer(host: HostConfig, tls: TlsMaterial | undefined, app: RequestListener): Server {
+/** Plain HTTP, or HTTPS whose certificate the TlsReloader supplies (no handshake before it does). */
+function createServer(host: HostConfig, tls: TlsFiles | undefined, app: RequestListener): Server {
   const timeouts = {
     requestTimeout: host.REQUEST_TIMEOUT_MS,
     headersTimeout: host.REQUEST_TIMEOUT_MS === 0 ? 60_000 : Math.min(60_000, host.REQUEST_TIMEOUT_MS),
   };
   const server: Server =
-    tls === undefined ? createHttpServer(timeouts, app) : createHttpsServer({ ...timeouts, ...tls }, app);
+    tls === undefined ? createHttpServer(timeouts, app) : createHttpsServer(timeouts, app);
   server.on('clientError', answerClientError);
   return server;
 }

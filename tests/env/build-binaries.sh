@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kubectl and etcd from the Go module proxy, pinned, into a cache outside the
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and etcd from the Go module proxy, pinned, into a cache outside the
 # repository keyed by version. Idempotent: a second run with the binaries present returns at once.
 # Recipe and its reasons: ../shared/facts/testenv.md sections 1 and 2 (throwaway modules with the
 # staging replaces for kube-apiserver; etcd's server module as a plain dependency).
@@ -13,7 +13,9 @@ OUT="$CACHE_ROOT/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION"
 step() { printf '[build-binaries] %s\n' "$*" >&2; }
 fail() { printf '[build-binaries] FAILED at step "%s": %s\n' "$1" "$2" >&2; exit 1; }
 
-if [[ -x "$OUT/kube-apiserver" && -x "$OUT/etcd" && -x "$OUT/kubectl" ]]; then
+KUBE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+missing_kube() { local b; for b in "${KUBE_BINS[@]}"; do [[ -x "$OUT/$b" ]] || echo "$b"; done; }
+if [[ -z "$(missing_kube)" && -x "$OUT/etcd" ]]; then
   echo "$OUT"
   exit 0
 fi
@@ -28,10 +30,11 @@ mkdir -p "$WORK"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 start=$(date +%s)
 
-# ---- kube-apiserver + kubectl ----
+# ---- kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (one module, one build) ----
 SV="0.${KUBE_VERSION#1.}"
 KMOD="$WORK/kube-$KUBE_VERSION"
-if [[ ! -x "$OUT/kube-apiserver" || ! -x "$OUT/kubectl" ]]; then
+MISSING_KUBE=$(missing_kube | tr '\n' ' ')
+if [[ -n "$MISSING_KUBE" ]]; then
   step "kube-apiserver $KUBE_VERSION: preparing module in $KMOD"
   rm -rf "$KMOD" && mkdir -p "$KMOD" && cd "$KMOD"
   go mod init example.invalid/kas >/dev/null 2>&1 || fail "go mod init (kube)" "see $KMOD"
@@ -46,21 +49,20 @@ if [[ ! -x "$OUT/kube-apiserver" || ! -x "$OUT/kubectl" ]]; then
   GODEBUG_LINE=$(sed -n 's/^godebug //p' "$MODFILE" | head -n1)
   [[ -z "$GODEBUG_LINE" ]] || go mod edit "-godebug=$GODEBUG_LINE"
   step "kube-apiserver: resolving dependencies ($n staging modules at v$SV)"
-  go get "k8s.io/kubernetes/cmd/kube-apiserver@v$KUBE_VERSION" "k8s.io/kubernetes/cmd/kubectl@v$KUBE_VERSION" >&2 \
+  PKGS=(); for b in $MISSING_KUBE; do PKGS+=("k8s.io/kubernetes/cmd/$b"); done
+  go get "${PKGS[@]/%/@v$KUBE_VERSION}" >&2 \
     || fail "go get k8s.io/kubernetes@v$KUBE_VERSION" "dependency resolution failed (output above)"
   MAJOR=${KUBE_VERSION%%.*}; REST=${KUBE_VERSION#*.}; MINOR=${REST%%.*}
   LD="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     LD="$LD -X $pkg.gitVersion=v$KUBE_VERSION -X $pkg.gitMajor=$MAJOR -X $pkg.gitMinor=$MINOR -X $pkg.gitTreeState=clean -X $pkg.buildDate=2026-01-01T00:00:00Z"
   done
-  step "kube-apiserver: compiling (cold: tens of minutes on 2 cores)"
-  go build -trimpath -tags selinux,notest,grpcnotrace -ldflags "$LD" -o "$OUT/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver >&2 \
-    || fail "go build kube-apiserver" "compile failed (output above)"
-  mv "$OUT/kube-apiserver.tmp" "$OUT/kube-apiserver"
-  step "kubectl: compiling"
-  go build -trimpath -tags selinux,notest,grpcnotrace -ldflags "$LD" -o "$OUT/kubectl.tmp" k8s.io/kubernetes/cmd/kubectl >&2 \
-    || fail "go build kubectl" "compile failed (output above)"
-  mv "$OUT/kubectl.tmp" "$OUT/kubectl"
+  step "compiling $MISSING_KUBE(cold: about 10 minutes on 2 cores)"
+  rm -rf "$OUT/.tmp" && mkdir -p "$OUT/.tmp"
+  go build -trimpath -tags selinux,notest,grpcnotrace -ldflags "$LD" -o "$OUT/.tmp/" "${PKGS[@]}" >&2 \
+    || fail "go build $MISSING_KUBE" "compile failed (output above)"
+  for b in $MISSING_KUBE; do mv "$OUT/.tmp/$b" "$OUT/$b"; done
+  rmdir "$OUT/.tmp"
 fi
 
 # ---- etcd ----

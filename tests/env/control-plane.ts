@@ -63,10 +63,14 @@ function advertiseAddress(): string {
   return '127.0.0.1';
 }
 
-/** GET https://127.0.0.1:port/path trusting `caPem`; resolves with the status code. */
-export function httpsStatus(url: string, caPem: string): Promise<number> {
+/**
+ * GET https://127.0.0.1:port/path trusting `caPem` (or, with `selfSigned`, a component's own
+ * throwaway certificate on loopback); resolves with the status code.
+ */
+export function httpsStatus(url: string, caPem: string, selfSigned = false): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { ca: caPem, timeout: 2_000 }, (res) => {
+    const tls = selfSigned ? { rejectUnauthorized: false } : { ca: caPem };
+    const req = request(url, { ...tls, timeout: 2_000 }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });
@@ -162,7 +166,7 @@ export async function startControlPlane(binDir: string, workDir: string): Promis
   const [servingCa, clientCa, frontProxyCa] = await Promise.all([
     createCA(pki, 'serving'), createCA(pki, 'client'), createCA(pki, 'front-proxy'),
   ]);
-  const [serving, admin, proxyClient] = await Promise.all([
+  const [serving, admin, proxyClient, kcmClient] = await Promise.all([
     issueCert(servingCa, pki, 'apiserver', {
       commonName: 'kube-apiserver', usage: 'server',
       dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
@@ -170,6 +174,10 @@ export async function startControlPlane(binDir: string, workDir: string): Promis
     }),
     issueCert(clientCa, pki, 'admin', { commonName: 'admin', organizations: ['system:masters'], usage: 'client' }),
     issueCert(frontProxyCa, pki, 'front-proxy-client', { commonName: 'front-proxy-client', usage: 'client' }),
+    // Its own user name, so that audit-log readers can tell its writes from the tests' (admin).
+    issueCert(clientCa, pki, 'kube-controller-manager', {
+      commonName: 'system:kube-controller-manager', organizations: ['system:masters'], usage: 'client',
+    }),
   ]);
   const saKey = join(pki, 'sa.key');
   await createKey(saKey);
@@ -203,19 +211,68 @@ export async function startControlPlane(binDir: string, workDir: string): Promis
   }
   const kubeconfigPath = join(workDir, 'kubeconfig');
   await writeFile(kubeconfigPath, kubeconfigYaml(api.server, servingCa.certPath, admin.certPath, admin.keyPath, 'admin'));
+  const kcmKubeconfig = join(workDir, 'kube-controller-manager.kubeconfig');
+  await writeFile(kcmKubeconfig, kubeconfigYaml(api.server, servingCa.certPath, kcmClient.certPath, kcmClient.keyPath, 'kcm'));
+  let kcm: LoggedProcess;
+  try {
+    kcm = await startControllerManager({ binDir, workDir, kubeconfig: kcmKubeconfig, saKey, rootCa: servingCa.certPath });
+  } catch (err: unknown) {
+    await api.process.stop();
+    await etcd.proc.stop();
+    throw err;
+  }
   const state: ControlPlaneState = {
     ...base, etcdUrl: etcd.url, server: api.server, kubeconfigPath,
     clientCaPath: clientCa.certPath, clientCaKeyPath: clientCa.keyPath,
-    auditLogPath, auditPolicyPath, pids: { etcd: etcd.proc.pid, apiserver: api.process.pid },
+    auditLogPath, auditPolicyPath,
+    pids: { etcd: etcd.proc.pid, apiserver: api.process.pid, 'kube-controller-manager': kcm.pid },
   };
   await writeFile(join(workDir, 'state.json'), JSON.stringify(state, null, 2));
   return {
     state,
     async stop(): Promise<void> {
+      await kcm.stop();
       await api.process.stop();
       await etcd.proc.stop();
     },
   };
+}
+
+/**
+ * kube-controller-manager with its default controllers, so that namespaces really terminate and the
+ * garbage collector really follows ownerReferences. No leader election (one instance); its own
+ * client certificate in system:masters; the service-account key signs tokens for the token
+ * controller. Ready when its /healthz answers (self-signed serving certificate in its work dir).
+ */
+async function startControllerManager(opts: {
+  binDir: string; workDir: string; kubeconfig: string; saKey: string; rootCa: string;
+}): Promise<LoggedProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const logPath = join(opts.workDir, `kube-controller-manager-${attempt}.log`);
+    const proc = spawnLogged('kube-controller-manager', join(opts.binDir, 'kube-controller-manager'), [
+      `--kubeconfig=${opts.kubeconfig}`, `--authentication-kubeconfig=${opts.kubeconfig}`,
+      `--authorization-kubeconfig=${opts.kubeconfig}`, '--leader-elect=false',
+      '--bind-address=127.0.0.1', `--secure-port=${port}`, `--cert-dir=${join(opts.workDir, 'kcm-certs')}`,
+      `--service-account-private-key-file=${opts.saKey}`, `--root-ca-file=${opts.rootCa}`,
+      '--use-service-account-credentials=false', '--controllers=*',
+      // Fast enough for tests to see deletions follow promptly; the defaults are tuned for big clusters.
+      '--concurrent-gc-syncs=10', '--concurrent-namespace-syncs=5', '--namespace-sync-period=1m',
+      '--profiling=false', '--v=1',
+    ], logPath);
+    try {
+      await waitUntil('kube-controller-manager /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
+        timeoutMs: START_TIMEOUT_MS,
+        intervalMs: 200,
+        abortIf: () => (proc.hasExited() ? `kube-controller-manager exited early:\n${tailLog(logPath)}` : undefined),
+      });
+      return proc;
+    } catch (err: unknown) {
+      await proc.kill();
+      if (attempt < PORT_ATTEMPTS && logShowsPortInUse(logPath)) continue;
+      throw err;
+    }
+  }
 }
 
 /** Write a kubeconfig for an arbitrary server address with the admin credentials of `state`. */

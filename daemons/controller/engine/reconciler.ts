@@ -47,8 +47,6 @@ export interface ReconcilerSpec<O extends KubeObject, St, S extends ReconcileSta
   statusOf(obj: O): St | undefined;
   /** Write a JSON merge patch of the status through /status. */
   writeStatus(obj: O, statusPatch: unknown, signal: AbortSignal): Promise<void>;
-  /** The object is gone: clean up what it left behind, if anything (a garbage collector's job done here). */
-  onMissing?(key: string, signal: AbortSignal): Promise<void>;
   readonly logger?: Logger;
 }
 
@@ -64,10 +62,8 @@ export function handlerChain<O extends KubeObject, St, S extends ReconcileState<
   const base = spec.logger ?? childLogger({ component: 'controller', controller: spec.name });
   return async (key: string, signal: AbortSignal): Promise<ReconcileResult> => {
     const obj = spec.load(key);
-    if (obj === undefined) {
-      await spec.onMissing?.(key, signal);
-      return {};
-    }
+    // Gone: what it owned is the garbage collector's (ownerReferences), nothing to do here.
+    if (obj === undefined) return {};
     const state = spec.init(obj);
     const now = new Date();
     let requeueAfterMs: number | undefined;

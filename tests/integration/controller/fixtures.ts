@@ -34,6 +34,8 @@ export function controllerConfig(scope: Scope, env: Record<string, string> = {})
     WATCH_NAMESPACE: scope.namespace,
     CLUSTER_OBJECTS_SELECTOR: `${SCOPE_LABEL}=${scope.id}`,
     MODULE_CONFIG_WATCH: 'false',
+    // The certificate manager has tests of its own (tests/integration/install/certificates.test.ts).
+    CERT_ISSUER: 'off',
     LEADER_ELECTION: 'false',
     HEALTH_PORT: '0',
     LOG_LEVEL: 'silent',

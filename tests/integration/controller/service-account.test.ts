@@ -52,10 +52,15 @@ describe('the controller with only its own ServiceAccount rights', () => {
   it('elects itself, builds and runs a VM with an IP, restarts it by operation and cleans up', async () => {
     const kube = serviceAccountKube();
     t.onCleanup(() => Promise.resolve(kube.close()));
+    const suffix = randomBytes(3).toString('hex');
     const { scope, ns, nodeName, className, kubevirt } = await startStoryWorld(t, {
       prefix: 'ctl-sa',
       controllerKube: kube,
       env: {
+        // The certificate manager too, under names of this test's own.
+        CERT_ISSUER: 'self',
+        CERT_CA_SECRET: `ctl-sa-ca-${suffix}`,
+        CERT_SERVING_SECRETS: `ctl-sa-tls-${suffix}:admission-webhook`,
         LEADER_ELECTION: 'true',
         POD_NAMESPACE: 'd8-virtualization',
         LEADER_ELECTION_LEASE_NAME: `ctl-sa-${randomBytes(3).toString('hex')}`,
@@ -64,6 +69,8 @@ describe('the controller with only its own ServiceAccount rights', () => {
       },
     });
     await eventually(async () => (await t.c.classes.get({ name: className })).status?.phase === 'Ready', 'class Ready');
+    const serving = await eventually(() => t.c.secrets.get({ namespace: 'd8-virtualization', name: `ctl-sa-tls-${suffix}` }), 'serving Secret issued');
+    expect(Object.keys(serving.data ?? {}).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
 
     const blockDeviceRefs = [{ kind: 'VirtualImage' as const, name: 'ubuntu' }, { kind: 'VirtualDisk' as const, name: 'data' }];
     await t.c.vms.create(vm(scope, 'web', className, { blockDeviceRefs }));

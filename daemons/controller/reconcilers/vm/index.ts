@@ -5,7 +5,7 @@ import { clone, handlerChain, type Handler } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
 import { blockDevicesHandler } from './handlers/block-devices.js';
 import { classHandler } from './handlers/class.js';
-import { deleteOrphans, deletionHandler } from './handlers/deletion.js';
+import { deletionHandler } from './handlers/deletion.js';
 import { ipamHandler } from './handlers/ipam.js';
 import { lifecycleHandler } from './handlers/lifecycle.js';
 import { powerDecisionHandler } from './handlers/power-decision.js';
@@ -51,6 +51,5 @@ export function vmReconciler(deps: Deps): ReconcileFn {
       const ref = { namespace: vm.metadata.namespace, name: vm.metadata.name ?? '' };
       deps.caches.vms.remember(await deps.clients.vms.patchStatus(ref, patch, { signal }));
     },
-    onMissing: (key, signal) => deleteOrphans(deps, key, signal),
   });
 }

@@ -5,7 +5,7 @@ import type { Deps } from '../../../deps.js';
 import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
 import { releaseUnusedDevices } from '../protection.js';
 import type { VMState } from '../state.js';
-import { VMIP_BY_OWNER, ownedAddressOf } from './ipam.js';
+import { ownedAddressOf } from './ipam.js';
 
 /**
  * Keeps `vm-cleanup` on a live VM. On deletion it removes what the controller made (the instance, the
@@ -49,26 +49,6 @@ async function deleteOwned(deps: Deps, s: VMState, ctx: HandlerContext): Promise
     await ignoreMissing(clients.vmips.delete({ namespace: ref.namespace, name: vmip.metadata.name ?? '' }, { signal: ctx.signal }));
   }
   return [kvvmi, kvvm].filter((o) => o !== undefined).length;
-}
-
-/**
- * Objects a VM left behind when it vanished without our cleanup (the apiserver may ignore a finalizer
- * added at the same moment as the delete, and a test cluster has no garbage collector): the internal VM
- * and instance it controlled and the address made for it.
- */
-export async function deleteOrphans(deps: Deps, key: string, signal: AbortSignal): Promise<void> {
-  const [namespace = '', name = ''] = key.split('/');
-  const controlledByVM = (o: { metadata: { ownerReferences?: { kind: string; name: string; controller?: boolean }[] } }): boolean =>
-    o.metadata.ownerReferences?.some((r) => r.controller === true && r.kind === 'VirtualMachine' && r.name === name) ?? false;
-  const kvvm = deps.caches.kvvms.get(key);
-  if (kvvm !== undefined && controlledByVM(kvvm) && kvvm.metadata.deletionTimestamp === undefined) {
-    await ignoreMissing(deps.clients.kvvmis.delete({ namespace, name }, { signal }));
-    await ignoreMissing(deps.clients.kvvms.delete({ namespace, name }, { signal }));
-  }
-  for (const vmip of deps.caches.vmips.byIndex(VMIP_BY_OWNER, key)) {
-    if (vmip.metadata.deletionTimestamp !== undefined) continue;
-    await ignoreMissing(deps.clients.vmips.delete({ namespace, name: vmip.metadata.name ?? '' }, { signal }));
-  }
 }
 
 /** Await a delete; an object already gone is fine. */

@@ -1,0 +1,291 @@
+/**
+ * System test of the install's certificates, with no dev script: on an apiserver of its own (the
+ * install's webhooks would intercept every VM write of the shared one), the whole install is applied,
+ * the controller's certificate manager runs under the install's RBAC (impersonating its
+ * ServiceAccount), and the admission function serves the certificate it issued, read from files kept
+ * in sync with the Secret the way kubelet keeps a mounted Secret. The apiserver calls the webhook
+ * through the install's own configurations, by Service reference: the Service is rewritten to
+ * ExternalName 127.0.0.1 and the port to the local function's, so the apiserver still checks the
+ * certificate against `admission-webhook.d8-virtualization.svc` and the injected caBundle.
+ */
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { KubeConfig } from '@kubernetes/client-node';
+import { admission } from '../../../functions/admission/index.js';
+import { loadConfig } from '../../../daemons/controller/config.js';
+import { runCertificates, type RunningCertificates } from '../../../daemons/controller/certificates/run.js';
+import { secretText } from '../../../daemons/controller/certificates/resources.js';
+import { makeClients, type Clients } from '../../../daemons/controller/kube/resources.js';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { rootLogger } from '../../../shared/log/index.js';
+import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { getTestEnv, installDeckhouseCrds, kubectl, newKubeConfig, startExtraApiServer, type ExtraApiServer, type KubectlOptions } from '../../env/index.js';
+import { kubectlOk, prepareApiServer } from './knative-crds.js';
+import { KNATIVE_DIR } from './manifests.js';
+
+const NS = 'd8-virtualization';
+const CONTROLLER_SA = `system:serviceaccount:${NS}:controller`;
+
+let extra: ExtraApiServer;
+let opts: KubectlOptions;
+let admin: KubeClient;
+let c: Clients;
+let stop: AbortController;
+let certs: RunningCertificates;
+let kubelet: SecretFiles;
+let webhook: ServerHandle;
+let testNs = '';
+
+const k = (args: string[], stdin?: string): Promise<string> => kubectlOk(args, { ...opts, ...(stdin === undefined ? {} : { stdin }) });
+
+/** The extra apiserver's admin kubeconfig, impersonating `user`. */
+function impersonating(user: string): KubeClient {
+  const base = newKubeConfig(extra.kubeconfigPath);
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ ...base, users: base.users.map((u) => ({ ...u, impersonateUser: user })), currentContext: base.currentContext });
+  return new KubeClient(kc);
+}
+
+/**
+ * kubelet's part: keep DIR/tls.crt and DIR/tls.key equal to the Secret's data, switched atomically
+ * (a versioned directory behind a `..data` symlink, as a mounted Secret is).
+ */
+class SecretFiles {
+  private last = '';
+  private version = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+
+  constructor(readonly dir: string, private readonly secret: string) {}
+
+  async start(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    await this.sync();
+    await symlink('..data/tls.crt', join(this.dir, 'tls.crt'));
+    await symlink('..data/tls.key', join(this.dir, 'tls.key'));
+    this.timer = setInterval(() => void this.tick(), 100);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      await this.sync();
+    } catch {
+      // The next tick tries again, as kubelet does.
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async sync(): Promise<void> {
+    const s = await c.secrets.get({ namespace: NS, name: this.secret });
+    const cert = secretText(s, 'tls.crt') ?? '';
+    const key = secretText(s, 'tls.key') ?? '';
+    if (cert + key === this.last) return;
+    const versioned = join(this.dir, `..v${++this.version}`);
+    await mkdir(versioned);
+    await writeFile(join(versioned, 'tls.crt'), cert);
+    await writeFile(join(versioned, 'tls.key'), key);
+    await symlink(`..v${this.version}`, join(this.dir, '..data_tmp'));
+    await rename(join(this.dir, '..data_tmp'), join(this.dir, '..data'));
+    this.last = cert + key;
+  }
+}
+
+const vmYaml = (name: string, spec: string): string => `apiVersion: virtualization.deckhouse.io/v1alpha2
+kind: VirtualMachine
+metadata: {name: ${name}, namespace: ${testNs}}
+spec:
+  cpu: {cores: 2}
+  memory: {size: 2Gi}
+${spec}`;
+
+const GOOD_VM = '  blockDeviceRefs: [{kind: VirtualDisk, name: root}]\n';
+const BAD_VM = '  virtualMachineClassName: generic\n  blockDeviceRefs: [{kind: VirtualDisk, name: root}, {kind: VirtualDisk, name: root}]\n';
+
+async function caBundles(): Promise<string[]> {
+  const out: string[] = [];
+  for (const kind of ['validatingwebhookconfiguration', 'mutatingwebhookconfiguration']) {
+    const cfg = JSON.parse(await k(['get', kind, 'virtualization-admission', '-o', 'json'])) as { webhooks: { clientConfig: { caBundle?: string } }[] };
+    out.push(...cfg.webhooks.map((w) => w.clientConfig.caBundle ?? ''));
+  }
+  return out;
+}
+
+const servedFingerprint = async (): Promise<string> => {
+  const s = await c.secrets.get({ namespace: NS, name: 'admission-tls' });
+  return new X509Certificate(secretText(s, 'tls.crt') ?? '').fingerprint256;
+};
+
+beforeAll(async () => {
+  extra = await startExtraApiServer({ extraArgs: [`--etcd-prefix=/certificates-${randomBytes(4).toString('hex')}`] });
+  opts = { kubeconfigPath: extra.kubeconfigPath };
+  await prepareApiServer(opts);
+  await installDeckhouseCrds(extra.kubeconfigPath);
+  await k(['apply', '--server-side', '--field-manager=virtualization-install', '-k', KNATIVE_DIR]);
+  admin = new KubeClient(newKubeConfig(extra.kubeconfigPath));
+  c = makeClients(admin, 'certificates-test');
+  testNs = `certs-${randomBytes(3).toString('hex')}`;
+  await k(['create', 'namespace', testNs]);
+
+  // The controller's certificate manager, with the install's RBAC only, and its shipped defaults but
+  // one: the CA overlap (2 minutes, for many apiservers and kubelet's sync period) is 3 s here, where
+  // one apiserver picks a new caBundle up within milliseconds.
+  stop = new AbortController();
+  const config = loadConfig({ POD_NAMESPACE: NS, LOG_LEVEL: 'silent', CERT_CA_OVERLAP: '3s' });
+  certs = runCertificates(impersonating(CONTROLLER_SA), config, stop.signal, rootLogger.child({ component: 'certificates-test', level: 'silent' }), 'test');
+  await certs.firstPass;
+}, 180_000);
+
+afterAll(async () => {
+  stop?.abort();
+  await certs?.done;
+  kubelet?.stop();
+  await webhook?.close();
+  admin?.close();
+  await extra?.stop();
+}, 60_000);
+
+describe('certificates from the install, with no manual step', () => {
+  it('issues the CA and the serving Secrets, and injects the CA into the labelled webhook configurations', async () => {
+    const ca = await waitFor('the CA Secret', () => c.secrets.get({ namespace: NS, name: 'virtualization-ca' }));
+    const serving = await c.secrets.get({ namespace: NS, name: 'admission-tls' });
+    expect([ca.type, serving.type]).toEqual(['kubernetes.io/tls', 'kubernetes.io/tls']);
+    const cert = new X509Certificate(secretText(serving, 'tls.crt') ?? '');
+    expect(cert.subjectAltName).toContain('DNS:admission-webhook.d8-virtualization.svc');
+    expect(cert.verify(new X509Certificate(secretText(ca, 'tls.crt') ?? '').publicKey)).toBe(true);
+    const bundle = Buffer.from(secretText(serving, 'ca.crt') ?? '').toString('base64');
+    await waitFor('caBundle in every webhook', async () => (await caBundles()).every((b) => b === bundle));
+    // The subresources Secret exists too, for the APIService the subresources unit will add.
+    expect((await c.secrets.get({ namespace: NS, name: 'subresources-tls' })).data?.['tls.crt']).toBeDefined();
+  });
+
+  it('lets the real apiserver call the admission function with the issued certificate: a VM is validated and defaulted', async () => {
+    kubelet = new SecretFiles(join(getTestEnv().workDir, `admission-tls-${randomBytes(3).toString('hex')}`), 'admission-tls');
+    await kubelet.start();
+    webhook = await serve(admission, {
+      env: {
+        PORT: '0', HOST: '127.0.0.1', KUBECONFIG: extra.kubeconfigPath, LOG_LEVEL: 'silent',
+        TLS_CERT_FILE: join(kubelet.dir, 'tls.crt'), TLS_KEY_FILE: join(kubelet.dir, 'tls.key'), TLS_RELOAD_INTERVAL_MS: '100',
+        LOOKUP_CACHE_TTL_MS: '0', LOOKUP_CACHE_STALE_MS: '0',
+      },
+    });
+    // The Service as an ExternalName on loopback; the webhooks keep their Service reference.
+    await k(['-n', NS, 'delete', 'service', 'admission-webhook']);
+    await k(['create', '-f', '-'], JSON.stringify({
+      apiVersion: 'v1', kind: 'Service', metadata: { name: 'admission-webhook', namespace: NS },
+      spec: { type: 'ExternalName', externalName: '127.0.0.1', ports: [{ name: 'https', port: 443 }] },
+    }));
+    for (const kind of ['validatingwebhookconfiguration', 'mutatingwebhookconfiguration']) {
+      const cfg = JSON.parse(await k(['get', kind, 'virtualization-admission', '-o', 'json'])) as { webhooks: unknown[] };
+      const ops = cfg.webhooks.map((_w, i) => ({ op: 'replace', path: `/webhooks/${i}/clientConfig/service/port`, value: webhook.port }));
+      await k(['patch', kind, 'virtualization-admission', '--type=json', '-p', JSON.stringify(ops)]);
+    }
+    await waitFor('the ModuleConfig through the webhook', async () => (await kubectl(['apply', '-f', '-'], { ...opts, stdin: `apiVersion: deckhouse.io/v1alpha1
+kind: ModuleConfig
+metadata: {name: virtualization}
+spec:
+  enabled: true
+  version: 1
+  settings:
+    dvcr: {storage: {type: PersistentVolumeClaim, persistentVolumeClaim: {size: 50Gi}}}
+    virtualMachineCIDRs: [10.66.0.0/16]
+` })).code === 0);
+    await k(['apply', '-f', '-'], `apiVersion: virtualization.deckhouse.io/v1alpha2
+kind: VirtualMachineClass
+metadata:
+  name: generic
+  annotations: {virtualmachineclass.virtualization.deckhouse.io/is-default-class: "true"}
+spec:
+  cpu: {type: Model, model: Nehalem}
+  sizingPolicies:
+  - {cores: {min: 1, max: 4}, coreFractions: [10, 50, 100], defaultCoreFraction: 10}
+`);
+    const denied = await waitFor('the webhook to answer', async () => {
+      const res = await kubectl(['apply', '-f', '-'], { ...opts, stdin: vmYaml('bad', BAD_VM) });
+      return res.stderr.includes('denied the request') && res.stderr;
+    });
+    expect(denied).toContain('spec.blockDeviceRefs[1]: VirtualDisk/root is already listed at spec.blockDeviceRefs[0]');
+    await k(['apply', '-f', '-'], vmYaml('good', GOOD_VM));
+    const vm = JSON.parse(await k(['-n', testNs, 'get', 'virtualmachine', 'good', '-o', 'json'])) as { spec: { virtualMachineClassName: string } };
+    expect(vm.spec.virtualMachineClassName).toBe('generic');
+  }, 120_000);
+
+  it('rotates the serving certificate and then the CA while the apiserver keeps calling the webhook without a failed request', async () => {
+    const failures: string[] = [];
+    let calls = 0;
+    let running = true;
+    const caller = (async (): Promise<void> => {
+      while (running) {
+        const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { ...opts, stdin: vmYaml(`probe-${calls}`, GOOD_VM) });
+        calls++;
+        if (res.code !== 0) failures.push(res.stderr);
+      }
+    })();
+    try {
+      const before = await servedFingerprint();
+      await k(['-n', NS, 'annotate', 'secret', 'admission-tls', 'virtualization.deckhouse.io/rotate=now']);
+      const rotated = await waitFor('a new serving certificate', async () => ((await servedFingerprint()) !== before ? servedFingerprint() : undefined));
+      await waitFor('the function serves it', async () => (await presentedBy(webhook.port)) === rotated);
+
+      const oldCa = secretText(await c.secrets.get({ namespace: NS, name: 'virtualization-ca' }), 'tls.crt');
+      await k(['-n', NS, 'annotate', 'secret', 'virtualization-ca', 'virtualization.deckhouse.io/rotate=now']);
+      const newLeaf = await waitFor('a serving certificate from the new CA', async () => {
+        const fp = await servedFingerprint();
+        return fp !== rotated && fp;
+      });
+      await waitFor('the function serves it', async () => (await presentedBy(webhook.port)) === newLeaf);
+      const caNow = secretText(await c.secrets.get({ namespace: NS, name: 'virtualization-ca' }), 'tls.crt');
+      expect(caNow).not.toBe(oldCa);
+      const callsAfterRotation = calls;
+      await waitFor('more calls after the rotations', () => calls >= callsAfterRotation + 3);
+    } finally {
+      running = false;
+      await caller;
+    }
+    expect(failures).toEqual([]);
+    expect(calls).toBeGreaterThan(3);
+  }, 180_000);
+
+  it('replaces a CA Secret edited to garbage, with a Warning event, and the webhook keeps working', async () => {
+    await k(['-n', NS, 'patch', 'secret', 'virtualization-ca', '--type=merge', '-p', JSON.stringify({ data: { 'tls.crt': Buffer.from('garbage').toString('base64') } })]);
+    await waitFor('a sound CA again', async () => {
+      const pem = secretText(await c.secrets.get({ namespace: NS, name: 'virtualization-ca' }), 'tls.crt') ?? '';
+      return pem.includes('BEGIN CERTIFICATE');
+    });
+    const events = await waitFor('the Warning event', async () => {
+      const out = await k(['-n', NS, 'get', 'events.events.k8s.io', '-o', 'json']);
+      const list = JSON.parse(out) as { items: { reason?: string; type?: string; regarding?: { name?: string }; note?: string }[] };
+      const hits = list.items.filter((e) => e.reason === 'CertificateReplaced' && e.regarding?.name === 'virtualization-ca');
+      return hits.length > 0 && hits;
+    });
+    expect(events[0]).toMatchObject({ type: 'Warning', note: expect.stringMatching(/unusable/) as unknown });
+    const served = await waitFor('the reissued serving certificate served', async () => {
+      const fp = await servedFingerprint();
+      return (await presentedBy(webhook.port)) === fp && fp;
+    });
+    expect(served).toMatch(/:/);
+    const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { ...opts, stdin: vmYaml('after-garbage', GOOD_VM) });
+    expect(res).toMatchObject({ code: 0 });
+  }, 120_000);
+});
+
+/** The SHA-256 fingerprint of the certificate the local function presents (no verification). */
+async function presentedBy(port: number): Promise<string> {
+  const { connect } = await import('node:tls');
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false, servername: 'admission-webhook.d8-virtualization.svc' }, () => {
+      resolve(socket.getPeerX509Certificate()?.fingerprint256 ?? '');
+      socket.end();
+    });
+    socket.on('error', () => resolve(''));
+  });
+}
