@@ -15,8 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeConfig } from '@kubernetes/client-node';
 import { admission } from '../../../functions/admission/index.js';
 import { loadConfig } from '../../../daemons/controller/config.js';
+import { CertificateManager } from '../../../daemons/controller/certificates/manager.js';
 import { runCertificates, type RunningCertificates } from '../../../daemons/controller/certificates/run.js';
-import { secretText } from '../../../daemons/controller/certificates/resources.js';
+import { makeCertClients, secretText } from '../../../daemons/controller/certificates/resources.js';
+import { issueCertificate } from '../../../shared/certs/index.js';
 import { makeClients, type Clients } from '../../../daemons/controller/kube/resources.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
@@ -276,6 +278,32 @@ spec:
     const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { ...opts, stdin: vmYaml('after-garbage', GOOD_VM) });
     expect(res).toMatchObject({ code: 0 });
   }, 120_000);
+
+  it('in external mode (Deckhouse or cert-manager fill the Secrets) issues nothing and injects what it finds', async () => {
+    stop.abort();
+    await certs.done;
+    const now = Date.now();
+    const theirCa = issueCertificate({ commonName: 'platform-ca', usage: 'ca', notBefore: new Date(now - 60_000), notAfter: new Date(now + 86_400_000) });
+    const theirs = issueCertificate({
+      commonName: 'admission-webhook.d8-virtualization.svc', dnsNames: ['admission-webhook.d8-virtualization.svc'], usage: 'server',
+      issuer: theirCa, notBefore: new Date(now - 60_000), notAfter: new Date(now + 86_400_000),
+    });
+    const b64 = (text: string): string => Buffer.from(text).toString('base64');
+    const current = await c.secrets.get({ namespace: NS, name: 'admission-tls' });
+    await c.secrets.replace({ ...current, data: { 'tls.crt': b64(theirs.certPem), 'tls.key': b64(theirs.keyPem), 'ca.crt': b64(theirCa.certPem) } });
+    const caBefore = await c.secrets.get({ namespace: NS, name: 'virtualization-ca' });
+    const external = new CertificateManager({
+      clients: makeCertClients(impersonating(CONTROLLER_SA), 'virtualization-certificates'), namespace: NS, mode: 'external',
+      caSecret: 'virtualization-ca', serving: [{ secret: 'admission-tls', service: 'admission-webhook' }],
+      policy: { caValidityMs: 86_400_000, servingValidityMs: 86_400_000, renewFraction: 2 / 3, caOverlapMs: 0 },
+    });
+    const report = await external.pass(new AbortController().signal);
+    expect(report.issued).toEqual([]);
+    expect(report.injected.sort()).toEqual(['MutatingWebhookConfiguration/virtualization-admission', 'ValidatingWebhookConfiguration/virtualization-admission']);
+    expect((await caBundles()).every((b) => b === b64(theirCa.certPem))).toBe(true);
+    expect((await c.secrets.get({ namespace: NS, name: 'virtualization-ca' })).metadata.resourceVersion).toBe(caBefore.metadata.resourceVersion);
+    expect((await external.pass(new AbortController().signal)).injected).toEqual([]);
+  });
 });
 
 /** The SHA-256 fingerprint of the certificate the local function presents (no verification). */
