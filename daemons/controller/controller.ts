@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import { allCaches, makeCaches } from './caches.js';
+import { runCertificates, type RunningCertificates } from './certificates/run.js';
 import type { ControllerConfig } from './config.js';
 import type { Caches, Deps, LauncherPods } from './deps.js';
 import { Runner, type ReconcileFn } from './engine/runner.js';
@@ -59,8 +60,11 @@ export async function startController(options: StartOptions): Promise<RunningCon
     for (const vm of caches.vms.list()) runners.vm.enqueue(`${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`);
     for (const ip of caches.vmips.list()) runners.vmip.enqueue(`${ip.metadata.namespace ?? ''}/${ip.metadata.name ?? ''}`);
   });
+  // The certificate manager runs beside the reconcilers, on the same leadership (ADR 0006).
+  let certificates: RunningCertificates | undefined;
   const stop = async (): Promise<void> => {
     stopping.abort();
+    await certificates?.done;
     await Promise.all(runnerList(runners).map((r) => r.stop()));
     await Promise.all(allCaches(caches).map((c) => c.informer.stop()));
     await cidrs.stop();
@@ -74,6 +78,9 @@ export async function startController(options: StartOptions): Promise<RunningCon
     throw err;
   }
   for (const runner of runnerList(runners)) runner.start();
+  if (options.config.CERT_ISSUER !== 'off') {
+    certificates = runCertificates(options.kube, options.config, signal, childLogger({ component: 'certificates' }, log), options.config.POD_NAME);
+  }
   log.info({ namespace: options.config.WATCH_NAMESPACE ?? '*' }, 'caches synced, reconcilers running');
   return { caches, clients, runners, resourceMetrics: () => collectResourceMetrics(caches), stop };
 }

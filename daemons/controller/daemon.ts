@@ -3,7 +3,6 @@ import { metricsGuard } from '../../shared/authz/index.js';
 import { KubeClient, LeaderElector, leaseDescriptor, leaseSchema } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import type { ControllerConfig } from './config.js';
-import { runCertificates } from './certificates/run.js';
 import { startController, type RunningController } from './controller.js';
 import { startHealthServer, type HealthServer } from './health.js';
 import { FIELD_MANAGER } from './kube/resources.js';
@@ -51,12 +50,10 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
   const lead = async (signal: AbortSignal): Promise<void> => {
     metrics.leader.set({ name: config.LEADER_ELECTION_LEASE_NAME }, 1);
     log.info({ identity }, 'leading: starting the reconcilers');
-    // The certificate manager runs beside the reconcilers, on the same leadership (ADR 0006).
-    const certificates = config.CERT_ISSUER === 'off' ? undefined : runCertificates(kube, config, signal, log.child({ component: 'certificates' }), identity);
     try {
       running = await startController({ kube, config, signal, metrics, logger: log });
       await aborted(signal);
-      await withDeadline(Promise.all([running.stop(), certificates?.done]).then(() => undefined), config.SHUTDOWN_DEADLINE, log);
+      await withDeadline(running.stop(), config.SHUTDOWN_DEADLINE, log);
     } catch (err: unknown) {
       if (!signal.aborted) log.error({ err }, 'the reconcilers failed to start');
     } finally {

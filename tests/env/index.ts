@@ -27,6 +27,19 @@ export function newKubeConfig(kubeconfigPath: string = readState().kubeconfigPat
   return kc;
 }
 
+/** The admin kubeconfig (of the run's apiserver, or of `kubeconfigPath`), impersonating `user` on every request. */
+export function impersonatingKubeConfig(user: string, kubeconfigPath?: string): KubeConfig {
+  const admin = newKubeConfig(kubeconfigPath);
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: admin.clusters,
+    users: admin.users.map((u) => ({ ...u, impersonateUser: user })),
+    contexts: admin.contexts,
+    currentContext: admin.currentContext,
+  });
+  return kc;
+}
+
 /** kubectl (version-matched, built with the apiserver) as admin, or impersonating `asUser`. */
 export function kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult> {
   return runKubectl(readState(), args, opts);

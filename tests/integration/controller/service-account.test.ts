@@ -6,9 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../../shared/kube/index.js';
-import { kubectl, newKubeConfig } from '../../env/index.js';
+import { impersonatingKubeConfig, kubectl } from '../../env/index.js';
 import { vm, vmop } from './builders.js';
 import { eventually, gone, useCluster } from './fixtures.js';
 import { startStoryWorld } from './story-world.js';
@@ -16,17 +15,9 @@ import { startStoryWorld } from './story-world.js';
 const KNATIVE = fileURLToPath(new URL('../../../knative/', import.meta.url));
 const SERVICE_ACCOUNT = 'system:serviceaccount:d8-virtualization:controller';
 
-/** The admin kubeconfig, impersonating the controller's ServiceAccount. */
+/** A client that acts as the controller's ServiceAccount. */
 function serviceAccountKube(): KubeClient {
-  const admin = newKubeConfig();
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: admin.clusters,
-    users: admin.users.map((u) => ({ ...u, impersonateUser: SERVICE_ACCOUNT })),
-    contexts: admin.contexts,
-    currentContext: admin.currentContext,
-  });
-  return new KubeClient(kc);
+  return new KubeClient(impersonatingKubeConfig(SERVICE_ACCOUNT));
 }
 
 async function ok(args: string[]): Promise<void> {

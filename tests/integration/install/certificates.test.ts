@@ -12,7 +12,6 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { KubeConfig } from '@kubernetes/client-node';
 import { admission } from '../../../functions/admission/index.js';
 import { loadConfig } from '../../../daemons/controller/config.js';
 import { CertificateManager } from '../../../daemons/controller/certificates/manager.js';
@@ -24,7 +23,7 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
 import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { getTestEnv, installDeckhouseCrds, kubectl, newKubeConfig, startExtraApiServer, type ExtraApiServer, type KubectlOptions } from '../../env/index.js';
+import { getTestEnv, impersonatingKubeConfig, installDeckhouseCrds, kubectl, newKubeConfig, startExtraApiServer, type ExtraApiServer, type KubectlOptions } from '../../env/index.js';
 import { kubectlOk, prepareApiServer } from './knative-crds.js';
 import { KNATIVE_DIR } from './manifests.js';
 
@@ -43,12 +42,9 @@ let testNs = '';
 
 const k = (args: string[], stdin?: string): Promise<string> => kubectlOk(args, { ...opts, ...(stdin === undefined ? {} : { stdin }) });
 
-/** The extra apiserver's admin kubeconfig, impersonating `user`. */
+/** A client of the extra apiserver acting as `user`. */
 function impersonating(user: string): KubeClient {
-  const base = newKubeConfig(extra.kubeconfigPath);
-  const kc = new KubeConfig();
-  kc.loadFromOptions({ ...base, users: base.users.map((u) => ({ ...u, impersonateUser: user })), currentContext: base.currentContext });
-  return new KubeClient(kc);
+  return new KubeClient(impersonatingKubeConfig(user, extra.kubeconfigPath));
 }
 
 /**
@@ -299,7 +295,7 @@ spec:
     });
     const report = await external.pass(new AbortController().signal);
     expect(report.issued).toEqual([]);
-    expect(report.injected.sort()).toEqual(['MutatingWebhookConfiguration/virtualization-admission', 'ValidatingWebhookConfiguration/virtualization-admission']);
+    expect([...report.injected].sort()).toEqual(['MutatingWebhookConfiguration/virtualization-admission', 'ValidatingWebhookConfiguration/virtualization-admission']);
     expect((await caBundles()).every((b) => b === b64(theirCa.certPem))).toBe(true);
     expect((await c.secrets.get({ namespace: NS, name: 'virtualization-ca' })).metadata.resourceVersion).toBe(caBefore.metadata.resourceVersion);
     expect((await external.pass(new AbortController().signal)).injected).toEqual([]);

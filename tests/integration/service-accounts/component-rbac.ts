@@ -9,9 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type KubeClientOptions } from '../../../shared/kube/index.js';
-import { getTestEnv, kubectl, newKubeConfig } from '../../env/index.js';
+import { getTestEnv, impersonatingKubeConfig, kubectl } from '../../env/index.js';
 import { KNATIVE_DIR, isRbacRole, keyOf, readManifests, rulesOf, type Manifest, type PolicyRule } from '../install/manifests.js';
 
 const FIELD_MANAGER = 'component-rbac-test';
@@ -53,19 +52,6 @@ export async function applyObjects(objects: readonly Manifest[]): Promise<void> 
 export async function applyComponentRbac(rbac: ComponentRbac): Promise<void> {
   await applyObjects(await readManifests(`${KNATIVE_DIR}namespace.yaml`));
   await applyObjects(rbac.objects);
-}
-
-/** The admin kubeconfig of the test control plane, impersonating `user` on every request. */
-export function impersonatingKubeConfig(user: string): KubeConfig {
-  const admin = newKubeConfig();
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: admin.clusters,
-    users: admin.users.map((u) => ({ ...u, impersonateUser: user })),
-    contexts: admin.contexts,
-    currentContext: admin.currentContext,
-  });
-  return kc;
 }
 
 /** A client that acts as the component's ServiceAccount. */
