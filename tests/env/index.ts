@@ -51,8 +51,8 @@ export function installDeckhouseCrds(kubeconfigPath?: string): Promise<void> {
   return installDeckhouseCrdsInto(readState(), kubeconfigPath);
 }
 
-/** Create a namespace with a unique name. Namespaces are not deleted: without a controller-manager
- *  they would stay Terminating forever, and names never repeat. */
+/** Create a namespace with a unique name. Tests leave it in place (kube-controller-manager would
+ *  delete it and its content for real, but that only adds load to the run); names never repeat. */
 export async function freshNamespace(prefix = 'test'): Promise<string> {
   const name = `${prefix}-${randomBytes(4).toString('hex')}`.slice(0, 63);
   await newKubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
