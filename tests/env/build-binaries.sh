@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and etcd from the Go module proxy, pinned, into a cache outside the
-# repository keyed by version. Idempotent: a second run with the binaries present returns at once.
+# repository keyed by version, and kwok (simulated nodes and pods for `npm start`, docs/adr/0007) into
+# its own versioned subdirectory with its default stages. Idempotent: a second run with the binaries
+# present returns at once; each part is checked on its own, so adding kwok never rebuilds the others.
 # Recipe and its reasons: ../shared/facts/testenv.md sections 1 and 2 (throwaway modules with the
 # staging replaces for kube-apiserver; etcd's server module as a plain dependency).
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-3.7.1}"
+KWOK_VERSION="${KWOK_VERSION:-0.8.0}"
 CACHE_ROOT="${VIRT_TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virt-testenv}"
 OUT="$CACHE_ROOT/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION"
+KWOK_DIR="$OUT/kwok-$KWOK_VERSION"
 
 step() { printf '[build-binaries] %s\n' "$*" >&2; }
 fail() { printf '[build-binaries] FAILED at step "%s": %s\n' "$1" "$2" >&2; exit 1; }
 
 KUBE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 missing_kube() { local b; for b in "${KUBE_BINS[@]}"; do [[ -x "$OUT/$b" ]] || echo "$b"; done; }
-if [[ -z "$(missing_kube)" && -x "$OUT/etcd" ]]; then
+kwok_present() { [[ -x "$KWOK_DIR/kwok" && -s "$KWOK_DIR/stages.yaml" ]]; }
+if [[ -z "$(missing_kube)" && -x "$OUT/etcd" ]] && kwok_present; then
   echo "$OUT"
   exit 0
 fi
@@ -75,6 +80,26 @@ if [[ ! -x "$OUT/etcd" ]]; then
   step "etcd: compiling"
   go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3 >&2 || fail "go build etcd" "output above"
   mv "$OUT/etcd.tmp" "$OUT/etcd"
+fi
+
+# ---- kwok (its go.mod has no replace directives: a plain `go install pkg@version`) ----
+if ! kwok_present; then
+  step "kwok $KWOK_VERSION: compiling (cold, empty Go caches: about 8 minutes on 2 busy cores)"
+  mkdir -p "$KWOK_DIR" && rm -rf "$KWOK_DIR/.tmp"
+  GOFLAGS= GOBIN="$KWOK_DIR/.tmp" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION" >&2 \
+    || fail "go install sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION" "output above"
+  # kwok does nothing without stages: the release's default "fast" node and pod stages plus the node
+  # heartbeat through Leases, exactly as the module at this version ships them (kwokctl does the same).
+  KWOK_SRC=$(GOFLAGS= go mod download -json "sigs.k8s.io/kwok@v$KWOK_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d "$KWOK_SRC/kustomize/stage" ]] || fail "locate kwok stages" "got '$KWOK_SRC'"
+  : >"$KWOK_DIR/stages.tmp"
+  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+           pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+    [[ -f "$KWOK_SRC/kustomize/stage/$f" ]] || fail "read kwok stage $f" "missing in $KWOK_SRC"
+    { echo '---'; cat "$KWOK_SRC/kustomize/stage/$f"; } >>"$KWOK_DIR/stages.tmp"
+  done
+  mv "$KWOK_DIR/.tmp/kwok" "$KWOK_DIR/kwok" && rmdir "$KWOK_DIR/.tmp"
+  mv "$KWOK_DIR/stages.tmp" "$KWOK_DIR/stages.yaml"
 fi
 
 step "done in $(( $(date +%s) - start ))s: $OUT"

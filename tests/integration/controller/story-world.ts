@@ -1,11 +1,11 @@
 /**
- * The set-up of a VM story: a controller for a fresh namespace, the KubeVirt test double, one node,
+ * The set-up of a VM story: a controller for a fresh namespace, the KubeVirt simulator, one node,
  * a class, and an image and a disk already Ready. Tests then create the VM and play it through.
  */
 import type { KubeClient } from '../../../shared/kube/index.js';
 import { freshNamespace } from '../../env/index.js';
 import { disk, image, makeDiskReady, makeImageReady, node, vmClass } from './builders.js';
-import { FakeKubeVirt } from './fake-kubevirt.js';
+import { KubeVirtSimulator } from '../../../daemons/kubevirt-simulator/simulator.js';
 import { newScope, startTestController, type ClusterHandle, type Scope } from './fixtures.js';
 
 export interface StoryWorld {
@@ -13,7 +13,7 @@ export interface StoryWorld {
   readonly ns: string;
   readonly nodeName: string;
   readonly className: string;
-  readonly kubevirt: FakeKubeVirt;
+  readonly kubevirt: KubeVirtSimulator;
 }
 
 /** Image `ubuntu` and disk `data` are Ready; KubeVirt is created but not started. */
@@ -25,7 +25,7 @@ export async function startStoryWorld(
   const ns = scope.namespace;
   const ctl = await startTestController(opts.controllerKube ?? t.kube, scope, opts.env);
   t.onCleanup(() => ctl.stop());
-  const kubevirt = new FakeKubeVirt(t.c, ns);
+  const kubevirt = new KubeVirtSimulator(t.kube, { namespace: ns });
   t.onCleanup(() => kubevirt.stop());
 
   const n = await t.c.nodes.create(node(scope, `node-${opts.prefix}`));

@@ -1,6 +1,6 @@
 /**
  * A small world for one test: a namespace, a node, a Ready class and a Ready cluster image scoped to
- * the test, the controller running in-process and KubeVirt played by FakeKubeVirt.
+ * the test, the controller running in-process and KubeVirt played by the simulator (no launcher pods).
  */
 import { afterAll, beforeAll } from '@jest/globals';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
@@ -9,7 +9,7 @@ import type { KubeClient } from '../../../shared/kube/index.js';
 import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { freshNamespace } from '../../env/index.js';
 import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
-import { FakeKubeVirt, type FakeKubeVirtOptions } from './fake-kubevirt.js';
+import { KubeVirtSimulator } from '../../../daemons/kubevirt-simulator/simulator.js';
 import { eventually, mainKube, newScope, startTestController, testClients, type Scope, type TestController } from './fixtures.js';
 
 export interface World {
@@ -19,7 +19,7 @@ export interface World {
   className: string;
   imageName: string;
   ctl: TestController;
-  kubevirt: FakeKubeVirt;
+  kubevirt: KubeVirtSimulator;
   /** Create a VM booting from the world's image. */
   createVM(name: string, spec?: Partial<VirtualMachine['spec']>): Promise<VirtualMachine>;
   /** The VM once `check` holds for it. */
@@ -31,7 +31,8 @@ export interface World {
 
 export interface WorldOptions {
   env?: Record<string, string>;
-  kubevirt?: FakeKubeVirtOptions | false;
+  /** `autoRunOn`: where new instances run at once (default: the world's node); false: KubeVirt is not started. */
+  kubevirt?: { autoRunOn?: string } | false;
 }
 
 export async function startWorld(kube: KubeClient, c: Clients, prefix: string, options: WorldOptions = {}): Promise<World> {
@@ -45,7 +46,8 @@ export async function startWorld(kube: KubeClient, c: Clients, prefix: string, o
   const imageName = cvi.metadata.name ?? '';
   await makeClusterImageReady(c, imageName);
   const ctl = await startTestController(kube, scope, options.env);
-  const kubevirt = new FakeKubeVirt(c, ns, options.kubevirt === false ? {} : (options.kubevirt ?? { autoRunOn: nodeName }));
+  const autoRunOn = options.kubevirt === false ? undefined : (options.kubevirt?.autoRunOn ?? nodeName);
+  const kubevirt = new KubeVirtSimulator(kube, { namespace: ns, autoRunOn });
   if (options.kubevirt !== false) await kubevirt.start();
   await eventually(async () => (await c.classes.get({ name: className })).status?.phase === 'Ready', 'class Ready');
   const vmWhen = (name: string, check: (v: VirtualMachine) => boolean, what: string, timeoutMs?: number): Promise<VirtualMachine> =>

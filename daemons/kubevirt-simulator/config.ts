@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { env, parseConfig } from '../../shared/config/index.js';
+
+/** Environment of the simulator: every key documented, with a default. */
+export const SimulatorConfigSchema = z.object({
+  KUBECONFIG: env.optionalString().describe('Kubeconfig file; in-cluster service account when unset.'),
+  WATCH_NAMESPACE: env.optionalString().describe('Simulate the VMs of this namespace only; every namespace when unset.'),
+  LAUNCHER_PODS: env.bool(true).describe('Give each instance a virt-launcher pod placed by the scheduler (false: instances run at once, no pods).'),
+  AUTO_RUN_NODE: env.optionalString().describe('Without launcher pods: the node every new instance runs on at once.'),
+  GUEST_BOOT_DELAY: env.duration('1s', { allowZero: true }).describe('How long a guest boots once its launcher pod runs.'),
+  MIGRATION_DELAY: env.duration('2s', { allowZero: true }).describe('How long a live migration copies memory once its target pod runs.'),
+  MIGRATION_UNSCHEDULABLE_TIMEOUT: env.duration('30s').describe('A migration whose target pod cannot be placed fails after this long.'),
+  LOG_LEVEL: env.logLevel().describe('Log level.'),
+});
+
+export type SimulatorConfig = Readonly<z.infer<typeof SimulatorConfigSchema>>;
+
+export function loadConfig(source: Readonly<Record<string, string | undefined>> = process.env): SimulatorConfig {
+  return parseConfig(SimulatorConfigSchema, source);
+}

@@ -1,0 +1,43 @@
+import type { Logger } from '../../shared/log/index.js';
+import { NotFoundError } from '../../shared/errors/index.js';
+import type { SimulatorClients } from './kube.js';
+
+/** What the instance and migration steps share: clients, log, timing, and the way to come back later. */
+export interface StepContext {
+  readonly c: SimulatorClients;
+  readonly log: Logger;
+  readonly bootDelayMs: number;
+  readonly migrationDelayMs: number;
+  readonly unschedulableTimeoutMs: number;
+  /**
+   * True once `delayMs` has passed since the first call with this `key`; until then false, and the
+   * VM `vmKey` is synced again when the time is up.
+   */
+  elapsed(key: string, delayMs: number, vmKey: string): boolean;
+  /** Forget a timing key (the step it measured is done). */
+  forget(key: string): void;
+}
+
+export const ref = (namespace: string, name: string): { namespace: string; name: string } => ({ namespace, name });
+
+/** RFC 3339 with seconds, as KubeVirt writes timestamps. */
+export const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** The object, or undefined when it is gone. */
+export async function find<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err: unknown) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/** Delete, and be content when it is already gone. */
+export async function remove(del: () => Promise<void>): Promise<void> {
+  try {
+    await del();
+  } catch (err: unknown) {
+    if (!(err instanceof NotFoundError)) throw err;
+  }
+}

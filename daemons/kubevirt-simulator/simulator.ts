@@ -1,0 +1,296 @@
+/**
+ * KubeVirt's part on the internal objects, simulated: virt-controller turns an internal VM's
+ * runStrategy and state change requests into instances (create, delete) and reports the VM's
+ * printable status; virt-handler "runs" the instances. Two ways to run them:
+ *
+ * - launcher pods (the local platform): each instance gets a virt-launcher pod that the real
+ *   kube-scheduler places on a simulated node (kwok runs it), then Scheduling → Scheduled → Running
+ *   with the address the guest agent reports; live migrations get a target pod on another node and
+ *   go through KubeVirt's phases (instance.ts, migration.ts);
+ * - no pods (controller tests): with `autoRunOn` every new instance runs at once on that node; the
+ *   test moves instances itself (`run`, `schedule`, `guestEnded`, `fail`, `completeMigration`).
+ *
+ * Every VM is handled on its own chain (never two steps of one VM at once); any watch event on the
+ * VM, its instance, its pods or its migrations brings the next step.
+ */
+import { INTERNAL_API_VERSION, type InternalVirtualMachine, type InternalVirtualMachineInstance, type InternalVirtualMachineInstanceMigration } from '../../shared/api/internal/resources.js';
+import { errorMessage } from '../../shared/errors/index.js';
+import { Informer, ownerReferenceTo, type KubeClient, type KubeObject } from '../../shared/kube/index.js';
+import { rootLogger, type Logger } from '../../shared/log/index.js';
+import { find, now, ref, remove, type StepContext } from './context.js';
+import { advanceInstance, deleteStrayPods } from './instance.js';
+import { simulatorClients, type LauncherPod, type SimulatorClients } from './kube.js';
+import { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE } from './launcher.js';
+import { advanceMigration, deleteOrphanTargets, isFinished } from './migration.js';
+
+export interface SimulatorOptions {
+  /** Only this namespace; every namespace when unset. */
+  namespace?: string | undefined;
+  /** Play virt-launcher pods (placed by the scheduler, run by the node simulator) and live migrations. */
+  launcherPods?: boolean;
+  /** Without launcher pods: every new instance runs at once on this node. */
+  autoRunOn?: string | undefined;
+  /** Launcher pods: how long the guest boots once its pod runs. Default 0. */
+  bootDelayMs?: number;
+  /** Launcher pods: how long a live migration copies memory once the target runs. Default 0. */
+  migrationDelayMs?: number;
+  /** Launcher pods: a migration whose target pod stays unschedulable this long fails. Default 30 s. */
+  unschedulableTimeoutMs?: number;
+  logger?: Logger;
+}
+
+type VM = InternalVirtualMachine;
+type VMI = InternalVirtualMachineInstance;
+type VMIM = InternalVirtualMachineInstanceMigration;
+
+const RETRY_MS = { first: 200, max: 10_000 };
+
+export class KubeVirtSimulator {
+  private readonly c: SimulatorClients;
+  private readonly log: Logger;
+  private readonly abort = new AbortController();
+  private readonly informers: Informer<KubeObject>[] = [];
+  private migrations: Informer<VMIM> | undefined;
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly failures = new Map<string, number>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly startedAt = new Map<string, number>();
+  private readonly step: StepContext;
+  /** Instances created, by VM name (tests assert nothing was created twice). */
+  readonly created = new Map<string, number>();
+
+  constructor(
+    kube: KubeClient,
+    private readonly options: SimulatorOptions = {},
+  ) {
+    this.c = simulatorClients(kube);
+    this.log = options.logger ?? rootLogger.child({ component: 'kubevirt-simulator' });
+    this.step = {
+      c: this.c,
+      log: this.log,
+      bootDelayMs: options.bootDelayMs ?? 0,
+      migrationDelayMs: options.migrationDelayMs ?? 0,
+      unschedulableTimeoutMs: options.unschedulableTimeoutMs ?? 30_000,
+      elapsed: (key, delayMs, vmKey) => this.elapsed(key, delayMs, vmKey),
+      forget: (key) => this.startedAt.delete(key),
+    };
+  }
+
+  /** Start watching; resolves once every informer has listed. */
+  async start(): Promise<void> {
+    const base = { namespace: this.options.namespace, signal: this.abort.signal, logger: this.log };
+    const vmKey = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+    this.watch(new Informer<VM>({ ...base, client: this.c.kvvms }), vmKey);
+    this.watch(new Informer<VMI>({ ...base, client: this.c.kvvmis }), vmKey);
+    if (this.options.launcherPods === true) {
+      const pods = new Informer<LauncherPod>({ ...base, client: this.c.pods, labelSelector: `${LAUNCHER_LABEL}=${LAUNCHER_VALUE}` });
+      this.watch(pods, (p) => `${p.metadata.namespace ?? ''}/${p.metadata.labels?.[DOMAIN_LABEL] ?? ''}`);
+      this.migrations = new Informer<VMIM>({ ...base, client: this.c.migrations });
+      this.watch(this.migrations, (m) => `${m.metadata.namespace ?? ''}/${(m).spec.vmiName}`);
+    }
+    await Promise.all(this.informers.map((i) => i.synced));
+    this.log.info({ namespace: this.options.namespace ?? '(all)', launcherPods: this.options.launcherPods === true }, 'kubevirt simulator started');
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await Promise.all(this.informers.map((i) => i.stop()));
+    await Promise.allSettled([...this.chains.values()]);
+  }
+
+  private watch<T extends KubeObject>(inf: Informer<T>, keyOf: (o: T) => string): void {
+    const kick = (o: T): void => this.enqueue(keyOf(o));
+    inf.on('add', kick);
+    inf.on('update', kick);
+    inf.on('delete', kick);
+    this.informers.push(inf.start() as unknown as Informer<KubeObject>);
+  }
+
+  private enqueue(key: string): void {
+    if (this.abort.signal.aborted || key.endsWith('/')) return;
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const next = previous.then(() => this.syncOrRetry(key));
+    this.chains.set(key, next);
+    void next.finally(() => {
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    });
+  }
+
+  private later(key: string, ms: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.enqueue(key);
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private elapsed(key: string, delayMs: number, vmKey: string): boolean {
+    if (delayMs <= 0) return true;
+    const first = this.startedAt.get(key);
+    if (first === undefined) {
+      this.startedAt.set(key, Date.now());
+      this.later(vmKey, delayMs);
+      return false;
+    }
+    return Date.now() - first >= delayMs;
+  }
+
+  private async syncOrRetry(key: string): Promise<void> {
+    try {
+      await this.sync(key);
+      this.failures.delete(key);
+    } catch (err: unknown) {
+      if (this.abort.signal.aborted) return;
+      const n = (this.failures.get(key) ?? 0) + 1;
+      this.failures.set(key, n);
+      const delay = Math.min(RETRY_MS.first * 2 ** (n - 1), RETRY_MS.max);
+      this.log.debug({ vm: key, err: errorMessage(err), retryInMs: delay }, 'step failed; trying again');
+      this.later(key, delay);
+    }
+  }
+
+  /** virt-controller's loop for one VM: requests first, then runStrategy Always, then the instance and its migrations. */
+  private async sync(key: string): Promise<void> {
+    if (this.abort.signal.aborted) return;
+    const [namespace = '', name = ''] = key.split('/');
+    const kvvm = await find(() => this.c.kvvms.get(ref(namespace, name)));
+    let vmi = await find(() => this.c.kvvmis.get(ref(namespace, name)));
+    if (kvvm === undefined) {
+      if (vmi !== undefined) await this.deleteVMI(vmi);
+      if (this.options.launcherPods === true) await deleteStrayPods(this.step, undefined, await this.podsOf(namespace, name));
+      return;
+    }
+    const requests = kvvm.status?.stateChangeRequests ?? [];
+    for (const req of requests) {
+      if (req.action === 'Stop' && vmi !== undefined && (req.uid == null || req.uid === vmi.metadata.uid)) {
+        await this.deleteVMI(vmi);
+        vmi = undefined;
+      }
+      if (req.action === 'Start' && vmi === undefined) vmi = await this.createVMI(kvvm);
+    }
+    if (requests.length > 0) await this.c.kvvms.patchStatus(ref(namespace, name), { stateChangeRequests: null });
+    else if (kvvm.spec.runStrategy === 'Always' && vmi === undefined) vmi = await this.createVMI(kvvm);
+
+    let unschedulable = false;
+    if (this.options.launcherPods === true) {
+      const pods = await this.podsOf(namespace, name);
+      await deleteStrayPods(this.step, vmi, pods);
+      if (vmi !== undefined) unschedulable = (await advanceInstance(this.step, vmi, pods)).unschedulable;
+      const live = (this.migrations?.store.list() ?? []).filter((m) => m.metadata.namespace === namespace && m.spec.vmiName === name && !isFinished(m));
+      await deleteOrphanTargets(this.step, vmi, live, pods);
+      const current = live.find((m) => m.metadata.deletionTimestamp === undefined);
+      if (current !== undefined) {
+        const fresh = await find(() => this.c.migrations.get(ref(namespace, current.metadata.name ?? '')));
+        if (fresh !== undefined && !isFinished(fresh)) await advanceMigration(this.step, fresh, vmi, pods);
+      }
+    }
+    await this.reportPrintable(kvvm, vmi, unschedulable);
+  }
+
+  private async reportPrintable(kvvm: VM, vmi: VMI | undefined, unschedulable: boolean): Promise<void> {
+    const phase = vmi?.status?.phase;
+    const migrating = vmi?.status?.migrationState?.startTimestamp != null && vmi.status.migrationState.completed !== true;
+    const printable =
+      vmi === undefined ? 'Stopped' : phase === 'Running' ? (migrating ? 'Migrating' : 'Running') : unschedulable ? 'ErrorUnschedulable' : 'Starting';
+    if (kvvm.status?.printableStatus === printable && kvvm.status.created === (vmi !== undefined)) return;
+    const r = ref(kvvm.metadata.namespace ?? '', kvvm.metadata.name ?? '');
+    await this.c.kvvms.patchStatus(r, { printableStatus: printable, created: vmi !== undefined, ready: printable === 'Running' });
+  }
+
+  private podsOf(namespace: string, name: string): Promise<LauncherPod[]> {
+    return this.c.pods.list({ namespace, labelSelector: `${DOMAIN_LABEL}=${name}` }).then((l) => l.items);
+  }
+
+  private async createVMI(kvvm: VM): Promise<VMI> {
+    const name = kvvm.metadata.name ?? '';
+    const template = kvvm.spec.template;
+    const vmi = await this.c.kvvmis.create({
+      apiVersion: INTERNAL_API_VERSION,
+      kind: 'InternalVirtualizationVirtualMachineInstance',
+      metadata: {
+        name,
+        namespace: kvvm.metadata.namespace,
+        labels: template.metadata?.labels ?? {},
+        annotations: template.metadata?.annotations ?? {},
+        ownerReferences: [{ ...ownerReferenceTo(kvvm, { controller: true }) }],
+      },
+      spec: template.spec,
+    });
+    this.created.set(name, (this.created.get(name) ?? 0) + 1);
+    this.log.info({ vm: `${kvvm.metadata.namespace ?? ''}/${name}`, uid: vmi.metadata.uid }, 'instance created');
+    if (this.options.launcherPods !== true && this.options.autoRunOn !== undefined) {
+      return this.run(name, this.options.autoRunOn, kvvm.metadata.namespace);
+    }
+    return vmi;
+  }
+
+  private async deleteVMI(vmi: VMI): Promise<void> {
+    const namespace = vmi.metadata.namespace ?? '';
+    const name = vmi.metadata.name ?? '';
+    await remove(() => this.c.kvvmis.delete(ref(namespace, name)));
+    this.log.info({ vm: `${namespace}/${name}`, uid: vmi.metadata.uid }, 'instance deleted');
+    if (this.options.launcherPods !== true) return;
+    const pods = await this.c.pods.list({ namespace, labelSelector: `${CREATED_BY_LABEL}=${vmi.metadata.uid ?? ''}` });
+    for (const p of pods.items) await remove(() => this.c.pods.delete(ref(namespace, p.metadata.name ?? '')));
+  }
+
+  // ---- moves a test makes by hand (no launcher pods) ----
+
+  private ns(namespace?: string): string {
+    const ns = namespace ?? this.options.namespace;
+    if (ns === undefined) throw new Error('kubevirt simulator: a namespace is needed (none was configured)');
+    return ns;
+  }
+
+  /** virt-handler: the instance runs on `node` with the address Cilium assigned from the template. */
+  async run(name: string, node: string, namespace?: string): Promise<VMI> {
+    const r = ref(this.ns(namespace), name);
+    const vmi = await this.c.kvvmis.get(r);
+    const ip = vmi.metadata.annotations?.[CILIUM_IP_ANNOTATION] ?? '10.244.0.10';
+    const conditions = [{ type: 'Ready', status: 'True' }];
+    return this.c.kvvmis.mergePatch(r, {
+      status: { phase: 'Running', nodeName: node, interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip] }], conditions },
+    });
+  }
+
+  /** The instance is scheduled to a node, its pod not running yet. */
+  async schedule(name: string, node: string): Promise<void> {
+    await this.c.kvvmis.mergePatch(ref(this.ns(), name), { status: { phase: 'Scheduled', nodeName: node } });
+  }
+
+  /** The guest ended (shutdown or reset): the launcher's compute container says so, the instance Succeeded. */
+  async guestEnded(name: string, reason: 'guest-shutdown' | 'guest-reset'): Promise<void> {
+    const namespace = this.ns();
+    const vmi = await this.c.kvvmis.get(ref(namespace, name));
+    const podName = `virt-launcher-${name}-${(vmi.metadata.uid ?? '').slice(0, 5)}`;
+    await this.c.pods.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: podName, namespace, labels: { [CREATED_BY_LABEL]: vmi.metadata.uid ?? '' } },
+      spec: { containers: [{ name: COMPUTE_CONTAINER, image: 'virt-launcher' }] },
+    });
+    const terminated = { exitCode: 0, reason: 'Completed', message: `{"event":"SHUTDOWN","reason":"${reason}"}` };
+    await this.c.pods.patchStatus(ref(namespace, podName), {
+      phase: 'Succeeded',
+      containerStatuses: [{ name: COMPUTE_CONTAINER, image: 'virt-launcher', imageID: '', ready: false, restartCount: 0, state: { terminated } }],
+    });
+    await this.c.kvvmis.mergePatch(ref(namespace, name), { status: { phase: 'Succeeded' } });
+  }
+
+  /** The instance failed (crash without a guest event). */
+  async fail(name: string): Promise<void> {
+    await this.c.kvvmis.mergePatch(ref(this.ns(), name), { status: { phase: 'Failed' } });
+  }
+
+  /** A migration runs to its end: the instance is on the target node, the migration Succeeded. */
+  async completeMigration(migrationName: string, vmName: string, targetNode: string): Promise<void> {
+    const namespace = this.ns();
+    const vmi = await this.c.kvvmis.get(ref(namespace, vmName));
+    const at = now();
+    const migrationState = { startTimestamp: at, endTimestamp: at, completed: true, sourceNode: vmi.status?.nodeName, targetNode };
+    await this.c.kvvmis.mergePatch(ref(namespace, vmName), { status: { nodeName: targetNode, migrationState } });
+    await this.c.migrations.patchStatus(ref(namespace, migrationName), { phase: 'Succeeded' });
+  }
+}
