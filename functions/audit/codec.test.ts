@@ -24,6 +24,17 @@ describe('decodeBody', () => {
     expect(summary(results)).toEqual(['0:ok', '1:invalid_json', '2:ok']);
   });
 
+  it('says why a line is not JSON from the line itself, never from the engine’s message text', () => {
+    // V8 quotes the input in its message: a line reading like a message must not steer the answer.
+    const results = decodeBody(ndjson('Unexpected end', 'nope at position 42', '{"kind":"Event","auditID":"a', good()));
+    expect(results.map((r) => (r.ok ? 'ok' : r.detail))).toEqual([
+      'line is not JSON: syntax error at position 0',
+      'line is not JSON: syntax error at position 1',
+      'line is not JSON: unexpected end of input',
+      'ok',
+    ]);
+  });
+
   it('rejects a message that is not JSON', () => {
     expect(summary(decodeBody(JSON.stringify([{ message: 'not json at all' }])))).toEqual(['0:invalid_json']);
   });

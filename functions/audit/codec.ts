@@ -6,8 +6,8 @@
  * A broken element never hides the others: it becomes a rejection with a stable reason.
  */
 import { formatPath } from '../../shared/config/index.js';
-import { errorMessage } from '../../shared/errors/index.js';
 import { AUDIT_API_VERSION, auditEventSchema, type AuditEvent } from './event.js';
+import { jsonSyntaxError } from './json-syntax.js';
 
 /** Stable reasons for rejecting one element (used as a metric label). */
 export type RejectReason =
@@ -58,21 +58,22 @@ function tooLarge(text: string, limits: DecodeLimits): boolean {
 }
 
 /**
- * V8's JSON errors may quote the input; audit lines can carry sensitive request data, so only the
- * kind of error and its position are kept.
+ * Why `text` is not JSON, from our own scan of it (never from the engine's message, which is no stable
+ * interface and may quote the input; audit lines can carry sensitive request data): only the kind of
+ * error and its position.
  */
-function jsonError(err: unknown): string {
-  const message = errorMessage(err);
-  const position = /at position (\d+)/.exec(message)?.[1];
-  if (/Unexpected end/.test(message)) return 'unexpected end of input';
-  return position === undefined ? 'syntax error' : `syntax error at position ${position}`;
+function jsonError(text: string): string {
+  const where = jsonSyntaxError(text);
+  if (where === undefined) return 'syntax error';
+  return where.endOfInput ? 'unexpected end of input' : `syntax error at position ${where.offset}`;
 }
 
 function parseJson(text: string): { value: unknown } | { error: string } {
   try {
     return { value: JSON.parse(text) as unknown };
   } catch (err: unknown) {
-    return { error: jsonError(err) };
+    if (!(err instanceof SyntaxError)) throw err;
+    return { error: jsonError(text) };
   }
 }
 

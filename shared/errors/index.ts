@@ -55,16 +55,69 @@ export class NotFoundError extends AppError {
   readonly status = 404;
 }
 
-/** An optimistic-concurrency conflict (HTTP 409 from the apiserver): retry with fresh state. */
+/**
+ * HTTP 409 from the apiserver: someone else wrote first; retry with fresh state. `reason` keeps the
+ * apiserver's reason (`Conflict` for a stale resourceVersion or an apply conflict). A create that
+ * found the name taken is the subclass AlreadyExistsError, so `instanceof ConflictError` catches
+ * every 409 and `instanceof AlreadyExistsError` tells the two apart.
+ */
 export class ConflictError extends AppError {
-  readonly code = 'CONFLICT';
+  readonly code: string = 'CONFLICT';
   readonly status = 409;
+  readonly reason: string;
+
+  constructor(message: string, options?: { cause?: unknown; reason?: string | undefined }) {
+    super(message, options);
+    this.reason = options?.reason ?? 'Conflict';
+  }
 }
 
-/** A dependency (apiserver, registry, peer) could not be reached or answered 5xx. */
+/** HTTP 409 with reason AlreadyExists: a create whose name is taken (the object may be ours already). */
+export class AlreadyExistsError extends ConflictError {
+  override readonly code: string = 'ALREADY_EXISTS';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, { ...options, reason: 'AlreadyExists' });
+  }
+}
+
+/** What an upstream said about its failure, kept for retries and logs. */
+export interface UpstreamDetails {
+  cause?: unknown;
+  /** The HTTP status the dependency answered (undefined when it did not answer at all). */
+  upstreamStatus?: number | undefined;
+  /** Its machine-readable reason (a metav1.Status reason such as `InternalError`, `ServiceUnavailable`). */
+  reason?: string | undefined;
+  /** How long it asked us to wait before retrying (Retry-After), in milliseconds. */
+  retryAfterMs?: number | undefined;
+}
+
+/**
+ * A dependency (apiserver, registry, peer) could not be reached or answered 5xx. Retrying later may
+ * succeed; `upstreamStatus`, `reason` and `retryAfterMs` say what it answered, if it answered.
+ */
 export class UnavailableError extends AppError {
   readonly code = 'UNAVAILABLE';
   readonly status = 503;
+  readonly upstreamStatus: number | undefined;
+  readonly reason: string | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options?: UpstreamDetails) {
+    super(message, options);
+    this.upstreamStatus = options?.upstreamStatus;
+    this.reason = options?.reason;
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+}
+
+/**
+ * A dependency answered something that breaks the protocol (a response or watch line that is not
+ * JSON, a watch event of no known type): its fault, not the caller's, so 502 rather than 400.
+ */
+export class ProtocolError extends AppError {
+  readonly code = 'PROTOCOL';
+  readonly status = 502;
 }
 
 export class TimeoutError extends AppError {
@@ -77,12 +130,20 @@ export class KubeApiError extends AppError {
   readonly code = 'KUBE_API';
   readonly status: number;
   readonly reason: string | undefined;
+  /** Retry-After of the answer (429 TooManyRequests carries one), in milliseconds. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, status: number, reason?: string, options?: { cause?: unknown }) {
+  constructor(message: string, status: number, reason?: string, options?: { cause?: unknown; retryAfterMs?: number | undefined }) {
     super(message, options);
     this.status = status;
     this.reason = reason;
+    this.retryAfterMs = options?.retryAfterMs;
   }
+}
+
+/** How long a failure asked the caller to wait before retrying (Retry-After), if it said. */
+export function retryAfterMsOf(err: unknown): number | undefined {
+  return err instanceof KubeApiError || err instanceof UnavailableError ? err.retryAfterMs : undefined;
 }
 
 /** The message of anything thrown, without assuming it is an Error. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConflictError, KubeApiError, NotFoundError, TimeoutError, UnavailableError } from '../errors/index.js';
+import { AlreadyExistsError, ConflictError, KubeApiError, NotFoundError, TimeoutError, UnavailableError, retryAfterMsOf } from '../errors/index.js';
 import { apiError, isGone, statusFromBody, transportError } from './errors.js';
 
 const status = (code: number, reason?: string, message?: string): string =>
@@ -17,24 +17,54 @@ describe('apiserver error mapping', () => {
     expect(err).toBeInstanceOf(ConflictError);
   });
 
+  it('keeps the reason of a 409: AlreadyExists is its own class, Conflict is not AlreadyExists', () => {
+    const exists = apiError('create Widget ns/a', statusFromBody(409, status(409, 'AlreadyExists', 'the object has been modified')));
+    const stale = apiError('replace Widget ns/a', statusFromBody(409, status(409, 'Conflict', 'widgets "a" already exists')));
+    expect(exists).toBeInstanceOf(AlreadyExistsError);
+    expect(exists).toBeInstanceOf(ConflictError); // every 409 still reads as "someone wrote first"
+    expect(exists).toMatchObject({ code: 'ALREADY_EXISTS', status: 409, reason: 'AlreadyExists' });
+    expect(stale).not.toBeInstanceOf(AlreadyExistsError);
+    expect(stale).toMatchObject({ code: 'CONFLICT', status: 409, reason: 'Conflict' });
+  });
+
   it.each([
     [410, 'Expired'],
     [422, 'Invalid'],
     [403, 'Forbidden'],
-    [500, 'InternalError'],
+    [429, 'TooManyRequests'],
   ])('maps %d to KubeApiError carrying status and reason %s', (code, reason) => {
     const err = apiError('patch Widget ns/a', statusFromBody(code, status(code, reason, 'details')));
     expect(err).toBeInstanceOf(KubeApiError);
     expect(err).toMatchObject({ status: code, reason });
   });
 
+  it.each([
+    [500, 'InternalError'],
+    [503, 'ServiceUnavailable'],
+    [504, 'Timeout'],
+  ])('maps a %d from the apiserver to UnavailableError, keeping that status and the reason %s', (code, reason) => {
+    const err = apiError('patch Widget ns/a', statusFromBody(code, status(code, reason, 'details')));
+    expect(err).toBeInstanceOf(UnavailableError);
+    expect(err).toMatchObject({ code: 'UNAVAILABLE', status: 503, upstreamStatus: code, reason });
+  });
+
   it('keeps the HTTP status when the body is not a Status', () => {
     const err = apiError('get Widget ns/a', statusFromBody(502, '<html>bad gateway</html>'));
-    expect(err).toMatchObject({ status: 502, reason: undefined, message: 'get Widget ns/a: <html>bad gateway</html>' });
+    expect(err).toBeInstanceOf(UnavailableError);
+    expect(err).toMatchObject({ upstreamStatus: 502, reason: undefined, message: 'get Widget ns/a: <html>bad gateway</html>' });
   });
 
   it('names the HTTP status when the body is empty', () => {
     expect(apiError('list Widget', statusFromBody(503, '')).message).toBe('list Widget: HTTP 503');
+  });
+
+  it('keeps Retry-After from the header, else from the Status details, for a 429 and a 503', () => {
+    const throttled = apiError('list Widget', statusFromBody(429, status(429, 'TooManyRequests'), '3'));
+    expect(throttled).toMatchObject({ status: 429, retryAfterMs: 3000 });
+    const body = JSON.stringify({ kind: 'Status', code: 503, reason: 'ServiceUnavailable', details: { retryAfterSeconds: 2 } });
+    expect(retryAfterMsOf(apiError('list Widget', statusFromBody(503, body)))).toBe(2000);
+    expect(retryAfterMsOf(apiError('list Widget', statusFromBody(429, '', 'Wed, 21 Oct 2015 07:28:00 GMT')))).toBeUndefined();
+    expect(retryAfterMsOf(apiError('list Widget', statusFromBody(429, '', '86400')))).toBe(600_000); // capped
   });
 
   it('reads an already parsed Status object', () => {

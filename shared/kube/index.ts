@@ -11,7 +11,8 @@ export {
   type OwnerReference,
   type ResourceDescriptor,
 } from './descriptor.js';
-export { InvalidObjectError, apiError, isGone, statusFromBody } from './errors.js';
+export { InvalidObjectError, apiError, isGone, statusFromBody, type StatusBody } from './errors.js';
+export { decodeObject, type Decoded } from './decode.js';
 export {
   ResourceClient,
   type CallOptions,
@@ -26,8 +27,16 @@ export { PatchType, addFinalizerOps, pointer, removeFinalizerOps, statusMergePat
 export { addFinalizer, hasFinalizer, removeFinalizer } from './finalizers.js';
 export { controllerRefOf, hasControllerReference, ownerReferenceTo, withControllerReference } from './owner-refs.js';
 export { kubeObjectSchema, microTimeSchema, objectReferenceSchema } from './schemas.js';
-export { Informer, type InformerEvent, type InformerHandlers, type InformerOptions, type InformerStats } from './informer.js';
-export { Store } from './store.js';
+export {
+  Informer,
+  failureKind,
+  type InformerEvent,
+  type InformerFailure,
+  type InformerHandlers,
+  type InformerOptions,
+  type InformerStats,
+} from './informer.js';
+export { Store, type InvalidEntry } from './store.js';
 export { runWatch, decodeWatchLine, type WatchEvent, type WatchEventType } from './watch.js';
 export { Backoff, sleep, type BackoffOptions } from './backoff.js';
 export { formatMicroTime, formatMicroTimeFromDate, nowMicros, parseMicroTime, type EpochMicros } from './microtime.js';

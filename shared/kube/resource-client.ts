@@ -1,6 +1,5 @@
 import type { ZodType } from 'zod';
 import { BadRequestError } from '../errors/index.js';
-import { zodProblems } from '../config/index.js';
 import {
   apiVersionOf,
   describeObject,
@@ -10,7 +9,7 @@ import {
   type ObjectRef,
   type ResourceDescriptor,
 } from './descriptor.js';
-import { InvalidObjectError } from './errors.js';
+import { decodeObject, type Decoded } from './decode.js';
 import { PatchType, type JsonPatchOp } from './patch.js';
 import type { HttpMethod, RestTransport } from './rest.js';
 
@@ -59,9 +58,8 @@ interface RawList {
 
 /**
  * A typed client for one resource: every result is validated by the zod schema (a mismatch is an
- * InvalidObjectError naming the object and field), every write names a field manager, and apiserver
- * failures arrive as shared/errors classes. Schemas for objects that are written back should keep
- * unknown fields (z.looseObject), or a read-modify-write drops them.
+ * InvalidObjectError naming the object and field; fields the schema does not know are kept, not
+ * rejected), every write names a field manager, and apiserver failures arrive as shared/errors classes.
  */
 export class ResourceClient<T extends KubeObject> {
   readonly apiVersion: string;
@@ -76,14 +74,24 @@ export class ResourceClient<T extends KubeObject> {
     this.apiVersion = apiVersionOf(descriptor);
   }
 
-  /** Validate one object from the apiserver (apiVersion/kind are filled in when a list omits them). */
-  parse(raw: unknown): T {
+  /**
+   * Decode one object from the apiserver (apiVersion/kind are filled in when a list omits them):
+   * fields the schema does not know are kept, not rejected (see decodeObject); any other mismatch is
+   * an InvalidObjectError in the result.
+   */
+  decode(raw: unknown): Decoded<T> {
     const obj = raw !== null && typeof raw === 'object' ? { apiVersion: this.apiVersion, kind: this.descriptor.kind, ...raw } : raw;
-    const result = this.schema.safeParse(obj);
-    if (result.success) return result.data;
-    const meta = (obj as { metadata?: { namespace?: string; name?: string } } | null)?.metadata;
-    const name = describeObject(this.descriptor, { namespace: meta?.namespace, name: meta?.name ?? '<unnamed>' });
-    throw new InvalidObjectError(name, zodProblems(result.error));
+    return decodeObject(this.schema, obj, () => {
+      const meta = (obj as { metadata?: { namespace?: string; name?: string } } | null)?.metadata;
+      return describeObject(this.descriptor, { namespace: meta?.namespace, name: meta?.name ?? '<unnamed>' });
+    });
+  }
+
+  /** Decode one object from the apiserver, or throw its InvalidObjectError. */
+  parse(raw: unknown): T {
+    const decoded = this.decode(raw);
+    if (decoded.ok) return decoded.value;
+    throw decoded.error;
   }
 
   async get(ref: ObjectRef, opts: CallOptions = {}): Promise<T> {

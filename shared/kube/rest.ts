@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { UnavailableError } from '../errors/index.js';
+import { ProtocolError, UnavailableError } from '../errors/index.js';
 import { apiError, statusFromBody, transportError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -64,8 +64,8 @@ export class RestTransport {
     try {
       const text = await readBody(ex.res);
       const status = ex.res.statusCode ?? 0;
-      if (status < 200 || status >= 300) throw apiError(req.what, statusFromBody(status, text));
-      return text === '' ? undefined : (JSON.parse(text) as unknown);
+      if (status < 200 || status >= 300) throw apiError(req.what, statusFromBody(status, text, retryAfterOf(ex.res)));
+      return text === '' ? undefined : parseJsonBody(text, req.what);
     } catch (err: unknown) {
       throw transportError(req.what, err, ex.timedOut());
     } finally {
@@ -80,7 +80,7 @@ export class RestTransport {
     const status = ex.res.statusCode ?? 0;
     if (status === 200) return ex.res;
     const text = await readBody(ex.res).catch(() => '');
-    throw apiError(req.what, statusFromBody(status, text));
+    throw apiError(req.what, statusFromBody(status, text, retryAfterOf(ex.res)));
   }
 
   /** Close pooled connections (lets the process, or jest, exit). */
@@ -139,6 +139,20 @@ export class RestTransport {
     if (tls.servername !== undefined) options.servername = tls.servername;
     this.agent = new https.Agent(options);
     return this.agent;
+  }
+}
+
+function retryAfterOf(res: http.IncomingMessage): string | undefined {
+  const value: string | string[] | undefined = res.headers['retry-after'];
+  return typeof value === 'string' ? value : value?.[0];
+}
+
+/** A 2xx body that is not JSON is the server breaking the protocol (502), not a transport failure. */
+function parseJsonBody(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err: unknown) {
+    throw new ProtocolError(`${what}: the answer is not JSON`, { cause: err });
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { BadRequestError, KubeApiError, NotFoundError } from '../errors/index.js';
+import { AppError, KubeApiError, NotFoundError, ProtocolError, UnavailableError } from '../errors/index.js';
 import { isGone } from './errors.js';
 import { decodeWatchLine } from './watch.js';
 
@@ -26,7 +26,29 @@ describe('watch line decoding', () => {
     expect(() => decodeWatchLine(line, 'watch Widget')).toThrow(NotFoundError);
   });
 
-  it.each(['not json', '{"type":"ADDED"}', '{"type":"SOMETHING","object":{}}', 'null'])('rejects %j instead of skipping it', (line) => {
-    expect(() => decodeWatchLine(line, 'watch Widget')).toThrow(BadRequestError);
+  it('classifies an ERROR event with a 5xx code as the server being unavailable, keeping its reason', () => {
+    const line = JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd is down' } });
+    let caught: unknown;
+    try {
+      decodeWatchLine(line, 'watch Widget');
+    } catch (err: unknown) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(UnavailableError);
+    expect(caught).toMatchObject({ upstreamStatus: 500, reason: 'InternalError' });
   });
+
+  it.each(['not json', '{"type":"ADDED"}', '{"type":"SOMETHING","object":{}}', '{"type":"ADDED","object":null}', 'null'])(
+    'rejects %j as the server breaking the protocol (502), not as a bad request of ours',
+    (line) => {
+      let caught: unknown;
+      try {
+        decodeWatchLine(line, 'watch Widget');
+      } catch (err: unknown) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(ProtocolError);
+      expect([(caught as AppError).code, (caught as AppError).status]).toEqual(['PROTOCOL', 502]);
+    },
+  );
 });

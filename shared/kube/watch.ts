@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import { BadRequestError } from '../errors/index.js';
+import { ProtocolError } from '../errors/index.js';
 import { resourcePath, type ResourceDescriptor } from './descriptor.js';
 import { apiError, statusFromBody, transportError } from './errors.js';
 import type { RestTransport } from './rest.js';
@@ -27,23 +27,23 @@ const EVENT_TYPES: ReadonlySet<string> = new Set(['ADDED', 'MODIFIED', 'DELETED'
 
 /**
  * Decode one line of a watch stream. An ERROR event becomes the error class of its Status code
- * (410 Gone → KubeApiError with status 410), and a line that is not a watch event is an error too:
- * nothing is silently skipped.
+ * (410 Gone → KubeApiError with status 410), and a line that is not a watch event is a ProtocolError
+ * (the server's fault, not a bad request of ours): nothing is silently skipped.
  */
 export function decodeWatchLine(line: string, what: string): WatchEvent {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
   } catch (err: unknown) {
-    throw new BadRequestError(`${what}: undecodable watch line`, { cause: err });
+    throw new ProtocolError(`${what}: a watch line that is not JSON`, { cause: err });
   }
   const event = parsed as { type?: unknown; object?: unknown } | null;
   if (event?.type === 'ERROR') {
     const code = (event.object as { code?: unknown } | undefined)?.code;
     throw apiError(what, statusFromBody(typeof code === 'number' ? code : 500, event.object));
   }
-  if (typeof event?.type !== 'string' || !EVENT_TYPES.has(event.type) || typeof event.object !== 'object') {
-    throw new BadRequestError(`${what}: malformed watch event`);
+  if (typeof event?.type !== 'string' || !EVENT_TYPES.has(event.type) || typeof event.object !== 'object' || event.object === null) {
+    throw new ProtocolError(`${what}: a watch event without a known type and an object`);
   }
   return { type: event.type as WatchEventType, object: event.object };
 }

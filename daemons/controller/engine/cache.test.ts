@@ -5,7 +5,7 @@ import { ObjectCache, type CacheSource } from './cache.js';
 /** An informer stand-in: the test moves the store and fires the events, as a watch would. */
 function source(): { src: CacheSource<KubeObject>; add: (o: KubeObject) => void; update: (o: KubeObject) => void; remove: (o: KubeObject) => void } {
   const store = new Store<KubeObject>();
-  const handlers: { [E in keyof InformerHandlers<KubeObject>]: InformerHandlers<KubeObject>[E][] } = { add: [], update: [], delete: [] };
+  const handlers: { [E in keyof InformerHandlers<KubeObject>]: InformerHandlers<KubeObject>[E][] } = { add: [], update: [], delete: [], invalid: [] };
   const src = {
     store,
     synced: Promise.resolve(),
@@ -73,5 +73,38 @@ describe('ObjectCache', () => {
     expect(cache.byIndex('color', 'blue').map((o) => o.metadata.resourceVersion)).toEqual(['2']);
     s.remove(obj('3', { color: 'blue' }));
     expect(cache.byIndex('color', 'blue')).toEqual([]);
+  });
+
+  it('finds this process’s own fresh writes through its indexes, as get() does', () => {
+    const s = source();
+    const cache = new ObjectCache(s.src);
+    cache.addIndex('color', (o) => [o.metadata.labels?.['color'] ?? '']);
+    s.add(obj('1', { color: 'red' }));
+    cache.remember(obj('2', { color: 'blue' })); // our write's answer; the watch event is still on its way
+    expect(cache.get('ns/a')?.metadata.labels?.['color']).toBe('blue');
+    expect(cache.byIndex('color', 'blue').map((o) => o.metadata.resourceVersion)).toEqual(['2']);
+    expect(cache.byIndex('color', 'red')).toEqual([]);
+    expect([cache.countByIndex('color', 'blue'), cache.countByIndex('color', 'red')]).toEqual([1, 0]);
+
+    const created = { metadata: { namespace: 'ns', name: 'new', resourceVersion: '3', labels: { color: 'green' } } };
+    cache.remember(created); // created by us, not watched yet
+    expect(cache.byIndex('color', 'green')).toEqual([created]);
+
+    s.update(obj('2', { color: 'blue' })); // the watch catches up: nothing moves
+    expect(cache.byIndex('color', 'blue').map((o) => o.metadata.resourceVersion)).toEqual(['2']);
+    cache.forget('ns/new'); // deleted by us
+    expect([cache.byIndex('color', 'green'), cache.countByIndex('color', 'green')]).toEqual([[], 0]);
+  });
+
+  it('keeps the index on the newer copy when a late watch event is older than our write', () => {
+    const s = source();
+    const cache = new ObjectCache(s.src);
+    cache.addIndex('color', (o) => [o.metadata.labels?.['color'] ?? '']);
+    s.add(obj('1', { color: 'red' }));
+    cache.remember(obj('5', { color: 'blue' }));
+    s.update(obj('3', { color: 'green' })); // an older version arrives after our write's answer
+    expect(cache.get('ns/a')?.metadata.resourceVersion).toBe('5');
+    expect(cache.byIndex('color', 'blue').map((o) => o.metadata.resourceVersion)).toEqual(['5']);
+    expect([cache.countByIndex('color', 'green'), cache.countByIndex('color', 'red')]).toEqual([0, 0]);
   });
 });

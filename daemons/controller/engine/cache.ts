@@ -1,4 +1,4 @@
-import { objectKey, type Informer, type KubeObject } from '../../../shared/kube/index.js';
+import { objectKey, type Informer, type InvalidObjectError, type KubeObject } from '../../../shared/kube/index.js';
 
 /** What the cache needs of an informer (an Informer satisfies it; tests feed events by hand). */
 export type CacheSource<T extends KubeObject> = Pick<Informer<T>, 'on' | 'store' | 'synced' | 'start' | 'stop'>;
@@ -20,10 +20,12 @@ export class ObjectCache<T extends KubeObject> {
   private readonly tombstones = new Map<string, KubeObject>();
   private readonly indexFns = new Map<string, IndexFn<T>>();
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
+  /** The version of each object whose values are in the indexes: always the one get() answers. */
+  private readonly indexed = new Map<string, T>();
 
   constructor(readonly informer: CacheSource<T>) {
-    informer.on('add', (obj) => this.observe(obj, undefined));
-    informer.on('update', (obj, old) => this.observe(obj, old));
+    informer.on('add', (obj) => this.observe(obj));
+    informer.on('update', (obj) => this.observe(obj));
     informer.on('delete', (obj) => this.observeDelete(obj));
   }
 
@@ -59,6 +61,7 @@ export class ObjectCache<T extends KubeObject> {
     this.gone.delete(key);
     const cached = this.informer.store.get(key);
     if (cached === undefined || !newerOrEqual(cached, obj)) this.overlay.set(key, obj);
+    this.reindex(key);
     return obj;
   }
 
@@ -66,9 +69,18 @@ export class ObjectCache<T extends KubeObject> {
   forget(key: string): void {
     this.overlay.delete(key);
     if (this.informer.store.get(key) !== undefined) this.gone.add(key);
+    this.reindex(key);
   }
 
-  /** Maintain an index; must be added before the informer starts. */
+  /**
+   * Why the latest version of an object did not match its schema (the informer keeps it aside; get()
+   * answers the last version that matched). A reconciler must not act on such an object.
+   */
+  invalid(key: string): InvalidObjectError | undefined {
+    return this.informer.store.invalid(key)?.error;
+  }
+
+  /** Maintain an index over what get() answers (own writes included); add it before the informer starts. */
   addIndex(name: string, fn: IndexFn<T>): void {
     this.indexFns.set(name, fn);
     this.indexes.set(name, new Map());
@@ -91,14 +103,13 @@ export class ObjectCache<T extends KubeObject> {
     return out;
   }
 
-  private observe(obj: T, old: T | undefined): void {
+  private observe(obj: T): void {
     const key = objectKey(obj.metadata);
     this.gone.delete(key);
     this.tombstones.delete(key);
     const fresh = this.overlay.get(key);
     if (fresh !== undefined && newerOrEqual(obj, fresh)) this.overlay.delete(key);
-    if (old !== undefined) this.unindex(key, old);
-    this.index(key, obj);
+    this.reindex(key);
   }
 
   private observeDelete(obj: T): void {
@@ -108,7 +119,21 @@ export class ObjectCache<T extends KubeObject> {
     this.tombstones.delete(key);
     this.tombstones.set(key, { metadata: { resourceVersion: obj.metadata.resourceVersion } });
     if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value ?? '');
-    this.unindex(key, obj);
+    this.reindex(key);
+  }
+
+  /** Make the indexes hold the values of what get(key) answers now. */
+  private reindex(key: string): void {
+    if (this.indexFns.size === 0) return;
+    const before = this.indexed.get(key);
+    const now = this.get(key);
+    if (before === now) return;
+    if (before !== undefined) this.unindex(key, before);
+    if (now === undefined) this.indexed.delete(key);
+    else {
+      this.index(key, now);
+      this.indexed.set(key, now);
+    }
   }
 
   private index(key: string, obj: T): void {

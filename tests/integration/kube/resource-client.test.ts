@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
-import { ConflictError, KubeApiError, NotFoundError } from '../../../shared/errors/index.js';
+import { AlreadyExistsError, ConflictError, KubeApiError, NotFoundError } from '../../../shared/errors/index.js';
 import { InvalidObjectError } from '../../../shared/kube/index.js';
 import { FIELD_MANAGER, newWidget, useWidgets, widgetDescriptor, type Widget } from './fixtures.js';
 
@@ -32,6 +32,18 @@ describe('typed resource client against a real apiserver', () => {
     const w = await t.api.create(newWidget(t.ns, 'stale'));
     await t.api.replace({ ...w, spec: { size: 2 } });
     await expect(t.api.replace({ ...w, spec: { size: 5 } })).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  it('tells a create of a taken name (AlreadyExists) from a stale write (Conflict), both 409', async () => {
+    const w = await t.api.create(newWidget(t.ns, 'taken'));
+    const exists = await t.api.create(newWidget(t.ns, 'taken')).catch((e: unknown) => e);
+    expect(exists).toBeInstanceOf(AlreadyExistsError);
+    expect(exists).toMatchObject({ status: 409, reason: 'AlreadyExists' });
+    await t.api.replace({ ...w, spec: { size: 2 } });
+    const stale = await t.api.mergePatch({ namespace: t.ns, name: 'taken' }, { metadata: { resourceVersion: w.metadata.resourceVersion }, spec: { size: 3 } }).catch((e: unknown) => e);
+    expect(stale).toBeInstanceOf(ConflictError);
+    expect(stale).not.toBeInstanceOf(AlreadyExistsError);
+    expect(stale).toMatchObject({ status: 409, reason: 'Conflict' });
   });
 
   it('maps a validation failure to KubeApiError with status 422 and reason Invalid', async () => {

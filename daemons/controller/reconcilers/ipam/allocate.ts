@@ -1,7 +1,7 @@
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import { API_VERSION } from '../../../../shared/api/resources/common.js';
 import type { VirtualMachineIPAddress, VirtualMachineIPAddressLease } from '../../../../shared/api/resources/addresses.js';
-import { ConflictError } from '../../../../shared/errors/index.js';
+import { AlreadyExistsError } from '../../../../shared/errors/index.js';
 import type { Deps } from '../../deps.js';
 import { Expectations } from '../../engine/expectations.js';
 import { ipToLeaseName, parseIPv4 } from '../../../../shared/api/ipv4.js';
@@ -73,7 +73,7 @@ export class Allocator {
       const lease = await this.deps.clients.leases.create(newLease(vmip, name), { signal });
       return { ok: true, lease: this.deps.caches.leases.remember(lease) };
     } catch (err: unknown) {
-      if (!(err instanceof ConflictError)) {
+      if (!(err instanceof AlreadyExistsError)) {
         this.taken.delete(ip);
         throw err;
       }

@@ -1,6 +1,6 @@
 import { INTERNAL_API_VERSION, type InternalVirtualMachineInstanceMigration } from '../../../../shared/api/internal/resources.js';
 import { ownerReferenceTo } from '../../../../shared/kube/index.js';
-import { ConflictError } from '../../../../shared/errors/index.js';
+import { AlreadyExistsError } from '../../../../shared/errors/index.js';
 import { ignoreMissing } from '../vm/handlers/deletion.js';
 import type { OpContext, Operation, Progress } from './operation.js';
 
@@ -44,7 +44,7 @@ export const migrateOperation: Operation = {
     try {
       c.deps.caches.migrations.remember(await c.deps.clients.migrations.create(vmim, { signal: c.signal }));
     } catch (err: unknown) {
-      if (!(err instanceof ConflictError)) throw err;
+      if (!(err instanceof AlreadyExistsError)) throw err;
     }
     return undefined;
   },
