@@ -37,6 +37,23 @@ describe('validate', () => {
     expect(decision.violations.map((v) => v.path)).toEqual(['spec.cpu.cores', 'spec.blockDeviceRefs']);
   });
 
+  it('denies empty references naming each field, before any lookup runs', async () => {
+    const l = lookups();
+    const bad = vm(
+      (o) =>
+        void ((o.spec.virtualMachineIPAddressName = ''),
+        (o.spec.blockDeviceRefs = [{ kind: 'VirtualDisk', name: '' }]),
+        (o.spec.networks = [{ type: 'Main', virtualMachineMACAddressName: '' }])),
+    );
+    const { decision } = await validate(virtualMachineValidator, request(bad), context(l));
+    expect(decision.violations.map((v) => v.path)).toEqual([
+      'spec.blockDeviceRefs[0].name',
+      'spec.virtualMachineIPAddressName',
+      'spec.networks[0].virtualMachineMACAddressName',
+    ]);
+    expect([...l.calls.keys()]).toEqual([]);
+  });
+
   it('names the old object in problems with it', async () => {
     const old = vm((o) => void (o.spec.cpu.cores = 0));
     const { decision } = await validate(virtualMachineValidator, request(vm(), { oldObject: old }), context(lookups()));

@@ -99,7 +99,7 @@ ruleTable(vmipValidator, emptyWorld, [
   {
     rule: 'an Auto address names no IP',
     good: { object: vmip() },
-    bad: { object: vmip((o) => void (o.spec.staticIP = '10.66.0.5')) },
+    bad: { object: vmip((o) => void (o.spec = { type: 'Auto', staticIP: '10.66.0.5' })) },
     expect: { deny: 'spec.staticIP', message: /must be empty for type Auto/ },
   },
   {

@@ -145,7 +145,7 @@ export const pool = (change?: (o: PoolIn) => void): PoolIn =>
         scaleDownPolicy: 'NewestFirst',
         virtualDiskTemplates: [{ name: 'root', spec: { persistentVolumeClaim: { size: '10Gi' } } }],
         virtualMachineTemplate: {
-          spec: vmSpec(),
+          spec: { ...vmSpec(), liveMigrationPolicy: 'PreferSafe' },
         },
       },
     },

@@ -108,12 +108,19 @@ export const TolerationSchema = z.strictObject({
 });
 export type Toleration = z.infer<typeof TolerationSchema>;
 
-/** corev1.TopologySpreadConstraint. */
-export const TopologySpreadConstraintSchema = z.strictObject({
+/**
+ * A topology spread constraint as the original's VirtualMachine CRD has it: labelSelector, maxSkew,
+ * topologyKey and whenUnsatisfiable only (its hand-written schema refuses the newer pod fields).
+ */
+export const VMTopologySpreadConstraintSchema = z.strictObject({
   maxSkew: int32().describe('Maximum permitted difference in the number of matching pods between domains.'),
   topologyKey: z.string().describe('Node label key defining the topology domains.'),
   whenUnsatisfiable: z.string().describe('DoNotSchedule or ScheduleAnyway.'),
   labelSelector: LabelSelectorSchema.optional(),
+});
+
+/** corev1.TopologySpreadConstraint (the VirtualMachinePool template, generated from the Go type, has all of it). */
+export const TopologySpreadConstraintSchema = VMTopologySpreadConstraintSchema.extend({
   minDomains: int32().optional().describe('Minimum number of eligible domains.'),
   nodeAffinityPolicy: z.string().optional().describe('Honor or Ignore node affinity when computing skew.'),
   nodeTaintsPolicy: z.string().optional().describe('Honor or Ignore node taints when computing skew.'),

@@ -18,7 +18,7 @@ const addressStatusShape = {
 const addressRef = (what: string) =>
   z
     .strictObject({
-      name: z.string().describe(`Name of the ${what}.`),
+      name: z.string().describe(`Name of the ${what}; empty once the lease is released.`),
       namespace: z.string().describe(`Namespace of the ${what}.`),
     })
     .describe(`The ${what} holding the lease.`);
@@ -31,7 +31,8 @@ export const VirtualMachineIPAddressSchema = rootSchema(
       type: z.enum(['Auto', 'Static']).describe('Auto: take a free address from virtualMachineCIDRs; Static: use staticIP.'),
       staticIP: z.string().optional().describe('The requested address for type Static.'),
     })
-    .describe('Desired address.'),
+    .default({ type: 'Auto' })
+    .describe('Desired address; a bare object (no spec) is an automatic address.'),
   z.strictObject(addressStatusShape).describe('Observed state of the address.'),
 );
 export type VirtualMachineIPAddress = z.infer<typeof VirtualMachineIPAddressSchema>;
@@ -41,6 +42,7 @@ export const VirtualMachineIPAddressLeaseSchema = rootSchema(
   'VirtualMachineIPAddressLease',
   z
     .strictObject({ virtualMachineIPAddressRef: addressRef('VirtualMachineIPAddress').optional() })
+    .default({})
     .describe('The holder of the lease; the lease name encodes the IP (ip-10-0-0-5).'),
   z
     .strictObject({
@@ -63,7 +65,8 @@ export const VirtualMachineMACAddressSchema = rootSchema(
         .optional()
         .describe('The requested MAC address; one is generated when empty.'),
     })
-    .describe('Desired address.'),
+    .default({})
+    .describe('Desired address; a bare object (no spec) gets a generated address.'),
   z.strictObject(addressStatusShape).describe('Observed state of the address.'),
 );
 export type VirtualMachineMACAddress = z.infer<typeof VirtualMachineMACAddressSchema>;
@@ -73,6 +76,7 @@ export const VirtualMachineMACAddressLeaseSchema = rootSchema(
   'VirtualMachineMACAddressLease',
   z
     .strictObject({ virtualMachineMACAddressRef: addressRef('VirtualMachineMACAddress').optional() })
+    .default({})
     .describe('The holder of the lease; the lease name encodes the MAC (mac-aa-bb-cc-dd-ee-ff).'),
   z
     .strictObject({

@@ -21,12 +21,27 @@ const ChecksumSchema = z
   })
   .describe('Expected checksums of the data; the import fails on a mismatch.');
 
-export const IMAGE_REFERENCE =
-  /^(?:[a-zA-Z0-9.-]+(?::[0-9]+)?\/)?[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
+/**
+ * A container image reference in the OCI distribution grammar (distribution/reference): an optional
+ * registry host (DNS name or [IPv6], optional port), path components of lower-case alphanumerics
+ * joined by `.`, `_`, `__` or dashes, an optional tag, and an optional digest of any algorithm
+ * (`sha256:`, `sha512:`, `multihash+base58:`...). Written without named groups or lookarounds so the
+ * same text works in the apiserver (RE2) and in JavaScript.
+ */
+const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+const HOST = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])`;
+const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
+export const IMAGE_REFERENCE = new RegExp(
+  `^(?:${HOST}(?::[0-9]+)?/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@${DIGEST})?$`,
+);
+
+/** An http(s) URL as the original's pattern has it (printable ASCII except space, `"`, `#`, `` ` ``, `{|}~`). */
+export const HTTP_URL = new RegExp(String.raw`^http[s]?:\/\/(?:[a-zA-Z]|[0-9]|[$-_@.&+]|[!*\(\),]|(?:%[0-9a-fA-F][0-9a-fA-F]))+$`);
 
 const HttpSchema = z
   .strictObject({
-    url: z.string().regex(/^https?:\/\/[^\s]+$/).describe('http or https URL of the image file.'),
+    url: z.string().regex(HTTP_URL, 'must be an http or https URL').describe('http or https URL of the image file.'),
     caBundle: base64Bytes().optional().describe('CA certificates (PEM, base64) to verify the server.'),
     checksum: ChecksumSchema.optional(),
   })
@@ -34,9 +49,12 @@ const HttpSchema = z
 
 const ContainerImageSchema = z
   .strictObject({
-    image: z.string().regex(IMAGE_REFERENCE).describe('Container image reference holding the disk image.'),
+    image: z
+      .string()
+      .regex(IMAGE_REFERENCE, 'must be a container image reference such as registry.example.com/images/ubuntu:22.04')
+      .describe('Container image reference holding the disk image.'),
     imagePullSecret: z
-      .strictObject({ name: z.string().optional().describe('Secret name.') })
+      .strictObject({ name: z.string().min(1).optional().describe('Secret name.') })
       .optional()
       .describe('Secret with registry credentials, in the namespace of the resource.'),
     caBundle: base64Bytes().optional().describe('CA certificates (PEM, base64) to verify the registry.'),
@@ -70,7 +88,7 @@ function dataSourceSchema<R extends z.ZodType>(objectRef: R) {
 function objectRefShape<const K extends readonly [string, ...string[]]>(kinds: K) {
   return {
     kind: z.enum(kinds).describe('Kind of the source object.'),
-    name: z.string().describe('Name of the source object.'),
+    name: z.string().min(1).describe('Name of the source object.'),
   };
 }
 
@@ -92,10 +110,17 @@ export const ClusterVirtualImageDataSourceSchema = dataSourceSchema(
     }),
     [
       {
-        rule: "self.kind == 'ClusterVirtualImage' || (has(self.namespace) && size(self.namespace) < 64)",
-        message: 'namespace is required (at most 63 characters) for a namespaced source',
+        rule: "self.kind == 'ClusterVirtualImage' || (has(self.namespace) && size(self.namespace) > 0)",
+        message: 'The namespace is required for VirtualDisk, VirtualImage and VirtualDiskSnapshot',
         fieldPath: '.namespace',
-        holds: (s) => s.kind === 'ClusterVirtualImage' || (s.namespace !== undefined && s.namespace.length < 64),
+        reason: 'FieldValueRequired',
+        holds: (s) => s.kind === 'ClusterVirtualImage' || (s.namespace !== undefined && s.namespace.length > 0),
+      },
+      {
+        rule: "self.kind == 'ClusterVirtualImage' || !has(self.namespace) || size(self.namespace) < 64",
+        message: 'The namespace must be no longer than 63 characters.',
+        fieldPath: '.namespace',
+        holds: (s) => s.kind === 'ClusterVirtualImage' || s.namespace === undefined || [...s.namespace].length < 64,
       },
     ],
   ).describe(COPY_FROM),

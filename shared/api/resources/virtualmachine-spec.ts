@@ -5,8 +5,19 @@ import {
   NodeAffinitySchema,
   TolerationSchema,
   TopologySpreadConstraintSchema,
+  VMTopologySpreadConstraintSchema,
 } from '../k8s/core.js';
-import { type CelRule, DNS1123_SUBDOMAIN, fieldForType, int32, int64, quantity, stringMap, withRules } from '../k8s/schema.js';
+import {
+  type CelRule,
+  DNS1123_SUBDOMAIN,
+  QUANTITY_PATTERN,
+  fieldForType,
+  int32,
+  int64,
+  quantity,
+  stringMap,
+  withRules,
+} from '../k8s/schema.js';
 
 export const CORE_FRACTION_PATTERN = /^(Auto|(100|[1-9][0-9]?)%)$/;
 
@@ -29,7 +40,7 @@ const secretRef = (what: string) =>
   z
     .strictObject({
       kind: z.enum(['Secret']).default('Secret').describe('Kind of the referenced object; only Secret.'),
-      name: z.string().describe('Name of the Secret in the namespace of the virtual machine.'),
+      name: z.string().min(1).describe('Name of the Secret in the namespace of the virtual machine.'),
     })
     .describe(what);
 
@@ -57,11 +68,21 @@ const ProvisioningSchema = withRules(
   ],
 ).describe('Guest OS initialization: cloud-init user data or a Windows sysprep answer file.');
 
+const WEIGHT = 'must be from 1 to 100';
+
 const affinityTerm = z.strictObject({
   labelSelector: LabelSelectorSchema.optional(),
   namespaces: z.array(z.string()).optional().describe('Namespaces the label selector applies to.'),
   topologyKey: z.string().describe('Node label whose value defines co-location.'),
   namespaceSelector: LabelSelectorSchema.optional(),
+  matchLabelKeys: z
+    .array(z.string())
+    .optional()
+    .describe('Label keys of the incoming VM whose values are ANDed with labelSelector (pod affinity matchLabelKeys).'),
+  mismatchLabelKeys: z
+    .array(z.string())
+    .optional()
+    .describe('Label keys of the incoming VM whose values must differ (pod affinity mismatchLabelKeys).'),
 });
 
 const vmAndPodAffinity = (what: string) =>
@@ -74,7 +95,7 @@ const vmAndPodAffinity = (what: string) =>
       preferredDuringSchedulingIgnoredDuringExecution: z
         .array(
           z.strictObject({
-            weight: int32().describe('Weight 1-100 added when the term matches.'),
+            weight: int32().min(1, WEIGHT).max(100, WEIGHT).describe('Weight 1-100 added when the term matches.'),
             virtualMachineAndPodAffinityTerm: affinityTerm.describe('VMs and pods matching the term.'),
           }),
         )
@@ -113,7 +134,14 @@ const VirtualMachineSpecBase = z.strictObject({
         .describe('Guaranteed share of each core, 1%-100%, or Auto; filled from the class when empty.'),
     })
     .describe('CPU resources.'),
-  memory: z.strictObject({ size: quantity().describe('Amount of memory, e.g. 4Gi.') }).describe('Memory.'),
+  memory: z
+    .strictObject({
+      size: z
+        .string()
+        .regex(QUANTITY_PATTERN, 'must be a Kubernetes quantity such as "4Gi"')
+        .describe('Amount of memory as a quantity string, e.g. 4Gi.'),
+    })
+    .describe('Memory.'),
   blockDeviceRefs: z
     .array(BlockDeviceRefSchema)
     .min(1)
@@ -122,6 +150,7 @@ const VirtualMachineSpecBase = z.strictObject({
   provisioning: ProvisioningSchema.optional(),
   virtualMachineIPAddressName: z
     .string()
+    .min(1)
     .optional()
     .describe('VirtualMachineIPAddress for the main network; one is created when empty.'),
   networks: z
@@ -129,22 +158,22 @@ const VirtualMachineSpecBase = z.strictObject({
       z.strictObject({
         id: int32().optional().describe('Interface index; Main is 1, others are filled from 2 when empty.'),
         type: NetworkType.describe('Main (cluster pod network), Network or ClusterNetwork.'),
-        name: z.string().optional().describe('Name of the Network or ClusterNetwork; empty for Main.'),
-        virtualMachineMACAddressName: z.string().optional().describe('VirtualMachineMACAddress of the interface.'),
-        ipAddressName: z.string().optional().describe('IP address resource of the interface.'),
+        name: z.string().min(1).optional().describe('Name of the Network or ClusterNetwork; absent for Main.'),
+        virtualMachineMACAddressName: z.string().min(1).optional().describe('VirtualMachineMACAddress of the interface.'),
+        ipAddressName: z.string().min(1).optional().describe('IP address resource of the interface.'),
       }),
     )
     .optional()
     .describe('Network interfaces of the VM.'),
   usbDevices: z
-    .array(z.strictObject({ name: z.string().describe('Name of a USBDevice in the namespace.') }))
+    .array(z.strictObject({ name: z.string().min(1).describe('Name of a USBDevice in the namespace.') }))
     .max(8)
     .optional()
     .describe('USB devices passed through to the VM.'),
   gpus: z
     .array(
       z.strictObject({
-        gpuClassName: z.string().max(253).regex(DNS1123_SUBDOMAIN).describe('GPUClass to allocate a GPU from.'),
+        gpuClassName: z.string().min(1).max(253).regex(DNS1123_SUBDOMAIN).describe('GPUClass to allocate a GPU from.'),
       }),
     )
     .max(16)
@@ -154,8 +183,8 @@ const VirtualMachineSpecBase = z.strictObject({
   nodeSelector: stringMap().optional().describe('Node labels the VM must be scheduled on.'),
   affinity: AffinitySchema.optional(),
   tolerations: z.array(TolerationSchema).optional().describe('Node taints the VM tolerates.'),
-  topologySpreadConstraints: z.array(TopologySpreadConstraintSchema).optional().describe('Spread of VMs across domains.'),
-  priorityClassName: z.string().optional().describe('PriorityClass of the VM pod.'),
+  topologySpreadConstraints: z.array(VMTopologySpreadConstraintSchema).optional().describe('Spread of VMs across domains.'),
+  priorityClassName: z.string().min(1).optional().describe('PriorityClass of the VM pod.'),
   disruptions: z
     .strictObject({
       restartApprovalMode: z
@@ -222,10 +251,11 @@ export type VirtualMachineSpec = z.infer<typeof VirtualMachineSpecSchema>;
 /** The VM spec inside a VirtualMachinePool template (liveMigrationPolicy also allows Manual and Never). */
 export const PoolVirtualMachineSpecSchema = withRules(
   VirtualMachineSpecBase.extend({
+    memory: z.strictObject({ size: quantity().describe('Amount of memory, e.g. 4Gi.') }).describe('Memory.'),
+    topologySpreadConstraints: z.array(TopologySpreadConstraintSchema).optional().describe('Spread of VMs across domains.'),
     liveMigrationPolicy: z
       .enum([...LIVE_MIGRATION_POLICIES, 'Manual', 'Never'])
-      .default('PreferSafe')
-      .describe('Whether live migration may slow the guest down (Forced) to converge; Manual or Never disable it.'),
+      .describe('Whether live migration may slow the guest down (Forced) to converge; Manual or Never disable it (required here).'),
   }),
   specRules,
 ).describe('Spec of every virtual machine of the pool.');

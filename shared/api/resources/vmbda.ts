@@ -8,10 +8,10 @@ export const VirtualMachineBlockDeviceAttachmentSpecSchema = z
     blockDeviceRef: z
       .strictObject({
         kind: z.enum(['VirtualDisk', 'VirtualImage', 'ClusterVirtualImage']).describe('Kind of the block device.'),
-        name: z.string().describe('Name of the block device.'),
+        name: z.string().min(1).describe('Name of the block device.'),
       })
       .describe('The block device to attach.'),
-    virtualMachineName: z.string().describe('The VM to attach the device to, in the same namespace.'),
+    virtualMachineName: z.string().min(1).describe('The VM to attach the device to, in the same namespace.'),
   })
   .describe('Which device to attach to which VM.');
 

@@ -35,7 +35,7 @@ const CloneSchema = withRules(
           from: z
             .strictObject({
               kind: z.string().optional().describe('Kind of the resource to rename; any when empty.'),
-              name: z.string().describe('Current name.'),
+              name: z.string().min(1).describe('Current name.'),
             })
             .describe('The resource to rename.'),
           to: nameFragment('New name.'),
@@ -59,7 +59,7 @@ const CloneSchema = withRules(
 export const VirtualMachineOperationSpecSchema = withRules(
   z.strictObject({
     type: OperationType.describe('The operation to perform.'),
-    virtualMachineName: z.string().describe('The VM in the same namespace.'),
+    virtualMachineName: z.string().min(1).describe('The VM in the same namespace.'),
     force: z.boolean().optional().describe('Skip the graceful path (e.g. power off instead of shut down).'),
     migrate: z
       .strictObject({ nodeSelector: stringMap().optional().describe('Labels the target node must have.') })
@@ -68,7 +68,7 @@ export const VirtualMachineOperationSpecSchema = withRules(
     restore: z
       .strictObject({
         mode: SnapshotMode.describe('DryRun: only report conflicts; Strict: fail on any; BestEffort: skip what conflicts.'),
-        virtualMachineSnapshotName: z.string().describe('The snapshot to restore from.'),
+        virtualMachineSnapshotName: z.string().min(1).describe('The snapshot to restore from.'),
       })
       .optional()
       .describe('Restore settings for type Restore.'),

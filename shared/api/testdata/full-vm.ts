@@ -4,7 +4,25 @@ import { T, condition, dataSources, labelSelector, toleration } from './full-com
 
 const API = 'virtualization.deckhouse.io/v1alpha2';
 
-const term = { labelSelector, namespaces: ['prod'], topologyKey: 'kubernetes.io/hostname', namespaceSelector: labelSelector };
+const term = {
+  labelSelector,
+  namespaces: ['prod'],
+  topologyKey: 'kubernetes.io/hostname',
+  namespaceSelector: labelSelector,
+  matchLabelKeys: ['app'],
+  mismatchLabelKeys: ['tenant'],
+};
+/** The pool template (generated from the Go types in the original) takes every pod spread field. */
+const fullSpread = {
+  maxSkew: 1,
+  topologyKey: 'topology.kubernetes.io/zone',
+  whenUnsatisfiable: 'DoNotSchedule',
+  labelSelector,
+  minDomains: 2,
+  nodeAffinityPolicy: 'Honor',
+  nodeTaintsPolicy: 'Ignore',
+  matchLabelKeys: ['app'],
+};
 const vmAffinity = {
   requiredDuringSchedulingIgnoredDuringExecution: [term],
   preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, virtualMachineAndPodAffinityTerm: term }],
@@ -47,10 +65,6 @@ export const VM_SPEC_FULL = {
       topologyKey: 'topology.kubernetes.io/zone',
       whenUnsatisfiable: 'ScheduleAnyway',
       labelSelector,
-      minDomains: 2,
-      nodeAffinityPolicy: 'Honor',
-      nodeTaintsPolicy: 'Ignore',
-      matchLabelKeys: ['app'],
     },
   ],
   priorityClassName: 'high',
@@ -188,6 +202,8 @@ const poolObject = (provisioning: Record<string, unknown>) => ({
         ...VM_SPEC_FULL,
         provisioning,
         liveMigrationPolicy: 'Never',
+        memory: { size: 8589934592 },
+        topologySpreadConstraints: [fullSpread],
         blockDeviceRefs: poolDisks.map((d, i) => ({ kind: 'VirtualDisk', name: d.name, bootOrder: i + 1 })),
       },
     },

@@ -46,6 +46,26 @@ export const VMOP_CASES: ManifestCase[] = [
     manifest: vmop({ type: 'Clone', clone: { mode: 'Strict', customization: { namePrefix: 'p'.repeat(60) } } }),
     expect: invalid('spec.clone.customization.namePrefix'),
   },
+  {
+    name: 'an operation on a VM with an empty name is rejected',
+    manifest: vmop({ type: 'Stop', virtualMachineName: '' }),
+    expect: invalid('spec.virtualMachineName'),
+  },
+  {
+    name: 'a restore from a snapshot with an empty name is rejected',
+    manifest: vmop({ type: 'Restore', restore: { mode: 'Strict', virtualMachineSnapshotName: '' } }),
+    expect: invalid('spec.restore.virtualMachineSnapshotName'),
+  },
+  {
+    name: 'a restore with an unknown mode is rejected',
+    manifest: vmop({ type: 'Restore', restore: { mode: 'Eventually', virtualMachineSnapshotName: 's' } }),
+    expect: invalid('spec.restore.mode'),
+  },
+  {
+    name: 'a clone renaming a resource with an empty name is rejected',
+    manifest: vmop({ type: 'Clone', clone: { mode: 'Strict', nameReplacement: [{ from: { name: '' }, to: 'x' }] } }),
+    expect: invalid('spec.clone.nameReplacement[0].from.name'),
+  },
   { name: 'an unknown operation type is rejected', manifest: vmop({ type: 'Reboot' }), expect: invalid('spec.type') },
   {
     name: 'an operation without a VM name is rejected',
@@ -80,6 +100,28 @@ export const ADDRESS_CASES: ManifestCase[] = [
     expect: invalid('spec.virtualMachineIPAddressRef.namespace'),
   },
   { name: 'a MAC address to be generated is accepted', manifest: object('VirtualMachineMACAddress', {}), expect: { valid: true } },
+  {
+    name: 'a bare MAC address without spec is accepted, as by the original',
+    manifest: object('VirtualMachineMACAddress'),
+    expect: { valid: true, defaults: { spec: {} } },
+  },
+  {
+    name: 'a bare IP address without spec is accepted as an automatic address',
+    manifest: object('VirtualMachineIPAddress'),
+    expect: { valid: true, defaults: { 'spec.type': 'Auto' } },
+  },
+  {
+    name: 'a static IP given as a number is rejected',
+    manifest: object('VirtualMachineIPAddress', { type: 'Static', staticIP: 167772165 }),
+    expect: invalid('spec.staticIP'),
+  },
+  { name: 'a bare IP lease without spec is accepted', manifest: object('VirtualMachineIPAddressLease'), expect: { valid: true } },
+  { name: 'a bare MAC lease without spec is accepted', manifest: object('VirtualMachineMACAddressLease'), expect: { valid: true } },
+  {
+    name: 'a MAC address of a number is rejected',
+    manifest: object('VirtualMachineMACAddress', { address: 5 }),
+    expect: invalid('spec.address'),
+  },
   {
     name: 'a requested MAC address is accepted',
     manifest: object('VirtualMachineMACAddress', { address: 'aa-bb-cc-dd-ee-ff' }),

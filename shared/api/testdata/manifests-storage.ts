@@ -108,6 +108,87 @@ export const STORAGE_CASES: ManifestCase[] = [
   },
   { name: 'a cluster image without dataSource type is rejected', manifest: cvi({ dataSource: {} }), expect: invalid('spec.dataSource.type') },
   {
+    name: 'image references of the OCI grammar are accepted: other digest algorithms, double underscores, IPv6 hosts',
+    manifest: vi({
+      dataSource: {
+        type: 'ContainerImage',
+        containerImage: { image: `[fd00::1]:5000/team__a/my-image@sha512:${'b'.repeat(128)}` },
+      },
+    }),
+    expect: { valid: true },
+  },
+  {
+    name: 'an image reference with a digest of another algorithm family is accepted',
+    manifest: vd({ dataSource: { type: 'ContainerImage', containerImage: { image: `ubuntu:22.04@multihash+base58:${'c'.repeat(40)}` } } }),
+    expect: { valid: true },
+  },
+  {
+    name: 'an image reference with an upper-case path is rejected',
+    manifest: vd({ dataSource: { type: 'ContainerImage', containerImage: { image: 'registry.example.com/Images/ubuntu' } } }),
+    expect: invalid('spec.dataSource.containerImage.image'),
+  },
+  {
+    name: 'an image reference with a digest shorter than 32 hex digits is rejected',
+    manifest: vd({ dataSource: { type: 'ContainerImage', containerImage: { image: 'ubuntu@sha256:abc' } } }),
+    expect: invalid('spec.dataSource.containerImage.image'),
+  },
+  {
+    name: 'an image reference with a tag over 128 characters is rejected',
+    manifest: vd({ dataSource: { type: 'ContainerImage', containerImage: { image: `ubuntu:${'t'.repeat(129)}` } } }),
+    expect: invalid('spec.dataSource.containerImage.image'),
+  },
+  { name: 'an empty image reference is rejected', manifest: vd({ dataSource: { type: 'ContainerImage', containerImage: { image: '' } } }), expect: invalid('spec.dataSource.containerImage.image') },
+  {
+    name: 'an empty imagePullSecret name is rejected',
+    manifest: vd({ dataSource: { type: 'ContainerImage', containerImage: { image: 'ubuntu', imagePullSecret: { name: '' } } } }),
+    expect: invalid('spec.dataSource.containerImage.imagePullSecret.name'),
+  },
+  {
+    name: 'a URL with a query string is accepted',
+    manifest: vd({ dataSource: { type: 'HTTP', http: { url: 'https://example.com/disk.img?token=a%20b&x=1' } } }),
+    expect: { valid: true },
+  },
+  {
+    name: 'a URL with a fragment is rejected, as by the original pattern',
+    manifest: vd({ dataSource: { type: 'HTTP', http: { url: 'https://example.com/disk.img#part' } } }),
+    expect: invalid('spec.dataSource.http.url'),
+  },
+  {
+    name: 'a URL with a space is rejected',
+    manifest: vd({ dataSource: { type: 'HTTP', http: { url: 'https://example.com/my disk.img' } } }),
+    expect: invalid('spec.dataSource.http.url'),
+  },
+  {
+    name: 'a URL that is a number is rejected',
+    manifest: vd({ dataSource: { type: 'HTTP', http: { url: 42 } } }),
+    expect: invalid('spec.dataSource.http.url'),
+  },
+  {
+    name: 'an empty source name of a disk is rejected',
+    manifest: vd({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: '' } } }),
+    expect: invalid('spec.dataSource.objectRef.name'),
+  },
+  {
+    name: 'an image copied from a VirtualMachine is rejected',
+    manifest: vi({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualMachine', name: 'vm' } } }),
+    expect: invalid('spec.dataSource.objectRef.kind'),
+  },
+  {
+    name: 'an empty source name of an image is rejected',
+    manifest: vi({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualDisk', name: '' } } }),
+    expect: invalid('spec.dataSource.objectRef.name'),
+  },
+  {
+    name: 'a cluster image copied from a VirtualDisk with an empty namespace is rejected',
+    manifest: cvi({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualDisk', name: 'root', namespace: '' } } }),
+    expect: invalid('spec.dataSource.objectRef.namespace'),
+  },
+  {
+    name: 'a cluster image copied from a VirtualDiskSnapshot in a namespace of 64 characters is rejected',
+    manifest: cvi({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualDiskSnapshot', name: 's', namespace: 'n'.repeat(64) } } }),
+    expect: invalid('spec.dataSource.objectRef.namespace'),
+  },
+  {
     name: 'an attachment of a disk to a VM is accepted',
     manifest: object('VirtualMachineBlockDeviceAttachment', {
       blockDeviceRef: { kind: 'VirtualDisk', name: 'data' },
@@ -118,6 +199,16 @@ export const STORAGE_CASES: ManifestCase[] = [
   {
     name: 'an attachment without virtualMachineName is rejected',
     manifest: object('VirtualMachineBlockDeviceAttachment', { blockDeviceRef: { kind: 'VirtualDisk', name: 'data' } }),
+    expect: invalid('spec.virtualMachineName'),
+  },
+  {
+    name: 'an attachment of a device with an empty name is rejected',
+    manifest: object('VirtualMachineBlockDeviceAttachment', { blockDeviceRef: { kind: 'VirtualDisk', name: '' }, virtualMachineName: 'vm' }),
+    expect: invalid('spec.blockDeviceRef.name'),
+  },
+  {
+    name: 'an attachment to a VM with an empty name is rejected',
+    manifest: object('VirtualMachineBlockDeviceAttachment', { blockDeviceRef: { kind: 'VirtualDisk', name: 'd' }, virtualMachineName: '' }),
     expect: invalid('spec.virtualMachineName'),
   },
   {

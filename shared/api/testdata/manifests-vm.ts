@@ -43,7 +43,7 @@ export const VM_CASES: ManifestCase[] = [
     manifest: vm({
       runPolicy: 'Manual',
       cpu: { cores: 4, coreFraction: '5%' },
-      memory: { size: 4294967296 },
+      memory: { size: '4096Mi' },
       provisioning: { type: 'UserData', userData: '#cloud-config\n' },
       bootloader: 'EFIWithSecureBoot',
       osType: 'Windows',
@@ -148,6 +148,142 @@ export const VM_CASES: ManifestCase[] = [
     expect: invalid('spec.usbDevices'),
   },
   {
+    name: 'affinity terms with matchLabelKeys and mismatchLabelKeys are accepted',
+    manifest: vm({
+      affinity: {
+        virtualMachineAndPodAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [
+            { topologyKey: 'zone', matchLabelKeys: ['app'], mismatchLabelKeys: ['tenant'] },
+          ],
+        },
+      },
+    }),
+    expect: { valid: true },
+  },
+  {
+    name: 'matchLabelKeys that is not a list is rejected',
+    manifest: vm({
+      affinity: {
+        virtualMachineAndPodAntiAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'zone', matchLabelKeys: 'app' }],
+        },
+      },
+    }),
+    expect: invalid('spec.affinity.virtualMachineAndPodAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys'),
+  },
+  {
+    name: 'a mismatchLabelKeys entry that is not a string is rejected',
+    manifest: vm({
+      affinity: {
+        virtualMachineAndPodAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'zone', mismatchLabelKeys: [5] }],
+        },
+      },
+    }),
+    expect: invalid('spec.affinity.virtualMachineAndPodAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].mismatchLabelKeys[0]'),
+  },
+  {
+    name: 'an affinity weight of 101 is rejected',
+    manifest: vm({
+      affinity: {
+        virtualMachineAndPodAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 101, virtualMachineAndPodAffinityTerm: { topologyKey: 'zone' } }],
+        },
+      },
+    }),
+    expect: invalid('spec.affinity.virtualMachineAndPodAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight'),
+  },
+  {
+    name: 'a topology spread constraint with the four fields the original has is accepted',
+    manifest: vm({
+      topologySpreadConstraints: [
+        { maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web' } } },
+      ],
+    }),
+    expect: { valid: true },
+  },
+  {
+    name: 'a VM topology spread constraint with minDomains is rejected as the original refuses it',
+    manifest: vm({ topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', minDomains: 2 }] }),
+    expect: invalid('spec.topologySpreadConstraints[0].minDomains'),
+  },
+  {
+    name: 'a VM topology spread constraint with matchLabelKeys is rejected as the original refuses it',
+    manifest: vm({ topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', matchLabelKeys: ['a'] }] }),
+    expect: invalid('spec.topologySpreadConstraints[0].matchLabelKeys'),
+  },
+  {
+    name: 'a topology spread constraint without whenUnsatisfiable is rejected',
+    manifest: vm({ topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone' }] }),
+    expect: invalid('spec.topologySpreadConstraints[0].whenUnsatisfiable'),
+  },
+  {
+    name: 'a memory size given as an integer is rejected (the original takes a quantity string)',
+    manifest: vm({ memory: { size: 1073741824 } }),
+    expect: invalid('spec.memory.size'),
+  },
+  { name: 'an empty memory size is rejected', manifest: vm({ memory: { size: '' } }), expect: invalid('spec.memory.size') },
+  {
+    name: 'cores beyond int32 are rejected at the cores field',
+    manifest: vm({ cpu: { cores: 2147483648 } }),
+    expect: invalid('spec.cpu.cores'),
+  },
+  { name: 'cores as a string are rejected', manifest: vm({ cpu: { cores: '2' } }), expect: invalid('spec.cpu.cores') },
+  { name: 'an empty virtualMachineClassName is rejected', manifest: vm({ virtualMachineClassName: '' }), expect: invalid('spec.virtualMachineClassName') },
+  {
+    name: 'an empty virtualMachineIPAddressName is rejected',
+    manifest: vm({ virtualMachineIPAddressName: '' }),
+    expect: invalid('spec.virtualMachineIPAddressName'),
+  },
+  { name: 'an empty priorityClassName is rejected', manifest: vm({ priorityClassName: '' }), expect: invalid('spec.priorityClassName') },
+  {
+    name: 'an empty block device name is rejected',
+    manifest: vm({ blockDeviceRefs: [{ kind: 'VirtualDisk', name: '' }] }),
+    expect: invalid('spec.blockDeviceRefs[0].name'),
+  },
+  {
+    name: 'an empty network name is rejected',
+    manifest: vm({ networks: [{ type: 'Main' }, { type: 'Network', name: '' }] }),
+    expect: invalid('spec.networks[1].name'),
+  },
+  {
+    name: 'an empty virtualMachineMACAddressName is rejected',
+    manifest: vm({ networks: [{ type: 'Main', virtualMachineMACAddressName: '' }] }),
+    expect: invalid('spec.networks[0].virtualMachineMACAddressName'),
+  },
+  {
+    name: 'an empty ipAddressName is rejected',
+    manifest: vm({ networks: [{ type: 'Main' }, { type: 'Network', name: 'lan', ipAddressName: '' }] }),
+    expect: invalid('spec.networks[1].ipAddressName'),
+  },
+  {
+    name: 'a network of an unknown type is rejected',
+    manifest: vm({ networks: [{ type: 'Bridge' }] }),
+    expect: invalid('spec.networks[0].type'),
+  },
+  { name: 'an empty USB device name is rejected', manifest: vm({ usbDevices: [{ name: '' }] }), expect: invalid('spec.usbDevices[0].name') },
+  { name: 'an empty GPU class name is rejected', manifest: vm({ gpus: [{ gpuClassName: '' }] }), expect: invalid('spec.gpus[0].gpuClassName') },
+  {
+    name: 'an empty userDataRef name is rejected',
+    manifest: vm({ provisioning: { type: 'UserDataRef', userDataRef: { name: '' } } }),
+    expect: invalid('spec.provisioning.userDataRef.name'),
+  },
+  {
+    name: 'an empty sysprepRef name is rejected',
+    manifest: vm({ provisioning: { type: 'SysprepRef', sysprepRef: { name: '' } } }),
+    expect: invalid('spec.provisioning.sysprepRef.name'),
+  },
+  {
+    name: 'a userDataRef of kind ConfigMap is rejected',
+    manifest: vm({ provisioning: { type: 'UserDataRef', userDataRef: { kind: 'ConfigMap', name: 'x' } } }),
+    expect: invalid('spec.provisioning.userDataRef.kind'),
+  },
+  {
+    name: 'a GPU class name over 253 characters is rejected',
+    manifest: vm({ gpus: [{ gpuClassName: 'a'.repeat(254) }] }),
+    expect: invalid('spec.gpus[0].gpuClassName'),
+  },
+  {
     name: 'a GPU class name that is not a DNS subdomain is rejected',
     manifest: vm({ gpus: [{ gpuClassName: 'Bad_Name' }] }),
     expect: invalid('spec.gpus[0].gpuClassName'),
@@ -204,13 +340,14 @@ export const VMCLASS_CASES: ManifestCase[] = [
   { name: 'a class without cpu is rejected', manifest: vmclass({}), expect: invalid('spec.cpu') },
 ];
 
+const POOL_VM_SPEC = { ...VM_SPEC, liveMigrationPolicy: 'PreferSafe' };
 const template = (name: string) => ({ name, spec: { persistentVolumeClaim: { size: '10Gi' } } });
 export const pool = (spec: Record<string, unknown> = {}): Manifest =>
   object('VirtualMachinePool', {
     replicas: 2,
     scaleDownPolicy: 'NewestFirst',
     virtualDiskTemplates: [template('root')],
-    virtualMachineTemplate: { metadata: { labels: { app: 'web' } }, spec: VM_SPEC },
+    virtualMachineTemplate: { metadata: { labels: { app: 'web' } }, spec: POOL_VM_SPEC },
     ...spec,
   });
 
@@ -230,7 +367,7 @@ export const POOL_CASES: ManifestCase[] = [
     name: 'a pool retaining disks with keep and ttl and liveMigrationPolicy Never is accepted',
     manifest: pool({
       virtualDiskTemplates: [{ ...template('root'), reclaim: { onScaleDown: 'Retain', keep: 2, ttl: '24h' } }],
-      virtualMachineTemplate: { spec: { ...VM_SPEC, liveMigrationPolicy: 'Never' } },
+      virtualMachineTemplate: { spec: { ...POOL_VM_SPEC, liveMigrationPolicy: 'Never' } },
     }),
     expect: { valid: true },
   },
@@ -243,14 +380,14 @@ export const POOL_CASES: ManifestCase[] = [
     name: 'a VirtualDisk reference without a template is rejected',
     manifest: pool({
       virtualMachineTemplate: {
-        spec: { ...VM_SPEC, blockDeviceRefs: [...VM_SPEC.blockDeviceRefs, { kind: 'VirtualDisk', name: 'other' }] },
+        spec: { ...POOL_VM_SPEC, blockDeviceRefs: [...VM_SPEC.blockDeviceRefs, { kind: 'VirtualDisk', name: 'other' }] },
       },
     }),
     expect: invalid('spec.virtualMachineTemplate.spec.blockDeviceRefs'),
   },
   {
     name: 'a Legacy VM template is rejected',
-    manifest: pool({ virtualMachineTemplate: { spec: { ...VM_SPEC, ...legacy } } }),
+    manifest: pool({ virtualMachineTemplate: { spec: { ...POOL_VM_SPEC, ...legacy } } }),
     expect: invalid('spec.virtualMachineTemplate.spec.osType'),
   },
   {
@@ -262,6 +399,31 @@ export const POOL_CASES: ManifestCase[] = [
     name: 'two disk templates with the same name are rejected',
     manifest: pool({ virtualDiskTemplates: [template('root'), template('root')] }),
     expect: invalid('spec.virtualDiskTemplates'),
+  },
+  {
+    name: 'a pool template with the full pod spread constraint and an integer memory size is accepted (as the original)',
+    manifest: pool({
+      virtualMachineTemplate: {
+        spec: {
+          ...POOL_VM_SPEC,
+          memory: { size: 1073741824 },
+          topologySpreadConstraints: [
+            { maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', minDomains: 2, matchLabelKeys: ['app'] },
+          ],
+        },
+      },
+    }),
+    expect: { valid: true },
+  },
+  {
+    name: 'a pool template without liveMigrationPolicy is rejected (the original requires it there)',
+    manifest: pool({ virtualMachineTemplate: { spec: VM_SPEC } }),
+    expect: invalid('spec.virtualMachineTemplate.spec.liveMigrationPolicy'),
+  },
+  {
+    name: 'a pool template with an unknown liveMigrationPolicy is rejected',
+    manifest: pool({ virtualMachineTemplate: { spec: { ...POOL_VM_SPEC, liveMigrationPolicy: 'Sometimes' } } }),
+    expect: invalid('spec.virtualMachineTemplate.spec.liveMigrationPolicy'),
   },
   {
     name: 'a pool without scaleDownPolicy is rejected',
