@@ -1,0 +1,213 @@
+/**
+ * The sync loop: one sync at a time, each a full level-triggered pass (read the kernel, compute the
+ * desired state, diff, write one batch). Triggers that arrive during a sync are coalesced into the
+ * next one, so a burst of events costs one or two syncs. Refused changes and failed reads are
+ * retried with backoff; other VMs are unaffected because a batch goes on past a refused line.
+ * Changes to other routes (`routing`) only re-run the node lookups and sync when those changed.
+ */
+import { performance } from 'node:perf_hooks';
+import { Backoff, type BackoffOptions } from '../../shared/kube/index.js';
+import type { Logger } from '../../shared/log/index.js';
+import { afterApplying, causeOf, type AfterSync } from './classify.js';
+import { commandFor } from './commands.js';
+import { computeDesired, nodeAddressesToLookUp, type DesiredInput } from './desired.js';
+import { diff } from './diff.js';
+import type { Kernel, KernelRead } from './iproute2.js';
+import type { RouteForgeMetrics, Trigger } from './metrics.js';
+import { SKIP_REASONS, changeKey, objectOf, type Change, type DesiredState, type SkipReason } from './model.js';
+
+export interface SyncerOptions {
+  readonly kernel: Kernel;
+  readonly table: number;
+  readonly localDevice: string;
+  readonly dryRun: boolean;
+  /** The current VMs, CiliumNodes and CIDRs (read at the start of each sync). */
+  readonly inputs: () => Pick<DesiredInput, 'vms' | 'nodes' | 'cidrs'>;
+  readonly metrics: RouteForgeMetrics;
+  readonly log: Logger;
+  readonly retry?: BackoffOptions;
+  /** Least time between two lookup-only checks caused by other routes changing (default 100 ms). */
+  readonly routingCheckIntervalMs?: number;
+}
+
+export interface SyncResult {
+  readonly changes: readonly Change[];
+  readonly failed: number;
+  readonly skipped: number;
+}
+
+export class Syncer {
+  /** Each pending trigger with the time it first arrived (performance.now()). */
+  private pending = new Map<Trigger, number>();
+  private wake: (() => void) | undefined;
+  private previous: AfterSync | undefined;
+  private lookupsSeen = '';
+  private devices = new Set<string>();
+  private lastRoutingCheck = -Infinity;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly backoff: Backoff;
+  private readonly skips = new Map<string, SkipReason>();
+  private readonly refused = new Map<string, string>();
+  /** Completed syncs (for readiness and tests). */
+  syncs = 0;
+
+  constructor(private readonly options: SyncerOptions) {
+    this.backoff = new Backoff(options.retry ?? { initialMs: 500, maxMs: 30_000, jitter: 0.2 });
+  }
+
+  /** Whether a route wanted by the last sync goes through this device (or it is the local device). */
+  usesDevice(device: string): boolean {
+    return device === this.options.localDevice || this.devices.has(device);
+  }
+
+  /** Something may have changed; the next sync looks. */
+  trigger(trigger: Trigger): void {
+    if (!this.pending.has(trigger)) this.pending.set(trigger, performance.now());
+    this.wake?.();
+  }
+
+  /** Sync whenever triggered, until the signal aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const onAbort = (): void => this.wake?.();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      while (!signal.aborted) {
+        if (this.pending.size === 0) await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+        if (signal.aborted) break;
+        if (this.pending.size === 1 && this.pending.has('routing')) {
+          const wait = this.lastRoutingCheck + (this.options.routingCheckIntervalMs ?? 100) - performance.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        }
+        const triggers = this.pending;
+        this.pending = new Map();
+        await this.handle(triggers);
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      clearTimeout(this.retryTimer);
+    }
+  }
+
+  private async handle(triggers: ReadonlyMap<Trigger, number>): Promise<void> {
+    const { metrics, log } = this.options;
+    const started = performance.now();
+    try {
+      if (triggers.size === 1 && triggers.has('routing') && this.previous !== undefined) {
+        this.lastRoutingCheck = started;
+        if (!(await this.lookupsChanged())) return;
+      }
+      const result = await this.syncOnce();
+      if (result.failed > 0) this.scheduleRetry();
+      else this.backoff.reset();
+      metrics.syncs.inc({ result: this.options.dryRun ? 'dry-run' : result.failed > 0 ? 'partial' : 'ok' });
+    } catch (err: unknown) {
+      metrics.syncs.inc({ result: 'failed' });
+      const delayMs = this.scheduleRetry();
+      log.warn({ err, delayMs }, 'sync failed; retrying');
+      return;
+    } finally {
+      metrics.syncDuration.observe(undefined, (performance.now() - started) / 1000);
+    }
+    const now = performance.now();
+    for (const [trigger, since] of triggers) metrics.syncLatency.observe({ trigger }, (now - since) / 1000);
+  }
+
+  private scheduleRetry(): number {
+    const delayMs = this.backoff.next();
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.trigger('retry'), delayMs);
+    return delayMs;
+  }
+
+  /** Node lookups only: did the kernel's way to any node change since the last sync? */
+  private async lookupsChanged(): Promise<boolean> {
+    const addresses = nodeAddressesToLookUp(this.options.inputs());
+    return fingerprint(await this.options.kernel.lookup(addresses)) !== this.lookupsSeen;
+  }
+
+  /** One full pass; exposed for tests and the benchmark. */
+  async syncOnce(): Promise<SyncResult> {
+    const { kernel, table, dryRun, metrics, log } = this.options;
+    const inputs = this.options.inputs();
+    const read = await kernel.read(nodeAddressesToLookUp(inputs), table);
+    this.lookupsSeen = fingerprint(read.lookups);
+    const desired = computeDesired({ ...inputs, lookups: read.lookups, localDevice: this.options.localDevice });
+    this.observeDesired(desired);
+    this.devices = new Set([...desired.routes.values()].flatMap((r) => (r.dev === undefined ? [] : [r.dev])));
+    const changes = diff(desired, read.state, table);
+    const lines = changes.map((c) => commandFor(c, table));
+    const failed = new Set<Change>();
+    if (dryRun) {
+      if (changes.length > 0) log.info({ changes: changes.length, commands: lines.slice(0, 20) }, 'dry run: changes not applied');
+      metrics.pendingChanges.set(undefined, changes.length);
+    } else {
+      for (const failure of lines.length === 0 ? [] : await kernel.apply(lines)) {
+        const change = changes[failure.index];
+        if (change !== undefined) failed.add(change);
+      }
+      this.report(changes, failed, lines);
+      metrics.pendingChanges.set(undefined, failed.size);
+    }
+    const ownRules = read.state.rules.filter((r) => r.table === String(table) && r.dst !== undefined).map((r) => r.dst ?? '');
+    this.previous = afterApplying(desired, { routes: read.state.routes, ruleDsts: ownRules }, dryRun ? [] : changes, failed);
+    this.syncs++;
+    return { changes, failed: failed.size, skipped: desired.skipped.length };
+  }
+
+  private report(changes: readonly Change[], failed: ReadonlySet<Change>, lines: readonly string[]): void {
+    const { metrics, log } = this.options;
+    changes.forEach((change, i) => {
+      const object = objectOf(change);
+      const op = change.op.split('-')[1] ?? change.op;
+      const key = changeKey(change);
+      if (failed.has(change)) {
+        metrics.kernelErrors.inc({ object, op });
+        if (this.refused.get(key) !== lines[i]) log.warn({ command: lines[i], owner: ownerOf(change) }, 'the kernel refused a change; retrying');
+        this.refused.set(key, lines[i] ?? '');
+        return;
+      }
+      this.refused.delete(key);
+      const cause = causeOf(change, this.previous);
+      metrics.changes.inc({ object, op, cause });
+      if (cause === 'repair') {
+        metrics.repairs.inc({ object });
+        log.info({ command: lines[i], owner: ownerOf(change) }, 'repaired: the kernel had lost or changed this');
+      } else if (cause === 'gc') {
+        log.info({ command: lines[i] }, 'removed a stale entry left from before the start');
+      } else {
+        log.debug({ command: lines[i], owner: ownerOf(change) }, 'applied');
+      }
+    });
+  }
+
+  private observeDesired(desired: DesiredState): void {
+    const { metrics, log } = this.options;
+    const blackholes = desired.cidrs.length;
+    metrics.routesManaged.set({ kind: 'vm' }, desired.routes.size - blackholes);
+    metrics.routesManaged.set({ kind: 'blackhole' }, blackholes);
+    metrics.rulesManaged.set(undefined, desired.cidrs.length);
+    const counts = new Map<SkipReason, number>(SKIP_REASONS.map((r) => [r, 0]));
+    const now = new Map<string, SkipReason>();
+    for (const skip of desired.skipped) {
+      counts.set(skip.reason, (counts.get(skip.reason) ?? 0) + 1);
+      now.set(skip.vm, skip.reason);
+      if (this.skips.get(skip.vm) === skip.reason) continue;
+      metrics.skips.inc({ reason: skip.reason });
+      const level = skip.reason === 'no-ip' || skip.reason === 'no-node' ? 'info' : 'warn';
+      log[level]({ vm: skip.vm, reason: skip.reason, detail: skip.detail }, 'VM skipped: no route of its own');
+    }
+    for (const vm of this.skips.keys()) if (!now.has(vm)) log.info({ vm }, 'VM no longer skipped');
+    this.skips.clear();
+    for (const [vm, reason] of now) this.skips.set(vm, reason);
+    for (const [reason, count] of counts) metrics.skipped.set({ reason }, count);
+  }
+}
+
+function ownerOf(change: Change): string | undefined {
+  return change.op === 'route-replace' ? change.owner : undefined;
+}
+
+function fingerprint(lookups: KernelRead['lookups']): string {
+  return JSON.stringify([...lookups.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
+}
