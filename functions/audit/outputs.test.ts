@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../../shared/testing/wait.js';
 import { recordWriter } from './output.js';
 import { forbidRecord, RecordType } from './records.js';
 import { MemoryDestination } from './testing/memory-destination.js';
@@ -32,14 +33,6 @@ async function receiver(statuses: number[]): Promise<{ url: string; received: Re
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, received, server };
 }
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('record outputs', () => {
   const cleanup: Array<() => Promise<void>> = [];
   afterEach(async () => {
@@ -62,12 +55,12 @@ describe('record outputs', () => {
     const audit: ServedAudit = await serveAudit({ K_SINK: sink.url, K_CE_OVERRIDES: '{"extensions":{"cluster":"prod"}}' });
     cleanup.push(() => audit.close(), () => new Promise((r) => sink.server.close(() => r())));
     await audit.post('/vector', JSON.stringify([{ message: golden('vm-manage-create', 'input') }]));
-    await until(() => sink.received.length === 2);
+    await waitFor('the retried delivery', () => sink.received.length === 2);
     const [first, second] = sink.received;
     expect(second?.body).toBe(golden('vm-manage-create', 'expected'));
     expect(second?.headers).toMatchObject({ 'ce-type': 'io.deckhouse.virtualization.audit.record.v1', 'ce-subject': 'vm-manage', 'ce-cluster': 'prod', 'content-type': 'application/json' });
     expect(second?.headers['ce-id']).toBe(first?.headers['ce-id']);
-    await until(() => audit.lines.length === 1);
+    await waitFor('the record on stdout', () => audit.lines.length === 1);
     const metrics = await (await fetch(`${audit.server.url}/metrics`)).text();
     expect(metrics).toContain('audit_sink_records_total{result="delivered"} 1');
   });
@@ -78,7 +71,7 @@ describe('record outputs', () => {
     cleanup.push(() => audit.close(), () => new Promise((r) => sink.server.close(() => r())));
     await audit.post('/vector', JSON.stringify([{ message: golden('vm-manage-patch', 'input') }]));
     const metrics = async (): Promise<string> => (await fetch(`${audit.server.url}/metrics`)).text();
-    await until(async () => (await metrics()).includes('audit_sink_records_total{result="failed"} 1'));
+    await waitFor('the delivery counted as failed', async () => (await metrics()).includes('audit_sink_records_total{result="failed"} 1'));
     expect(sink.received).toHaveLength(1);
     expect(audit.lines).toEqual([golden('vm-manage-patch', 'expected')]);
   });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../../shared/testing/wait.js';
 import {
   binaryHeaders,
   listeningPort,
@@ -58,11 +59,8 @@ describe('sample-echo as a process', () => {
 });
 
 async function waitForInFlightRequests(url: string, count: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  await waitFor(`${count} requests in flight`, async () => {
     const metrics = await send(`${url}/metrics`);
-    const value = /^http_requests_in_flight (\d+)$/m.exec(metrics.body)?.[1];
-    if (Number(value) >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`never saw ${count} requests in flight`);
+    return Number(/^http_requests_in_flight (\d+)$/m.exec(metrics.body)?.[1]) >= count;
+  });
 }

@@ -21,7 +21,11 @@ export interface LeaderElectionOptions {
   identity: string;
   /** How long others wait after the last renew they saw before taking over (whole seconds). */
   leaseDurationMs?: number;
-  /** The leader gives up (its signal aborts) when it has not renewed for this long. */
+  /**
+   * The leader gives up (its signal aborts) once this long has passed, by its own clock, since it sent
+   * its last successful renewal (not since the answer came: others count from when they saw the
+   * record, which is after it was sent). leaseDurationMs minus this is the margin for writes in flight.
+   */
   renewDeadlineMs?: number;
   /** Pause between attempts to acquire or renew. */
   retryPeriodMs?: number;
@@ -33,10 +37,17 @@ export interface LeaderElectionOptions {
   /** Called when a different holder is first seen. */
   onNewLeader?: (identity: string) => void;
   logger?: Logger;
+  /** Milliseconds since the epoch; every expiry decision reads it (tests drive a fake). */
   now?: () => number;
 }
 
 type Attempt = 'acquired' | 'held' | 'conflict';
+
+/** One try to acquire or renew; `sentAt` is the clock reading stamped into the record that was sent. */
+interface AttemptResult {
+  outcome: Attempt;
+  sentAt: number;
+}
 
 /** Lease-based leader election with client-go's timing model (lease duration, renew deadline, retry). */
 export class LeaderElector {
@@ -65,55 +76,83 @@ export class LeaderElector {
   /** Campaign until `signal` aborts, leading whenever the lease is ours; resolves after the release. */
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      if (await this.acquire(signal)) await this.lead(signal);
+      const sentAt = await this.acquire(signal);
+      if (sentAt !== undefined) await this.lead(signal, sentAt);
     }
   }
 
-  private async acquire(stop: AbortSignal): Promise<boolean> {
+  /** Try until the lease is ours; resolves with when the acquiring record was sent (undefined once stopped). */
+  private async acquire(stop: AbortSignal): Promise<number | undefined> {
     while (!stop.aborted) {
       try {
-        if ((await this.tryAcquireOrRenew(stop)) === 'acquired') return true;
+        const attempt = await this.tryAcquireOrRenew(stop);
+        if (attempt.outcome === 'acquired') return attempt.sentAt;
       } catch (err: unknown) {
         if (!stop.aborted) this.log.warn({ err }, 'could not acquire the lease');
       }
       await sleep(this.retryPeriodMs * (1 + 0.2 * Math.random()), stop);
     }
-    return false;
+    return undefined;
   }
 
-  private async lead(stop: AbortSignal): Promise<void> {
+  /**
+   * Lead from a record sent at `sentAt` until the lease is lost or `stop` aborts. Whether the renew
+   * deadline has passed is always decided from the clock (before each renewal, after its answer, and
+   * when the wake-up timer fires), so a late timer or a slow answer never stretches the leadership.
+   */
+  private async lead(stop: AbortSignal, sentAt: number): Promise<void> {
+    let validUntil = sentAt + this.renewDeadlineMs;
+    if (this.now() >= validUntil) return; // acquired, but the answer came too late to act on it
     const lost = new AbortController();
-    const deadline = setTimeout(() => lost.abort(new Error('renew deadline passed')), this.renewDeadlineMs);
+    const stepDown = (reason: string): void => {
+      if (lost.signal.aborted) return;
+      lost.abort(new Error(reason));
+      this.leading = false;
+      this.log.warn({ reason }, 'stopped leading');
+    };
+    const expired = (): boolean => {
+      if (this.now() >= validUntil) stepDown('renew deadline passed');
+      return lost.signal.aborted;
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const wakeAtDeadline = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => expired() || wakeAtDeadline(), Math.max(1, validUntil - this.now()));
+    };
     this.leading = true;
     this.log.info('started leading');
     const work = this.startWork(lost.signal);
     const until = AbortSignal.any([stop, lost.signal]);
+    wakeAtDeadline();
     while (!until.aborted) {
       await sleep(this.retryPeriodMs, until);
-      if (until.aborted) break;
-      const outcome = await this.renew(lost.signal);
-      if (outcome === 'acquired') deadline.refresh();
-      if (outcome === 'held') lost.abort(new Error('another candidate holds the lease'));
+      if (until.aborted || expired()) break;
+      const attempt = await this.renew(lost.signal);
+      // A renewal answered after the deadline does not revive a leadership that already ran out.
+      if (expired()) break;
+      if (attempt?.outcome === 'acquired') {
+        validUntil = attempt.sentAt + this.renewDeadlineMs;
+        wakeAtDeadline();
+      }
+      if (attempt?.outcome === 'held') stepDown('another candidate holds the lease');
     }
-    clearTimeout(deadline);
-    lost.abort(new Error('leader election stopped'));
-    this.leading = false;
-    this.log.warn({ reason: String(lost.signal.reason) }, 'stopped leading');
+    clearTimeout(timer);
+    stepDown('leader election stopped');
     this.callStopped();
     await work;
     if (stop.aborted && this.options.releaseOnStop !== false) await this.release();
   }
 
-  private async renew(signal: AbortSignal): Promise<Attempt | 'failed'> {
+  private async renew(signal: AbortSignal): Promise<AttemptResult | undefined> {
     try {
       return await this.tryAcquireOrRenew(signal);
     } catch (err: unknown) {
       if (!signal.aborted) this.log.warn({ err }, 'could not renew the lease');
-      return 'failed';
+      return undefined;
     }
   }
 
-  private async tryAcquireOrRenew(signal: AbortSignal): Promise<Attempt> {
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<AttemptResult> {
     const { leases, namespace, name, identity } = this.options;
     const durationSeconds = this.leaseDurationMs / 1000;
     let current: Lease;
@@ -121,13 +160,15 @@ export class LeaderElector {
       current = await leases.get({ namespace, name }, { signal });
     } catch (err: unknown) {
       if (!(err instanceof NotFoundError)) throw err;
-      const spec = acquiredSpec(undefined, identity, nowMicros(this.now), durationSeconds);
-      return this.write(() => leases.create({ metadata: { namespace, name }, spec }, { signal }));
+      const sentAt = this.now();
+      const spec = acquiredSpec(undefined, identity, nowMicros(() => sentAt), durationSeconds);
+      return { outcome: await this.write(() => leases.create({ metadata: { namespace, name }, spec }, { signal })), sentAt };
     }
     this.observe(current.spec);
-    if (heldByOther(current.spec, identity, this.observed.atMs, this.now())) return 'held';
-    const spec = acquiredSpec(current.spec, identity, nowMicros(this.now), durationSeconds);
-    return this.write(() => leases.replace({ ...current, spec }, { signal }));
+    const sentAt = this.now();
+    if (heldByOther(current.spec, identity, this.observed.atMs, sentAt)) return { outcome: 'held', sentAt };
+    const spec = acquiredSpec(current.spec, identity, nowMicros(() => sentAt), durationSeconds);
+    return { outcome: await this.write(() => leases.replace({ ...current, spec }, { signal })), sentAt };
   }
 
   private async write(send: () => Promise<Lease>): Promise<Attempt> {

@@ -41,12 +41,16 @@ describe('RestTransport credentials', () => {
     await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
     const { port } = server.address() as AddressInfo;
     const kc = kubeConfigFor(`http://127.0.0.1:${port}`);
-    const rest = new RestTransport(kc, 5_000, 200);
+    const clock = { ms: 1_000_000 };
+    const rest = new RestTransport(kc, 5_000, 200, () => clock.ms);
+    const probe = (): Promise<unknown> => rest.request({ method: 'GET', path: '/api', what: 'probe' });
     try {
-      for (let i = 0; i < 20; i++) await rest.request({ method: 'GET', path: '/api', what: 'probe' });
+      for (let i = 0; i < 20; i++) await probe();
+      clock.ms += 199;
+      await probe();
       expect(kc.reads).toBe(1);
-      await new Promise((r) => setTimeout(r, 250));
-      await rest.request({ method: 'GET', path: '/api', what: 'probe' });
+      clock.ms += 1;
+      await probe();
       expect(kc.reads).toBe(2);
       expect(seen.at(0)).toBe('Bearer token-1');
       expect(seen.at(-1)).toBe('Bearer token-2');

@@ -39,16 +39,18 @@ export class RestTransport {
    * @param credentialsRefreshMs how long the CA, client certificate and bearer token read from the
    *   kubeconfig (files included) are reused before they are read again; rotated service-account
    *   tokens are picked up within this time, and a busy client does not read files per request.
+   * @param now the clock that refresh interval is measured with (milliseconds; tests drive a fake).
    */
   constructor(
     private readonly kubeConfig: KubeConfig,
     private readonly defaultTimeoutMs = 30_000,
     private readonly credentialsRefreshMs = 10_000,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** TLS material and auth headers from the kubeconfig, re-read at most every credentialsRefreshMs. */
   private tlsOptions(): Promise<https.RequestOptions> {
-    const now = Date.now();
+    const now = this.now();
     if (this.credentials === undefined || now - this.credentials.readAt >= this.credentialsRefreshMs) {
       const options: https.RequestOptions = {};
       const read = this.kubeConfig.applyToHTTPSOptions(options).then(() => options);

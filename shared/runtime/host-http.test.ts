@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../testing/wait.js';
 import { binaryHeaders, send, startProbe, type ProbeState } from './testing/index.js';
 import type { ServerHandle } from './server.js';
 
@@ -83,23 +84,20 @@ describe('function host: routes, health and metrics over real HTTP', () => {
 describe('function host: close()', () => {
   it('lets an in-flight request finish, refuses new connections, then runs the shutdown hook once', async () => {
     const { host, state } = await startProbe();
-    const slow = send(host.url, {
-      method: 'POST',
-      headers: binaryHeaders({ id: 'slow', type: 'probe.slow' }),
-      body: JSON.stringify({ ms: 300 }),
-    });
-    await waitForInFlight(host, 1);
+    const held = send(host.url, { method: 'POST', headers: binaryHeaders({ id: 'held', type: 'probe.hold' }), body: '{}' });
+    await waitForInFlight(host, state, 1);
     const closing = host.close();
     const refused = await send(`${host.url}/health/liveness`).then(
       () => 'answered',
       (err: NodeJS.ErrnoException) => err.code,
     );
-    const finished = await slow;
+    state.held.release(); // only now may the in-flight request answer, while the host is closing
+    const finished = await held;
     const report = await closing;
     expect([refused, finished.status, finished.headers['ce-id'], finished.headers['connection']]).toEqual([
       'ECONNREFUSED',
       200,
-      'slow-reply',
+      'held-reply',
       'close',
     ]);
     expect([report, state.stopped, await host.close()]).toEqual([
@@ -111,28 +109,18 @@ describe('function host: close()', () => {
 
   it('cuts requests still running at the drain deadline and reports an unclean stop', async () => {
     const { host, state } = await startProbe({ DRAIN_TIMEOUT_MS: '100' });
-    const stuck = send(host.url, {
-      method: 'POST',
-      headers: binaryHeaders({ id: 'stuck', type: 'probe.slow' }),
-      body: JSON.stringify({ ms: 5_000 }),
-    }).catch((err: NodeJS.ErrnoException) => err.code);
-    await waitForInFlight(host, 1);
-    const started = Date.now();
+    // Never released: the request can only end by being cut.
+    const stuck = send(host.url, { method: 'POST', headers: binaryHeaders({ id: 'stuck', type: 'probe.hold' }), body: '{}' }).catch(
+      (err: NodeJS.ErrnoException) => err.code,
+    );
+    await waitForInFlight(host, state, 1);
     const report = await host.close();
-    expect([report, state.stopped, await stuck]).toEqual([
-      { drained: false, hookCompleted: true, clean: false },
-      1,
-      'ECONNRESET',
-    ]);
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect([report, state.stopped, await stuck]).toEqual([{ drained: false, hookCompleted: true, clean: false }, 1, 'ECONNRESET']);
+    state.held.release();
   });
 });
 
-/** Poll the in-flight gauge (from the registry, not over HTTP, so polling does not count itself). */
-async function waitForInFlight(host: ServerHandle, count: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (host.metrics.expose().includes(`http_requests_in_flight ${count}\n`)) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`never saw ${count} request(s) in flight`);
+/** The request is held in the function and counted by the in-flight gauge (read from the registry, not over HTTP). */
+async function waitForInFlight(host: ServerHandle, state: ProbeState, count: number): Promise<void> {
+  await waitFor(`${count} held request(s) in flight`, () => state.held.count === count && host.metrics.expose().includes(`http_requests_in_flight ${count}\n`));
 }

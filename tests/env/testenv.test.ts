@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { CoreV1Api, VersionApi } from '@kubernetes/client-node';
+import { waitFor } from '../../shared/testing/wait.js';
 import { freshNamespace, getTestEnv, kubectl, newKubeConfig, startExtraApiServer } from './index.js';
 
 describe('the test control plane', () => {
@@ -26,13 +27,10 @@ describe('the test control plane', () => {
   it('writes JSON audit events for requests under the audit policy', async () => {
     const ns = await freshNamespace('audit');
     const env = getTestEnv();
-    let found = false;
-    for (let i = 0; i < 50 && !found; i++) {
+    await waitFor('the create of the namespace in the audit log', async () => {
       const log = await readFile(env.auditLogPath, 'utf8').catch(() => '');
-      found = log.split('\n').some((line) => line.includes(`"namespaces"`) && line.includes(`"${ns}"`) && line.includes('"create"'));
-      if (!found) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(found).toBe(true);
+      return log.split('\n').some((line) => line.includes(`"namespaces"`) && line.includes(`"${ns}"`) && line.includes('"create"'));
+    });
   });
 
   it('starts an extra apiserver on the same etcd that survives kill and restart', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { WorkQueue } from './queue.js';
 
 describe('WorkQueue', () => {
@@ -43,14 +43,27 @@ describe('WorkQueue', () => {
     q.shutDown();
   });
 
-  it('delivers a delayed key after its delay, keeping the earliest of two delays', async () => {
-    const q = new WorkQueue();
-    q.addAfter('a', 1000);
-    q.addAfter('a', 20);
-    const started = Date.now();
-    expect(await q.get()).toBe('a');
-    expect(Date.now() - started).toBeLessThan(900);
-    q.shutDown();
+  it('delivers a delayed key once its delay has passed, keeping the earliest of two delays', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const q = new WorkQueue();
+      q.addAfter('a', 1000);
+      q.addAfter('a', 20); // earlier: replaces the 1000
+      q.addAfter('b', 20);
+      q.addAfter('b', 1000); // later: ignored
+      jest.advanceTimersByTime(19);
+      expect(q.length).toBe(0);
+      jest.advanceTimersByTime(1);
+      expect(q.length).toBe(2);
+      expect([await q.get(), await q.get()]).toEqual(['a', 'b']);
+      q.done('a');
+      q.done('b');
+      jest.advanceTimersByTime(1000);
+      expect(q.length).toBe(0);
+      q.shutDown();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('answers undefined to waiting workers after shutdown', async () => {

@@ -10,4 +10,4 @@ export {
   type Exit,
   type StartOptions,
 } from './process.js';
-export { probeFunction, probeConfig, startProbe, PROBE_BODY_LIMIT, type ProbeState } from './probe-function.js';
+export { probeFunction, probeConfig, startProbe, Hold, PROBE_BODY_LIMIT, type ProbeState } from './probe-function.js';

@@ -3,6 +3,7 @@
  * CA) through the install's own webhook configurations, and kubectl shows what it decided.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../../../shared/testing/wait.js';
 import { startAdmissionCluster, type AdmissionCluster } from './cluster.js';
 import { TEST_LABEL, installWebhooks } from './configurations.js';
 
@@ -41,12 +42,7 @@ const apply = (yaml: string, dryRun = false): ReturnType<AdmissionCluster['kubec
 /** The apiserver picks new webhook configurations up asynchronously: wait until ours answers. */
 async function untilWebhooksActive(): Promise<void> {
   const probe = vmYaml('probe', '  virtualMachineClassName: generic\n  blockDeviceRefs: [{kind: VirtualDisk, name: a}, {kind: VirtualDisk, name: a}]\n');
-  for (let i = 0; i < 300; i++) {
-    const res = await apply(probe, true);
-    if (res.stderr.includes('denied the request')) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the webhook configurations never took effect');
+  await waitFor('the webhook configurations to take effect', async () => (await apply(probe, true)).stderr.includes('denied the request'));
 }
 
 beforeAll(async () => {

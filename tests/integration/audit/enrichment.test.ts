@@ -5,7 +5,8 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
 import { KubeEnrichment } from '../../../functions/audit/kube-enrichment.js';
 import { vmDetailsByName } from '../../../functions/audit/vm-details.js';
-import { applyYaml, eventually, installDeckhouseCrds, kc, vmManifest } from './fixtures.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { applyYaml, installDeckhouseCrds, kc, vmManifest } from './fixtures.js';
 
 describe('KubeEnrichment on a real apiserver', () => {
   let enrichment: KubeEnrichment;
@@ -33,7 +34,7 @@ describe('KubeEnrichment on a real apiserver', () => {
     await kc(['-n', ns, 'patch', 'virtualmachine', 'vm-a', '--subresource=status', '--type=merge', '-p',
       JSON.stringify({ status: { nodeName: node, guestOSInfo: { name: 'Debian 13' }, versions: { qemu: '9.2.0', libvirt: '10.9.0' } } })]);
     const uid = (await kc(['-n', ns, 'get', 'virtualmachine', 'vm-a', '-o', 'jsonpath={.metadata.uid}'])).trim();
-    const details = await eventually('the VM status in the informer', () => {
+    const details = await waitFor('the VM status in the informer', () => {
       const d = vmDetailsByName(ns, 'vm-a', enrichment);
       return d.node_network_address !== 'unknown' && d.storageclasses !== 'unknown' ? d : undefined;
     });
@@ -46,10 +47,10 @@ describe('KubeEnrichment on a real apiserver', () => {
   it('still finds a deleted VirtualDisk and VM, under their own keys', async () => {
     await applyYaml(`apiVersion: virtualization.deckhouse.io/v1alpha2\nkind: VirtualDisk\nmetadata: {name: gone, namespace: ${ns}}\nspec: {}\n`);
     await applyYaml(vmManifest(ns, 'vm-gone', 'gone'));
-    await eventually('the VM and disk in the informers', () => (enrichment.getVM(ns, 'vm-gone') && enrichment.getVD(ns, 'gone')) || undefined);
+    await waitFor('the VM and disk in the informers', () => (enrichment.getVM(ns, 'vm-gone') && enrichment.getVD(ns, 'gone')) || undefined);
     await kc(['-n', ns, 'delete', 'virtualmachine', 'vm-gone', '--wait=true']);
     await kc(['-n', ns, 'delete', 'virtualdisk', 'gone', '--wait=true']);
-    await eventually('the deletes to reach the informers', () =>
+    await waitFor('the deletes to reach the informers', () =>
       enrichment.sourceOf('vd', ns, 'gone') === 'deleted' && enrichment.sourceOf('vm', ns, 'vm-gone') === 'deleted' ? true : undefined);
     expect(enrichment.getVD(ns, 'gone')?.metadata?.name).toBe('gone');
     expect(enrichment.getVM(ns, 'vm-gone')?.metadata?.name).toBe('vm-gone');
@@ -59,8 +60,8 @@ describe('KubeEnrichment on a real apiserver', () => {
   it('reads Modules and ModuleConfigs of deckhouse.io', async () => {
     await applyYaml('apiVersion: deckhouse.io/v1alpha1\nkind: Module\nmetadata: {name: virtualization}\nproperties: {version: v1.2.3}\n');
     await applyYaml('apiVersion: deckhouse.io/v1alpha1\nkind: ModuleConfig\nmetadata: {name: virtualization}\nspec: {enabled: false}\n');
-    expect(await eventually('the Module', () => enrichment.getModule('virtualization')?.properties?.version)).toBe('v1.2.3');
-    expect(await eventually('the ModuleConfig', () => enrichment.getModuleConfig('virtualization')?.spec?.enabled ?? undefined)).toBe(false);
+    expect(await waitFor('the Module', () => enrichment.getModule('virtualization')?.properties?.version)).toBe('v1.2.3');
+    expect((await waitFor('the ModuleConfig', () => enrichment.getModuleConfig('virtualization')?.spec)).enabled).toBe(false);
   });
 
   it('asks the apiserver whether a user is an admin, in the real API groups', async () => {

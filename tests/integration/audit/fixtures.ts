@@ -49,14 +49,3 @@ spec:
   blockDeviceRefs: [{kind: VirtualDisk, name: ${disk}}]
 `;
 }
-
-/** Poll until `find` returns something, or fail with `what`. */
-export async function eventually<T>(what: string, find: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await find();
-    if (found !== undefined) return found;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

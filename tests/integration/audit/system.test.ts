@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freshNamespace, getTestEnv, startExtraApiServer, type ExtraApiServer } from '../../env/index.js';
 import { serveAudit, type ServedAudit } from '../../../functions/audit/testing/serve.js';
-import { applyYaml, eventually, installDeckhouseCrds, kc, userKubeconfig, vmManifest } from './fixtures.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { applyYaml, installDeckhouseCrds, kc, userKubeconfig, vmManifest } from './fixtures.js';
 
 const VM_KEYS = 'type,level,name,datetime,uid,request_subject,action_type,node_network_address,virtual_machine_name,virtual_machine_namespace,virtualmachine_uid,virtualmachine_os,storageclasses,qemu_version,libvirt_version,operation_result';
 const FORBID_KEYS = 'type,level,name,datetime,uid,request_subject,operation_result,is_admin,source_ip,forbid_reason';
@@ -22,7 +23,7 @@ describe('the apiserver audit webhook feeding the audit function', () => {
 
   /** The one record whose sentence is `name`, once it has arrived. */
   const recordNamed = (name: string): Promise<Record<string, unknown>> =>
-    eventually(`the record "${name}"`, () => {
+    waitFor(`the record "${name}"`, () => {
       const found = audit.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r['name'] === name);
       if (found.length > 1) throw new Error(`record "${name}" written ${found.length} times`);
       return found[0];

@@ -7,6 +7,7 @@ export interface AuditEvent {
   stage: string;
   requestURI: string;
   requestReceivedTimestamp: string;
+  user?: { username?: string };
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestObject?: { metadata?: { name?: string; labels?: Record<string, string> }; spec?: Record<string, unknown>; status?: Record<string, unknown> };
@@ -38,14 +39,9 @@ export function statusPatches(resource: string, namespace: string, name: string)
   );
 }
 
-/** Writes to objects of a namespace received after `since` (ms epoch), except those of `exceptFieldManager`. */
-export function writesSince(namespace: string, since: number, exceptFieldManager: string): Promise<AuditEvent[]> {
-  return completed([`"namespace":"${namespace}"`], (e) =>
-    WRITE_VERBS.has(e.verb) &&
-    e.objectRef?.namespace === namespace &&
-    !e.requestURI.includes(`fieldManager=${exceptFieldManager}`) &&
-    Date.parse(e.requestReceivedTimestamp) > since,
-  );
+/** Every write to objects of a namespace, in the order the apiserver completed them. */
+export function writesIn(namespace: string): Promise<AuditEvent[]> {
+  return completed([`"namespace":"${namespace}"`], (e) => WRITE_VERBS.has(e.verb) && e.objectRef?.namespace === namespace);
 }
 
 /** How many times each name appears. */

@@ -7,6 +7,7 @@
 import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import { KubeClient } from '../../../shared/kube/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 import { loadConfig, type ControllerConfig } from '../../../daemons/controller/config.js';
 import { startController, type RunningController } from '../../../daemons/controller/controller.js';
 import { makeClients, type Clients } from '../../../daemons/controller/kube/resources.js';
@@ -64,27 +65,12 @@ export async function startTestController(kube: KubeClient, scope: Scope, env: R
   };
 }
 
-/** Poll until `check` returns a value (not undefined/false); returns it. */
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
-  const started = Date.now();
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (err: unknown) {
-      lastError = err;
-    }
-    if (Date.now() - started > timeoutMs) {
-      throw new Error(`${what}: not reached within ${timeoutMs} ms${lastError instanceof Error ? ` (last error: ${lastError.message})` : ''}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Resolves after `ms`. */
-export function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Poll until `check` returns a value (not undefined/false/null/0/''); returns it. The tests' one wait
+ * helper (shared/testing/wait.ts, generous deadline) in the argument order of these tests.
+ */
+export function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs?: number): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
+  return waitFor(what, check, timeoutMs === undefined ? {} : { timeoutMs });
 }
 
 export type { ControllerConfig };

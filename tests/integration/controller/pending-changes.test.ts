@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { vmop } from './builders.js';
-import { eventually, pause } from './fixtures.js';
+import { eventually } from './fixtures.js';
 import { phaseIs, useWorld } from './world.js';
 
 const t = useWorld('ctl-changes');
@@ -57,9 +57,8 @@ describe('spec changes of a running VM', () => {
     await eventually(async () => (await templateCores('idle')) === 6, 'template updated');
     await t.c.vms.mergePatch({ namespace: t.w.ns, name: 'idle' }, { spec: { runPolicy: 'AlwaysOn' } });
     await t.w.vmWhen('idle', phaseIs('Running'), 'Running');
-    await t.c.vms.mergePatch({ namespace: t.w.ns, name: 'idle' }, { spec: { runPolicy: 'AlwaysOnUnlessStoppedManually' } });
-    await pause(500);
-    const vm = await t.c.vms.get({ namespace: t.w.ns, name: 'idle' });
+    const changed = await t.c.vms.mergePatch({ namespace: t.w.ns, name: 'idle' }, { spec: { runPolicy: 'AlwaysOnUnlessStoppedManually' } });
+    const vm = await t.w.vmWhen('idle', (v) => (v.status?.observedGeneration ?? 0) >= (changed.metadata.generation ?? 1), 'the runPolicy change observed');
     expect(vm.status?.restartAwaitingChanges).toBeUndefined();
     expect(cond(vm, 'ConfigurationApplied')).toBe('True/ConfigurationApplied');
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { vmop } from './builders.js';
-import { eventually, pause } from './fixtures.js';
+import { eventually } from './fixtures.js';
 import { phaseIs, useWorld } from './world.js';
 
 const t = useWorld('ctl-power');
@@ -15,11 +15,16 @@ async function restarted(name: string, old: string | undefined): Promise<string>
   return uid;
 }
 
+/**
+ * The controller settled on Stopped for the VM's current spec, and nothing is set to start it: no start
+ * requested from KubeVirt, no runStrategy that makes KubeVirt start it, no instance.
+ */
 async function stayedStopped(name: string): Promise<void> {
-  await t.w.vmWhen(name, phaseIs('Stopped'), 'Stopped');
-  await pause(500);
+  await t.w.vmWhen(name, (v) => phaseIs('Stopped')(v) && v.status?.observedGeneration === v.metadata.generation, 'Stopped');
+  const kvvm = await t.c.kvvms.get({ namespace: t.w.ns, name });
+  expect(kvvm.spec.runStrategy).not.toBe('Always');
+  expect((kvvm.status?.stateChangeRequests ?? []).filter((r) => r.action === 'Start')).toEqual([]);
   expect(await t.w.instanceUid(name)).toBeUndefined();
-  expect((await t.c.vms.get({ namespace: t.w.ns, name })).status?.phase).toBe('Stopped');
 }
 
 describe('runPolicy', () => {

@@ -1,12 +1,13 @@
 /**
  * Shared fixtures for the shared/kube integration tests: a small test CRD (Widget, group
  * test.virtualization.example, with a status subresource) installed once per run with server-side
- * apply, its zod schema, and a polling helper.
+ * apply, and its zod schema.
  */
 import { afterAll, beforeAll } from '@jest/globals';
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
 import { KubeClient, kubeObjectSchema, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 import { freshNamespace, newKubeConfig } from '../../env/index.js';
 
 export const FIELD_MANAGER = 'kube-integration-test';
@@ -82,19 +83,12 @@ export function widgets(client: KubeClient): ResourceClient<Widget> {
 export async function ensureWidgetCrd(client: KubeClient): Promise<void> {
   const crds = client.resource(crdDescriptor, kubeObjectSchema, FIELD_MANAGER);
   await crds.apply(widgetCrd, { force: true });
-  await waitFor(async () => {
+  await waitFor('the Widget CRD Established', async () => {
     const crd = (await crds.get({ name: widgetCrd.metadata.name })) as { status?: { conditions?: { type: string; status: string }[] } };
     return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-  }, 30_000);
-  // Established can precede the REST endpoint by a moment.
-  await waitFor(async () => {
-    try {
-      await widgets(client).list({ namespace: 'default' });
-      return true;
-    } catch {
-      return false;
-    }
-  }, 30_000);
+  });
+  // Established can precede the REST endpoint by a moment (a failing list is "not yet").
+  await waitFor('Widgets served', async () => (await widgets(client).list({ namespace: 'default' })) !== undefined);
 }
 
 export interface WidgetSuite {
@@ -122,14 +116,4 @@ export function useWidgets(namespacePrefix?: string): WidgetSuite {
 
 export function newWidget(namespace: string, name: string, size = 1): Widget {
   return { metadata: { namespace, name }, spec: { size } };
-}
-
-/** Poll `check` until it holds; returns the elapsed milliseconds. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what = 'condition'): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return Date.now() - started;
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { internalCDI, internalKubeVirt, type ResourceDefinition } from '../../../shared/api/index.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import { KubeClient, kubeObjectSchema, type KubeObject, type ResourceClient } from '../../../shared/kube/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 import type { Target } from '../../../functions/pre-delete/config.js';
 import { getTestEnv } from '../../env/index.js';
 
@@ -49,12 +49,8 @@ export async function read(kube: KubeClient, target: Target): Promise<KubeObject
 }
 
 /** Wait until deletion of the object was requested (deletionTimestamp set). */
-export async function deletionRequested(kube: KubeClient, target: Target, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while ((await read(kube, target))?.metadata.deletionTimestamp === undefined) {
-    if (Date.now() > until) throw new Error(`deletion of ${target.name} was not requested within ${timeoutMs} ms`);
-    await sleep(50);
-  }
+export async function deletionRequested(kube: KubeClient, target: Target): Promise<void> {
+  await waitFor(`deletion of ${target.name} requested`, async () => (await read(kube, target))?.metadata.deletionTimestamp !== undefined);
 }
 
 /** What a finalizer's controller does when its work is done. */

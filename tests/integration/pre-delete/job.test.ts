@@ -12,7 +12,8 @@ describe('the pre-delete Job against the real apiserver', () => {
     const ns = await freshNamespace('pre-delete');
     const targets = [kubeVirt(ns), cdi()];
     for (const t of targets) await createTarget(kube, t, [FINALIZER]);
-    const job = runJob(envFor(targets, '20s'));
+    // The deadline only has to outlast this test's own steps; the Job ends as soon as the objects are gone.
+    const job = runJob(envFor(targets, '50s'));
     for (const t of targets) await deletionRequested(kube, t);
     expect(await read(kube, targets[0] ?? kubeVirt(ns))).toBeDefined();
     for (const t of targets) await releaseFinalizers(kube, t);
@@ -50,9 +51,8 @@ describe('the pre-delete Job against the real apiserver', () => {
     const targets = [kubeVirt(ns), cdi()];
     for (const t of targets) await createTarget(kube, t);
     await expect(runJob(envFor(targets, '10s'))).resolves.toBe(EXIT.done);
-    const started = Date.now();
-    await expect(runJob(envFor(targets, '10s'))).resolves.toBe(EXIT.done);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // A deadline of 1 ms leaves no time to wait for anything: only finding nothing to delete succeeds.
+    await expect(runJob(envFor(targets, '1ms'))).resolves.toBe(EXIT.done);
   });
 
   it('exits 2 without touching anything when its configuration is broken', async () => {
