@@ -13,13 +13,27 @@ beforeAll(async () => {
   workloads = objects.filter((m) => podSpecOf(m) !== undefined);
 });
 
+/**
+ * The workloads that run as root, each with the one capability it adds and why. Programming a node's
+ * routes needs CAP_NET_ADMIN, and Kubernetes gives a non-root process no ambient capabilities, so an
+ * added capability would be gone after exec for a non-root user.
+ */
+const ROOT_WITH_CAPABILITY: Record<string, string> = { 'DaemonSet/d8-virtualization/route-forge': 'NET_ADMIN' };
+
 /** What a container's (or its pod's) securityContext must say, as [field, expected] pairs. */
 function securityProblems(m: Manifest): string[] {
   const podContext = (podSpecOf(m)?.['securityContext'] as Record<string, unknown> | undefined) ?? {};
+  const rootWith = ROOT_WITH_CAPABILITY[keyOf(m)];
   return containersOf(m).flatMap((c) => {
     const ctx = c.securityContext ?? {};
     const problems: string[] = [];
-    if ((ctx['runAsNonRoot'] ?? podContext['runAsNonRoot']) !== true) problems.push('runAsNonRoot');
+    const added = (ctx['capabilities'] as { add?: string[] } | undefined)?.add ?? [];
+    if (rootWith === undefined) {
+      if ((ctx['runAsNonRoot'] ?? podContext['runAsNonRoot']) !== true) problems.push('runAsNonRoot');
+      if (added.length > 0) problems.push(`capabilities.add ${added.join(',')}`);
+    } else if (JSON.stringify(added) !== JSON.stringify([rootWith])) {
+      problems.push(`capabilities.add exactly ${rootWith}`);
+    }
     if (ctx['allowPrivilegeEscalation'] !== false) problems.push('allowPrivilegeEscalation');
     if (ctx['readOnlyRootFilesystem'] !== true) problems.push('readOnlyRootFilesystem');
     if (!((ctx['capabilities'] as { drop?: string[] } | undefined)?.drop ?? []).includes('ALL')) problems.push('capabilities.drop ALL');
@@ -28,10 +42,11 @@ function securityProblems(m: Manifest): string[] {
 }
 
 describe('workloads of the install', () => {
-  it('include a Knative Service for each function the design lists, the controller Deployment and the hook Job', () => {
+  it('include a Knative Service for each function the design lists, the controller Deployment, the route-forge DaemonSet and the hook Job', () => {
     const names = workloads.map(keyOf).sort();
     expect(names).toEqual(
       [
+        'DaemonSet/d8-virtualization/route-forge',
         'Deployment/d8-virtualization/controller',
         'Job/d8-virtualization/pre-delete-hook',
         'Service/d8-virtualization/admission',
@@ -42,8 +57,12 @@ describe('workloads of the install', () => {
     );
   });
 
-  it('run every container as non-root, without privilege escalation or capabilities, on a read-only root', () => {
+  it('run every container as non-root (route-forge: root with NET_ADMIN only), without privilege escalation or other capabilities, on a read-only root', () => {
     expect(workloads.flatMap(securityProblems)).toEqual([]);
+  });
+
+  it('share the host network only where the node\'s routes are programmed', () => {
+    expect(workloads.filter((m) => podSpecOf(m)?.['hostNetwork'] === true).map(keyOf)).toEqual(['DaemonSet/d8-virtualization/route-forge']);
   });
 
   it('give every Knative Service a concurrency, min and max scale, a timeout and /health probes', () => {
