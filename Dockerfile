@@ -5,7 +5,8 @@
 #   docker build --build-arg UNIT=daemons/controller  -t virtualization-controller .
 # Functions start from dist/<UNIT>/index.js, daemons from dist/<UNIT>/main.js. Another entry of the
 # same unit runs by overriding the arguments, e.g. args: [dist/functions/pre-delete/job.js].
-# Units that need root or capabilities (route-forge: NET_ADMIN) get them from their pod spec.
+# Units that need root or capabilities (route-forge: NET_ADMIN) get them from their pod spec; units
+# that call system tools get them from the unit-tools stage (route-forge: iproute2's `ip`).
 ARG NODE_MAJOR=20
 
 FROM node:${NODE_MAJOR}-slim AS build
@@ -24,7 +25,27 @@ RUN set -eu; \
     done; \
     test -f main.mjs || { echo "no dist/${UNIT}/index.js or main.js: is UNIT right?" >&2; exit 1; }
 
+# System tools a unit calls, with the shared libraries they link, laid out as a root filesystem
+# overlay; empty for every unit but route-forge, which gets iproute2's `ip` (docs/adr/0008). The same
+# Debian release as the runtime image, whose own libc is kept.
+FROM debian:12-slim AS unit-tools
+ARG UNIT
+RUN set -eu; \
+    mkdir -p /unit-root; \
+    if [ "${UNIT:-}" = "daemons/route-forge" ]; then \
+      apt-get update; \
+      apt-get install -y --no-install-recommends iproute2; \
+      ip="$(readlink -f "$(command -v ip)")"; \
+      mkdir -p /unit-root/usr/bin; \
+      cp "$ip" /unit-root/usr/bin/ip; \
+      ldd "$ip" | awk '/=> \// {print $3}' | grep -Ev '/(libc\.so|ld-linux)' | while read -r lib; do \
+        mkdir -p "/unit-root/usr$(dirname "${lib#/usr}")"; cp -L "$lib" "/unit-root/usr${lib#/usr}"; \
+      done; \
+      rm -rf /var/lib/apt/lists/*; \
+    fi
+
 FROM gcr.io/distroless/nodejs${NODE_MAJOR}-debian12:nonroot
+COPY --from=unit-tools /unit-root/ /
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /src/package.json ./
