@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { isAlignedCIDR } from '../../shared/api/ipv4.js';
+import { metricsAuthConfigShape } from '../../shared/authz/metrics.js';
 import { env, parseConfig } from '../../shared/config/index.js';
 
 const cidrList = z
@@ -25,6 +26,8 @@ export const ControllerConfigSchema = z.object({
     .describe('Label selector for the cluster-scoped objects reconciled and read (classes, cluster images, nodes); all when unset.'),
   HEALTH_PORT: env.port(8081).describe('Port of /health/liveness, /health/readiness and /metrics; 0 picks a free one.'),
   HEALTH_HOST: env.string('0.0.0.0').describe('Address the health and metrics server listens on.'),
+  // /metrics behind Kubernetes authn/authz with this client (shared/authz): METRICS_AUTH (kubernetes | none), METRICS_AUTH_RESOURCE_ATTRIBUTES.
+  ...metricsAuthConfigShape,
   VIRTUAL_MACHINE_CIDRS: cidrList.describe('Comma-separated subnets for VM IP addresses; the ModuleConfig wins when it sets them.'),
   VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: env.duration('10m', { allowZero: true }).describe('How long a released IP lease is kept for its namespace.'),
   MODULE_CONFIG_WATCH: env.bool(true).describe('Read virtualMachineCIDRs from ModuleConfig `virtualization` when that resource exists.'),

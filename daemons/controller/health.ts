@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { denialReply, type RequestGuard } from '../../shared/authz/index.js';
 import { EXPOSITION_CONTENT_TYPE } from '../../shared/metrics/index.js';
 
 export const LIVENESS_PATH = '/health/liveness';
@@ -11,6 +12,8 @@ export interface HealthSources {
   ready: () => boolean;
   /** The Prometheus text of every metric. */
   metrics: () => string;
+  /** Who may read /metrics (METRICS_AUTH=kubernetes); undefined: anyone. The health paths stay open. */
+  metricsGuard?: RequestGuard | undefined;
 }
 
 export interface HealthServer {
@@ -18,7 +21,7 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-/** /health/liveness, /health/readiness and /metrics on one small HTTP server. */
+/** /health/liveness, /health/readiness and /metrics (behind the guard, if any) on one small HTTP server. */
 export async function startHealthServer(host: string, port: number, sources: HealthSources): Promise<HealthServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -32,7 +35,7 @@ export async function startHealthServer(host: string, port: number, sources: Hea
       const ready = sources.ready();
       res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(ready ? '{"status":"ready"}' : '{"status":"not ready"}');
     } else if (path === METRICS_PATH) {
-      res.writeHead(200, { 'content-type': EXPOSITION_CONTENT_TYPE }).end(sources.metrics());
+      void serveMetrics(req, res, sources);
     } else {
       res.writeHead(404).end();
     }
@@ -49,4 +52,14 @@ export async function startHealthServer(host: string, port: number, sources: Hea
         server.closeAllConnections();
       }),
   };
+}
+
+async function serveMetrics(req: IncomingMessage, res: ServerResponse, sources: HealthSources): Promise<void> {
+  const decision = await sources.metricsGuard?.check(req.headers.authorization);
+  if (decision?.allowed === false) {
+    const reply = denialReply(decision);
+    res.writeHead(reply.status, reply.headers).end(reply.body);
+    return;
+  }
+  res.writeHead(200, { 'content-type': EXPOSITION_CONTENT_TYPE }).end(sources.metrics());
 }

@@ -12,7 +12,9 @@ const VECTOR_CE = { 'ce-specversion': '1.0', 'ce-id': 'batch-1', 'ce-type': 'vec
 describe('audit function over HTTP', () => {
   let audit: ServedAudit;
   beforeAll(async () => {
-    audit = await serveAudit();
+    // METRICS_AUTH none: the metrics test reads /metrics without a token (the guard is tested in
+    // shared/authz and tests/integration/metrics-auth).
+    audit = await serveAudit({ METRICS_AUTH: 'none' });
   });
   afterAll(async () => audit.close());
 

@@ -52,7 +52,8 @@ describe('record outputs', () => {
 
   it('sends each record to K_SINK as a binary CloudEvent, retrying a 503', async () => {
     const sink = await receiver([503, 202]);
-    const audit: ServedAudit = await serveAudit({ K_SINK: sink.url, K_CE_OVERRIDES: '{"extensions":{"cluster":"prod"}}' });
+    // METRICS_AUTH none here and below: these tests read /metrics without a token.
+    const audit: ServedAudit = await serveAudit({ K_SINK: sink.url, K_CE_OVERRIDES: '{"extensions":{"cluster":"prod"}}', METRICS_AUTH: 'none' });
     cleanup.push(() => audit.close(), () => new Promise((r) => sink.server.close(() => r())));
     await audit.post('/vector', JSON.stringify([{ message: golden('vm-manage-create', 'input') }]));
     await waitFor('the retried delivery', () => sink.received.length === 2);
@@ -67,7 +68,7 @@ describe('record outputs', () => {
 
   it('gives up at once on a 400 from K_SINK and keeps the record on stdout', async () => {
     const sink = await receiver([400]);
-    const audit = await serveAudit({ K_SINK: sink.url });
+    const audit = await serveAudit({ K_SINK: sink.url, METRICS_AUTH: 'none' });
     cleanup.push(() => audit.close(), () => new Promise((r) => sink.server.close(() => r())));
     await audit.post('/vector', JSON.stringify([{ message: golden('vm-manage-patch', 'input') }]));
     const metrics = async (): Promise<string> => (await fetch(`${audit.server.url}/metrics`)).text();

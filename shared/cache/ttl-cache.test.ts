@@ -57,4 +57,26 @@ describe('TtlCache', () => {
     expect(cache.size).toBe(2);
     expect(await cache.get('a', () => Promise.resolve('again'))).toBe('again');
   });
+
+  it('gives each result the lifetime ttlOf chooses for it', async () => {
+    let now = 0;
+    const loads: string[] = [];
+    const cache = new TtlCache({ ttlMs: 1000, maxEntries: 10, now: () => now });
+    const ttlOf = (v: string): number => (v.startsWith('no') ? 100 : 1000);
+    const load = (k: string) => (): Promise<string> => {
+      loads.push(k);
+      return Promise.resolve(k);
+    };
+    await cache.get('yes', load('yes'), ttlOf);
+    await cache.get('no', load('no'), ttlOf);
+    now = 99;
+    await Promise.all([cache.get('yes', load('yes'), ttlOf), cache.get('no', load('no'), ttlOf)]);
+    expect(loads).toEqual(['yes', 'no']);
+    now = 100;
+    await Promise.all([cache.get('yes', load('yes'), ttlOf), cache.get('no', load('no'), ttlOf)]);
+    expect(loads).toEqual(['yes', 'no', 'no']);
+    now = 1000;
+    await cache.get('yes', load('yes'), ttlOf);
+    expect(loads).toEqual(['yes', 'no', 'no', 'yes']);
+  });
 });

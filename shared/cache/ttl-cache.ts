@@ -14,8 +14,8 @@ export interface TtlCacheOptions {
 }
 
 interface Entry {
-  readonly expires: number;
-  readonly staleUntil: number;
+  expires: number;
+  staleUntil: number;
   readonly value: Promise<unknown>;
   settled: boolean;
   refreshing: boolean;
@@ -33,28 +33,38 @@ export class TtlCache {
     return this.entries.size;
   }
 
-  get<T>(key: string, load: () => Promise<T>): Promise<T> {
+  /**
+   * The cached result for `key`, or `load()`'s. `ttlOf` may give a result its own lifetime (e.g. a
+   * denial shorter than an approval); the options' `ttlMs` otherwise.
+   */
+  get<T>(key: string, load: () => Promise<T>, ttlOf?: (value: T) => number): Promise<T> {
     const now = this.now();
     const hit = this.entries.get(key);
     if (hit !== undefined && (hit.expires > now || !hit.settled)) return hit.value as Promise<T>;
     if (hit !== undefined && hit.staleUntil > now) {
-      if (!hit.refreshing) this.refresh(key, hit, load);
+      if (!hit.refreshing) this.refresh(key, hit, load, ttlOf);
       return hit.value as Promise<T>;
     }
-    return this.fill(key, load());
+    return this.fill(key, load(), ttlOf);
   }
 
   clear(): void {
     this.entries.clear();
   }
 
-  private fill<T>(key: string, value: Promise<T>): Promise<T> {
+  private fill<T>(key: string, value: Promise<T>, ttlOf?: (value: T) => number): Promise<T> {
     const now = this.now();
-    const entry: Entry = { expires: now + this.options.ttlMs, staleUntil: now + this.options.ttlMs + (this.options.staleMs ?? 0), value, settled: false, refreshing: false };
+    const staleMs = this.options.staleMs ?? 0;
+    const entry: Entry = { expires: now + this.options.ttlMs, staleUntil: now + this.options.ttlMs + staleMs, value, settled: false, refreshing: false };
     this.entries.delete(key);
     this.entries.set(key, entry);
     value.then(
-      () => void (entry.settled = true),
+      (result) => {
+        entry.settled = true;
+        if (ttlOf === undefined) return;
+        entry.expires = now + ttlOf(result);
+        entry.staleUntil = entry.expires + staleMs;
+      },
       () => {
         if (this.entries.get(key) === entry) this.entries.delete(key);
       },
@@ -65,12 +75,12 @@ export class TtlCache {
 
   /** Read again in the background; the stale entry answers until the new one is in. A failed read
    *  leaves the stale entry (not retried) until its stale window ends. */
-  private refresh<T>(key: string, stale: Entry, load: () => Promise<T>): void {
+  private refresh<T>(key: string, stale: Entry, load: () => Promise<T>, ttlOf?: (value: T) => number): void {
     stale.refreshing = true;
     const value = load();
     value.then(
       () => {
-        if (this.entries.get(key) === stale) void this.fill(key, value);
+        if (this.entries.get(key) === stale) void this.fill(key, value, ttlOf);
       },
       () => undefined,
     );

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { metricsAuthConfigShape } from '../authz/metrics.js';
 import { parseConfig, env } from '../config/index.js';
 import { ConfigError, errorMessage, type FieldProblem } from '../errors/index.js';
 
@@ -22,6 +23,11 @@ export const serverConfigSchema = z.object({
   REQUEST_TIMEOUT_MS: env
     .int(30_000, 0)
     .describe('How long a client may take to send a whole request (0 disables); guards against slow senders'),
+  // /metrics behind Kubernetes authn/authz (shared/authz): METRICS_AUTH, METRICS_AUTH_RESOURCE_ATTRIBUTES.
+  ...metricsAuthConfigShape,
+  KUBECONFIG: env
+    .optionalString()
+    .describe('Kubeconfig for the /metrics access reviews (METRICS_AUTH=kubernetes); unset: the pod service account'),
 });
 
 /** Parsed on their own so that the files are checked even when other keys are wrong. */

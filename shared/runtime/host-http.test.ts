@@ -7,7 +7,9 @@ describe('function host: routes, health and metrics over real HTTP', () => {
   let host: ServerHandle;
   let state: ProbeState;
   beforeEach(async () => {
-    ({ host, state } = await startProbe());
+    // METRICS_AUTH none: the metrics test reads /metrics without a token (the guard is tested in
+    // shared/authz and tests/integration/metrics-auth).
+    ({ host, state } = await startProbe({ METRICS_AUTH: 'none' }));
   });
   afterEach(async () => {
     await host.close();

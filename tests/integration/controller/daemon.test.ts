@@ -43,6 +43,8 @@ async function setup(prefix: string): Promise<Setup> {
     LEADER_ELECTION_RENEW_DEADLINE: '1500ms',
     LEADER_ELECTION_RETRY_PERIOD: '200ms',
     HEALTH_HOST: '127.0.0.1',
+    // The metrics test reads /metrics without a token; the guard is tested in tests/integration/metrics-auth.
+    METRICS_AUTH: 'none',
   });
   const trace: TraceEvent[] = [];
   const kube = mainKube(); // the daemon's own client: only its requests are traced
