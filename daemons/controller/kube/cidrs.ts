@@ -27,7 +27,7 @@ export class ModuleConfigCidrs implements CidrSource {
   }
 
   /** Watch the ModuleConfig if the apiserver serves the resource; otherwise stay on the environment. */
-  async start(clients: Clients, signal: AbortSignal, log: Logger): Promise<void> {
+  async start(clients: Pick<Clients, 'moduleConfigs'>, signal: AbortSignal, log: Logger): Promise<void> {
     const fieldSelector = `metadata.name=${MODULE_CONFIG_NAME}`;
     if (!(await served(clients, fieldSelector, signal, log))) {
       log.info({ cidrs: this.fromEnv }, 'ModuleConfig is not served here; virtualMachineCIDRs come from the environment');
@@ -48,7 +48,7 @@ export class ModuleConfigCidrs implements CidrSource {
 }
 
 /** Whether the apiserver serves ModuleConfigs (404: no such resource); transient failures are retried. */
-async function served(clients: Clients, fieldSelector: string, signal: AbortSignal, log: Logger): Promise<boolean> {
+async function served(clients: Pick<Clients, 'moduleConfigs'>, fieldSelector: string, signal: AbortSignal, log: Logger): Promise<boolean> {
   const backoff = new Backoff({ initialMs: 200, maxMs: 5_000, jitter: 0.2 });
   for (;;) {
     try {
