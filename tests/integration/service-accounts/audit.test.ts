@@ -21,12 +21,12 @@ import {
   rulesRemovedOneByOne,
   serviceAccountClient,
   unusedGrants,
-  waitFor,
   whoAmI,
   type ApiRequest,
   type ComponentRbac,
   type SeenRequest,
 } from './component-rbac.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 
 const id = randomBytes(3).toString('hex');
 const node = `audit-sa-${id}`;

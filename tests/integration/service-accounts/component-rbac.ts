@@ -10,6 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeClient, type KubeClientOptions } from '../../../shared/kube/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+
+export { waitFor };
 import { getTestEnv, impersonatingKubeConfig, kubectl } from '../../env/index.js';
 import { KNATIVE_DIR, isRbacRole, keyOf, readManifests, rulesOf, type Manifest, type PolicyRule } from '../install/manifests.js';
 
@@ -205,8 +208,7 @@ async function restoreRoles(admin: KubeClient, rbac: ComponentRbac, requests: re
   let denied: ApiRequest[] = [];
   await waitFor(
     'the full roles to allow every request of the component',
-    async () => ((denied = await deniedRequests(admin, rbac, requests)).length === 0 ? true : undefined),
-    10_000,
+    async () => (denied = await deniedRequests(admin, rbac, requests)).length === 0,
   ).catch((err: unknown) => {
     throw new Error(`with its full roles, ${rbac.user} is still denied: ${denied.map(describeRequest).join('; ')}`, { cause: err });
   });
@@ -214,24 +216,28 @@ async function restoreRoles(admin: KubeClient, rbac: ComponentRbac, requests: re
 
 /**
  * Each rule removed in turn (the role re-applied without it), which of `requests` the apiserver then
- * denies; the full roles are applied and seen in effect before every variant and at the end. A rule
- * nothing depends on shows up with no denied request (after waiting `settleMs` for RBAC to update).
+ * denies; the full roles are applied and seen in effect before every variant and at the end. Each
+ * variant also carries a canary rule of its own (get one ConfigMap name nothing uses): once the
+ * canary is allowed, the authorizer has that version of the role, so the verdicts read then are the
+ * variant's, with no waiting on time. A rule nothing depends on shows up with no denied request.
  */
 export async function deniedWithoutEachRule(
   admin: KubeClient,
   rbac: ComponentRbac,
   requests: readonly ApiRequest[],
-  settleMs = 10_000,
 ): Promise<Array<{ readonly variant: string; readonly denied: string[] }>> {
   const results: Array<{ variant: string; denied: string[] }> = [];
   try {
-    for (const { label, role } of rulesRemovedOneByOne(rbac)) {
+    for (const [n, { label, role }] of rulesRemovedOneByOne(rbac).entries()) {
       await restoreRoles(admin, rbac, requests);
-      await applyObjects([role]);
-      const denied = await waitFor(label, async () => {
-        const now = await deniedRequests(admin, rbac, requests);
-        return now.length > 0 ? now : undefined;
-      }, settleMs).catch(() => []);
+      const canaryName = `rbac-canary-${randomBytes(3).toString('hex')}-${n}`;
+      const canary: PolicyRule = { apiGroups: [''], resources: ['configmaps'], resourceNames: [canaryName], verbs: ['get'] };
+      await applyObjects([{ ...role, rules: [...rulesOf(role), canary] }]);
+      const namespace = role.metadata.namespace ?? rbac.serviceAccount.namespace;
+      await waitFor(`${label}: the variant in effect`, () =>
+        isAllowed(admin, rbac, { verb: 'get', group: '', resource: 'configmaps', namespace, name: canaryName }),
+      );
+      const denied = await deniedRequests(admin, rbac, requests);
       results.push({ variant: label, denied: denied.map(describeRequest) });
     }
   } finally {
@@ -278,15 +284,4 @@ export function unusedGrants(rbac: ComponentRbac, requests: readonly ApiRequest[
       .filter((g) => !requests.some(g.usedBy))
       .map((g) => `${keyOf(role)}: ${g.label}`),
   );
-}
-
-/** Poll `probe` until it returns something other than undefined, or fail naming `what`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

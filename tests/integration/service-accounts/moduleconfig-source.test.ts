@@ -24,11 +24,11 @@ import {
   rulesRemovedOneByOne,
   serviceAccountClient,
   unusedGrants,
-  waitFor,
   whoAmI,
   type ApiRequest,
   type ComponentRbac,
 } from './component-rbac.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 
 const MODULE_CONFIGS = { group: 'deckhouse.io', version: 'v1alpha1', plural: 'moduleconfigs', kind: 'ModuleConfig', namespaced: false };
 const name = `mc-source-${randomBytes(3).toString('hex')}`;

@@ -26,11 +26,11 @@ import {
   requestsMadeBy,
   rolesOf,
   serviceAccountClient,
-  waitFor,
   whoAmI,
   type ApiRequest,
   type ComponentRbac,
 } from './component-rbac.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 
 const AUTH_CONFIGMAP = 'extension-apiserver-authentication';
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
@@ -120,10 +120,10 @@ describe('the subresources API ServiceAccount (its unit does not exist yet)', ()
         const denied = await waitFor(`a request denied without ${keyOf(binding)}`, async () => {
           const now = await deniedRequests(admin, rbac, requests);
           return now.length > 0 ? now : undefined;
-        }, 10_000).catch(() => []);
+        });
         results.push([keyOf(binding), denied.map(describeRequest).sort()]);
         await applyObjects([binding]);
-        await waitFor('every request allowed again', async () => ((await deniedRequests(admin, rbac, requests)).length === 0 ? true : undefined), 10_000);
+        await waitFor('every request allowed again', async () => ((await deniedRequests(admin, rbac, requests)).length === 0 ? true : undefined));
       }
     } finally {
       await applyObjects(bindings);
