@@ -8,7 +8,7 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  testMatch: ['<rootDir>/{shared,functions,daemons,tests}/**/*.test.ts'],
+  testMatch: ['<rootDir>/{shared,functions,daemons,platform,tests}/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   globalSetup: '<rootDir>/tests/env/jest-global-setup.js',
   globalTeardown: '<rootDir>/tests/env/jest-global-teardown.js',

@@ -5,11 +5,14 @@
  * or vanishes under a running instance fails it.
  */
 import type { InternalVirtualMachineInstance } from '../../shared/api/internal/resources.js';
-import { now, ref, remove, type StepContext } from './context.js';
+import { find, now, ref, remove, type StepContext } from './context.js';
 import type { LauncherPod } from './kube.js';
 import { buildLauncherPod, CILIUM_IP_ANNOTATION, CREATED_BY_LABEL, MIGRATION_LABEL, podState, unschedulableMessage } from './launcher.js';
 
 type VMI = InternalVirtualMachineInstance;
+
+/** Keeps an instance until its launcher pods are gone (KubeVirt's own finalizer name). */
+export const INSTANCE_FINALIZER = 'foregroundDeleteVirtualMachine';
 
 export interface InstanceView {
   /** The scheduler could not place the instance's pod. */
@@ -35,6 +38,25 @@ export async function deleteStrayPods(ctx: StepContext, vmi: VMI | undefined, po
     ctx.log.info({ pod: p.metadata.name }, 'deleting the launcher pod of a gone instance');
     await remove(() => ctx.c.pods.delete(ref(p.metadata.namespace ?? '', p.metadata.name ?? '')));
   }
+}
+
+/**
+ * An instance being deleted: its launcher pods are deleted (kwok ends them like a kubelet), and once
+ * none is left the finalizer goes, so the instance disappears after its pods, as with KubeVirt.
+ */
+export async function finalizeInstance(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]): Promise<void> {
+  const mine = pods.filter(isOf(vmi));
+  for (const p of mine) {
+    if (p.metadata.deletionTimestamp === undefined) await remove(() => ctx.c.pods.delete(ref(p.metadata.namespace ?? '', p.metadata.name ?? '')));
+  }
+  const finalizers = vmi.metadata.finalizers ?? [];
+  if (mine.length > 0 || !finalizers.includes(INSTANCE_FINALIZER)) return;
+  const rest = finalizers.filter((f) => f !== INSTANCE_FINALIZER);
+  await find(() =>
+    ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
+      metadata: { finalizers: rest.length > 0 ? rest : null, resourceVersion: vmi.metadata.resourceVersion },
+    }),
+  );
 }
 
 /** One step of the instance's life; the next event (or timer) brings the next step. */

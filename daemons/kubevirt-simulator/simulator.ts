@@ -18,7 +18,7 @@ import { errorMessage } from '../../shared/errors/index.js';
 import { Informer, ownerReferenceTo, type KubeClient, type KubeObject } from '../../shared/kube/index.js';
 import { rootLogger, type Logger } from '../../shared/log/index.js';
 import { find, now, ref, remove, type StepContext } from './context.js';
-import { advanceInstance, deleteStrayPods } from './instance.js';
+import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER } from './instance.js';
 import { simulatorClients, type LauncherPod, type SimulatorClients } from './kube.js';
 import { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE } from './launcher.js';
 import { advanceMigration, deleteOrphanTargets, isFinished } from './migration.js';
@@ -151,21 +151,32 @@ export class KubeVirtSimulator {
     }
   }
 
-  /** virt-controller's loop for one VM: requests first, then runStrategy Always, then the instance and its migrations. */
+  /**
+   * virt-controller's loop for one VM: an instance being deleted is finalized first (launcher pods
+   * removed, then the finalizer), then the state change requests (a Start waits until the stopped
+   * instance is gone), then runStrategy Always, then the instance and its migrations.
+   */
   private async sync(key: string): Promise<void> {
     if (this.abort.signal.aborted) return;
     const [namespace = '', name = ''] = key.split('/');
+    const pods = this.options.launcherPods === true;
     const kvvm = await find(() => this.c.kvvms.get(ref(namespace, name)));
     let vmi = await find(() => this.c.kvvmis.get(ref(namespace, name)));
+    const launchers = pods ? await this.podsOf(namespace, name) : [];
+    if (vmi?.metadata.deletionTimestamp !== undefined) {
+      if (pods) await finalizeInstance(this.step, vmi, launchers);
+      if (kvvm !== undefined) await this.reportPrintable(kvvm, vmi, false);
+      return;
+    }
     if (kvvm === undefined) {
       if (vmi !== undefined) await this.deleteVMI(vmi);
-      if (this.options.launcherPods === true) await deleteStrayPods(this.step, undefined, await this.podsOf(namespace, name));
+      else if (pods) await deleteStrayPods(this.step, undefined, launchers);
       return;
     }
     const requests = kvvm.status?.stateChangeRequests ?? [];
     for (const req of requests) {
       if (req.action === 'Stop' && vmi !== undefined && (req.uid == null || req.uid === vmi.metadata.uid)) {
-        await this.deleteVMI(vmi);
+        if (await this.deleteVMI(vmi)) return; // still finalizing: its delete event brings the Start
         vmi = undefined;
       }
       if (req.action === 'Start' && vmi === undefined) vmi = await this.createVMI(kvvm);
@@ -174,16 +185,15 @@ export class KubeVirtSimulator {
     else if (kvvm.spec.runStrategy === 'Always' && vmi === undefined) vmi = await this.createVMI(kvvm);
 
     let unschedulable = false;
-    if (this.options.launcherPods === true) {
-      const pods = await this.podsOf(namespace, name);
-      await deleteStrayPods(this.step, vmi, pods);
-      if (vmi !== undefined) unschedulable = (await advanceInstance(this.step, vmi, pods)).unschedulable;
+    if (pods) {
+      await deleteStrayPods(this.step, vmi, launchers);
+      if (vmi !== undefined) unschedulable = (await advanceInstance(this.step, vmi, launchers)).unschedulable;
       const live = (this.migrations?.store.list() ?? []).filter((m) => m.metadata.namespace === namespace && m.spec.vmiName === name && !isFinished(m));
-      await deleteOrphanTargets(this.step, vmi, live, pods);
+      await deleteOrphanTargets(this.step, vmi, live, launchers);
       const current = live.find((m) => m.metadata.deletionTimestamp === undefined);
       if (current !== undefined) {
         const fresh = await find(() => this.c.migrations.get(ref(namespace, current.metadata.name ?? '')));
-        if (fresh !== undefined && !isFinished(fresh)) await advanceMigration(this.step, fresh, vmi, pods);
+        if (fresh !== undefined && !isFinished(fresh)) await advanceMigration(this.step, fresh, vmi, launchers);
       }
     }
     await this.reportPrintable(kvvm, vmi, unschedulable);
@@ -193,7 +203,15 @@ export class KubeVirtSimulator {
     const phase = vmi?.status?.phase;
     const migrating = vmi?.status?.migrationState?.startTimestamp != null && vmi.status.migrationState.completed !== true;
     const printable =
-      vmi === undefined ? 'Stopped' : phase === 'Running' ? (migrating ? 'Migrating' : 'Running') : unschedulable ? 'ErrorUnschedulable' : 'Starting';
+      vmi === undefined
+        ? 'Stopped'
+        : vmi.metadata.deletionTimestamp !== undefined
+          ? 'Stopping'
+          : phase === 'Running'
+            ? (migrating ? 'Migrating' : 'Running')
+            : unschedulable
+              ? 'ErrorUnschedulable'
+              : 'Starting';
     if (kvvm.status?.printableStatus === printable && kvvm.status.created === (vmi !== undefined)) return;
     const r = ref(kvvm.metadata.namespace ?? '', kvvm.metadata.name ?? '');
     await this.c.kvvms.patchStatus(r, { printableStatus: printable, created: vmi !== undefined, ready: printable === 'Running' });
@@ -215,6 +233,9 @@ export class KubeVirtSimulator {
         labels: template.metadata?.labels ?? {},
         annotations: template.metadata?.annotations ?? {},
         ownerReferences: [{ ...ownerReferenceTo(kvvm, { controller: true }) }],
+        // With launcher pods, the instance stays until its pods are gone (as KubeVirt's does), so that
+        // nobody else (the garbage collector) ever deletes a launcher pod.
+        ...(this.options.launcherPods === true ? { finalizers: [INSTANCE_FINALIZER] } : {}),
       },
       spec: template.spec,
     });
@@ -226,14 +247,17 @@ export class KubeVirtSimulator {
     return vmi;
   }
 
-  private async deleteVMI(vmi: VMI): Promise<void> {
+  /** Delete the instance; true while it is still there (being finalized: its launcher pods go first). */
+  private async deleteVMI(vmi: VMI): Promise<boolean> {
     const namespace = vmi.metadata.namespace ?? '';
     const name = vmi.metadata.name ?? '';
     await remove(() => this.c.kvvmis.delete(ref(namespace, name)));
     this.log.info({ vm: `${namespace}/${name}`, uid: vmi.metadata.uid }, 'instance deleted');
-    if (this.options.launcherPods !== true) return;
-    const pods = await this.c.pods.list({ namespace, labelSelector: `${CREATED_BY_LABEL}=${vmi.metadata.uid ?? ''}` });
-    for (const p of pods.items) await remove(() => this.c.pods.delete(ref(namespace, p.metadata.name ?? '')));
+    if (this.options.launcherPods !== true) return false;
+    const still = await find(() => this.c.kvvmis.get(ref(namespace, name)));
+    if (still === undefined) return false;
+    await finalizeInstance(this.step, still, await this.podsOf(namespace, name));
+    return (await find(() => this.c.kvvmis.get(ref(namespace, name)))) !== undefined;
   }
 
   // ---- moves a test makes by hand (no launcher pods) ----

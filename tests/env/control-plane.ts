@@ -26,7 +26,19 @@ export interface ControlPlaneState {
 
 export interface ControlPlane {
   state: ControlPlaneState;
+  /** Every process of the control plane, for a supervisor that watches them. */
+  processes: LoggedProcess[];
   stop(): Promise<void>;
+}
+
+/** What the local platform (`npm start`) adds to the test suite's control plane; the default is none. */
+export interface ControlPlaneOptions {
+  /** Appended to the first apiserver's flags only (not to apiServerBaseArgs), e.g. the audit webhook. */
+  apiServerArgs?: string[];
+  /** Also run kube-scheduler (pods get placed on nodes). */
+  scheduler?: boolean;
+  /** Each process in a process group of its own (see spawnLogged): a terminal's Ctrl-C reaches only the caller. */
+  detached?: boolean;
 }
 
 export interface ApiServerProcess {
@@ -80,7 +92,7 @@ export function httpsStatus(url: string, caPem: string, selfSigned = false): Pro
   });
 }
 
-async function startEtcd(binDir: string, workDir: string): Promise<{ proc: LoggedProcess; url: string }> {
+async function startEtcd(binDir: string, workDir: string, detached: boolean): Promise<{ proc: LoggedProcess; url: string }> {
   for (let attempt = 1; ; attempt++) {
     const [client, peer] = [await freePort(), await freePort()];
     const url = `http://127.0.0.1:${client}`;
@@ -93,7 +105,7 @@ async function startEtcd(binDir: string, workDir: string): Promise<{ proc: Logge
       `--listen-peer-urls=http://127.0.0.1:${peer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
       `--initial-cluster=default=http://127.0.0.1:${peer}`,
       '--unsafe-no-fsync=true', '--log-level=warn', '--quota-backend-bytes=8589934592',
-    ], logPath);
+    ], logPath, { detached });
     try {
       await waitUntil('etcd health', async () => (await fetch(`${url}/health`)).ok, {
         timeoutMs: START_TIMEOUT_MS,
@@ -111,7 +123,7 @@ async function startEtcd(binDir: string, workDir: string): Promise<{ proc: Logge
 /** Start one kube-apiserver process on `port` (or a free one, retrying when a port is taken). */
 export async function startApiServer(
   state: Pick<ControlPlaneState, 'binDir' | 'workDir' | 'apiServerBaseArgs' | 'servingCaPath'>,
-  opts: { port?: number; name?: string; extraArgs?: string[] } = {},
+  opts: { port?: number; name?: string; extraArgs?: string[]; detached?: boolean } = {},
 ): Promise<ApiServerProcess> {
   const caPem = await readFile(state.servingCaPath, 'utf8');
   const name = opts.name ?? 'kube-apiserver';
@@ -120,7 +132,7 @@ export async function startApiServer(
     const logPath = join(state.workDir, `${name}-${port}-${attempt}.log`);
     const args = [...state.apiServerBaseArgs, `--secure-port=${port}`,
       `--service-account-issuer=https://127.0.0.1:${port}/`, ...(opts.extraArgs ?? [])];
-    const proc = spawnLogged(name, join(state.binDir, 'kube-apiserver'), args, logPath);
+    const proc = spawnLogged(name, join(state.binDir, 'kube-apiserver'), args, logPath, { detached: opts.detached === true });
     const server = `https://127.0.0.1:${port}`;
     try {
       await waitUntil(`${name} /readyz`, async () => (await httpsStatus(`${server}/readyz`, caPem)) === 200, {
@@ -159,14 +171,17 @@ current-context: virt-testenv
 `;
 }
 
-/** Generate certs, start etcd and kube-apiserver, write an admin kubeconfig and state.json. */
-export async function startControlPlane(binDir: string, workDir: string): Promise<ControlPlane> {
+/**
+ * Generate certs, start etcd, kube-apiserver and kube-controller-manager (and, on request,
+ * kube-scheduler), write an admin kubeconfig and state.json. A failure stops what was started.
+ */
+export async function startControlPlane(binDir: string, workDir: string, opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const pki = join(workDir, 'pki');
   await mkdir(pki, { recursive: true });
   const [servingCa, clientCa, frontProxyCa] = await Promise.all([
     createCA(pki, 'serving'), createCA(pki, 'client'), createCA(pki, 'front-proxy'),
   ]);
-  const [serving, admin, proxyClient, kcmClient] = await Promise.all([
+  const [serving, admin, proxyClient, kcmClient, schedulerClient] = await Promise.all([
     issueCert(servingCa, pki, 'apiserver', {
       commonName: 'kube-apiserver', usage: 'server',
       dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
@@ -178,6 +193,9 @@ export async function startControlPlane(binDir: string, workDir: string): Promis
     issueCert(clientCa, pki, 'kube-controller-manager', {
       commonName: 'system:kube-controller-manager', organizations: ['system:masters'], usage: 'client',
     }),
+    opts.scheduler === true
+      ? issueCert(clientCa, pki, 'kube-scheduler', { commonName: 'system:kube-scheduler', organizations: ['system:masters'], usage: 'client' })
+      : undefined,
   ]);
   const saKey = join(pki, 'sa.key');
   await createKey(saKey);
@@ -185,7 +203,8 @@ export async function startControlPlane(binDir: string, workDir: string): Promis
   const auditLogPath = join(workDir, 'audit.log');
   await writeFile(auditPolicyPath, AUDIT_POLICY);
 
-  const etcd = await startEtcd(binDir, workDir);
+  const detached = opts.detached === true;
+  const etcd = await startEtcd(binDir, workDir, detached);
   const apiServerBaseArgs = [
     `--etcd-servers=${etcd.url}`, '--bind-address=127.0.0.1', `--advertise-address=${advertiseAddress()}`,
     '--endpoint-reconciler-type=none',
@@ -204,7 +223,7 @@ export async function startControlPlane(binDir: string, workDir: string): Promis
   const base = { binDir, workDir, apiServerBaseArgs, servingCaPath: servingCa.certPath };
   let api: ApiServerProcess;
   try {
-    api = await startApiServer(base);
+    api = await startApiServer(base, { extraArgs: opts.apiServerArgs ?? [], detached });
   } catch (err: unknown) {
     await etcd.proc.stop();
     throw err;
@@ -213,29 +232,36 @@ export async function startControlPlane(binDir: string, workDir: string): Promis
   await writeFile(kubeconfigPath, kubeconfigYaml(api.server, servingCa.certPath, admin.certPath, admin.keyPath, 'admin'));
   const kcmKubeconfig = join(workDir, 'kube-controller-manager.kubeconfig');
   await writeFile(kcmKubeconfig, kubeconfigYaml(api.server, servingCa.certPath, kcmClient.certPath, kcmClient.keyPath, 'kcm'));
-  let kcm: LoggedProcess;
+  const started: LoggedProcess[] = [etcd.proc, api.process];
+  const stopAll = async (): Promise<void> => {
+    for (const p of [...started].reverse()) await p.stop();
+  };
   try {
-    kcm = await startControllerManager({ binDir, workDir, kubeconfig: kcmKubeconfig, saKey, rootCa: servingCa.certPath });
+    const kcm = startControllerManager({ binDir, workDir, kubeconfig: kcmKubeconfig, saKey, rootCa: servingCa.certPath, detached });
+    let scheduler: Promise<LoggedProcess> | undefined;
+    if (schedulerClient !== undefined) {
+      const schedKubeconfig = join(workDir, 'kube-scheduler.kubeconfig');
+      await writeFile(schedKubeconfig, kubeconfigYaml(api.server, servingCa.certPath, schedulerClient.certPath, schedulerClient.keyPath, 'kube-scheduler'));
+      scheduler = startScheduler({ binDir, workDir, kubeconfig: schedKubeconfig, detached });
+    }
+    const results = await Promise.allSettled([kcm, ...(scheduler !== undefined ? [scheduler] : [])]);
+    for (const r of results) if (r.status === 'fulfilled') started.push(r.value);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
   } catch (err: unknown) {
-    await api.process.stop();
-    await etcd.proc.stop();
+    await stopAll();
     throw err;
   }
+  const pids: Record<string, number> = {};
+  for (const p of started) pids[p.name === 'kube-apiserver' ? 'apiserver' : p.name] = p.pid;
   const state: ControlPlaneState = {
     ...base, etcdUrl: etcd.url, server: api.server, kubeconfigPath,
     clientCaPath: clientCa.certPath, clientCaKeyPath: clientCa.keyPath,
     auditLogPath, auditPolicyPath,
-    pids: { etcd: etcd.proc.pid, apiserver: api.process.pid, 'kube-controller-manager': kcm.pid },
+    pids,
   };
   await writeFile(join(workDir, 'state.json'), JSON.stringify(state, null, 2));
-  return {
-    state,
-    async stop(): Promise<void> {
-      await kcm.stop();
-      await api.process.stop();
-      await etcd.proc.stop();
-    },
-  };
+  return { state, processes: [...started], stop: stopAll };
 }
 
 /**
@@ -245,7 +271,7 @@ export async function startControlPlane(binDir: string, workDir: string): Promis
  * controller. Ready when its /healthz answers (self-signed serving certificate in its work dir).
  */
 async function startControllerManager(opts: {
-  binDir: string; workDir: string; kubeconfig: string; saKey: string; rootCa: string;
+  binDir: string; workDir: string; kubeconfig: string; saKey: string; rootCa: string; detached?: boolean;
 }): Promise<LoggedProcess> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
@@ -259,12 +285,41 @@ async function startControllerManager(opts: {
       // Fast enough for tests to see deletions follow promptly; the defaults are tuned for big clusters.
       '--concurrent-gc-syncs=10', '--concurrent-namespace-syncs=5', '--namespace-sync-period=1m',
       '--profiling=false', '--v=1',
-    ], logPath);
+    ], logPath, { detached: opts.detached === true });
     try {
       await waitUntil('kube-controller-manager /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
         timeoutMs: START_TIMEOUT_MS,
         intervalMs: 200,
         abortIf: () => (proc.hasExited() ? `kube-controller-manager exited early:\n${tailLog(logPath)}` : undefined),
+      });
+      return proc;
+    } catch (err: unknown) {
+      await proc.kill();
+      if (attempt < PORT_ATTEMPTS && logShowsPortInUse(logPath)) continue;
+      throw err;
+    }
+  }
+}
+
+/**
+ * kube-scheduler with its defaults (one instance, no leader election), so that pods are placed on
+ * nodes. Ready when its /healthz answers (self-signed serving certificate in its work dir).
+ */
+async function startScheduler(opts: { binDir: string; workDir: string; kubeconfig: string; detached?: boolean }): Promise<LoggedProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const logPath = join(opts.workDir, `kube-scheduler-${attempt}.log`);
+    const proc = spawnLogged('kube-scheduler', join(opts.binDir, 'kube-scheduler'), [
+      `--kubeconfig=${opts.kubeconfig}`, `--authentication-kubeconfig=${opts.kubeconfig}`,
+      `--authorization-kubeconfig=${opts.kubeconfig}`, '--leader-elect=false',
+      '--bind-address=127.0.0.1', `--secure-port=${port}`, `--cert-dir=${join(opts.workDir, 'scheduler-certs')}`,
+      '--profiling=false', '--v=1',
+    ], logPath, { detached: opts.detached === true });
+    try {
+      await waitUntil('kube-scheduler /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
+        timeoutMs: START_TIMEOUT_MS,
+        intervalMs: 200,
+        abortIf: () => (proc.hasExited() ? `kube-scheduler exited early:\n${tailLog(logPath)}` : undefined),
       });
       return proc;
     } catch (err: unknown) {

@@ -18,7 +18,7 @@ export interface KubectlOptions {
 }
 
 /** Run the version-matched kubectl built with the control plane against it. */
-export function runKubectl(state: ControlPlaneState, args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
+export function runKubectl(state: Pick<ControlPlaneState, 'binDir' | 'kubeconfigPath'>, args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
   const full = [`--kubeconfig=${opts.kubeconfigPath ?? state.kubeconfigPath}`];
   if (opts.asUser !== undefined) full.push(`--as=${opts.asUser}`);
   for (const g of opts.asGroups ?? []) full.push(`--as-group=${g}`);

@@ -15,11 +15,22 @@ export interface LoggedProcess {
   kill(): Promise<void>;
 }
 
-export function spawnLogged(name: string, bin: string, args: string[], logPath: string): LoggedProcess {
+/**
+ * `env` replaces the inherited environment when given; `cwd` defaults to the current directory;
+ * `detached` puts the child in a process group of its own, so that a terminal's Ctrl-C reaches only
+ * the parent, which then stops its children in order.
+ */
+export function spawnLogged(
+  name: string,
+  bin: string,
+  args: string[],
+  logPath: string,
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; detached?: boolean } = {},
+): LoggedProcess {
   const fd = openSync(logPath, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(bin, args, { stdio: ['ignore', fd, fd], detached: false });
+    child = spawn(bin, args, { stdio: ['ignore', fd, fd], ...opts, detached: opts.detached === true });
   } finally {
     closeSync(fd);
   }

@@ -1,0 +1,89 @@
+/** What the platform and its demo create, as plain manifests (applied with kubectl as the acting user). */
+import { API_VERSION } from '../../shared/api/resources/common.js';
+
+export const DEMO_NAMESPACE = 'demo';
+export const DEMO_VM = 'demo-vm';
+export const DEMO_DISK = 'demo-root';
+export const DEMO_CLASS = 'generic';
+/** A user bound to the Admin role of the role model in the demo namespace: creates and operates the VM. */
+export const OPERATOR = { name: 'alice', role: 'd8:user-authz:virtualization:admin' };
+/** A user bound to the User role: may look, not act. */
+export const VIEWER = { name: 'bob', role: 'd8:user-authz:virtualization:user' };
+
+type Manifest = Record<string, unknown>;
+
+/** The module's configuration: VM addresses from `vmCidr` (validated by our admission webhook on its way in). */
+export function moduleConfig(vmCidr: string): Manifest {
+  return {
+    apiVersion: 'deckhouse.io/v1alpha1',
+    kind: 'ModuleConfig',
+    metadata: { name: 'virtualization' },
+    spec: {
+      enabled: true,
+      version: 1,
+      settings: { dvcr: { storage: { type: 'PersistentVolumeClaim', persistentVolumeClaim: { size: '50Gi' } } }, virtualMachineCIDRs: [vmCidr] },
+    },
+  };
+}
+
+export function namespace(): Manifest {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO_NAMESPACE } };
+}
+
+export function roleBinding(user: { name: string; role: string }): Manifest {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: `${user.name}-virtualization`, namespace: DEMO_NAMESPACE },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user.role },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user.name }],
+  };
+}
+
+export function vmClass(): Manifest {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualMachineClass',
+    metadata: { name: DEMO_CLASS, annotations: { 'virtualmachineclass.virtualization.deckhouse.io/is-default-class': 'true' } },
+    spec: {
+      cpu: { type: 'Model', model: 'Nehalem' },
+      sizingPolicies: [{ cores: { min: 1, max: 4 }, coreFractions: [10, 25, 50, 100], defaultCoreFraction: 25 }],
+    },
+  };
+}
+
+/** A blank disk; the import pipeline is not built yet, so the demo marks it Ready itself (statusOfReadyDisk). */
+export function disk(): Manifest {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualDisk',
+    metadata: { name: DEMO_DISK, namespace: DEMO_NAMESPACE },
+    spec: { persistentVolumeClaim: { size: '10Gi' } },
+  };
+}
+
+export const readyDiskStatus = { phase: 'Ready', capacity: '10Gi', target: { persistentVolumeClaimName: `vd-${DEMO_DISK}-pvc` } };
+
+export function vm(): Manifest {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualMachine',
+    metadata: { name: DEMO_VM, namespace: DEMO_NAMESPACE, labels: { app: 'demo' } },
+    spec: {
+      virtualMachineClassName: DEMO_CLASS,
+      runPolicy: 'AlwaysOn',
+      cpu: { cores: 1, coreFraction: '50%' },
+      memory: { size: '1Gi' },
+      blockDeviceRefs: [{ kind: 'VirtualDisk', name: DEMO_DISK }],
+    },
+  };
+}
+
+export function operation(name: string, type: 'Restart' | 'Migrate' | 'Stop'): Manifest {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualMachineOperation',
+    metadata: { name, namespace: DEMO_NAMESPACE },
+    spec: { type, virtualMachineName: DEMO_VM },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * The live view: one screen redrawn in place every second on a terminal (units, nodes, VMs with
+ * phase, node, IP and conditions, operations, the latest audit records, the demo's steps); on
+ * anything else (a pipe, a log file) one plain line per change instead.
+ */
+import type { AuditRecord, OperationRow, Snapshot, VMRow } from './snapshot.js';
+
+export interface ViewHeader {
+  server: string;
+  kubeconfig: string;
+  logDir: string;
+  uptimeMs: number;
+  /** Unit name → running. */
+  units: Record<string, boolean>;
+}
+
+const fmtDuration = (ms: number): string => {
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+};
+
+/** Left-aligned columns, two spaces apart. */
+export function table(head: string[], rows: string[][]): string[] {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
+  return [line(head), ...rows.map(line)];
+}
+
+const auditTime = (r: AuditRecord): string => (r.datetime.length >= 19 ? r.datetime.slice(11, 19) : r.datetime);
+
+/** The whole screen as lines (not yet cut to the terminal's width). */
+export function renderScreen(h: ViewHeader, s: Snapshot, steps: readonly string[]): string[] {
+  const units = Object.entries(h.units).map(([n, up]) => `${n} ${up ? '●' : '✗'}`).join('  ');
+  const nodes = s.nodes.map((n) => `${n.name} ${n.ready ? '●' : '○'}${n.launcherPods > 0 ? ` (${n.launcherPods} VM)` : ''}`).join('  ');
+  const out = [
+    `Virtualization module · local platform · up ${fmtDuration(h.uptimeMs)} · Ctrl-C stops everything`,
+    `apiserver ${h.server} · export KUBECONFIG=${h.kubeconfig}`,
+    `logs ${h.logDir}`,
+    `units: ${units}`,
+    `nodes (simulated): ${nodes === '' ? '-' : nodes}`,
+    '',
+    'VIRTUAL MACHINES',
+    ...(s.vms.length === 0 ? ['  (none)'] : table(['NAMESPACE', 'NAME', 'PHASE', 'NODE', 'IP', 'CONDITIONS'], s.vms.map(vmCells)).map((l) => `  ${l}`)),
+    '',
+    'OPERATIONS',
+    ...(s.operations.length === 0 ? ['  (none)'] : table(['NAMESPACE', 'NAME', 'TYPE', 'VM', 'PHASE', 'DETAIL'], s.operations.map(opCells)).map((l) => `  ${l}`)),
+    '',
+    'AUDIT (latest security records)',
+    ...(s.audit.length === 0 ? ['  (none yet)'] : s.audit.slice(-6).map((r) => `  ${auditTime(r)}  ${r.type.padEnd(20)} ${r.name}`)),
+  ];
+  if (steps.length > 0) out.push('', 'DEMO', ...steps.slice(-9).map((l) => `  ${l}`));
+  return out;
+}
+
+const vmCells = (v: VMRow): string[] => [v.namespace, v.name, v.phase || '-', v.node || '-', v.ip || '-', v.conditions.join(' ') || '-'];
+const opCells = (o: OperationRow): string[] => [o.namespace, o.name, o.type, o.vm, o.phase || '-', o.detail || ''];
+
+/** Plain mode: one line per thing that changed between two snapshots. */
+export function changes(before: Snapshot | undefined, now: Snapshot): string[] {
+  const out: string[] = [];
+  const seenVM = new Map((before?.vms ?? []).map((v) => [`${v.namespace}/${v.name}`, v]));
+  for (const v of now.vms) {
+    const old = seenVM.get(`${v.namespace}/${v.name}`);
+    if (old?.phase === v.phase && old.node === v.node && old.ip === v.ip) continue;
+    out.push(`vm ${v.namespace}/${v.name}: ${v.phase || '-'}${v.node ? ` on ${v.node}` : ''}${v.ip ? ` ip ${v.ip}` : ''} [${v.conditions.join(' ')}]`);
+  }
+  const seenOp = new Map((before?.operations ?? []).map((o) => [`${o.namespace}/${o.name}`, o]));
+  for (const o of now.operations) {
+    const old = seenOp.get(`${o.namespace}/${o.name}`);
+    if (old?.phase === o.phase && old.detail === o.detail) continue;
+    out.push(`operation ${o.namespace}/${o.name} (${o.type} ${o.vm}): ${o.phase || '-'}${o.detail ? ` ${o.detail}` : ''}`);
+  }
+  const known = new Set((before?.audit ?? []).map((r) => JSON.stringify(r)));
+  for (const r of now.audit) if (!known.has(JSON.stringify(r))) out.push(`audit: ${r.type}: ${r.name}`);
+  return out;
+}
+
+/** Draw `lines` over the previous frame: cursor home, each line cut to `width` and cleared to its end, the rest cleared. */
+export function frame(lines: readonly string[], width: number, first: boolean): string {
+  const cut = lines.map((l) => ([...l].length > width ? `${[...l].slice(0, Math.max(0, width - 1)).join('')}…` : l));
+  return `${first ? '\x1b[2J' : ''}\x1b[H${cut.map((l) => `${l}\x1b[K`).join('\n')}\n\x1b[J`;
+}

@@ -1,0 +1,93 @@
+/**
+ * The install (`knative/`) on the local cluster, as far as a cluster without Knative can hold it:
+ * the CRDs (and Deckhouse's ModuleConfig CRD from knative/standalone) first, then every other object
+ * whose API the apiserver serves — namespace, roles, component RBAC, webhook configurations, plain
+ * Services. Knative Services and eventing are left out (our functions run as local processes
+ * instead), and so are the install's own workloads (the controller Deployment): their pods would only
+ * pretend to run on simulated nodes while the real units run locally.
+ */
+import { fileURLToPath } from 'node:url';
+import { loadAllYaml } from '@kubernetes/client-node';
+import type { KubeClient } from '../shared/kube/index.js';
+import { runKubectl, type KubectlOptions } from '../tests/env/kubectl.js';
+
+export const KNATIVE_DIR = fileURLToPath(new URL('../knative/', import.meta.url));
+const FIELD_MANAGER = 'virtualization-install';
+/** Workloads of the install whose units the platform runs as local processes. */
+const RUN_LOCALLY = new Set(['apps/v1/Deployment', 'apps/v1/DaemonSet', 'batch/v1/Job']);
+
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+}
+
+export interface Kubectl {
+  (args: string[], stdin?: string): Promise<string>;
+}
+
+/**
+ * The version-matched kubectl of the binary cache, against `kubeconfigPath` (with `globalArgs` before
+ * every command, e.g. `--as=alice`); a failure throws with its stderr.
+ */
+export function kubectlFor(binDir: string, kubeconfigPath: string, globalArgs: readonly string[] = []): Kubectl {
+  return async (args, stdin) => {
+    const opts: KubectlOptions = { timeoutMs: 120_000, ...(stdin !== undefined ? { stdin } : {}) };
+    const res = await runKubectl({ binDir, kubeconfigPath }, [...globalArgs, ...args], opts);
+    if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed:\n${res.stderr.trim()}`);
+    return res.stdout;
+  };
+}
+
+export interface InstallReport {
+  applied: number;
+  /** `apiVersion kind` → how many were left out, and why. */
+  skipped: { what: string; count: number; why: string }[];
+}
+
+/** Apply the CRDs of the install and of Deckhouse's ModuleConfig, and wait until they are served. */
+export async function applyCrds(kubectl: Kubectl): Promise<void> {
+  const names: string[] = [];
+  for (const dir of [`${KNATIVE_DIR}crds`, `${KNATIVE_DIR}standalone`]) {
+    const out = await kubectl(['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-k', dir, '-o', 'name']);
+    names.push(...out.trim().split('\n').filter((n) => n !== ''));
+  }
+  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...names]);
+}
+
+/** The kinds each apiVersion serves, read from discovery. */
+async function servedKinds(kube: KubeClient, apiVersions: readonly string[]): Promise<Set<string>> {
+  const served = new Set<string>();
+  for (const gv of apiVersions) {
+    const path = gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`;
+    const list = (await kube.rest.request({ method: 'GET', path, what: `discover ${gv}` }).catch(() => undefined)) as
+      | { resources?: { kind: string; name: string }[] }
+      | undefined;
+    for (const r of list?.resources ?? []) if (!r.name.includes('/')) served.add(`${gv}/${r.kind}`);
+  }
+  return served;
+}
+
+/** Everything else of the install that this cluster can hold (see the file comment), server-side applied. */
+export async function applyInstall(kubectl: Kubectl, admin: KubeClient): Promise<InstallReport> {
+  const all = loadAllYaml(await kubectl(['kustomize', KNATIVE_DIR])) as Manifest[];
+  const rest = all.filter((m) => m.kind !== 'CustomResourceDefinition');
+  const served = await servedKinds(admin, [...new Set(rest.map((m) => m.apiVersion))]);
+  const apply: Manifest[] = [];
+  const skipped = new Map<string, { count: number; why: string }>();
+  const skip = (m: Manifest, why: string): void => {
+    const key = `${m.apiVersion} ${m.kind}`;
+    skipped.set(key, { count: (skipped.get(key)?.count ?? 0) + 1, why });
+  };
+  for (const m of rest) {
+    const gvk = `${m.apiVersion}/${m.kind}`;
+    if (RUN_LOCALLY.has(gvk)) skip(m, 'its unit runs as a local process');
+    else if (!served.has(gvk)) skip(m, 'this cluster does not serve the API (no Knative or monitoring stack locally)');
+    else apply.push(m);
+  }
+  await kubectl(
+    ['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: apply }),
+  );
+  return { applied: apply.length, skipped: [...skipped].map(([what, v]) => ({ what, ...v })) };
+}

@@ -1,0 +1,145 @@
+/**
+ * The local cluster of `npm start`: the test suite's control plane (tests/env) plus kube-scheduler
+ * and the apiserver's audit webhook, then kwok for simulated nodes and pods (docs/adr/0007) and the
+ * nodes themselves. Every process is registered with the supervisor as it starts.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConflictError } from '../shared/errors/index.js';
+import { issueCert, type CertAuthority } from '../tests/env/certs.js';
+import { startControlPlane, type ControlPlaneState } from '../tests/env/control-plane.js';
+import { freePort } from '../tests/env/ports.js';
+import { logShowsPortInUse, spawnLogged, tailLog, waitUntil } from '../tests/env/process.js';
+import type { KubeClient } from '../shared/kube/index.js';
+import type { Supervisor } from './supervisor.js';
+
+export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+/** Pod addresses of the simulated nodes: one /24 of this per node. */
+export const POD_CIDR = '10.244.0.0/16';
+/** The control plane's service range (tests/env/control-plane.ts). */
+export const SERVICE_CIDR = '10.0.0.0/24';
+const KWOK_VERSION = process.env['KWOK_VERSION'] ?? '0.8.0';
+const START_TIMEOUT_MS = Number(process.env['VIRT_TESTENV_START_TIMEOUT_MS'] ?? 90_000);
+
+export interface LocalCluster {
+  readonly state: ControlPlaneState;
+  /** A kubeconfig for a user of the client CA (CN = name, O = groups). */
+  userKubeconfig(name: string, groups?: string[]): Promise<string>;
+}
+
+function kubeconfigYaml(state: ControlPlaneState, user: string, certPath: string, keyPath: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters: [{name: local, cluster: {server: "${state.server}", certificate-authority: "${state.servingCaPath}"}}]
+users: [{name: "${user}", user: {client-certificate: "${certPath}", client-key: "${keyPath}"}}]
+contexts: [{name: local, context: {cluster: local, user: "${user}"}}]
+current-context: local
+`;
+}
+
+/** The apiserver's audit webhook backend: a kubeconfig pointing at the audit function's route. */
+async function auditWebhookArgs(workDir: string, auditPort: number): Promise<string[]> {
+  const path = join(workDir, 'audit-webhook.kubeconfig');
+  await writeFile(path, `apiVersion: v1
+kind: Config
+clusters: [{name: audit, cluster: {server: "http://127.0.0.1:${auditPort}/audit-webhook"}}]
+users: [{name: kube-apiserver, user: {}}]
+contexts: [{name: audit, context: {cluster: audit, user: kube-apiserver}}]
+current-context: audit
+`);
+  return [
+    `--audit-webhook-config-file=${path}`, '--audit-webhook-mode=batch',
+    '--audit-webhook-batch-max-wait=200ms', '--audit-webhook-batch-throttle-enable=false',
+  ];
+}
+
+export async function startLocalCluster(opts: {
+  binDir: string;
+  workDir: string;
+  supervisor: Supervisor;
+  /** The port the audit function will listen on (the apiserver's webhook is configured at start). */
+  auditPort: number;
+}): Promise<LocalCluster> {
+  const cp = await startControlPlane(opts.binDir, opts.workDir, {
+    scheduler: true,
+    detached: true,
+    apiServerArgs: await auditWebhookArgs(opts.workDir, opts.auditPort),
+  });
+  // A throwaway cluster: its processes get a short grace (kube-apiserver may take 10 s to exit after its audit backend).
+  for (const p of cp.processes) opts.supervisor.add(p, { graceMs: 3_000 });
+  const state = cp.state;
+  const clientCa: CertAuthority = { name: 'client', certPath: state.clientCaPath, keyPath: state.clientCaKeyPath };
+  const pki = join(opts.workDir, 'pki');
+  return {
+    state,
+    async userKubeconfig(name, groups = []) {
+      const file = name.replace(/[^a-zA-Z0-9-]/g, '_');
+      const cert = await issueCert(clientCa, pki, `user-${file}`, { commonName: name, organizations: groups, usage: 'client' });
+      const path = join(opts.workDir, `user-${file}.kubeconfig`);
+      await writeFile(path, kubeconfigYaml(state, name, cert.certPath, cert.keyPath));
+      return path;
+    },
+  };
+}
+
+/** kwok: the kubelets of every node annotated `kwok.x-k8s.io/node: fake`, with the release's default stages. */
+export async function startKwok(cluster: LocalCluster, opts: { binDir: string; workDir: string; supervisor: Supervisor }): Promise<void> {
+  // kwok plays every node's kubelet: it acts as a node would (system:node:…, group system:nodes).
+  const kubeconfig = await cluster.userKubeconfig('system:node:kwok', ['system:nodes', 'system:masters']);
+  const dir = join(opts.binDir, `kwok-${KWOK_VERSION}`);
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const logPath = join(opts.workDir, `kwok-${attempt}.log`);
+    const proc = spawnLogged('kwok', join(dir, 'kwok'), [
+      `--kubeconfig=${kubeconfig}`, `--config=${join(dir, 'stages.yaml')}`,
+      '--manage-all-nodes=false', `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+      '--node-lease-duration-seconds=40', `--cidr=${POD_CIDR}`, '--node-ip=10.255.0.1',
+      `--server-address=127.0.0.1:${port}`,
+    ], logPath, { detached: true });
+    try {
+      await waitUntil('kwok /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, {
+        timeoutMs: START_TIMEOUT_MS,
+        intervalMs: 200,
+        abortIf: () => (proc.hasExited() ? `kwok exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
+      });
+      opts.supervisor.add(proc, { graceMs: 3_000 });
+      return;
+    } catch (err: unknown) {
+      await proc.kill();
+      if (attempt < 5 && logShowsPortInUse(logPath)) continue;
+      throw err;
+    }
+  }
+}
+
+/** `node-1` … `node-N`: simulated nodes (kwok runs them) with room for a few VMs each. */
+export async function createNodes(admin: KubeClient, count: number): Promise<string[]> {
+  const names: string[] = [];
+  for (let i = 1; i <= count; i++) {
+    const name = `node-${i}`;
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name,
+        annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+        labels: {
+          'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
+          'node-role.kubernetes.io/worker': '', type: 'kwok',
+        },
+      },
+      spec: { podCIDR: `10.244.${i}.0/24`, podCIDRs: [`10.244.${i}.0/24`] },
+      // Nodes may carry their status on create; kwok keeps capacity and allocatable as given.
+      status: {
+        capacity: { cpu: '8', memory: '32Gi', pods: '110' },
+        allocatable: { cpu: '8', memory: '32Gi', pods: '110' },
+        nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', osImage: 'kwok simulated node' },
+      },
+    };
+    await admin.rest.request({ method: 'POST', path: '/api/v1/nodes', body, what: `create Node ${name}` }).catch((err: unknown) => {
+      if (!(err instanceof ConflictError)) throw err;
+    });
+    names.push(name);
+  }
+  return names;
+}

@@ -1,0 +1,232 @@
+/**
+ * The platform: what `npm start` brings up, in order, and takes down in the reverse order.
+ *
+ * Local (default): control plane → kwok and nodes ‖ the install's CRDs, then the rest of the install →
+ * the admission webhooks routed to the local function → ServiceAccount tokens → our units (controller,
+ * admission, audit) and the KubeVirt simulator → the ModuleConfig, through our webhook.
+ * With --kubeconfig: the install must be there already; only our units run, out-of-cluster.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KubeClient } from '../shared/kube/index.js';
+import { freePort } from '../tests/env/ports.js';
+import type { LoggedProcess } from '../tests/env/process.js';
+import { waitFor } from '../shared/testing/wait.js';
+import { moduleConfig } from './demo/objects.js';
+import type { PlatformFlags } from './flags.js';
+import { MODULE_NAMESPACE, ServiceAccountTokens } from './identities.js';
+import { applyCrds, applyInstall, kubectlFor, type Kubectl } from './install.js';
+import { createNodes, POD_CIDR, SERVICE_CIDR, startKwok, startLocalCluster, type LocalCluster } from './local-cluster.js';
+import { SecretFiles } from './secret-files.js';
+import { Supervisor } from './supervisor.js';
+import { bundleUnits, logHas, REPO_ROOT, startUnit, statusOf, waitReady, type Bundles, type UnitSpec } from './units.js';
+import { routeWebhooksToLocal } from './webhook-wiring.js';
+
+export const ADMISSION_SERVICE = 'admission-webhook';
+export const ADMISSION_SECRET = 'admission-tls';
+/** The simulator's ServiceAccount and RBAC (not part of the install). */
+const SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/kubevirt-simulator/rbac.yaml');
+const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts'];
+
+export interface PlatformOptions {
+  flags: PlatformFlags;
+  binDir: string;
+  workDir: string;
+  /** A status line for the person watching (before the live view takes the screen). */
+  say: (line: string) => void;
+}
+
+export interface RunningPlatform {
+  readonly local: boolean;
+  readonly server: string;
+  readonly adminKubeconfig: string;
+  readonly admin: KubeClient;
+  readonly kubectl: Kubectl;
+  /** kubectl as a user of the role model: a client certificate locally, impersonation on a given cluster. */
+  userKubectl(name: string): Promise<Kubectl>;
+  /** The audit function's output (records are its `{"type":...}` lines). */
+  readonly auditLog: string;
+  readonly units: Readonly<Record<string, LoggedProcess>>;
+}
+
+export class Platform {
+  readonly supervisor: Supervisor;
+  private tokens: ServiceAccountTokens | undefined;
+  private secretFiles: SecretFiles | undefined;
+  private admin: KubeClient | undefined;
+  private bundles: Bundles | undefined;
+
+  constructor(private readonly o: PlatformOptions) {
+    this.supervisor = new Supervisor(join(o.workDir, 'platform.json'));
+  }
+
+  async start(): Promise<RunningPlatform> {
+    return this.o.flags.kubeconfig === undefined ? this.startLocal() : this.startAgainst(this.o.flags.kubeconfig);
+  }
+
+  /** Stop every unit and process, last started first. */
+  async stop(onStep: (name: string) => void = () => undefined): Promise<void> {
+    this.tokens?.stop();
+    this.secretFiles?.stop();
+    await this.supervisor.stopAll(10_000, onStep);
+    this.admin?.close();
+    await this.bundles?.remove();
+  }
+
+  private async startLocal(): Promise<RunningPlatform> {
+    const { binDir, workDir, flags, say } = this.o;
+    const ports = await distinctPorts(3);
+    const [auditPort, admissionPort, healthPort] = ports as [number, number, number];
+    const t = Date.now();
+    say('starting the control plane: etcd, kube-apiserver (audit webhook → our audit function), kube-controller-manager, kube-scheduler');
+    const cluster = await startLocalCluster({ binDir, workDir, supervisor: this.supervisor, auditPort });
+    const state = cluster.state;
+    say(`control plane up in ${((Date.now() - t) / 1000).toFixed(1)} s at ${state.server}`);
+    say(`  export KUBECONFIG=${state.kubeconfigPath}`);
+    const admin = (this.admin = KubeClient.fromSource({ kubeconfigPath: state.kubeconfigPath }));
+    const kubectl = kubectlFor(binDir, state.kubeconfigPath);
+
+    say(`starting kwok (simulated kubelets) with ${flags.nodes} node(s); applying the install (knative/); bundling our units`);
+    const [nodes, report, bundles] = await Promise.all([
+      startKwok(cluster, { binDir, workDir, supervisor: this.supervisor }).then(() => createNodes(admin, flags.nodes)),
+      // The CRDs and the rest at once: nothing else of the install is an object of our CRDs.
+      Promise.all([applyCrds(kubectl), applyInstall(kubectl, admin).then(async (r) => {
+        await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SIMULATOR_RBAC]);
+        return r;
+      })]).then(([, r]) => r),
+      bundleUnits(UNIT_ENTRIES),
+    ]);
+    this.bundles = bundles;
+    say(`  nodes: ${nodes.join(', ')}; install: ${report.applied} objects applied`);
+    for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
+    await routeWebhooksToLocal(admin, MODULE_NAMESPACE, ADMISSION_SERVICE, admissionPort);
+    say(`  webhooks: Service ${MODULE_NAMESPACE}/${ADMISSION_SERVICE} → 127.0.0.1:${admissionPort} (ExternalName), caBundle from the controller's CA`);
+
+    const units = await this.startUnits({
+      admin,
+      cluster,
+      ports: { audit: auditPort, admission: admissionPort, health: healthPort },
+      simulator: true,
+    });
+    say('applying ModuleConfig virtualization (validated by our admission webhook)');
+    await waitFor('the ModuleConfig accepted through the admission webhook', async () => {
+      await kubectl(['apply', '-f', '-'], JSON.stringify(moduleConfig(flags.vmCidr)));
+      return true;
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+    return {
+      local: true,
+      server: state.server,
+      adminKubeconfig: state.kubeconfigPath,
+      admin,
+      kubectl,
+      userKubectl: async (name) => kubectlFor(binDir, await cluster.userKubeconfig(name)),
+      auditLog: units['audit']?.logPath ?? '',
+      units,
+    };
+  }
+
+  /** --kubeconfig: our units against a cluster that has the install; nothing of the cluster is changed. */
+  private async startAgainst(kubeconfigPath: string): Promise<RunningPlatform> {
+    const { binDir, say } = this.o;
+    const admin = (this.admin = KubeClient.fromSource({ kubeconfigPath }));
+    const kubectl = kubectlFor(binDir, kubeconfigPath);
+    const server = admin.kubeConfig.getCurrentCluster()?.server ?? '?';
+    say(`using the cluster at ${server} (${kubeconfigPath}): no local control plane, nodes or simulator`);
+    const missing = await kubectl(['-n', MODULE_NAMESPACE, 'get', 'serviceaccount', 'controller', 'admission', 'audit', '-o', 'name']).then(
+      () => undefined,
+      (err: unknown) => String(err),
+    );
+    const crd = await kubectl(['get', 'crd', 'virtualmachines.virtualization.deckhouse.io', '-o', 'name']).then(
+      () => undefined,
+      (err: unknown) => String(err),
+    );
+    if (missing !== undefined || crd !== undefined) {
+      throw new Error(`the install is not applied to that cluster (namespace ${MODULE_NAMESPACE}, its ServiceAccounts and the CRDs are needed): apply it first with \`kubectl apply -k knative/\`\n${missing ?? crd ?? ''}`);
+    }
+    const [auditPort, admissionPort, healthPort] = (await distinctPorts(3)) as [number, number, number];
+    this.bundles = await bundleUnits(UNIT_ENTRIES);
+    const units = await this.startUnits({ admin, ports: { audit: auditPort, admission: admissionPort, health: healthPort }, simulator: false });
+    say(`  the cluster's apiserver keeps calling its own webhooks and audit sink; the local admission (https://127.0.0.1:${admissionPort}) and audit (http://127.0.0.1:${auditPort}) serve for you to call`);
+    return {
+      local: false,
+      server,
+      adminKubeconfig: kubeconfigPath,
+      admin,
+      kubectl,
+      userKubectl: (name) => Promise.resolve(kubectlFor(binDir, kubeconfigPath, [`--as=${name}`])),
+      auditLog: units['audit']?.logPath ?? '',
+      units,
+    };
+  }
+
+  private async startUnits(o: {
+    admin: KubeClient;
+    cluster?: LocalCluster;
+    ports: { audit: number; admission: number; health: number };
+    simulator: boolean;
+  }): Promise<Record<string, LoggedProcess>> {
+    const { workDir, flags, say } = this.o;
+    const tokens = new ServiceAccountTokens(o.admin, workDir, (m) => say(`warning: ${m}`));
+    this.tokens = tokens;
+    const accounts = ['controller', 'admission', 'audit', ...(o.simulator ? ['kubevirt-simulator'] : [])];
+    const [controllerKc = '', admissionKc = '', auditKc = '', simulatorKc = ''] = await Promise.all(accounts.map((sa) => tokens.kubeconfigFor(sa)));
+    this.secretFiles = new SecretFiles(join(workDir, 'admission-tls'), { kube: o.admin, namespace: MODULE_NAMESPACE, name: ADMISSION_SECRET });
+    await this.secretFiles.start();
+    const tls = this.secretFiles;
+    const specs: UnitSpec[] = [
+      {
+        name: 'controller',
+        entry: 'daemons/controller/main.ts',
+        env: {
+          KUBECONFIG: controllerKc, POD_NAME: `controller-local-${process.pid}`, POD_NAMESPACE: MODULE_NAMESPACE,
+          HEALTH_PORT: String(o.ports.health), HEALTH_HOST: '127.0.0.1', VIRTUAL_MACHINE_CIDRS: flags.vmCidr, CERT_ISSUER: 'self',
+        },
+        ready: async () => (await statusOf(`http://127.0.0.1:${o.ports.health}/health/readiness`)) === 200,
+      },
+      {
+        name: 'audit',
+        entry: 'functions/audit/index.ts',
+        env: { KUBECONFIG: auditKc, PORT: String(o.ports.audit), HOST: '127.0.0.1' },
+        // The apiserver's audit webhook sends to it until the apiserver has stopped.
+        ...(o.cluster !== undefined ? { outlives: 'kube-apiserver' } : {}),
+        ready: async () => (await statusOf(`http://127.0.0.1:${o.ports.audit}/health/readiness`)) === 200,
+      },
+      {
+        name: 'admission',
+        entry: 'functions/admission/index.ts',
+        env: {
+          KUBECONFIG: admissionKc, PORT: String(o.ports.admission), HOST: '127.0.0.1',
+          TLS_CERT_FILE: tls.path('tls.crt'), TLS_KEY_FILE: tls.path('tls.key'), TLS_RELOAD_INTERVAL_MS: '1000',
+          ...(o.cluster !== undefined ? { CLUSTER_POD_SUBNET_CIDR: POD_CIDR, CLUSTER_SERVICE_SUBNET_CIDR: SERVICE_CIDR } : {}),
+        },
+        // Ready only with a sound certificate: the controller issues it, the Secret files bring it.
+        ready: async () => (await statusOf(`https://127.0.0.1:${o.ports.admission}/health/readiness`)) === 200,
+      },
+    ];
+    const logDir = join(workDir, 'units');
+    await mkdir(logDir, { recursive: true });
+    if (o.simulator) {
+      const logPath = join(logDir, 'kubevirt-simulator.log');
+      specs.push({
+        name: 'kubevirt-simulator',
+        entry: 'daemons/kubevirt-simulator/main.ts',
+        env: { KUBECONFIG: simulatorKc, LAUNCHER_PODS: 'true', GUEST_BOOT_DELAY: '1s', MIGRATION_DELAY: '2s' },
+        ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),
+      });
+    }
+    say(`starting ${specs.map((s) => s.name).join(', ')} as local processes (each under its own ServiceAccount token; logs in ${logDir})`);
+    const started = specs.map((spec) => ({ spec, proc: startUnit(spec, { logDir, supervisor: this.supervisor, bundles: this.bundles }) }));
+    const t = Date.now();
+    await Promise.all(started.map(({ spec, proc }) => waitReady(spec, proc)));
+    say(`  units ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    return Object.fromEntries(started.map(({ spec, proc }) => [spec.name, proc]));
+  }
+}
+
+/** n free loopback ports, all different. */
+async function distinctPorts(n: number): Promise<number[]> {
+  const out = new Set<number>();
+  while (out.size < n) out.add(await freePort());
+  return [...out];
+}
+
