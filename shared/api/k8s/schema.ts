@@ -5,9 +5,13 @@
  */
 import { z } from 'zod';
 
-/** A Kubernetes resource quantity ("10Gi", "500m", 3), as the apiserver's own pattern accepts it. */
-export const QUANTITY_PATTERN =
-  /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?$/;
+/**
+ * A Kubernetes resource quantity ("10Gi", "500m", 3), in the text of the pattern controller-gen emits
+ * for resource.Quantity (the original's CRDs carry the same string).
+ */
+export const QUANTITY_PATTERN = new RegExp(
+  String.raw`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`,
+);
 /** A DNS-1123 label: lower-case alphanumerics and '-', at most 63 characters. */
 export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** A DNS-1123 subdomain: dot-separated labels, at most 253 characters. */

@@ -6,7 +6,7 @@ const hex = (bytes: number, name: string) =>
   z
     .string()
     .length(bytes * 2)
-    .regex(/^[0-9a-fA-F]+$/)
+    .regex(new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`), `must be ${bytes * 2} hex digits`)
     .optional()
     .describe(`${name} digest in hex.`);
 
@@ -47,31 +47,39 @@ const HttpSchema = z
   })
   .describe('Download from an HTTP(S) URL.');
 
-const ContainerImageSchema = z
-  .strictObject({
-    image: z
-      .string()
-      .regex(IMAGE_REFERENCE, 'must be a container image reference such as registry.example.com/images/ubuntu:22.04')
-      .describe('Container image reference holding the disk image.'),
-    imagePullSecret: z
-      .strictObject({ name: z.string().min(1).optional().describe('Secret name.') })
-      .optional()
-      .describe('Secret with registry credentials, in the namespace of the resource.'),
-    caBundle: base64Bytes().optional().describe('CA certificates (PEM, base64) to verify the registry.'),
-  })
-  .describe('Import from a container image in a registry.');
+const secretName = z.string().min(1).optional().describe('Secret name.');
+
+const containerImageSchema = <S extends z.ZodRawShape>(pullSecret: S, where: string) =>
+  z
+    .strictObject({
+      image: z
+        .string()
+        .regex(IMAGE_REFERENCE, 'must be a container image reference such as registry.example.com/images/ubuntu:22.04')
+        .describe('Container image reference holding the disk image.'),
+      imagePullSecret: z.strictObject(pullSecret).optional().describe(`Secret with registry credentials, ${where}.`),
+      caBundle: base64Bytes().optional().describe('CA certificates (PEM, base64) to verify the registry.'),
+    })
+    .describe('Import from a container image in a registry.');
+
+const ContainerImageSchema = containerImageSchema({ name: secretName }, 'in the namespace of the resource');
+
+/** A cluster-wide image names the namespace of its pull secret. */
+const ClusterContainerImageSchema = containerImageSchema(
+  { name: secretName, namespace: z.string().min(1).optional().describe('Namespace of the Secret.') },
+  'in the given namespace',
+);
 
 const UploadSchema = z.strictObject({ checksum: ChecksumSchema.optional() }).describe('Upload by the user.');
 
 export const DATA_SOURCE_TYPES = ['HTTP', 'ContainerImage', 'ObjectRef', 'Upload'] as const;
 
 /** A dataSource with the given objectRef shape: exactly the sub-object matching `type` may be set. */
-function dataSourceSchema<R extends z.ZodType>(objectRef: R) {
+function dataSourceSchema<R extends z.ZodType, C extends z.ZodType>(objectRef: R, containerImage: C) {
   return withRules(
     z.strictObject({
       type: z.enum(DATA_SOURCE_TYPES).describe('Where the data comes from.'),
       http: HttpSchema.optional(),
-      containerImage: ContainerImageSchema.optional(),
+      containerImage: containerImage.optional(),
       objectRef: objectRef.optional(),
       upload: UploadSchema.optional(),
     }),
@@ -96,11 +104,15 @@ const COPY_FROM = 'Copy from an existing object.';
 
 export const VirtualDiskDataSourceSchema = dataSourceSchema(
   z.strictObject(objectRefShape(['ClusterVirtualImage', 'VirtualImage', 'VirtualDiskSnapshot'])).describe(COPY_FROM),
+  ContainerImageSchema,
 );
 
 const IMAGE_SOURCES = ['ClusterVirtualImage', 'VirtualImage', 'VirtualDisk', 'VirtualDiskSnapshot'] as const;
 
-export const VirtualImageDataSourceSchema = dataSourceSchema(z.strictObject(objectRefShape(IMAGE_SOURCES)).describe(COPY_FROM));
+export const VirtualImageDataSourceSchema = dataSourceSchema(
+  z.strictObject(objectRefShape(IMAGE_SOURCES)).describe(COPY_FROM),
+  ContainerImageSchema,
+);
 
 export const ClusterVirtualImageDataSourceSchema = dataSourceSchema(
   withRules(
@@ -124,6 +136,7 @@ export const ClusterVirtualImageDataSourceSchema = dataSourceSchema(
       },
     ],
   ).describe(COPY_FROM),
+  ClusterContainerImageSchema,
 );
 
 export const DownloadSpeedSchema = z

@@ -24,11 +24,14 @@ const checksum = { md5: hex(16), sha1: hex(20), sha256: hex(32), sha512: hex(64)
 const caBundle = Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64');
 
 /** One data source of each type (the types exclude each other). */
-export const dataSources = (objectRef: Record<string, unknown>): Record<string, unknown>[] => [
+export const dataSources = (
+  objectRef: Record<string, unknown>,
+  imagePullSecret: Record<string, unknown> = { name: 'pull' },
+): Record<string, unknown>[] => [
   { type: 'HTTP', http: { url: 'https://images.example.com/ubuntu.qcow2', caBundle, checksum } },
   {
     type: 'ContainerImage',
-    containerImage: { image: 'registry.example.com/images/ubuntu:24.04', imagePullSecret: { name: 'pull' }, caBundle },
+    containerImage: { image: 'registry.example.com/images/ubuntu:24.04', imagePullSecret, caBundle },
   },
   { type: 'ObjectRef', objectRef },
   { type: 'Upload', upload: { checksum } },

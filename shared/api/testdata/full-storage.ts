@@ -65,7 +65,10 @@ export const FULL_IMAGES = dataSources({ kind: 'VirtualDisk', name: 'root' }).ma
   },
 }));
 
-export const FULL_CLUSTER_IMAGES = dataSources({ kind: 'VirtualImage', name: 'ubuntu', namespace: 'images' }).map(
+export const FULL_CLUSTER_IMAGES = dataSources(
+  { kind: 'VirtualImage', name: 'ubuntu', namespace: 'images' },
+  { name: 'pull', namespace: 'images' },
+).map(
   (dataSource) => ({
     apiVersion: API,
     kind: 'ClusterVirtualImage',
