@@ -3,12 +3,20 @@ import { z } from 'zod';
 import { isAlignedCIDR } from '../../shared/api/ipv4.js';
 import { metricsAuthConfigShape } from '../../shared/authz/metrics.js';
 import { env, parseConfig } from '../../shared/config/index.js';
+import { parseServingSecrets } from './certificates/run.js';
 
 const cidrList = z
   .string()
   .default('')
   .transform((text) => text.split(',').map((s) => s.trim()).filter((s) => s !== ''))
   .refine((list) => list.every(isAlignedCIDR), 'every entry must be an IPv4 subnet aligned to its mask, e.g. 10.66.10.0/24');
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const servingSecrets = z
+  .string()
+  .default('admission-tls:admission-webhook,subresources-tls:subresources-api')
+  .transform(parseServingSecrets)
+  .refine((list) => list.every((s) => DNS_LABEL.test(s.secret) && DNS_LABEL.test(s.service)), 'every entry must be `secret:service`, both DNS labels');
 
 /** Environment of the controller: every key documented, with a default. */
 export const ControllerConfigSchema = z.object({
@@ -34,6 +42,18 @@ export const ControllerConfigSchema = z.object({
   DEPENDENCY_RECHECK_INTERVAL: env.duration('10s').describe('A VM waiting for something not watched (a Secret) is looked at again after this long.'),
   RECONCILE_WORKERS: env.int(8, 1).describe('Concurrent reconciles of VirtualMachines; the other reconcilers use half of it.'),
   SHUTDOWN_DEADLINE: env.duration('10s').describe('Shutdown gives up waiting for in-flight work after this long.'),
+  CERT_ISSUER: z
+    .enum(['self', 'external', 'off'])
+    .default('self')
+    .describe('self: issue a CA and serving certificates and rotate them; external: the Secrets are filled by someone else (Deckhouse, cert-manager), only inject their ca.crt; off: do neither.'),
+  CERT_CA_SECRET: env.string('virtualization-ca').describe('Secret in POD_NAMESPACE holding the self-managed CA.'),
+  CERT_SERVING_SECRETS: servingSecrets.describe('Serving certificates to issue, `secret:service` pairs, comma-separated.'),
+  CERT_CA_VALIDITY: env.duration('87600h').describe('Lifetime of a new CA (renewed after two thirds of it).'),
+  CERT_SERVING_VALIDITY: env.duration('8760h').describe('Lifetime of a new serving certificate (renewed after two thirds of it).'),
+  CERT_CA_OVERLAP: env
+    .duration('2m')
+    .describe('After a new CA, serving certificates of the previous one are replaced once the new CA has been in the trust bundles this long.'),
+  CERT_RESYNC_INTERVAL: env.duration('1m').describe('Check the certificates at least this often, besides on every change of a watched object.'),
   LOG_LEVEL: env.logLevel().describe('Log level.'),
 });
 

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { metricsAuthConfigShape } from '../authz/metrics.js';
 import { parseConfig, env } from '../config/index.js';
-import { ConfigError, errorMessage, type FieldProblem } from '../errors/index.js';
+import { ConfigError, type FieldProblem } from '../errors/index.js';
+import type { TlsFiles } from './tls.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -34,21 +34,20 @@ export const serverConfigSchema = z.object({
 export const tlsConfigSchema = z.object({
   TLS_CERT_FILE: env.optionalString().describe('PEM certificate chain; with TLS_KEY_FILE the host serves HTTPS'),
   TLS_KEY_FILE: env.optionalString().describe('PEM private key for TLS_CERT_FILE'),
+  TLS_RELOAD_INTERVAL_MS: env
+    .int(10_000, 50)
+    .describe('How often the TLS files are read again; a sound new pair is served without a restart'),
 });
 
 export const hostConfigSchema = serverConfigSchema.extend(tlsConfigSchema.shape);
 
 export type HostConfig = Readonly<z.infer<typeof hostConfigSchema>>;
 
-export interface TlsMaterial {
-  readonly cert: Buffer;
-  readonly key: Buffer;
-}
 
 export interface StartConfig<Cfg> {
   readonly host: HostConfig;
   readonly fn: Readonly<Cfg>;
-  readonly tls: TlsMaterial | undefined;
+  readonly tls: TlsFiles | undefined;
 }
 
 /**
@@ -77,23 +76,16 @@ function collect<T>(parse: () => T, problems: FieldProblem[]): T | undefined {
   }
 }
 
-function readTls(keys: Readonly<z.infer<typeof tlsConfigSchema>>): TlsMaterial | undefined {
+/**
+ * Both files or neither. Their content is not read here: a missing or unusable certificate makes the
+ * function not ready (tls.ts), it is not a start failure, because a mounted Secret may be filled later.
+ */
+function readTls(keys: Readonly<z.infer<typeof tlsConfigSchema>>): TlsFiles | undefined {
   const { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile } = keys;
   if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile !== undefined && keyFile !== undefined) return { certFile, keyFile, reloadMs: keys.TLS_RELOAD_INTERVAL_MS };
   const problems: FieldProblem[] = [];
   if (certFile === undefined) problems.push({ path: 'TLS_CERT_FILE', message: 'required when TLS_KEY_FILE is set' });
   if (keyFile === undefined) problems.push({ path: 'TLS_KEY_FILE', message: 'required when TLS_CERT_FILE is set' });
-  const cert = certFile === undefined ? undefined : readPem('TLS_CERT_FILE', certFile, problems);
-  const key = keyFile === undefined ? undefined : readPem('TLS_KEY_FILE', keyFile, problems);
-  if (cert === undefined || key === undefined) throw new ConfigError('invalid TLS configuration', problems);
-  return { cert, key };
-}
-
-function readPem(key: string, path: string, problems: FieldProblem[]): Buffer | undefined {
-  try {
-    return readFileSync(path);
-  } catch (err: unknown) {
-    problems.push({ path: key, message: `cannot read ${path}: ${errorMessage(err)}` });
-    return undefined;
-  }
+  throw new ConfigError('invalid TLS configuration', problems);
 }
