@@ -3,13 +3,13 @@
  * install's webhooks would intercept every VM write of the shared one), the whole install is applied,
  * the controller's certificate manager runs under the install's RBAC (impersonating its
  * ServiceAccount), and the admission function serves the certificate it issued, read from files kept
- * in sync with the Secret the way kubelet keeps a mounted Secret. The apiserver calls the webhook
- * through the install's own configurations, by Service reference: the Service is rewritten to
- * ExternalName 127.0.0.1 and the port to the local function's, so the apiserver still checks the
- * certificate against `admission-webhook.d8-virtualization.svc` and the injected caBundle.
+ * in sync with the Secret the way kubelet keeps a mounted Secret (platform/secret-files.ts, as in
+ * npm start). The apiserver calls the webhook through the install's own configurations, by Service
+ * reference: the Service is rewritten to ExternalName 127.0.0.1 and the port to the local function's
+ * (platform/webhook-wiring.ts), so the apiserver still checks the certificate against
+ * `admission-webhook.d8-virtualization.svc` and the injected caBundle.
  */
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { admission } from '../../../functions/admission/index.js';
@@ -24,6 +24,8 @@ import { rootLogger } from '../../../shared/log/index.js';
 import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { getTestEnv, impersonatingKubeConfig, installDeckhouseCrds, kubectl, newKubeConfig, startExtraApiServer, type ExtraApiServer, type KubectlOptions } from '../../env/index.js';
+import { SecretFiles } from '../../../platform/secret-files.js';
+import { routeWebhooksToLocal } from '../../../platform/webhook-wiring.js';
 import { kubectlOk, prepareApiServer } from './knative-crds.js';
 import { KNATIVE_DIR } from './manifests.js';
 
@@ -45,57 +47,6 @@ const k = (args: string[], stdin?: string): Promise<string> => kubectlOk(args, {
 /** A client of the extra apiserver acting as `user`. */
 function impersonating(user: string): KubeClient {
   return new KubeClient(impersonatingKubeConfig(user, extra.kubeconfigPath));
-}
-
-/**
- * kubelet's part: keep DIR/tls.crt and DIR/tls.key equal to the Secret's data, switched atomically
- * (a versioned directory behind a `..data` symlink, as a mounted Secret is).
- */
-class SecretFiles {
-  private last = '';
-  private version = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private busy = false;
-
-  constructor(readonly dir: string, private readonly secret: string) {}
-
-  async start(): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    await this.sync();
-    await symlink('..data/tls.crt', join(this.dir, 'tls.crt'));
-    await symlink('..data/tls.key', join(this.dir, 'tls.key'));
-    this.timer = setInterval(() => void this.tick(), 100);
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
-  }
-
-  private async tick(): Promise<void> {
-    if (this.busy) return;
-    this.busy = true;
-    try {
-      await this.sync();
-    } catch {
-      // The next tick tries again, as kubelet does.
-    } finally {
-      this.busy = false;
-    }
-  }
-
-  async sync(): Promise<void> {
-    const s = await c.secrets.get({ namespace: NS, name: this.secret });
-    const cert = secretText(s, 'tls.crt') ?? '';
-    const key = secretText(s, 'tls.key') ?? '';
-    if (cert + key === this.last) return;
-    const versioned = join(this.dir, `..v${++this.version}`);
-    await mkdir(versioned);
-    await writeFile(join(versioned, 'tls.crt'), cert);
-    await writeFile(join(versioned, 'tls.key'), key);
-    await symlink(`..v${this.version}`, join(this.dir, '..data_tmp'));
-    await rename(join(this.dir, '..data_tmp'), join(this.dir, '..data'));
-    this.last = cert + key;
-  }
 }
 
 const vmYaml = (name: string, spec: string): string => `apiVersion: virtualization.deckhouse.io/v1alpha2
@@ -167,26 +118,19 @@ describe('certificates from the install, with no manual step', () => {
   });
 
   it('lets the real apiserver call the admission function with the issued certificate: a VM is validated and defaulted', async () => {
-    kubelet = new SecretFiles(join(getTestEnv().workDir, `admission-tls-${randomBytes(3).toString('hex')}`), 'admission-tls');
+    kubelet = new SecretFiles(join(getTestEnv().workDir, `admission-tls-${randomBytes(3).toString('hex')}`), {
+      kube: admin, namespace: NS, name: 'admission-tls', intervalMs: 100,
+    });
     await kubelet.start();
     webhook = await serve(admission, {
       env: {
         PORT: '0', HOST: '127.0.0.1', KUBECONFIG: extra.kubeconfigPath, LOG_LEVEL: 'silent',
-        TLS_CERT_FILE: join(kubelet.dir, 'tls.crt'), TLS_KEY_FILE: join(kubelet.dir, 'tls.key'), TLS_RELOAD_INTERVAL_MS: '100',
+        TLS_CERT_FILE: kubelet.path('tls.crt'), TLS_KEY_FILE: kubelet.path('tls.key'), TLS_RELOAD_INTERVAL_MS: '100',
         LOOKUP_CACHE_TTL_MS: '0', LOOKUP_CACHE_STALE_MS: '0',
       },
     });
-    // The Service as an ExternalName on loopback; the webhooks keep their Service reference.
-    await k(['-n', NS, 'delete', 'service', 'admission-webhook']);
-    await k(['create', '-f', '-'], JSON.stringify({
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'admission-webhook', namespace: NS },
-      spec: { type: 'ExternalName', externalName: '127.0.0.1', ports: [{ name: 'https', port: 443 }] },
-    }));
-    for (const kind of ['validatingwebhookconfiguration', 'mutatingwebhookconfiguration']) {
-      const cfg = JSON.parse(await k(['get', kind, 'virtualization-admission', '-o', 'json'])) as { webhooks: unknown[] };
-      const ops = cfg.webhooks.map((_w, i) => ({ op: 'replace', path: `/webhooks/${i}/clientConfig/service/port`, value: webhook.port }));
-      await k(['patch', kind, 'virtualization-admission', '--type=json', '-p', JSON.stringify(ops)]);
-    }
+    // The Service as an ExternalName on loopback; the webhooks keep their Service reference (shared with npm start).
+    expect(await routeWebhooksToLocal(admin, NS, 'admission-webhook', webhook.port)).toBeGreaterThan(0);
     await waitFor('the ModuleConfig through the webhook', async () => (await kubectl(['apply', '-f', '-'], { ...opts, stdin: `apiVersion: deckhouse.io/v1alpha1
 kind: ModuleConfig
 metadata: {name: virtualization}
