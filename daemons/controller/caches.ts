@@ -9,6 +9,13 @@ import { VMOP_BY_VM } from './reconcilers/vmop/index.js';
 import { VMIP_BY_OWNER, ownerVMKeys } from './reconcilers/vm/handlers/ipam.js';
 import { vmIndexes } from './reconcilers/vm/state.js';
 
+/**
+ * Every object is delivered again this often (an update of itself), so a missed event is healed:
+ * controller-runtime's default sync period, 10 h, spread by up to 10 % per informer so they do not
+ * all resync at once.
+ */
+export const RESYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
+
 interface Scope {
   namespace?: string;
   labelSelector?: string;
@@ -29,6 +36,7 @@ export function makeCaches(clients: Clients, config: ControllerConfig, signal: A
         ...scope,
         signal,
         backoff: { initialMs: 200, maxMs: 10_000, jitter: 0.2 },
+        resyncMs: Math.round(RESYNC_PERIOD_MS * (1 + 0.1 * Math.random())),
         logger: childLogger({ component: 'informer', resource: client.descriptor.kind }, logger),
       }),
     );

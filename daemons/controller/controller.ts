@@ -92,7 +92,15 @@ function runnerList(r: Runners): Runner[] {
 function makeRunners(deps: Deps, signal: AbortSignal, options: StartOptions, log: Logger): Runners {
   const workers = options.config.RECONCILE_WORKERS;
   const runner = (name: string, reconcile: ReconcileFn, count: number): Runner =>
-    new Runner({ name, workers: count, reconcile, signal, observe: options.metrics?.observe, logger: childLogger({ controller: name }, log) });
+    new Runner({
+      name,
+      workers: count,
+      reconcile,
+      signal,
+      observe: options.metrics?.observe,
+      queueMetrics: options.metrics?.queueMetrics(name, count),
+      logger: childLogger({ controller: name }, log),
+    });
   const some = Math.max(1, Math.floor(workers / 2));
   return {
     vm: runner('vm', vmReconciler(deps), workers),

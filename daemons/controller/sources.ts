@@ -21,14 +21,17 @@ export interface Runners {
 /** Which updates matter to a mapping; the others enqueue nothing (adds and deletes always do). */
 export type UpdateFilter<T> = (obj: T, old: T) => boolean;
 
-/** On add, update (old and new) and delete of an object, enqueue the keys `map` gives. */
+/**
+ * On add, update (old and new) and delete of an object, enqueue the keys `map` gives. A resync (an
+ * update of the object with itself) always enqueues: it is the periodic look that heals a missed event.
+ */
 export function enqueueOn<T extends KubeObject>(cache: ObjectCache<T>, runner: Runner, map: (obj: T) => Iterable<string>, matters?: UpdateFilter<T>): void {
   const push = (obj: T): void => {
     for (const key of map(obj)) runner.enqueue(key);
   };
   cache.informer.on('add', push);
   cache.informer.on('update', (obj, old) => {
-    if (matters !== undefined && !matters(obj, old)) return;
+    if (matters !== undefined && obj !== old && !matters(obj, old)) return;
     push(obj);
     push(old);
   });

@@ -23,7 +23,7 @@ export {
   type WriteOptions,
 } from './resource-client.js';
 export { RestTransport, type RestRequest } from './rest.js';
-export { PatchType, addFinalizerOps, pointer, removeFinalizerOps, statusMergePatch, type JsonPatchOp } from './patch.js';
+export { PatchType, addFinalizerOps, conditionalMergePatch, pointer, removeFinalizerOps, statusMergePatch, type JsonPatchOp } from './patch.js';
 export { addFinalizer, hasFinalizer, removeFinalizer } from './finalizers.js';
 export { controllerRefOf, hasControllerReference, ownerReferenceTo, withControllerReference } from './owner-refs.js';
 export { kubeObjectSchema, microTimeSchema, objectReferenceSchema } from './schemas.js';

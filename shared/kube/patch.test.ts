@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { addFinalizerOps, pointer, pointerSegment, removeFinalizerOps } from './patch.js';
+import { addFinalizerOps, conditionalMergePatch, pointer, pointerSegment, removeFinalizerOps } from './patch.js';
 
 describe('JSON Pointer', () => {
   it('escapes ~ before / as RFC 6901 requires', () => {
@@ -52,5 +52,20 @@ describe('finalizer patches', () => {
   it('removes nothing when the finalizer is absent', () => {
     expect(removeFinalizerOps({ finalizers: ['a'] }, 'f')).toBeUndefined();
     expect(removeFinalizerOps({}, 'f')).toBeUndefined();
+  });
+});
+
+describe('conditional merge patches', () => {
+  it('carry the resourceVersion they were decided on, next to the metadata they change', () => {
+    expect(conditionalMergePatch({ metadata: { annotations: { a: 'b' } }, spec: { x: 1 } }, '42')).toEqual({
+      metadata: { annotations: { a: 'b' }, resourceVersion: '42' },
+      spec: { x: 1 },
+    });
+    expect(conditionalMergePatch({ status: { phase: 'Running' } }, '7')).toEqual({ metadata: { resourceVersion: '7' }, status: { phase: 'Running' } });
+  });
+
+  it('refuse to be built without a resourceVersion (an unconditional write by mistake)', () => {
+    expect(() => conditionalMergePatch({ spec: {} }, undefined)).toThrow(TypeError);
+    expect(() => conditionalMergePatch({ spec: {} }, '')).toThrow(TypeError);
   });
 });

@@ -62,6 +62,19 @@ export function removeFinalizerOps(meta: ObjectMeta, finalizer: string): JsonPat
   return ops.length > 0 ? ops : undefined;
 }
 
+/**
+ * A JSON merge patch made conditional on the resourceVersion its writer decided on: the apiserver
+ * answers 409 Conflict if anyone wrote the object since, instead of merging into a newer version.
+ * Used for objects that more than one writer changes (the internal VM, leases).
+ */
+export function conditionalMergePatch<P extends object>(patch: P, resourceVersion: string | undefined): P & { metadata: { resourceVersion: string } } {
+  if (resourceVersion === undefined || resourceVersion === '') {
+    throw new TypeError('a conditional merge patch needs the resourceVersion it was decided on');
+  }
+  const metadata = (patch as { metadata?: object }).metadata;
+  return { ...patch, metadata: { ...metadata, resourceVersion } };
+}
+
 /** The JSON merge patch body that sets `status` (sent to the `/status` subresource). */
 export function statusMergePatch(status: unknown): { status: unknown } {
   return { status };

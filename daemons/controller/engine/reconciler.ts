@@ -41,6 +41,11 @@ export interface ReconcilerSpec<O extends KubeObject, St, S extends ReconcileSta
   readonly name: string;
   /** The object for a key from the cache; undefined when it no longer exists. */
   load(key: string): O | undefined;
+  /**
+   * Why the latest version of the object did not match its schema (ObjectCache.invalid): such an
+   * object is not reconciled (neither on its last valid copy nor as gone) until a version matches.
+   */
+  invalid?(key: string): Error | undefined;
   /** The state for one pass (status deep-copied from the object). */
   init(obj: O): S;
   readonly handlers: readonly Handler<S>[];
@@ -61,6 +66,11 @@ export function handlerChain<O extends KubeObject, St, S extends ReconcileState<
 ): ReconcileFn {
   const base = spec.logger ?? childLogger({ component: 'controller', controller: spec.name });
   return async (key: string, signal: AbortSignal): Promise<ReconcileResult> => {
+    const invalid = spec.invalid?.(key);
+    if (invalid !== undefined) {
+      base.debug({ object: key, err: invalid }, 'not reconciled: its latest version does not match the schema');
+      return {};
+    }
     const obj = spec.load(key);
     // Gone: what it owned is the garbage collector's (ownerReferences), nothing to do here.
     if (obj === undefined) return {};

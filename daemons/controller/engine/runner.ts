@@ -1,6 +1,7 @@
 import { ConflictError, NotFoundError } from '../../../shared/errors/index.js';
 import { childLogger, type Logger } from '../../../shared/log/index.js';
-import { WorkQueue, type WorkQueueOptions } from './queue.js';
+import { realClock, type Clock } from './clock.js';
+import { WorkQueue, type WorkQueueMetrics, type WorkQueueOptions } from './queue.js';
 
 /** What one reconcile asks for: nothing, or another look after a delay. */
 export interface ReconcileResult {
@@ -18,25 +19,30 @@ export interface RunnerOptions {
   workers: number;
   reconcile: ReconcileFn;
   signal: AbortSignal;
-  queue?: WorkQueueOptions;
+  /** Retry limits (default controller-runtime's: per key 5 ms .. 1000 s, 10/s with a burst of 100 overall). */
+  queue?: Omit<WorkQueueOptions, 'clock' | 'metrics'>;
+  /** The queue's metrics (workqueue_*), for this runner's name. */
+  queueMetrics?: WorkQueueMetrics;
   observe?: ReconcileObserver;
   logger?: Logger;
+  clock?: Clock;
 }
 
-/** Delay before a key whose dependency vanished is looked at again. */
-const GONE_RETRY_MS = 100;
-
 /**
- * Runs one reconciler: a keyed queue and N workers. Conflicts requeue quickly and quietly, a vanished
- * object ends the key quietly, other errors requeue with per-key backoff and one warning line.
+ * Runs one reconciler: a keyed queue and N workers. Every failure goes back through the queue's rate
+ * limiter (exponential per key with jitter and a cap, and a bucket over all keys): a conflict and a
+ * vanished dependency quietly, anything else with one warning line. A success forgets the key's
+ * failures; a reconcile that asks for another look gets it after exactly that delay.
  */
 export class Runner {
   readonly queue: WorkQueue;
   private readonly log: Logger;
+  private readonly clock: Clock;
   private workers: Promise<void>[] = [];
 
   constructor(private readonly options: RunnerOptions) {
-    this.queue = new WorkQueue(options.queue);
+    this.clock = options.clock ?? realClock;
+    this.queue = new WorkQueue({ ...options.queue, clock: this.clock, metrics: options.queueMetrics });
     this.log = options.logger ?? childLogger({ component: 'controller', controller: options.name });
     options.signal.addEventListener('abort', () => this.queue.shutDown(), { once: true });
   }
@@ -75,9 +81,9 @@ export class Runner {
   }
 
   private async process(key: string): Promise<void> {
-    const started = performance.now();
+    const started = this.clock.now();
     const outcome = await this.reconcileOnce(key);
-    this.options.observe?.(this.options.name, outcome, (performance.now() - started) / 1000);
+    this.options.observe?.(this.options.name, outcome, (this.clock.now() - started) / 1000);
   }
 
   private async reconcileOnce(key: string): Promise<ReconcileOutcome> {
@@ -92,18 +98,17 @@ export class Runner {
       return 'ok';
     } catch (err: unknown) {
       if (signal.aborted) return 'aborted';
+      const delayMs = this.queue.addRateLimited(key);
+      const retries = this.queue.failuresOf(key);
       if (err instanceof ConflictError) {
-        this.log.debug({ object: key, err }, 'conflict, requeued');
-        this.queue.addRateLimited(key);
+        this.log.debug({ object: key, err, delayMs, retries }, 'conflict, requeued');
         return 'conflict';
       }
       if (err instanceof NotFoundError) {
-        this.log.debug({ object: key, err }, 'object gone during reconcile');
-        this.queue.addAfter(key, GONE_RETRY_MS);
+        this.log.debug({ object: key, err, delayMs, retries }, 'something the reconcile needs is gone, requeued');
         return 'gone';
       }
-      const delayMs = this.queue.addRateLimited(key);
-      this.log.warn({ object: key, err, delayMs }, 'reconcile failed, requeued');
+      this.log.warn({ object: key, err, delayMs, retries }, 'reconcile failed, requeued');
       return 'error';
     }
   }

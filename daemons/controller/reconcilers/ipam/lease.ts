@@ -1,7 +1,7 @@
 import { VMIPLeaseCondition } from '../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { VirtualMachineIPAddressLease } from '../../../../shared/api/resources/addresses.js';
-import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
+import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
 import { conditionOn, findCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
@@ -46,7 +46,8 @@ function lifecycle(deps: Deps): Handler<State> {
         return;
       }
       if (ref !== undefined && ref.name !== '') {
-        const patch = { spec: { virtualMachineIPAddressRef: { namespace: ref.namespace, name: '' } } };
+        // Conditional: the address reconciler may be taking this lease over (on its own condition).
+        const patch = conditionalMergePatch({ spec: { virtualMachineIPAddressRef: { namespace: ref.namespace, name: '' } } }, lease.metadata.resourceVersion);
         deps.caches.leases.remember(await deps.clients.leases.mergePatch({ name: lease.metadata.name ?? '' }, patch, { signal: ctx.signal }));
         ctx.log.info({ vmip: `${ref.namespace}/${ref.name}` }, 'lease released');
       }
@@ -83,6 +84,7 @@ export function leaseReconciler(deps: Deps): ReconcileFn {
       const lease = deps.caches.leases.get(key);
       return lease !== undefined && leaseInScope(lease, deps.config.WATCH_NAMESPACE) ? lease : undefined;
     },
+    invalid: (key) => deps.caches.leases.invalid(key),
     init: (lease) => ({ obj: lease, status: clone(lease.status) ?? {} }),
     handlers: [protection(deps), lifecycle(deps), retention(deps)],
     statusOf: (lease) => lease.status,

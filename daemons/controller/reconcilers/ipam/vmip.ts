@@ -119,6 +119,7 @@ export function vmipReconciler(deps: Deps): ReconcileFn {
   return handlerChain<VirtualMachineIPAddress, Status, State>({
     name: 'vmip',
     load: (key) => deps.caches.vmips.get(key),
+    invalid: (key) => deps.caches.vmips.invalid(key),
     init: (vmip) => ({ obj: vmip, key: `${vmip.metadata.namespace ?? ''}/${vmip.metadata.name ?? ''}`, status: clone(vmip.status) ?? {} }),
     handlers: [protection(deps), bound(deps, allocator), attached(deps)],
     statusOf: (vmip) => vmip.status,

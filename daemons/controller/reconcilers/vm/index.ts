@@ -37,6 +37,7 @@ export function vmReconciler(deps: Deps): ReconcileFn {
   return handlerChain<VirtualMachine, VMStatus, VMState>({
     name: 'vm',
     load: (key) => deps.caches.vms.get(key),
+    invalid: (key) => deps.caches.vms.invalid(key),
     init: (vm) => ({
       obj: vm,
       key: `${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`,

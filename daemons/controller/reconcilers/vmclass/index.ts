@@ -99,6 +99,7 @@ export function vmClassReconciler(deps: Deps): ReconcileFn {
   return handlerChain<VirtualMachineClass, Status, State>({
     name: 'vmclass',
     load: (key) => deps.caches.classes.get(key),
+    invalid: (key) => deps.caches.classes.invalid(key),
     init: (cls) => ({ obj: cls, status: clone(cls.status) ?? { phase: 'Pending' } }),
     handlers: [deletion(deps), discovery(deps)],
     statusOf: (cls) => cls.status,

@@ -11,6 +11,7 @@ export function vmopReconciler(deps: Deps): ReconcileFn {
   return handlerChain<VirtualMachineOperation, VMOPStatus, VMOPState>({
     name: 'vmop',
     load: (key) => deps.caches.vmops.get(key),
+    invalid: (key) => deps.caches.vmops.invalid(key),
     init: (vmop) => ({ obj: vmop, status: clone(vmop.status) ?? ({} as VMOPStatus) }),
     handlers: [deletion(deps), lifecycle(), targetVM(deps), exclusive(deps), applicable(), execute(deps)],
     statusOf: (vmop) => vmop.status,

@@ -1,4 +1,5 @@
 import { NotFoundError } from '../../../../shared/errors/index.js';
+import { conditionalMergePatch } from '../../../../shared/kube/index.js';
 import { ignoreMissing } from '../vm/handlers/deletion.js';
 import { RESTART_REQUESTED, START_REQUESTED } from '../vm/handlers/power-decision.js';
 import type { OpContext, Operation, Progress } from './operation.js';
@@ -8,24 +9,29 @@ const refOf = (c: Pick<OpContext, 'vm'>): { namespace: string | undefined; name:
   name: c.vm.metadata.name ?? '',
 });
 
-/** Set (value) or remove (null) one annotation on the internal VM. */
+/**
+ * Set (value) or remove (null) one annotation on the internal VM, on condition that it is the version
+ * this pass looked at (the VM reconciler writes the internal VM too): a conflict requeues the pass.
+ */
 async function annotate(c: Pick<OpContext, 'deps' | 'kvvm' | 'signal'>, key: string, value: string | null): Promise<boolean> {
   const kvvm = c.kvvm;
   if (kvvm === undefined) return true;
   if (value === null && kvvm.metadata.annotations?.[key] === undefined) return true;
   const ref = { namespace: kvvm.metadata.namespace, name: kvvm.metadata.name ?? '' };
+  const patch = conditionalMergePatch({ metadata: { annotations: { [key]: value } } }, kvvm.metadata.resourceVersion);
   try {
-    c.deps.caches.kvvms.remember(await c.deps.clients.kvvms.mergePatch(ref, { metadata: { annotations: { [key]: value } } }, { signal: c.signal }));
+    c.deps.caches.kvvms.remember(await c.deps.clients.kvvms.mergePatch(ref, patch, { signal: c.signal }));
   } catch (err: unknown) {
     if (!(err instanceof NotFoundError) || value !== null) throw err;
   }
   return true;
 }
 
-/** A forced stop gives the guest no grace period. */
+/** A forced stop gives the guest no grace period (on the instance this pass looked at). */
 async function dropGracePeriod(c: OpContext): Promise<void> {
   if (c.vmop.spec.force !== true || c.kvvmi === undefined) return;
-  await ignoreMissing(c.deps.clients.kvvmis.mergePatch(refOf(c), { spec: { terminationGracePeriodSeconds: 0 } }, { signal: c.signal }));
+  const patch = conditionalMergePatch({ spec: { terminationGracePeriodSeconds: 0 } }, c.kvvmi.metadata.resourceVersion);
+  await ignoreMissing(c.deps.clients.kvvmis.mergePatch(refOf(c), patch, { signal: c.signal }));
 }
 
 const running = (c: OpContext): boolean => c.kvvmi?.status?.phase === 'Running' && c.kvvmi.metadata.deletionTimestamp === undefined;
@@ -47,7 +53,8 @@ export const stopOperation: Operation = {
   inProgressReason: 'StopInProgress',
   async signal(c) {
     if (c.kvvm !== undefined && c.kvvm.spec.runStrategy !== 'Manual') {
-      c.deps.caches.kvvms.remember(await c.deps.clients.kvvms.mergePatch(refOf(c), { spec: { runStrategy: 'Manual' } }, { signal: c.signal }));
+      const patch = conditionalMergePatch({ spec: { runStrategy: 'Manual' } }, c.kvvm.metadata.resourceVersion);
+      c.deps.caches.kvvms.remember(await c.deps.clients.kvvms.mergePatch(refOf(c), patch, { signal: c.signal }));
     }
     await dropGracePeriod(c);
     if (c.kvvmi !== undefined) await ignoreMissing(c.deps.clients.kvvmis.delete(refOf(c), { signal: c.signal }));

@@ -1,5 +1,6 @@
 import { VMCondition } from '../../../../../shared/api/conditions/index.js';
 import type { InternalVirtualMachine } from '../../../../../shared/api/internal/resources.js';
+import { conditionalMergePatch } from '../../../../../shared/kube/index.js';
 import type { Deps } from '../../../deps.js';
 import { deepEqual, mergeDiff } from '../../../engine/merge-diff.js';
 import type { Handler, HandlerContext } from '../../../engine/reconciler.js';
@@ -61,7 +62,10 @@ function instanceLive(s: VMState): boolean {
   return phase !== 'Succeeded' && phase !== 'Failed';
 }
 
-/** Patch our parts of the internal VM (spec, our annotations and labels) to `target`, if they differ. */
+/**
+ * Patch our parts of the internal VM (spec, our annotations and labels) to `target`, if they differ,
+ * on condition that it is still the version the patch was computed from (operations write it too).
+ */
 async function patchKvvm(deps: Deps, s: VMState, current: InternalVirtualMachine, target: InternalVirtualMachine, ctx: HandlerContext): Promise<void> {
   const ours = (o: InternalVirtualMachine): unknown => ({
     metadata: {
@@ -70,10 +74,11 @@ async function patchKvvm(deps: Deps, s: VMState, current: InternalVirtualMachine
     },
     spec: o.spec,
   });
-  const patch = mergeDiff(ours(current), ours(target));
+  const patch = mergeDiff(ours(current), ours(target)) as object | undefined;
   if (patch === undefined) return;
   const ref = { namespace: current.metadata.namespace, name: current.metadata.name ?? '' };
-  s.kvvm = deps.caches.kvvms.remember(await deps.clients.kvvms.mergePatch(ref, patch, { signal: ctx.signal }));
+  const conditional = conditionalMergePatch(patch, current.metadata.resourceVersion);
+  s.kvvm = deps.caches.kvvms.remember(await deps.clients.kvvms.mergePatch(ref, conditional, { signal: ctx.signal }));
   ctx.log.debug('updated the internal VM');
 }
 
