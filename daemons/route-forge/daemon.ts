@@ -168,7 +168,7 @@ function watchKernel(
           table,
           (event) => {
             if (event.kind === 'lost') lost();
-            else if (event.kind === 'table') syncer.trigger('table');
+            else if (event.kind === 'table') syncer.tableChanged(event.route);
             else if (event.kind === 'other') syncer.trigger('routing');
             else if (syncer.usesDevice(event.device)) syncer.trigger('link');
           },

@@ -25,7 +25,7 @@ type Placement = { readonly ok: true; readonly ip: string; readonly nodeIP: stri
 
 /** Where a VM is, as far as the apiserver says: its address in a CIDR and its node's address. */
 function place(vm: VmAddress, subnets: readonly Subnet[], nodes: ReadonlyMap<string, string | undefined>): Placement {
-  const skip = (reason: Skip['reason'], detail: string): Placement => ({ ok: false, skip: { vm: vm.key, reason, detail } });
+  const skip = (reason: Skip['reason'], detail: string): Placement => ({ ok: false, skip: { vm: vm.key, reason, detail, address: vm.ip } });
   if (vm.ip === undefined || vm.ip === '') return skip('no-ip', 'status.ipAddress is empty');
   const ip = parseIPv4(vm.ip);
   if (ip === undefined) return skip('invalid-ip', `status.ipAddress ${JSON.stringify(vm.ip)} is not an IPv4 address`);
@@ -53,15 +53,47 @@ export function subnetsOf(cidrs: readonly string[]): Subnet[] {
   return [...seen.values()];
 }
 
-/** The node addresses whose routes the desired state needs (those hosting a VM that can be routed). */
-export function nodeAddressesToLookUp(input: Pick<DesiredInput, 'vms' | 'nodes' | 'cidrs'>): string[] {
+/**
+ * The part of the desired state that needs no kernel answer: which VMs can be routed (address in a
+ * CIDR, a node with a CiliumInternalIP, first with that address) and which are skipped, and the node
+ * addresses to look up. One pass over the VMs, in key order (so the first of two VMs with the same
+ * address is always the same one).
+ */
+export interface Plan {
+  readonly subnets: readonly Subnet[];
+  readonly placed: ReadonlyArray<{ readonly vm: VmAddress; readonly ip: string; readonly nodeIP: string }>;
+  readonly skipped: readonly Skip[];
+  /** Each node address hosting a placed VM, once, sorted. */
+  readonly nodeAddresses: readonly string[];
+}
+
+export function plan(input: Pick<DesiredInput, 'vms' | 'nodes' | 'cidrs'>): Plan {
   const subnets = subnetsOf(input.cidrs);
+  const placed: Array<{ vm: VmAddress; ip: string; nodeIP: string }> = [];
+  const skipped: Skip[] = [];
+  const byAddress = new Map<string, string>();
   const addresses = new Set<string>();
   for (const vm of liveVms(input.vms)) {
-    const placed = place(vm, subnets, input.nodes);
-    if (placed.ok) addresses.add(placed.nodeIP);
+    const where = place(vm, subnets, input.nodes);
+    if (!where.ok) {
+      skipped.push(where.skip);
+      continue;
+    }
+    const first = byAddress.get(where.ip);
+    if (first !== undefined) {
+      skipped.push({ vm: vm.key, reason: 'duplicate-ip', detail: `${where.ip} is already routed for ${first}` });
+      continue;
+    }
+    byAddress.set(where.ip, vm.key);
+    addresses.add(where.nodeIP);
+    placed.push({ vm, ip: where.ip, nodeIP: where.nodeIP });
   }
-  return [...addresses].sort();
+  return { subnets, placed, skipped, nodeAddresses: [...addresses].sort() };
+}
+
+/** The node addresses whose routes the desired state needs (those hosting a VM that can be routed). */
+export function nodeAddressesToLookUp(input: Pick<DesiredInput, 'vms' | 'nodes' | 'cidrs'>): string[] {
+  return [...plan(input).nodeAddresses];
 }
 
 /** The route of one VM, copying the kernel's route to its node. */
@@ -73,39 +105,31 @@ export function vmRoute(ip: string, nodeIP: string, lookup: Extract<Lookup, { ok
 }
 
 export function computeDesired(input: DesiredInput): DesiredState {
-  const subnets = subnetsOf(input.cidrs);
+  return desiredFromPlan(plan(input), input.lookups, input.localDevice);
+}
+
+/** The desired state from a plan and the kernel's answers for its node addresses. */
+export function desiredFromPlan(p: Plan, lookups: ReadonlyMap<string, Lookup>, localDevice: string): DesiredState {
   const routes = new Map<string, Route>();
   const owners = new Map<string, string>();
   const keep = new Set<string>();
-  const skipped: Skip[] = [];
-  for (const subnet of subnets) {
+  const skipped: Skip[] = [...p.skipped];
+  for (const skip of p.skipped) if (KEEPS_ROUTE.has(skip.reason) && skip.address !== undefined) keep.add(`${skip.address}/32`);
+  for (const subnet of p.subnets) {
     const route: Route = { dst: subnet.text, type: 'blackhole', metric: BLACKHOLE_METRIC };
     routes.set(routeKey(route), route);
     owners.set(routeKey(route), subnet.text);
   }
-  const byAddress = new Map<string, string>();
-  for (const vm of liveVms(input.vms)) {
-    const placed = place(vm, subnets, input.nodes);
-    if (!placed.ok) {
-      skipped.push(placed.skip);
-      if (KEEPS_ROUTE.has(placed.skip.reason) && vm.ip !== undefined) keep.add(`${vm.ip}/32`);
-      continue;
-    }
-    const first = byAddress.get(placed.ip);
-    if (first !== undefined) {
-      skipped.push({ vm: vm.key, reason: 'duplicate-ip', detail: `${placed.ip} is already routed for ${first}` });
-      continue;
-    }
-    byAddress.set(placed.ip, vm.key);
-    const lookup = input.lookups.get(placed.nodeIP);
+  for (const { vm, ip, nodeIP } of p.placed) {
+    const lookup = lookups.get(nodeIP);
     if (lookup === undefined || !lookup.ok) {
-      skipped.push({ vm: vm.key, reason: 'node-unreachable', detail: `no route to node ${vm.node ?? ''} at ${placed.nodeIP}: ${lookup?.ok === false ? lookup.error : 'not looked up'}` });
-      keep.add(`${placed.ip}/32`);
+      skipped.push({ vm: vm.key, reason: 'node-unreachable', detail: `no route to node ${vm.node ?? ''} at ${nodeIP}: ${lookup?.ok === false ? lookup.error : 'not looked up'}` });
+      keep.add(`${ip}/32`);
       continue;
     }
-    const route = vmRoute(placed.ip, placed.nodeIP, lookup, input.localDevice);
+    const route = vmRoute(ip, nodeIP, lookup, localDevice);
     routes.set(routeKey(route), route);
     owners.set(routeKey(route), vm.key);
   }
-  return { cidrs: subnets.map((s) => s.text), routes, owners, keep, skipped };
+  return { cidrs: p.subnets.map((s) => s.text), routes, owners, keep, skipped };
 }

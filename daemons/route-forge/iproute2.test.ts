@@ -16,9 +16,10 @@ describe('ip -force -batch failures', () => {
 
 describe('ip monitor lines', () => {
   it.each([
-    ['a route of the table deleted', 'Deleted 10.66.0.5 via 10.200.0.2 dev veth0 table 1490 src 10.200.0.1 ', { kind: 'table' }],
-    ['a route of the table added', '10.66.0.5 via 10.200.0.2 dev veth0 table 1490 ', { kind: 'table' }],
-    ['a rule of the table deleted', 'Deleted 1490:\tfrom all to 10.66.0.0/16 lookup 1490', { kind: 'table' }],
+    ['a route of the table deleted', 'Deleted 10.66.0.5 via 10.200.0.2 dev veth0 table 1490 src 10.200.0.1 ', { kind: 'table', route: { deleted: true, key: '10.66.0.5/32' } }],
+    ['a route of the table added', '10.66.0.5 via 10.200.0.2 dev veth0 table 1490 ', { kind: 'table', route: { deleted: false, key: '10.66.0.5/32' } }],
+    ['a blackhole of the table', 'blackhole 10.66.0.0/16 table 1490 metric 100 ', { kind: 'table', route: { deleted: false, key: '10.66.0.0/16 metric 100' } }],
+    ['a rule of the table deleted', 'Deleted 1490:\tfrom all to 10.66.0.0/16 lookup 1490', { kind: 'table', route: undefined }],
     ['a route of table 14900', '10.66.0.5 dev veth0 table 14900 ', { kind: 'other' }],
     ['a route of the main table', '10.201.0.0/24 via 10.200.0.3 dev veth0 ', { kind: 'other' }],
     ['a local address route', 'local 10.0.0.1 dev cilium_host table local proto kernel scope host src 10.0.0.1 ', { kind: 'other' }],

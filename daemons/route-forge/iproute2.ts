@@ -8,9 +8,9 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { parseLookup, parseRoutes, parseRules } from './kernel-json.js';
+import { normaliseDst, parseLookup, parseRoutes, parseRules } from './kernel-json.js';
 import { readCommands } from './commands.js';
-import type { KernelState, Lookup } from './model.js';
+import { routeKey, type KernelState, type Lookup } from './model.js';
 
 export interface LineFailure {
   /** Index into the batch's lines (0-based). */
@@ -40,10 +40,29 @@ export interface Kernel {
  * or away (IPv4 flushes the routes through it *without* a route notification), or the monitor ended.
  */
 export type KernelEvent =
-  | { readonly kind: 'table' }
+  | { readonly kind: 'table'; readonly route?: RouteEcho | undefined }
   | { readonly kind: 'other' }
   | { readonly kind: 'link-down'; readonly device: string }
   | { readonly kind: 'lost' };
+
+/** A route change of the table as the monitor printed it: added/replaced or deleted, and its routeKey. */
+export interface RouteEcho {
+  readonly deleted: boolean;
+  readonly key: string;
+}
+
+const ROUTE_TYPES = new Set(['unicast', 'blackhole', 'unreachable', 'prohibit', 'local', 'broadcast', 'throw', 'nat', 'anycast', 'multicast']);
+
+/** The route of a monitor line about the table (undefined for rule lines). */
+function routeEchoOf(line: string, table: number): RouteEcho | undefined {
+  if (!new RegExp(`\\btable ${table}\\b`).test(line)) return undefined;
+  const deleted = line.startsWith('Deleted ');
+  const words = (deleted ? line.slice('Deleted '.length) : line).trim().split(/\s+/);
+  const dst = ROUTE_TYPES.has(words[0] ?? '') ? words[1] : words[0];
+  if (dst === undefined) return undefined;
+  const at = words.indexOf('metric');
+  return { deleted, key: routeKey({ dst: normaliseDst(dst), metric: at === -1 ? 0 : Number(words[at + 1] ?? 0) }) };
+}
 
 export class IpCommandError extends Error {
   constructor(message: string, options?: ErrorOptions) {
@@ -83,7 +102,7 @@ export function classifyMonitorLine(line: string, table: number): KernelEvent | 
     const down = link[1] !== undefined || !flags.includes('UP') || !flags.includes('LOWER_UP');
     return down ? { kind: 'link-down', device: link[2] ?? '' } : undefined;
   }
-  return new RegExp(`\\b(table|lookup) ${table}\\b`).test(line) ? { kind: 'table' } : { kind: 'other' };
+  return new RegExp(`\\b(table|lookup) ${table}\\b`).test(line) ? { kind: 'table', route: routeEchoOf(line, table) } : { kind: 'other' };
 }
 
 export interface IpRoute2Options {

@@ -75,6 +75,8 @@ export interface Skip {
   readonly reason: SkipReason;
   /** What was wrong, for the log line: the address, the node, the kernel's answer. */
   readonly detail: string;
+  /** The VM's status.ipAddress, when it has one. */
+  readonly address?: string | undefined;
 }
 
 /** Everything route-forge wants in the kernel, with who wants each route. */

@@ -110,6 +110,21 @@ describe('the syncer', () => {
     await running;
   });
 
+  it('takes the monitor\'s echo of its own write for what it is, and any other change of the table for drift', async () => {
+    const { syncer } = world();
+    await syncer.syncOnce();
+    syncer.tableChanged({ deleted: false, key: '10.66.0.6/32' });
+    syncer.tableChanged({ deleted: false, key: '10.66.0.0/16 metric 100' });
+    expect(syncer.pendingTriggers).toEqual([]);
+    syncer.tableChanged({ deleted: false, key: '10.66.0.6/32' });
+    expect(syncer.pendingTriggers).toEqual(['table']);
+    const other = world().syncer;
+    await other.syncOnce();
+    other.tableChanged({ deleted: true, key: '10.66.0.6/32' });
+    other.tableChanged(undefined);
+    expect(other.pendingTriggers).toEqual(['table']);
+  });
+
   it('knows the devices its routes go through', async () => {
     const { syncer } = world();
     await syncer.syncOnce();

@@ -10,11 +10,11 @@ import { Backoff, type BackoffOptions } from '../../shared/kube/index.js';
 import type { Logger } from '../../shared/log/index.js';
 import { afterApplying, causeOf, type AfterSync } from './classify.js';
 import { commandFor } from './commands.js';
-import { computeDesired, nodeAddressesToLookUp, type DesiredInput } from './desired.js';
+import { desiredFromPlan, plan, type DesiredInput } from './desired.js';
 import { diff } from './diff.js';
-import type { Kernel, KernelRead } from './iproute2.js';
-import type { RouteForgeMetrics, Trigger } from './metrics.js';
-import { SKIP_REASONS, changeKey, objectOf, type Change, type DesiredState, type SkipReason } from './model.js';
+import type { Kernel, KernelRead, RouteEcho } from './iproute2.js';
+import type { Cause, RouteForgeMetrics, Trigger } from './metrics.js';
+import { SKIP_REASONS, changeKey, objectOf, routeKey, type Change, type DesiredState, type SkipReason } from './model.js';
 
 export interface SyncerOptions {
   readonly kernel: Kernel;
@@ -43,6 +43,9 @@ export class Syncer {
   private previous: AfterSync | undefined;
   private lookupsSeen = '';
   private devices = new Set<string>();
+  /** Monitor lines expected from the last write (`+key` added or replaced, `-key` deleted), until echoesUntil. */
+  private echoes = new Map<string, number>();
+  private echoesUntil = 0;
   private lastRoutingCheck = -Infinity;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly backoff: Backoff;
@@ -51,8 +54,30 @@ export class Syncer {
   /** Completed syncs (for readiness and tests). */
   syncs = 0;
 
+  /** The triggers waiting for the next sync (tests). */
+  get pendingTriggers(): Trigger[] {
+    return [...this.pending.keys()];
+  }
+
   constructor(private readonly options: SyncerOptions) {
     this.backoff = new Backoff(options.retry ?? { initialMs: 500, maxMs: 30_000, jitter: 0.2 });
+  }
+
+  /**
+   * The monitor saw the table change. A route change that is the echo of this process's own last
+   * write (expected for two seconds after it) is not drift and triggers nothing; anything else does.
+   */
+  tableChanged(route?: RouteEcho): void {
+    if (route !== undefined && performance.now() < this.echoesUntil) {
+      const key = `${route.deleted ? '-' : '+'}${route.key}`;
+      const n = this.echoes.get(key);
+      if (n !== undefined) {
+        if (n <= 1) this.echoes.delete(key);
+        else this.echoes.set(key, n - 1);
+        return;
+      }
+    }
+    this.trigger('table');
   }
 
   /** Whether a route wanted by the last sync goes through this device (or it is the local device). */
@@ -113,6 +138,15 @@ export class Syncer {
     for (const [trigger, since] of triggers) metrics.syncLatency.observe({ trigger }, (now - since) / 1000);
   }
 
+  private expectEchoes(changes: readonly Change[]): void {
+    this.echoes = new Map();
+    for (const change of changes) {
+      const key = echoKey(change);
+      if (key !== undefined) this.echoes.set(key, (this.echoes.get(key) ?? 0) + 1);
+    }
+    this.echoesUntil = Infinity;
+  }
+
   private scheduleRetry(): number {
     const delayMs = this.backoff.next();
     clearTimeout(this.retryTimer);
@@ -122,17 +156,17 @@ export class Syncer {
 
   /** Node lookups only: did the kernel's way to any node change since the last sync? */
   private async lookupsChanged(): Promise<boolean> {
-    const addresses = nodeAddressesToLookUp(this.options.inputs());
-    return fingerprint(await this.options.kernel.lookup(addresses)) !== this.lookupsSeen;
+    const { nodeAddresses } = plan(this.options.inputs());
+    return fingerprint(await this.options.kernel.lookup(nodeAddresses)) !== this.lookupsSeen;
   }
 
   /** One full pass; exposed for tests and the benchmark. */
   async syncOnce(): Promise<SyncResult> {
     const { kernel, table, dryRun, metrics, log } = this.options;
-    const inputs = this.options.inputs();
-    const read = await kernel.read(nodeAddressesToLookUp(inputs), table);
+    const planned = plan(this.options.inputs());
+    const read = await kernel.read(planned.nodeAddresses, table);
     this.lookupsSeen = fingerprint(read.lookups);
-    const desired = computeDesired({ ...inputs, lookups: read.lookups, localDevice: this.options.localDevice });
+    const desired = desiredFromPlan(planned, read.lookups, this.options.localDevice);
     this.observeDesired(desired);
     this.devices = new Set([...desired.routes.values()].flatMap((r) => (r.dev === undefined ? [] : [r.dev])));
     const changes = diff(desired, read.state, table);
@@ -142,10 +176,13 @@ export class Syncer {
       if (changes.length > 0) log.info({ changes: changes.length, commands: lines.slice(0, 20) }, 'dry run: changes not applied');
       metrics.pendingChanges.set(undefined, changes.length);
     } else {
+      this.expectEchoes(changes);
       for (const failure of lines.length === 0 ? [] : await kernel.apply(lines)) {
         const change = changes[failure.index];
         if (change !== undefined) failed.add(change);
       }
+      for (const change of failed) this.echoes.delete(echoKey(change) ?? '');
+      this.echoesUntil = performance.now() + 2_000;
       this.report(changes, failed, lines);
       metrics.pendingChanges.set(undefined, failed.size);
     }
@@ -157,28 +194,36 @@ export class Syncer {
 
   private report(changes: readonly Change[], failed: ReadonlySet<Change>, lines: readonly string[]): void {
     const { metrics, log } = this.options;
+    // Counted per label set first: one metric update per kind of change, not per change.
+    const counts = new Map<string, { object: 'route' | 'rule'; op: string; cause: Cause; n: number }>();
     changes.forEach((change, i) => {
       const object = objectOf(change);
       const op = change.op.split('-')[1] ?? change.op;
-      const key = changeKey(change);
       if (failed.has(change)) {
+        const key = changeKey(change);
         metrics.kernelErrors.inc({ object, op });
         if (this.refused.get(key) !== lines[i]) log.warn({ command: lines[i], owner: ownerOf(change) }, 'the kernel refused a change; retrying');
         this.refused.set(key, lines[i] ?? '');
         return;
       }
-      this.refused.delete(key);
+      if (this.refused.size > 0) this.refused.delete(changeKey(change));
       const cause = causeOf(change, this.previous);
-      metrics.changes.inc({ object, op, cause });
+      const countKey = `${object} ${op} ${cause}`;
+      const count = counts.get(countKey);
+      if (count === undefined) counts.set(countKey, { object, op, cause, n: 1 });
+      else count.n++;
       if (cause === 'repair') {
-        metrics.repairs.inc({ object });
         log.info({ command: lines[i], owner: ownerOf(change) }, 'repaired: the kernel had lost or changed this');
       } else if (cause === 'gc') {
         log.info({ command: lines[i] }, 'removed a stale entry left from before the start');
-      } else {
+      } else if (log.isLevelEnabled('debug')) {
         log.debug({ command: lines[i], owner: ownerOf(change) }, 'applied');
       }
     });
+    for (const { object, op, cause, n } of counts.values()) {
+      metrics.changes.inc({ object, op, cause }, n);
+      if (cause === 'repair') metrics.repairs.inc({ object }, n);
+    }
   }
 
   private observeDesired(desired: DesiredState): void {
@@ -202,6 +247,12 @@ export class Syncer {
     for (const [vm, reason] of now) this.skips.set(vm, reason);
     for (const [reason, count] of counts) metrics.skipped.set({ reason }, count);
   }
+}
+
+function echoKey(change: Change): string | undefined {
+  if (change.op === 'route-replace') return `+${routeKey(change.route)}`;
+  if (change.op === 'route-delete') return `-${routeKey(change.route)}`;
+  return undefined;
 }
 
 function ownerOf(change: Change): string | undefined {

@@ -1,0 +1,97 @@
+/**
+ * The end-to-end part of the route-forge benchmark (BENCH_E2E=true), for information: a control
+ * plane of its own holding the VMs (with status) and CiliumNodes, then the daemon process as it ships
+ * (compiled), started against an empty table, until the table holds every route. This includes the
+ * process start and the informers' list of every VM, which `ip -batch` does not do.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeClient } from '../../shared/kube/index.js';
+import { startNodeProcess } from '../../shared/runtime/testing/index.js';
+import { CiliumNodeSchema, RoutedVmSchema, ciliumNodeDescriptor, vmDescriptor } from '../../daemons/route-forge/kube.js';
+import { ensureBinaries } from '../env/binaries.js';
+import { startControlPlane } from '../env/control-plane.js';
+import { installCrds } from '../env/crds.js';
+import { newKubeConfig } from '../env/index.js';
+import { runKubectl } from '../env/kubectl.js';
+import { CILIUM_NODE_CRD } from '../integration/route-forge/cluster.js';
+import type { TestNetns } from '../integration/route-forge/netns.js';
+import { nowMs, print } from './lib.js';
+import { compiledArgs } from './processes.js';
+
+export interface EndToEndOptions {
+  readonly routes: number;
+  readonly nodes: number;
+  readonly table: number;
+  readonly cidr: string;
+  readonly nodeIP: (i: number) => string;
+  readonly vmIP: (i: number) => string;
+  /** The `ip -batch` time of the same routes, for the ratio. */
+  readonly baselineMs: number;
+}
+
+async function pool(tasks: readonly (() => Promise<unknown>)[], limit: number): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < tasks.length) await tasks[next++]?.();
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+}
+
+export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise<void> {
+  const workDir = await mkdtemp(join(tmpdir(), 'bench-route-forge-'));
+  const cp = await startControlPlane(await ensureBinaries(), workDir);
+  const kube = new KubeClient(newKubeConfig(cp.state.kubeconfigPath));
+  try {
+    await installCrds(cp.state);
+    for (const args of [['apply', '--server-side', '-f', CILIUM_NODE_CRD], ['wait', '--for=condition=Established', '--timeout=60s', 'crd/ciliumnodes.cilium.io'], ['create', 'namespace', 'bench']]) {
+      const res = await runKubectl(cp.state, args);
+      if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${res.stderr}`);
+    }
+    const nodes = kube.resource(ciliumNodeDescriptor, CiliumNodeSchema, 'bench');
+    const vms = kube.resource(vmDescriptor, RoutedVmSchema, 'bench');
+    for (let i = 0; i < opts.nodes; i++) {
+      await nodes.create({ metadata: { name: `node-${i}` }, spec: { addresses: [{ type: 'CiliumInternalIP', ip: opts.nodeIP(i) }] } });
+    }
+    const setUpStart = nowMs();
+    await pool(
+      Array.from({ length: opts.routes }, (_, i) => async () => {
+        const name = `vm-${i}`;
+        await vms.create({
+          metadata: { namespace: 'bench', name },
+          spec: { virtualMachineClassName: 'generic', cpu: { cores: 1 }, memory: { size: '1Gi' }, blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }] },
+        } as Parameters<typeof vms.create>[0]);
+        await vms.patchStatus({ namespace: 'bench', name }, { ipAddress: opts.vmIP(i), nodeName: `node-${i % opts.nodes}` });
+      }),
+      32,
+    );
+    print(`\n[e2e] ${opts.routes} VMs with status written in ${((nowMs() - setUpStart) / 1000).toFixed(1)} s`);
+    await ns.ip(['route', 'flush', 'table', String(opts.table)]).catch(() => undefined);
+    const args = await compiledArgs('daemons/route-forge/main.ts');
+    const start = nowMs();
+    const proc = startNodeProcess(args, {
+      env: { KUBECONFIG: cp.state.kubeconfigPath, NETNS: ns.name, VIRTUAL_MACHINE_CIDRS: opts.cidr, MODULE_CONFIG_WATCH: 'false', HEALTH_PORT: '0', METRICS_AUTH: 'none', LOG_LEVEL: 'warn' },
+    });
+    try {
+      let synced = 0;
+      for (;;) {
+        if ((await ns.table(opts.table)).length >= opts.routes + 1) break;
+        if (synced === 0 && nowMs() - start > 120_000) throw new Error('route-forge did not converge within 120 s');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      synced = nowMs() - start;
+      print(
+        `== daemon process start (compiled) -> ${opts.routes} routes in the table, apiserver list included ==\n` +
+          `${synced.toFixed(0)} ms, ${(synced / opts.baselineMs).toFixed(1)}x the ip -batch baseline (${opts.baselineMs.toFixed(0)} ms)`,
+      );
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+    }
+  } finally {
+    kube.close();
+    await cp.stop();
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
