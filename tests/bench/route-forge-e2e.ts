@@ -61,7 +61,7 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
         await vms.create({
           metadata: { namespace: 'bench', name },
           spec: { virtualMachineClassName: 'generic', cpu: { cores: 1 }, memory: { size: '1Gi' }, blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }] },
-        } as Parameters<typeof vms.create>[0]);
+        });
         await vms.patchStatus({ namespace: 'bench', name }, { ipAddress: opts.vmIP(i), nodeName: `node-${i % opts.nodes}` });
       }),
       32,
