@@ -68,7 +68,9 @@ describe('an informer under a CRD upgrade', () => {
   it('delivers an object written with a field the upgraded CRD added, field included', async () => {
     const ns = await freshNamespace('kube-crd-up');
     await gadgets.create({ apiVersion: '', kind: '', metadata: { namespace: ns, name: 'g' }, spec: { size: 1 } });
-    const inf = new Informer<Gadget>({ client: gadgets, namespace: ns, backoff: { initialMs: 50, maxMs: 500 } });
+    // A short server-side watch timeout: the informer watches again every 1-2 s (client-go does so
+    // every 5-10 min), which lets the test know when a watch began after the upgrade.
+    const inf = new Informer<Gadget>({ client: gadgets, namespace: ns, backoff: { initialMs: 50, maxMs: 500 }, watchTimeoutSeconds: 1 });
     const updates: Gadget[] = [];
     const invalid: unknown[] = [];
     inf.on('update', (obj) => void updates.push(obj));
@@ -78,24 +80,26 @@ describe('an informer under a CRD upgrade', () => {
       await inf.synced;
       expect(inf.store.get({ namespace: ns, name: 'g' })?.spec).toEqual({ size: 1 });
 
-      const watchesBefore = inf.stats.watches;
       await crds.apply(gadgetCrd({ size: { type: 'integer' }, color: { type: 'string' } }) as z.infer<typeof kubeObjectSchema>, { force: true });
-      // The apiserver ends the watches it served from the CRD's old storage (whose decoder prunes the
-      // new field); the informer watches again, now from the new storage. Then a user writes the field.
-      await waitFor('the informer to watch again after the upgrade', () => inf.stats.watches > watchesBefore);
-      // Until the new schema is live the apiserver prunes the field: write until it is kept.
-      const written = await waitFor('the apiserver to keep spec.color', async () => {
-        const raw = await client.rest.request({
+      const patchColor = (dryRun: boolean): Promise<unknown> =>
+        client.rest.request({
           method: 'PATCH',
           path: `/apis/${gadgetDescriptor.group}/v1/namespaces/${ns}/gadgets/g`,
-          query: { fieldManager: FIELD_MANAGER },
+          query: { fieldManager: FIELD_MANAGER, dryRun: dryRun ? 'All' : undefined },
           body: { spec: { color: 'red' } },
           contentType: 'application/merge-patch+json',
           what: 'patch Gadget',
         });
-        return (raw as { spec?: { color?: string } }).spec?.color === 'red' ? (raw as Gadget) : undefined;
-      });
+      const keepsColor = (raw: unknown): boolean => (raw as { spec?: { color?: string } }).spec?.color === 'red';
+      // Until the CRD's new storage serves, the apiserver prunes the field (a dry run changes nothing).
+      await waitFor('the apiserver to keep spec.color', async () => keepsColor(await patchColor(true)));
+      // Watches the apiserver still serves from the old storage decode with the old schema and prune
+      // the field too: wait for a watch begun after the new storage serves (the second one from now).
+      const watches = inf.stats.watches;
+      await waitFor('the informer to watch again after the upgrade', () => inf.stats.watches >= watches + 2);
 
+      const written = (await patchColor(false)) as Gadget; // a user writes the new field
+      expect(keepsColor(written)).toBe(true);
       const delivered = await waitFor('the update with spec.color', () =>
         updates.find((u) => u.metadata.resourceVersion === written.metadata.resourceVersion),
       );
