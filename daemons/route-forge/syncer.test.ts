@@ -125,6 +125,23 @@ describe('the syncer', () => {
     expect(other.pendingTriggers).toEqual(['table']);
   });
 
+  it('puts a wanted route deleted by someone else back at once, before the full sync that follows', async () => {
+    const { kernel, syncer, value } = world();
+    await syncer.syncOnce();
+    kernel.routes.delete('10.66.0.6/32');
+    const reads = kernel.reads;
+    syncer.tableChanged({ deleted: true, key: '10.66.0.6/32' });
+    await waitFor('the route back', () => kernel.routes.has('10.66.0.6/32'));
+    expect(kernel.reads).toBe(reads);
+    expect(kernel.applied.at(-1)).toEqual(['route replace 10.66.0.6/32 via 10.200.0.2 dev eth0 src 10.200.0.1 table 1490']);
+    await waitFor('the repair counted', () => value('d8_virtualization_route_forge_repairs_total', { object: 'route' }) === 1);
+    expect(syncer.pendingTriggers).toEqual(['table']);
+    syncer.tableChanged({ deleted: false, key: '10.66.0.6/32' });
+    expect(syncer.pendingTriggers).toEqual(['table']);
+    syncer.tableChanged({ deleted: true, key: '10.66.77.7/32' });
+    expect(kernel.applied).toHaveLength(2);
+  });
+
   it('knows the devices its routes go through', async () => {
     const { syncer } = world();
     await syncer.syncOnce();

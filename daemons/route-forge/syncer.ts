@@ -46,6 +46,7 @@ export class Syncer {
   /** Monitor lines expected from the last write (`+key` added or replaced, `-key` deleted), until echoesUntil. */
   private echoes = new Map<string, number>();
   private echoesUntil = 0;
+  private fastWrites: Promise<void> = Promise.resolve();
   private lastRoutingCheck = -Infinity;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly backoff: Backoff;
@@ -77,7 +78,34 @@ export class Syncer {
         return;
       }
     }
+    if (route !== undefined) this.fastRepair(route);
     this.trigger('table');
+  }
+
+  /**
+   * A wanted route deleted or changed by someone else is put back at once with a one-line batch,
+   * without waiting for the full sync (which still follows and checks everything): the repair does
+   * not grow with the size of the table.
+   */
+  private fastRepair(echo: RouteEcho): void {
+    const { kernel, table, dryRun, metrics, log } = this.options;
+    const wanted = this.previous?.desired.routes.get(echo.key);
+    if (dryRun || wanted === undefined) return;
+    const line = commandFor({ op: 'route-replace', route: wanted, owner: '' }, table);
+    const key = `+${echo.key}`;
+    this.echoes.set(key, (this.echoes.get(key) ?? 0) + 1);
+    this.echoesUntil = Math.max(this.echoesUntil, performance.now() + 2_000);
+    const write = kernel.apply([line]).then(
+      (failures) => {
+        if (failures.length > 0) return; // the full sync retries and reports it
+        metrics.changes.inc({ object: 'route', op: 'replace', cause: 'repair' });
+        metrics.repairs.inc({ object: 'route' });
+        log.info({ command: line, owner: this.previous?.desired.owners.get(echo.key) }, 'repaired: the kernel had lost or changed this');
+      },
+      (err: unknown) => log.warn({ err, command: line }, 'immediate repair failed; the full sync retries'),
+    );
+    // The full sync that follows reads the kernel only after this write has landed.
+    this.fastWrites = Promise.all([this.fastWrites, write]).then(() => undefined);
   }
 
   /** Whether a route wanted by the last sync goes through this device (or it is the local device). */
@@ -163,6 +191,7 @@ export class Syncer {
   /** One full pass; exposed for tests and the benchmark. */
   async syncOnce(): Promise<SyncResult> {
     const { kernel, table, dryRun, metrics, log } = this.options;
+    await this.fastWrites;
     const planned = plan(this.options.inputs());
     const read = await kernel.read(planned.nodeAddresses, table);
     this.lookupsSeen = fingerprint(read.lookups);
