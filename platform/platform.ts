@@ -99,8 +99,8 @@ export class Platform {
     this.bundles = bundles;
     say(`  nodes: ${nodes.join(', ')}; install: ${report.applied} objects applied`);
     for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
-    await routeWebhooksToLocal(admin, MODULE_NAMESPACE, ADMISSION_SERVICE, admissionPort);
-    say(`  webhooks: Service ${MODULE_NAMESPACE}/${ADMISSION_SERVICE} → 127.0.0.1:${admissionPort} (ExternalName), caBundle from the controller's CA`);
+    const rerouted = await routeWebhooksToLocal(admin, MODULE_NAMESPACE, ADMISSION_SERVICE, admissionPort);
+    say(`  webhooks: Service ${MODULE_NAMESPACE}/${ADMISSION_SERVICE} → 127.0.0.1:${admissionPort} (ExternalName) for ${rerouted} webhook(s); caBundle from the controller's CA`);
 
     const units = await this.startUnits({
       admin,

@@ -1,8 +1,8 @@
 /**
  * How a kube-apiserver reaches a webhook served by a local process while the webhook configurations
- * keep their Service reference: the Service becomes `type: ExternalName, externalName: 127.0.0.1`
- * (the apiserver resolves an ExternalName Service to that host) and each webhook that calls it gets
- * the local port in `clientConfig.service.port`. The apiserver still verifies the certificate for
+ * (and CRD conversion webhooks) keep their Service reference: the Service becomes `type: ExternalName,
+ * externalName: 127.0.0.1` (the apiserver resolves an ExternalName Service to that host) and each
+ * webhook that calls it gets the local port in `clientConfig.service.port`. The apiserver still verifies the certificate for
  * `<service>.<namespace>.svc` against the injected caBundle, exactly as in a cluster. (kwok wires
  * host processes behind APIServices the same way.)
  */
@@ -69,8 +69,31 @@ export async function webhooksToPort(kube: KubeClient, namespace: string, name: 
   return changed;
 }
 
-/** Both steps: the apiserver calls the local process on `port` for every webhook of Service `namespace/name`. */
+interface CustomResourceDefinition {
+  metadata: { name: string };
+  spec: { conversion?: { webhook?: { clientConfig?: { service?: { name: string; namespace: string; port?: number } } } } };
+}
+
+/** Point every CRD conversion webhook that calls Service `namespace/name` at `port`; returns how many were changed. */
+export async function conversionsToPort(kube: KubeClient, namespace: string, name: string, port: number): Promise<number> {
+  const base = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  const list = (await request(kube, 'GET', base, 'list CustomResourceDefinitions')) as { items: CustomResourceDefinition[] };
+  let changed = 0;
+  for (const crd of list.items) {
+    const service = crd.spec.conversion?.webhook?.clientConfig?.service;
+    if (service?.name !== name || service.namespace !== namespace || service.port === port) continue;
+    const patch = { spec: { conversion: { webhook: { clientConfig: { service: { port } } } } } };
+    await request(kube, 'PATCH', `${base}/${crd.metadata.name}`, `patch CustomResourceDefinition ${crd.metadata.name}`, patch, 'application/merge-patch+json');
+    changed++;
+  }
+  return changed;
+}
+
+/**
+ * All of it: the apiserver calls the local process on `port` for every admission webhook and every
+ * CRD conversion webhook of Service `namespace/name`; returns how many calls were rerouted.
+ */
 export async function routeWebhooksToLocal(kube: KubeClient, namespace: string, name: string, port: number): Promise<number> {
   await serviceToLoopback(kube, namespace, name);
-  return webhooksToPort(kube, namespace, name, port);
+  return (await webhooksToPort(kube, namespace, name, port)) + (await conversionsToPort(kube, namespace, name, port));
 }

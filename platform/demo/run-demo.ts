@@ -62,8 +62,8 @@ export async function runDemo(d: DemoDeps): Promise<DemoResult> {
   d.say(`▶ VirtualMachineClass ${DEMO_CLASS} (CPU model Nehalem, 1-4 cores)`);
   await admin(['apply', '-f', '-'], yaml(vmClass()));
   await waitFor('the class Ready', async () => {
-    const out = await admin(['get', 'virtualmachineclass', DEMO_CLASS, '-o', 'jsonpath={.status.phase}']);
-    return out.trim() === 'Ready';
+    const cls = (await d.admin.rest.request({ method: 'GET', path: `${GROUP}/virtualmachineclasses/${DEMO_CLASS}`, what: 'get the demo class' })) as { status?: { phase?: string } };
+    return cls.status?.phase === 'Ready';
   }, WAIT);
   d.say(`✓ class ${DEMO_CLASS} Ready on the simulated nodes`);
 

@@ -109,7 +109,7 @@ async function startEtcd(binDir: string, workDir: string, detached: boolean): Pr
     try {
       await waitUntil('etcd health', async () => (await fetch(`${url}/health`)).ok, {
         timeoutMs: START_TIMEOUT_MS,
-        abortIf: () => (proc.hasExited() ? `etcd exited early:\n${tailLog(logPath)}` : undefined),
+        abortIf: () => (proc.hasExited() ? `etcd exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
       });
       return { proc, url };
     } catch (err: unknown) {
@@ -138,7 +138,7 @@ export async function startApiServer(
       await waitUntil(`${name} /readyz`, async () => (await httpsStatus(`${server}/readyz`, caPem)) === 200, {
         timeoutMs: START_TIMEOUT_MS,
         intervalMs: 200,
-        abortIf: () => (proc.hasExited() ? `${name} exited early:\n${tailLog(logPath)}` : undefined),
+        abortIf: () => (proc.hasExited() ? `${name} exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
       });
       return { port, server, process: proc };
     } catch (err: unknown) {
@@ -290,7 +290,7 @@ async function startControllerManager(opts: {
       await waitUntil('kube-controller-manager /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
         timeoutMs: START_TIMEOUT_MS,
         intervalMs: 200,
-        abortIf: () => (proc.hasExited() ? `kube-controller-manager exited early:\n${tailLog(logPath)}` : undefined),
+        abortIf: () => (proc.hasExited() ? `kube-controller-manager exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
       });
       return proc;
     } catch (err: unknown) {
@@ -319,7 +319,7 @@ async function startScheduler(opts: { binDir: string; workDir: string; kubeconfi
       await waitUntil('kube-scheduler /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
         timeoutMs: START_TIMEOUT_MS,
         intervalMs: 200,
-        abortIf: () => (proc.hasExited() ? `kube-scheduler exited early:\n${tailLog(logPath)}` : undefined),
+        abortIf: () => (proc.hasExited() ? `kube-scheduler exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
       });
       return proc;
     } catch (err: unknown) {

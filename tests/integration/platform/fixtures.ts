@@ -1,0 +1,79 @@
+/**
+ * `npm start` as a person runs it, from a test: the command in its own process (stdout a pipe, so the
+ * plain log mode), its lines collected, its work directory known (--work-dir) for the pid file and
+ * the logs, and a check that nothing it started outlives it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from '../../../shared/testing/wait.js';
+
+export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+
+export interface StartRun {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  /** Resolves with the exit code (or signal name) of `npm start`. */
+  readonly exited: Promise<number | string>;
+  /** The first line matching `pattern`, once printed. */
+  line(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** The last `n` lines, for a failure message. */
+  tail(n?: number): string;
+}
+
+/** `npm start -- <args>` with the environment of a person's shell (no test-run variables). */
+export function npmStart(args: readonly string[], env: Record<string, string> = {}): StartRun {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k === 'NODE_ENV' || k === 'KUBECONFIG' || k.startsWith('VIRT_TESTENV_STATE') || k.startsWith('JEST')) continue;
+    clean[k] = v;
+  }
+  const child = spawn('npm', ['start', '--', ...args], { cwd: REPO, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let partial = '';
+  const take = (chunk: string): void => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop() ?? '';
+    lines.push(...parts);
+  };
+  child.stdout?.setEncoding('utf8').on('data', take);
+  child.stderr?.setEncoding('utf8').on('data', take);
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  return {
+    child,
+    lines,
+    exited,
+    line: (pattern, timeoutMs = 120_000) => waitFor(`npm start to print ${String(pattern)}`, () => lines.find((l) => pattern.test(l)), { timeoutMs, intervalMs: 100 }),
+    tail: (n = 40) => lines.slice(-n).join('\n'),
+  };
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Every process `npm start` recorded in its work directory (units, kwok, control plane). */
+export function recordedChildren(workDir: string): { name: string; pid: number }[] {
+  if (!existsSync(`${workDir}/platform.json`)) return [];
+  const platform = JSON.parse(readFileSync(`${workDir}/platform.json`, 'utf8')) as { children: { name: string; pid: number }[] };
+  return platform.children;
+}
+
+/** Processes still running that were started by the run: recorded pids, or any command line naming its work directory. */
+export function survivors(workDir: string): string[] {
+  const out = recordedChildren(workDir).filter((c) => alive(c.pid)).map((c) => `${c.name} (pid ${c.pid})`);
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmd.includes(workDir) && Number(pid) !== process.pid) out.push(`pid ${pid}: ${cmd.slice(0, 160)}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}

@@ -1,0 +1,177 @@
+/**
+ * System test of `npm start` (the binaries cached): the whole module runs locally and its demo plays
+ * through, checked from the apiserver while it runs (watches on VMs, operations and nodes from the
+ * moment the command prints its KUBECONFIG), from the audit function's records, and from the process
+ * table after it exits. Then the bad inputs: a unit that dies, a control plane that cannot start.
+ */
+import { chmod, mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
+import { contains, parseIPv4, parseSubnet } from '../../../shared/api/ipv4.js';
+import { Informer, KubeClient } from '../../../shared/kube/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { getTestEnv } from '../../env/index.js';
+import { npmStart, recordedChildren, REPO, survivors } from './fixtures.js';
+
+const LooseSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  status: z.looseObject({ phase: z.string().optional(), nodeName: z.string().optional(), ipAddress: z.string().optional() }).optional(),
+});
+type Loose = z.infer<typeof LooseSchema>;
+const VM_CIDR = '10.77.0.0/16';
+const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+
+/** Every state an object was seen in, by name. */
+class Observed {
+  readonly seen = new Map<string, Loose[]>();
+  record = (o: Loose): void => {
+    const key = o.metadata.name ?? '';
+    this.seen.set(key, [...(this.seen.get(key) ?? []), o]);
+  };
+  of(name: string): Loose[] {
+    return this.seen.get(name) ?? [];
+  }
+}
+
+function watch(kube: KubeClient, group: string, version: string, plural: string, kind: string, namespaced: boolean, into: Observed, signal: AbortSignal): Informer<Loose> {
+  const client = kube.resource({ group, version, plural, kind, namespaced }, LooseSchema, 'platform-test');
+  const inf = new Informer<Loose>({ client, signal, backoff: { initialMs: 100, maxMs: 500 } });
+  inf.on('add', into.record);
+  inf.on('update', into.record);
+  return inf.start();
+}
+
+const leftovers: string[] = [];
+afterAll(() => {
+  // Nothing of a failed run may stay behind for the next test files.
+  for (const dir of leftovers) for (const s of survivors(dir)) process.stderr.write(`platform test left: ${s}\n`);
+});
+
+describe('npm start', () => {
+  it('runs the module locally and plays the demo: VM Running on a simulated node, Restart and Migrate completed, audit records, nothing left after exit', async () => {
+    const workDir = await mkdtemp(join(base, 'platform-test-'));
+    leftovers.push(workDir);
+    const run = npmStart(['--demo', '--exit-after-demo', '--work-dir', workDir, '--vm-cidr', VM_CIDR]);
+    const stop = new AbortController();
+    const vms = new Observed();
+    const ops = new Observed();
+    const nodes = new Observed();
+    let kube: KubeClient | undefined;
+    try {
+      const line = await run.line(/export KUBECONFIG=/);
+      kube = KubeClient.fromSource({ kubeconfigPath: line.replace(/^.*export KUBECONFIG=/, '').trim() });
+      watch(kube, 'virtualization.deckhouse.io', 'v1alpha2', 'virtualmachines', 'VirtualMachine', true, vms, stop.signal);
+      watch(kube, 'virtualization.deckhouse.io', 'v1alpha2', 'virtualmachineoperations', 'VirtualMachineOperation', true, ops, stop.signal);
+      watch(kube, '', 'v1', 'nodes', 'Node', false, nodes, stop.signal);
+      let timer: NodeJS.Timeout | undefined;
+      const code = await Promise.race([run.exited, new Promise((r) => (timer = setTimeout(() => r('still running after 170 s'), 170_000)))]);
+      clearTimeout(timer);
+      expect({ code, output: code === 0 ? '' : run.tail() }).toEqual({ code: 0, output: '' });
+    } finally {
+      stop.abort();
+      kube?.close();
+      if (run.child.exitCode === null) run.child.kill('SIGINT');
+      await run.exited;
+    }
+    const output = run.lines.join('\n');
+
+    // The VM reached Running on a simulated (kwok) node with an address from the configured CIDR.
+    const simulated = new Set([...nodes.seen.values()].flat().filter((n) => n.metadata.annotations?.['kwok.x-k8s.io/node'] === 'fake').map((n) => n.metadata.name));
+    expect(simulated.size).toBeGreaterThanOrEqual(2);
+    const running = vms.of('demo-vm').flatMap((v) => (v.status?.phase === 'Running' && v.status.nodeName && v.status.ipAddress ? [{ node: v.status.nodeName, ip: v.status.ipAddress }] : []));
+    expect(running.length).toBeGreaterThan(0);
+    for (const v of running) {
+      expect(simulated.has(v.node)).toBe(true);
+      const subnet = parseSubnet(VM_CIDR);
+      const ip = parseIPv4(v.ip);
+      expect(subnet !== undefined && ip !== undefined && contains(subnet, ip)).toBe(true);
+    }
+    // The Restart and the Migrate operations completed; the migration moved the VM to another node.
+    for (const name of ['restart-demo-vm', 'migrate-demo-vm']) {
+      expect(ops.of(name).map((o) => o.status?.phase)).toContain('Completed');
+    }
+    expect(new Set(running.map((v) => v.node)).size).toBeGreaterThanOrEqual(2);
+    expect(vms.of('demo-vm').some((v) => v.status?.phase === 'Migrating')).toBe(true);
+
+    // The audit function emitted the records of the create, the restart and the refusal.
+    const records = (await readFile(join(workDir, 'units', 'audit.log'), 'utf8'))
+      .split('\n')
+      .filter((l) => l.startsWith('{"type":'))
+      .map((l) => JSON.parse(l) as { type: string; name: string; operation_result: string; request_subject: string });
+    const named = (prefix: string): { type: string; operation_result: string } | undefined => records.find((r) => r.name.startsWith(prefix));
+    expect(named("Virtual machine 'demo-vm' has been created by 'alice'")).toMatchObject({ type: 'Manage VM', operation_result: 'allow' });
+    expect(named("Virtual machine 'demo-vm' has been restarted by 'alice'")).toMatchObject({ type: 'Control VM', operation_result: 'allow' });
+    expect(named("User 'bob' attempted to perform a forbidden operation 'create' on resource 'virtualmachineoperations/demo'")).toMatchObject({
+      type: 'Forbidden operation',
+      operation_result: 'forbid',
+    });
+    // Nobody but the demo's users: the simulator, kwok and the garbage collector kill no launcher pod.
+    expect(records.filter((r) => r.name.includes('killed abnormal way'))).toEqual([]);
+
+    // The command printed the time to Running, and every process it started is gone.
+    expect(output).toMatch(/time from npm start to the demo VM Running: \d+\.\d s/);
+    const children = recordedChildren(workDir).map((c) => c.name);
+    expect(children).toEqual(expect.arrayContaining(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'controller', 'admission', 'audit', 'kubevirt-simulator']));
+    expect(survivors(workDir)).toEqual([]);
+  }, 240_000);
+
+  it('stops everything with a non-zero exit, naming the unit and its log, when a unit dies', async () => {
+    const workDir = await mkdtemp(join(base, 'platform-crash-'));
+    leftovers.push(workDir);
+    const run = npmStart(['--no-demo', '--work-dir', workDir]);
+    try {
+      await run.line(/platform ready in/, 180_000);
+      const controller = recordedChildren(workDir).find((c) => c.name === 'controller');
+      expect(controller).toBeDefined();
+      process.kill(controller?.pid ?? 0, 'SIGKILL');
+      const code = await run.exited;
+      expect({ code, output: code === 1 ? '' : run.tail() }).toEqual({ code: 1, output: '' });
+    } finally {
+      if (run.child.exitCode === null) run.child.kill('SIGINT');
+      await run.exited;
+    }
+    const failure = run.lines.find((l) => l.includes('FAILED'));
+    expect(failure).toContain('controller exited unexpectedly');
+    expect(failure).toContain(join(workDir, 'units', 'controller.log'));
+    expect(survivors(workDir)).toEqual([]);
+  }, 240_000);
+
+  it('fails fast and leaves nothing behind when the control plane cannot start', async () => {
+    const workDir = await mkdtemp(join(base, 'platform-broken-'));
+    leftovers.push(workDir);
+    // The cached binaries, but a kube-apiserver that dies at once.
+    const binDir = join(workDir, 'bin');
+    await mkdir(binDir);
+    for (const f of await readdir(getTestEnv().binDir)) if (f !== 'kube-apiserver') await symlink(join(getTestEnv().binDir, f), join(binDir, f));
+    await writeFile(join(binDir, 'kube-apiserver'), '#!/bin/sh\necho "simulated failure: cannot start" >&2\nexit 1\n');
+    await chmod(join(binDir, 'kube-apiserver'), 0o755);
+    const run = npmStart(['--no-demo', '--work-dir', join(workDir, 'run')], { VIRT_TESTENV_BIN_DIR: binDir });
+    expect(await run.exited).toBe(1);
+    const failure = run.lines.find((l) => l.includes('FAILED')) ?? '';
+    expect(failure).toMatch(/kube-apiserver exited early \(log .*kube-apiserver-\d+-1\.log\)/);
+    expect(run.lines.join('\n')).toContain('simulated failure: cannot start');
+    await waitFor('etcd gone', () => survivors(join(workDir, 'run')).length === 0, { timeoutMs: 10_000 });
+  }, 120_000);
+
+  it('documents every flag in --help and refuses unknown ones with exit code 2', async () => {
+    const help = npmStart(['--help']);
+    expect(await help.exited).toBe(0);
+    const text = help.lines.join('\n');
+    for (const flag of ['--demo', '--no-demo', '--exit-after-demo', '--kubeconfig', '--nodes', '--vm-cidr', '--work-dir', '--keep', '--plain', '--help']) {
+      expect(text).toContain(flag);
+    }
+    const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+    const flags = [...text.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1] ?? '');
+    expect(flags.length).toBeGreaterThanOrEqual(10);
+    for (const flag of flags) expect(readme).toContain(`\`${flag}`);
+    const bad = npmStart(['--frobnicate']);
+    expect(await bad.exited).toBe(2);
+    expect(bad.lines.join('\n')).toContain('unknown flag --frobnicate');
+  }, 60_000);
+});
