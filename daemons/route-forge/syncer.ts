@@ -51,7 +51,8 @@ export class Syncer {
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly backoff: Backoff;
   private readonly skips = new Map<string, SkipReason>();
-  private readonly refused = new Map<string, string>();
+  /** The command line of each change the kernel refused in the last sync, by changeKey (to log it once). */
+  private refused = new Map<string, string>();
   /** Completed syncs (for readiness and tests). */
   syncs = 0;
 
@@ -225,6 +226,8 @@ export class Syncer {
     const { metrics, log } = this.options;
     // Counted per label set first: one metric update per kind of change, not per change.
     const counts = new Map<string, { object: 'route' | 'rule'; op: string; cause: Cause; n: number }>();
+    // Refused changes of this sync only: one that is accepted (or no longer wanted) is forgotten.
+    const refusedNow = new Map<string, string>();
     changes.forEach((change, i) => {
       const object = objectOf(change);
       const op = change.op.split('-')[1] ?? change.op;
@@ -232,10 +235,9 @@ export class Syncer {
         const key = changeKey(change);
         metrics.kernelErrors.inc({ object, op });
         if (this.refused.get(key) !== lines[i]) log.warn({ command: lines[i], owner: ownerOf(change) }, 'the kernel refused a change; retrying');
-        this.refused.set(key, lines[i] ?? '');
+        refusedNow.set(key, lines[i] ?? '');
         return;
       }
-      if (this.refused.size > 0) this.refused.delete(changeKey(change));
       const cause = causeOf(change, this.previous);
       const countKey = `${object} ${op} ${cause}`;
       const count = counts.get(countKey);
@@ -249,6 +251,7 @@ export class Syncer {
         log.debug({ command: lines[i], owner: ownerOf(change) }, 'applied');
       }
     });
+    this.refused = refusedNow;
     for (const { object, op, cause, n } of counts.values()) {
       metrics.changes.inc({ object, op, cause }, n);
       if (cause === 'repair') metrics.repairs.inc({ object }, n);
