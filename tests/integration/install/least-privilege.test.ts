@@ -51,6 +51,29 @@ describe('component RBAC of the install', () => {
     expect(wildcardsOf({ nonResourceURLs: ['/metrics'], verbs: ['get'] })).toEqual([]);
   });
 
+  it('grants a non-resource URL to one role only, the scrapers\' role: get /metrics', () => {
+    // Every unit's /metrics asks the apiserver whether the scraper may `get /metrics` (shared/authz,
+    // as kube-rbac-proxy does), which only a nonResourceURLs rule can grant; nothing else needs one.
+    const urls = objects.filter(isRbacRole).flatMap((role) =>
+      rulesOf(role)
+        .filter((r) => (r.nonResourceURLs ?? []).length > 0)
+        .map((r) => `${keyOf(role)}: ${r.verbs.join(',')} ${(r.nonResourceURLs ?? []).join(',')}${r.resources ? ' +resources' : ''}`),
+    );
+    expect(urls).toEqual(['ClusterRole/d8:virtualization:metrics-reader: get /metrics']);
+  });
+
+  it('lets every ServiceAccount that serves /metrics review tokens and access (system:auth-delegator)', () => {
+    // The guard of /metrics (shared/authz) creates TokenReviews and SubjectAccessReviews as the unit.
+    const servers = objects.filter((m) => m.kind !== 'Job' && podSpecOf(m) !== undefined).map((m) => serviceAccountOf(m));
+    const delegated = new Set(
+      objects
+        .filter((m) => m.kind === 'ClusterRoleBinding' && (m['roleRef'] as { name: string }).name === 'system:auth-delegator')
+        .flatMap((m) => (m['subjects'] as Array<{ kind: string; name: string }>).filter((s) => s.kind === 'ServiceAccount').map((s) => s.name)),
+    );
+    expect(servers.length).toBeGreaterThanOrEqual(5);
+    expect(servers.filter((sa) => sa === undefined || !delegated.has(sa))).toEqual([]);
+  });
+
   it('runs every workload under a ServiceAccount of its own that the install creates, never `default`', () => {
     const accounts = new Set(objects.filter((m) => m.kind === 'ServiceAccount').map((m) => m.metadata.name));
     const runs = objects.flatMap((m) => {

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { WEBHOOKS } from '../../../functions/admission/webhooks.js';
-import { isKnativeService, keyOf, kustomize, type Manifest } from './manifests.js';
+import { containersOf, isKnativeService, keyOf, kustomize, podSpecOf, type Manifest } from './manifests.js';
 
 const NAMESPACE = 'd8-virtualization';
 const CLUSTER_SCOPED = new Set([
@@ -82,6 +82,46 @@ describe('wiring of the install', () => {
     }
     expect(dangling).toEqual([]);
     expect(objects.filter((m) => m.kind === 'Trigger').map((m) => (m['spec'] as { subscriber: { ref: Ref } }).subscriber.ref.name)).toEqual(['pre-delete', 'pre-delete']);
+  });
+
+  it('scrapes /metrics of every unit through a Service on its pods and serving port, with the scraper token', () => {
+    type Endpoint = { port: string; scheme: string; path: string; authorization?: { credentials: { name: string; key: string } }; tlsConfig?: { ca: { secret: { name: string } } } };
+    const monitors = objects.filter((m) => m.kind === 'ServiceMonitor');
+    expect(monitors.map((m) => m.metadata.name).sort()).toEqual(['admission', 'audit', 'controller', 'pre-delete', 'subresources']);
+    const problems = monitors.flatMap((monitor) => {
+      const name = monitor.metadata.name;
+      const spec = monitor['spec'] as { selector: { matchLabels: Record<string, string> }; endpoints: Endpoint[] };
+      const services = objects.filter(
+        (m) => m.kind === 'Service' && m.apiVersion === 'v1' && Object.entries(spec.selector.matchLabels).every(([k, v]) => m.metadata.labels?.[k] === v),
+      );
+      const workload = objects.find((m) => podSpecOf(m) !== undefined && m.metadata.name === name);
+      const [container] = workload === undefined ? [] : containersOf(workload);
+      const servicePort = (services[0]?.['spec'] as { ports: Array<{ name: string; targetPort: number }> } | undefined)?.ports.find((p) => p.name === spec.endpoints[0]?.port);
+      const selector = (services[0]?.['spec'] as { selector?: Record<string, string> } | undefined)?.selector;
+      const podSelector = workload !== undefined && isKnativeService(workload)
+        ? { 'serving.knative.dev/service': name }
+        : (workload?.['spec'] as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
+      const tls = ((container as { env?: Array<{ name: string }> } | undefined)?.env ?? []).some((e) => e.name === 'TLS_CERT_FILE');
+      const secretVolume = ((podSpecOf(workload ?? ({} as Manifest))?.['volumes'] as Array<{ secret?: { secretName: string } }> | undefined) ?? [])[0]?.secret?.secretName;
+      const endpoint = spec.endpoints[0];
+      const checks: Array<[string, boolean]> = [
+        ['selects exactly one Service', services.length === 1],
+        ['the Service selects the unit\'s pods', JSON.stringify(selector) === JSON.stringify(podSelector)],
+        ['the port targets the container port', servicePort !== undefined && container?.ports?.some((p) => p.containerPort === servicePort.targetPort) === true],
+        ['path /metrics', endpoint?.path === '/metrics'],
+        ['https exactly when the unit serves TLS', (endpoint?.scheme === 'https') === tls],
+        ['TLS verified with the CA of the unit\'s serving Secret', !tls || endpoint?.tlsConfig?.ca.secret.name === secretVolume],
+        ['the scraper token', endpoint?.authorization?.credentials.name === 'metrics-scraper-token' && endpoint.authorization.credentials.key === 'token'],
+      ];
+      return checks.filter(([, ok]) => !ok).map(([what]) => `${keyOf(monitor)}: ${what}`);
+    });
+    expect(problems).toEqual([]);
+    const token = find('Secret', 'metrics-scraper-token');
+    expect([token?.['type'], token?.metadata.annotations?.['kubernetes.io/service-account.name']]).toEqual(['kubernetes.io/service-account-token', 'metrics-scraper']);
+    expect(find('ClusterRoleBinding', 'd8:virtualization:metrics-reader')).toMatchObject({
+      roleRef: { kind: 'ClusterRole', name: 'd8:virtualization:metrics-reader' },
+      subjects: [{ kind: 'ServiceAccount', name: 'metrics-scraper', namespace: NAMESPACE }],
+    });
   });
 
   it('leaves the pre-delete Job out of the install, so that applying it never deletes anything', () => {
