@@ -8,8 +8,11 @@ import { WEBHOOKS } from './webhooks.js';
 const declaration = admission satisfies FunctionDefinition<typeof admissionConfig, AdmissionState>;
 
 describe('the admission declaration', () => {
-  it('serves every webhook path with POST and the review body limit', () => {
-    expect(declaration.routes?.map((r) => [r.method, r.path, r.bodyLimitBytes])).toEqual(WEBHOOKS.map((w) => ['post', w.path, REVIEW_BODY_LIMIT_BYTES]));
+  it('serves every webhook path and the conversion webhook with POST and the review body limit', () => {
+    expect(declaration.routes?.map((r) => [r.method, r.path, r.bodyLimitBytes])).toEqual([
+      ...WEBHOOKS.map((w) => ['post', w.path, REVIEW_BODY_LIMIT_BYTES]),
+      ['post', '/convert', REVIEW_BODY_LIMIT_BYTES],
+    ]);
     expect(new Set(WEBHOOKS.map((w) => w.path)).size).toBe(WEBHOOKS.length);
   });
 

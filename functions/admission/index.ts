@@ -7,7 +7,9 @@ import { BadRequestError } from '../../shared/errors/index.js';
 import { KubeClient } from '../../shared/kube/index.js';
 import type { Counter } from '../../shared/metrics/index.js';
 import { defineFunction, runIfMain, type FunctionDefinition, type Route } from '../../shared/runtime/index.js';
+import { CONVERSION_PATH } from '../../shared/api/resources/virtualmachineclass.js';
 import { answerReview } from './answer.js';
+import { answerConversion } from './conversion.js';
 import { admissionConfig, type AdmissionConfig } from './config.js';
 import { KubeLookups } from './kube/lookups.js';
 import { TtlCache } from '../../shared/cache/ttl-cache.js';
@@ -68,6 +70,24 @@ function route(webhook: Webhook): Route<AdmissionConfig, AdmissionState> {
   };
 }
 
+/** The CRD conversion webhook (VirtualMachineClass versions), counted as webhook `convert`. */
+const conversionRoute: Route<AdmissionConfig, AdmissionState> = {
+  method: 'post',
+  path: CONVERSION_PATH,
+  bodyLimitBytes: REVIEW_BODY_LIMIT_BYTES,
+  handle: (req, { state, log }) => {
+    const answered = answerConversion(req.json());
+    if (!answered.ok) {
+      state.reviews.inc({ webhook: 'convert', result: 'invalid' });
+      throw new BadRequestError(answered.message);
+    }
+    const { result, uid } = answered.review.response;
+    state.reviews.inc({ webhook: 'convert', result: result.status === 'Success' ? 'allowed' : 'denied' });
+    if (result.status === 'Failure') log.warn({ uid, message: result.message }, 'conversion refused');
+    return Promise.resolve({ body: answered.review });
+  },
+};
+
 /** The function declaration, with lookups from `factory` (the apiserver unless given). */
 export function createAdmission(factory: LookupsFactory = kubeLookups): FunctionDefinition<typeof admissionConfig, AdmissionState> {
   return defineFunction({
@@ -82,7 +102,7 @@ export function createAdmission(factory: LookupsFactory = kubeLookups): Function
       });
       return { ctx: { lookups, cluster: clusterFacts(config) }, reviews, close };
     },
-    routes: WEBHOOKS.map(route),
+    routes: [...WEBHOOKS.map(route), conversionRoute],
     readiness: () => true,
     shutdown: ({ state }) => state.close(),
   });

@@ -28,9 +28,10 @@ export function check<S extends z.ZodType>(schema: S, input: unknown): Checked<z
 /** Check any object of one of our kinds (chosen by apiVersion and kind). */
 export function checkObject(input: unknown): Checked<Record<string, unknown>> {
   const { apiVersion, kind } = (input ?? {}) as { apiVersion?: unknown; kind?: unknown };
-  const def = ALL_RESOURCES.find((d) => d.kind === kind && `${d.group}/${d.version}` === apiVersion);
-  if (def === undefined) {
-    return { ok: false, problems: [{ path: 'kind', message: `unknown kind ${String(apiVersion)} ${String(kind)}` }] };
+  for (const def of ALL_RESOURCES.filter((d) => d.kind === kind)) {
+    const versions = [{ name: def.version, schema: def.schema }, ...(def.otherVersions ?? [])];
+    const version = versions.find((v) => `${def.group}/${v.name}` === apiVersion);
+    if (version !== undefined) return check(version.schema, input) as Checked<Record<string, unknown>>;
   }
-  return check(def.schema, input) as Checked<Record<string, unknown>>;
+  return { ok: false, problems: [{ path: 'kind', message: `unknown kind ${String(apiVersion)} ${String(kind)}` }] };
 }

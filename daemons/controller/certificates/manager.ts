@@ -1,9 +1,9 @@
 /**
  * The self-managed CA (docs/adr/0006-certificates.md): one pass reads the CA and serving Secrets,
  * replaces what is missing, broken, due or asked to rotate, and writes the trust bundle into every
- * webhook configuration and APIService labelled for injection. Order within a pass: CA Secret, then
- * the bundles of the injection targets, then the serving Secrets, so the apiserver trusts a new CA
- * before any certificate signed by it can be served.
+ * webhook configuration, APIService and CRD conversion webhook labelled for injection. Order within a
+ * pass: CA Secret, then the bundles of the injection targets, then the serving Secrets, so the
+ * apiserver trusts a new CA before any certificate signed by it can be served.
  */
 import { childLogger, type Logger } from '../../../shared/log/index.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
@@ -11,8 +11,8 @@ import type { EventRecorder, JsonPatchOp, KubeObject } from '../../../shared/kub
 import type { Secret } from '../kube/resources.js';
 import { decideCa, decideServing, nextRenewal, trustBundle, type CertPolicy, type Decision, type KeyPair, type Stored } from './decide.js';
 import {
-  CERTIFICATE_LABEL, INJECT_FROM_ANNOTATION, INJECT_LABEL, ROTATE_ANNOTATION, secretText,
-  type CertClients, type WebhookConfiguration,
+  CERTIFICATE_LABEL, CONVERSION_WEBHOOK_ANNOTATION, INJECT_FROM_ANNOTATION, INJECT_LABEL, ROTATE_ANNOTATION, secretText,
+  type CertClients, type Crd, type WebhookConfiguration,
 } from './resources.js';
 
 export interface ServingSecret {
@@ -137,6 +137,12 @@ export class CertificateManager {
     await this.options.events?.record(regarding, { type: 'Warning', reason: 'CertificateReplaced', action: 'Issue', note: d.why });
   }
 
+  private async conversionPatch(crd: Crd, b64: string | undefined, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    const service = crd.spec?.conversion?.strategy === 'Webhook' ? undefined : conversionService(crd);
+    const exists = service !== undefined && (await this.options.clients.services.list({ namespace: this.options.namespace, signal })).items.some((s) => s.metadata.name === service);
+    return conversionPatchFor(crd, b64, this.options.namespace, exists);
+  }
+
   /** Write each target's bundle (from `bundles`, else from its Secret's ca.crt) where it differs. */
   private async inject(bundles: Map<string, string>, signal: AbortSignal): Promise<string[]> {
     const { clients } = this.options;
@@ -165,9 +171,42 @@ export class CertificateManager {
       await clients.apiServices.mergePatch({ name: svc.metadata.name ?? '' }, { metadata: { resourceVersion: svc.metadata.resourceVersion }, spec: { caBundle: b64 } }, { signal });
       patched.push(`APIService/${svc.metadata.name ?? ''}`);
     }
+    for (const crd of (await clients.crds.list({ labelSelector: selector, signal })).items) {
+      const patch = await this.conversionPatch(crd, await bundleFor(crd), signal);
+      if (patch === undefined) continue;
+      await clients.crds.mergePatch({ name: crd.metadata.name ?? '' }, { metadata: { resourceVersion: crd.metadata.resourceVersion }, spec: { conversion: patch } }, { signal });
+      patched.push(`CustomResourceDefinition/${crd.metadata.name ?? ''}`);
+    }
     for (const p of patched) this.log.info({ target: p }, 'CA bundle injected');
     return patched;
   }
+}
+
+/**
+ * What a labelled CRD's `spec.conversion` needs: as the original does at controller start, a CRD
+ * annotated with its conversion webhook gets `strategy: Webhook` on Service `<service>` (port 443) of
+ * our namespace with the bundle, once that Service exists (an apiserver without the install keeps
+ * `None` rather than failing every request that needs a conversion); an existing Webhook conversion
+ * only gets the bundle (its Service reference, port included, is left as found).
+ */
+export function conversionPatchFor(crd: Crd, b64: string | undefined, namespace: string, serviceExists: boolean): Record<string, unknown> | undefined {
+  if (b64 === undefined) return undefined;
+  const conversion = crd.spec?.conversion;
+  if (conversion?.strategy === 'Webhook') {
+    return conversion.webhook?.clientConfig?.caBundle === b64 ? undefined : { webhook: { clientConfig: { caBundle: b64 } } };
+  }
+  const target = crd.metadata.annotations?.[CONVERSION_WEBHOOK_ANNOTATION];
+  const slash = target?.indexOf('/') ?? -1;
+  if (target === undefined || slash <= 0 || !serviceExists) return undefined;
+  const service = { namespace, name: target.slice(0, slash), path: target.slice(slash), port: 443 };
+  return { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service, caBundle: b64 } } };
+}
+
+/** The Service named by a CRD's conversion-webhook annotation, if any. */
+export function conversionService(crd: Crd): string | undefined {
+  const target = crd.metadata.annotations?.[CONVERSION_WEBHOOK_ANNOTATION];
+  const slash = target?.indexOf('/') ?? -1;
+  return target === undefined || slash <= 0 ? undefined : target.slice(0, slash);
 }
 
 /** JSON Patch setting every webhook's caBundle, each guarded by a test of the webhook's name. */

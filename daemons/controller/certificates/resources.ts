@@ -1,7 +1,7 @@
 /** The objects the certificate manager reads and writes: Secrets, webhook configurations, APIServices. */
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
-import type { KubeClient, ResourceClient, ResourceDescriptor } from '../../../shared/kube/index.js';
+import type { KubeClient, KubeObject, ResourceClient, ResourceDescriptor } from '../../../shared/kube/index.js';
 import { SecretSchema, type Secret } from '../kube/resources.js';
 
 /** Selects the objects whose CA bundle we fill (only ours: the install labels them). */
@@ -12,6 +12,8 @@ export const INJECT_FROM_ANNOTATION = 'virtualization.deckhouse.io/inject-ca-fro
 export const ROTATE_ANNOTATION = 'virtualization.deckhouse.io/rotate';
 /** On a Secret we issued: which part it plays (`ca` or `serving`). */
 export const CERTIFICATE_LABEL = 'virtualization.deckhouse.io/certificate';
+/** On a CRD: `<service><path>` of its conversion webhook in the manager's namespace (shared/api k8s/crd.ts). */
+export const CONVERSION_WEBHOOK_ANNOTATION = 'virtualization.deckhouse.io/conversion-webhook';
 
 const clientConfigSchema = z.looseObject({ caBundle: z.string().optional() });
 const webhookSchema = z.looseObject({ name: z.string(), clientConfig: clientConfigSchema });
@@ -32,6 +34,21 @@ export const ApiServiceSchema = z.looseObject({
 });
 export type ApiService = z.infer<typeof ApiServiceSchema>;
 
+/** A CRD as far as injection reads it: its conversion webhook's CA bundle. */
+export const CrdSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  spec: z
+    .looseObject({
+      conversion: z
+        .looseObject({ strategy: z.string().optional(), webhook: z.looseObject({ clientConfig: clientConfigSchema.optional() }).optional() })
+        .optional(),
+    })
+    .optional(),
+});
+export type Crd = z.infer<typeof CrdSchema>;
+
 const admission = (plural: string, kind: string): ResourceDescriptor => ({
   group: 'admissionregistration.k8s.io', version: 'v1', plural, kind, namespaced: false,
 });
@@ -41,6 +58,10 @@ export const mutatingWebhooks = admission('mutatingwebhookconfigurations', 'Muta
 export const apiServices: ResourceDescriptor = {
   group: 'apiregistration.k8s.io', version: 'v1', plural: 'apiservices', kind: 'APIService', namespaced: false,
 };
+export const crds: ResourceDescriptor = {
+  group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false,
+};
+export const services: ResourceDescriptor = { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true };
 export const secrets: ResourceDescriptor = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
 
 export interface CertClients {
@@ -48,6 +69,8 @@ export interface CertClients {
   validating: ResourceClient<WebhookConfiguration>;
   mutating: ResourceClient<WebhookConfiguration>;
   apiServices: ResourceClient<ApiService>;
+  crds: ResourceClient<Crd>;
+  services: ResourceClient<KubeObject>;
 }
 
 export function makeCertClients(kube: KubeClient, fieldManager: string): CertClients {
@@ -56,6 +79,8 @@ export function makeCertClients(kube: KubeClient, fieldManager: string): CertCli
     validating: kube.resource(validatingWebhooks, WebhookConfigurationSchema, fieldManager),
     mutating: kube.resource(mutatingWebhooks, WebhookConfigurationSchema, fieldManager),
     apiServices: kube.resource(apiServices, ApiServiceSchema, fieldManager),
+    crds: kube.resource(crds, CrdSchema, fieldManager),
+    services: kube.resource(services, z.looseObject({ metadata: ObjectMetaSchema }), fieldManager),
   };
 }
 

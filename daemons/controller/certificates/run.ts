@@ -1,6 +1,6 @@
 /**
  * The certificate manager while this replica leads: a pass at start, again whenever a watched
- * Secret, webhook configuration or APIService changes (a hand edit is repaired at once), when the
+ * Secret, webhook configuration, APIService or CRD changes (a hand edit is repaired at once), when the
  * next certificate is due, and at least every resync interval; failures retry with backoff.
  */
 import { Backoff, EventRecorder, Informer, eventDescriptor, eventSchema, sleep, type KubeClient, type KubeObject } from '../../../shared/kube/index.js';
@@ -46,6 +46,7 @@ export function runCertificates(kube: KubeClient, config: ControllerConfig, sign
     watched(new Informer({ client: clients.validating, labelSelector: selector, signal, logger: log })),
     watched(new Informer({ client: clients.mutating, labelSelector: selector, signal, logger: log })),
     watched(new Informer({ client: clients.apiServices, labelSelector: selector, signal, logger: log })),
+    watched(new Informer({ client: clients.crds, labelSelector: selector, signal, logger: log })),
   ];
   let settleFirst: () => void = () => undefined;
   const firstPass = new Promise<void>((resolve) => (settleFirst = resolve));

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AGE_COLUMN, type ResourceDefinition } from '../k8s/crd.js';
 import { LabelSelectorSchema, TolerationSchema } from '../k8s/core.js';
 import { fieldForType, immutable, int32, quantity, withRules } from '../k8s/schema.js';
-import { API_VERSION, BACKUP_LABELS, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
+import { API_VERSION, BACKUP_LABELS, GROUP, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
 
 /** Annotation that marks the class used when a VM names none. */
 export const DEFAULT_CLASS_ANNOTATION = 'virtualmachineclass.virtualization.deckhouse.io/is-default-class';
@@ -53,7 +53,7 @@ const memoryRange = {
   max: quantity().optional().describe('Maximum memory.'),
 };
 
-const SizingPolicySchema = z.strictObject({
+const sizingPolicyShape = {
   cores: CoresSchema,
   memory: z
     .strictObject({
@@ -63,8 +63,12 @@ const SizingPolicySchema = z.strictObject({
     })
     .optional()
     .describe('Allowed memory for VMs in the core range.'),
-  coreFractions: z.array(int32().min(1).max(100)).optional().describe('Allowed core fractions in percent.'),
   dedicatedCores: z.array(z.boolean()).optional().describe('Whether dedicated cores are allowed.'),
+};
+
+const SizingPolicySchema = z.strictObject({
+  ...sizingPolicyShape,
+  coreFractions: z.array(int32().min(1).max(100)).optional().describe('Allowed core fractions in percent.'),
   defaultCoreFraction: withRules(z.union([z.int(), z.string()]).meta({ 'x-kubernetes-int-or-string': true }), [
     {
       rule: "type(self) == string ? self == 'Auto' : (self >= 1 && self <= 100)",
@@ -76,18 +80,32 @@ const SizingPolicySchema = z.strictObject({
     .describe('Core fraction given to VMs that set none: 1-100 or Auto.'),
 });
 
-export const VirtualMachineClassSpecSchema = z
-  .strictObject({
-    cpu: CpuSchema,
-    nodeSelector: LabelSelectorSchema.optional().describe('Nodes the VMs of the class may run on.'),
-    tolerations: z.array(TolerationSchema).optional().describe('Taints the VMs of the class tolerate.'),
-    sizingPolicies: z
-      .array(SizingPolicySchema)
-      .max(16)
-      .optional()
-      .describe('Allowed cores, memory and core fractions, by core range.'),
-  })
-  .describe('Desired state of the class.');
+/** v1alpha3 writes core fractions as percent strings. */
+const SizingPolicyV1alpha3Schema = z.strictObject({
+  ...sizingPolicyShape,
+  coreFractions: z
+    .array(z.string().regex(/^(100|[1-9][0-9]?)%$/, 'must be a percentage from 1% to 100%'))
+    .optional()
+    .describe('Allowed core fractions, e.g. "5%", "100%".'),
+  defaultCoreFraction: z
+    .string()
+    .regex(/^(Auto|(100|[1-9][0-9]?)%)$/, 'must be Auto or a percentage from 1% to 100%')
+    .optional()
+    .describe('Core fraction given to VMs that set none: a percentage or Auto.'),
+});
+
+const classSpec = <P extends z.ZodType>(policy: P) =>
+  z
+    .strictObject({
+      cpu: CpuSchema,
+      nodeSelector: LabelSelectorSchema.optional().describe('Nodes the VMs of the class may run on.'),
+      tolerations: z.array(TolerationSchema).optional().describe('Taints the VMs of the class tolerate.'),
+      sizingPolicies: z.array(policy).max(16).optional().describe('Allowed cores, memory and core fractions, by core range.'),
+    })
+    .describe('Desired state of the class.');
+
+export const VirtualMachineClassSpecSchema = classSpec(SizingPolicySchema);
+export const VirtualMachineClassV1alpha3SpecSchema = classSpec(SizingPolicyV1alpha3Schema);
 
 export const VirtualMachineClassStatusSchema = z
   .strictObject({
@@ -114,11 +132,27 @@ export const VirtualMachineClassSchema = rootSchema(
 );
 export type VirtualMachineClass = z.infer<typeof VirtualMachineClassSchema>;
 
+export const VirtualMachineClassV1alpha3Schema = rootSchema(
+  `${GROUP}/v1alpha3`,
+  'VirtualMachineClass',
+  VirtualMachineClassV1alpha3SpecSchema,
+  VirtualMachineClassStatusSchema,
+);
+export type VirtualMachineClassV1alpha3 = z.infer<typeof VirtualMachineClassV1alpha3Schema>;
+
+/** The path of the conversion webhook on the admission function (Service admission-webhook). */
+export const CONVERSION_PATH = '/convert';
+
 export const virtualMachineClass: ResourceDefinition<typeof VirtualMachineClassSchema> = {
   ...publicNames('VirtualMachineClass', 'virtualmachineclasses', 'Cluster', ['vmc', 'vmclass']),
   description: 'A class of virtual machines: CPU model, allowed nodes and sizing policies.',
   schema: VirtualMachineClassSchema,
   labels: BACKUP_LABELS,
+  // v1alpha2 stays the storage version, as in the original: objects are stored as the original stores
+  // them, and v1alpha2 clients (our controller among them) need no conversion call.
+  otherVersions: [{ name: 'v1alpha3', schema: VirtualMachineClassV1alpha3Schema }],
+  deprecationWarning: 'v1alpha2.VirtualMachineClass is deprecated; use v1alpha3.VirtualMachineClass',
+  conversion: { service: 'admission-webhook', path: CONVERSION_PATH, caFromSecret: 'admission-tls' },
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'IsDefault', type: 'string', jsonPath: `.metadata.annotations.${DEFAULT_CLASS_ANNOTATION.replaceAll('.', '\\.')}` },

@@ -2,6 +2,7 @@
 import type { Manifest, ManifestCase } from './table.js';
 
 const API = 'virtualization.deckhouse.io/v1alpha2';
+const V1ALPHA3 = 'virtualization.deckhouse.io/v1alpha3';
 
 export const VM_SPEC = {
   virtualMachineClassName: 'generic',
@@ -338,6 +339,26 @@ export const VMCLASS_CASES: ManifestCase[] = [
     expect: invalid('spec.sizingPolicies[0].defaultCoreFraction'),
   },
   { name: 'a class without cpu is rejected', manifest: vmclass({}), expect: invalid('spec.cpu') },
+  {
+    name: 'a v1alpha3 class with percent core fractions is accepted',
+    manifest: { ...vmclass({ cpu: { type: 'Host' }, sizingPolicies: [{ cores: { min: 1, max: 4 }, coreFractions: ['5%', '100%'], defaultCoreFraction: '5%' }] }), apiVersion: V1ALPHA3 },
+    expect: { valid: true },
+  },
+  {
+    name: 'a v1alpha3 class with integer core fractions is rejected',
+    manifest: { ...vmclass({ cpu: { type: 'Host' }, sizingPolicies: [{ cores: { min: 1, max: 4 }, coreFractions: [5] }] }), apiVersion: V1ALPHA3 },
+    expect: invalid('spec.sizingPolicies[0].coreFractions[0]'),
+  },
+  {
+    name: 'a v1alpha3 class with defaultCoreFraction "Half" is rejected',
+    manifest: { ...vmclass({ cpu: { type: 'Host' }, sizingPolicies: [{ cores: { min: 1, max: 4 }, defaultCoreFraction: 'Half' }] }), apiVersion: V1ALPHA3 },
+    expect: invalid('spec.sizingPolicies[0].defaultCoreFraction'),
+  },
+  {
+    name: 'a v1alpha3 class with a core fraction of 0% is rejected',
+    manifest: { ...vmclass({ cpu: { type: 'Host' }, sizingPolicies: [{ cores: { min: 1, max: 4 }, coreFractions: ['0%'] }] }), apiVersion: V1ALPHA3 },
+    expect: invalid('spec.sizingPolicies[0].coreFractions[0]'),
+  },
 ];
 
 const POOL_VM_SPEC = { ...VM_SPEC, liveMigrationPolicy: 'PreferSafe' };

@@ -37,7 +37,8 @@ describe('a full object of every kind on the apiserver', () => {
       const withStatus = { ...created, status };
       const sub = def.statusSubresource ? ['--subresource=status'] : [];
       await run(['replace', ...sub, '-o', 'json', '-f', '-', ...nsArgs(def)], withStatus);
-      const got = await run(['get', `${def.plural}.${def.group}`, name, '-o', 'json', ...nsArgs(def)]);
+      // At the definition's version (kubectl would otherwise pick the preferred one, v1alpha3 for classes).
+      const got = await run(['get', `${def.plural}.${def.version}.${def.group}`, name, '-o', 'json', ...nsArgs(def)]);
 
       const expected = check(def.schema, obj);
       if (!expected.ok) throw new Error(`fixture does not parse: ${JSON.stringify(expected.problems)}`);

@@ -239,7 +239,11 @@ spec:
     });
     const report = await external.pass(new AbortController().signal);
     expect(report.issued).toEqual([]);
-    expect([...report.injected].sort()).toEqual(['MutatingWebhookConfiguration/virtualization-admission', 'ValidatingWebhookConfiguration/virtualization-admission']);
+    expect([...report.injected].sort()).toEqual([
+      'CustomResourceDefinition/virtualmachineclasses.virtualization.deckhouse.io',
+      'MutatingWebhookConfiguration/virtualization-admission',
+      'ValidatingWebhookConfiguration/virtualization-admission',
+    ]);
     expect((await caBundles()).every((b) => b === b64(theirCa.certPem))).toBe(true);
     expect((await c.secrets.get({ namespace: NS, name: 'virtualization-ca' })).metadata.resourceVersion).toBe(caBefore.metadata.resourceVersion);
     expect((await external.pass(new AbortController().signal)).injected).toEqual([]);

@@ -80,6 +80,7 @@ export const ALLOWED_DIFFERENCES: readonly { reason: string; differences: readon
       "A sizing policy without cores makes no sense (the original's webhook requires cores in at least one policy and compares core ranges); ours requires it per policy.",
     differences: [
       "VirtualMachineClass v1alpha2 spec.sizingPolicies[]: required",
+      "VirtualMachineClass v1alpha3 spec.sizingPolicies[]: required",
     ],
   },
   {
@@ -144,9 +145,10 @@ export const ALLOWED_DIFFERENCES: readonly { reason: string; differences: readon
   },
   {
     reason:
-      "VirtualMachineClass v1alpha3 is not served yet (step 3 of issue 19).",
+      "v1alpha3 core fractions are checked as percentages in the schema (\"5%\", default \"Auto\" or a percentage), the form the original's webhook and the conversion expect; the original's published schema takes any string and fails such values in its webhook or conversion.",
     differences: [
-      "VirtualMachineClass v1alpha3: not served",
+      "VirtualMachineClass v1alpha3 spec.sizingPolicies[].coreFractions[]: pattern",
+      "VirtualMachineClass v1alpha3 spec.sizingPolicies[].defaultCoreFraction: pattern",
     ],
   },
 ];
