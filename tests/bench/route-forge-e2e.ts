@@ -70,8 +70,9 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
     await ns.ip(['route', 'flush', 'table', String(opts.table)]).catch(() => undefined);
     const args = await compiledArgs('daemons/route-forge/main.ts');
     const start = nowMs();
+    const startEpoch = Date.now();
     const proc = startNodeProcess(args, {
-      env: { KUBECONFIG: cp.state.kubeconfigPath, NETNS: ns.name, VIRTUAL_MACHINE_CIDRS: opts.cidr, MODULE_CONFIG_WATCH: 'false', HEALTH_PORT: '0', METRICS_AUTH: 'none', LOG_LEVEL: 'warn' },
+      env: { KUBECONFIG: cp.state.kubeconfigPath, NETNS: ns.name, VIRTUAL_MACHINE_CIDRS: opts.cidr, MODULE_CONFIG_WATCH: 'false', HEALTH_PORT: '0', METRICS_AUTH: 'none', LOG_LEVEL: 'info' },
     });
     try {
       let synced = 0;
@@ -81,9 +82,14 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       synced = nowMs() - start;
+      const at = (msg: string): string => {
+        const time = proc.logs.find((r) => r['msg'] === msg)?.['time'];
+        return typeof time === 'number' ? `${time - startEpoch} ms` : '?';
+      };
       print(
         `== daemon process start (compiled) -> ${opts.routes} routes in the table, apiserver list included ==\n` +
-          `${synced.toFixed(0)} ms, ${(synced / opts.baselineMs).toFixed(1)}x the ip -batch baseline (${opts.baselineMs.toFixed(0)} ms)`,
+          `${synced.toFixed(0)} ms, ${(synced / opts.baselineMs).toFixed(1)}x the ip -batch baseline (${opts.baselineMs.toFixed(0)} ms); ` +
+          `health server up at ${at('started: health and metrics served')}, informers synced at ${at('informers synced')}`,
       );
     } finally {
       proc.child.kill('SIGTERM');
