@@ -8,8 +8,6 @@ import { z } from 'zod';
 export type JsonSchema = { [key: string]: unknown };
 
 const SAFE_INT = Number.MAX_SAFE_INTEGER;
-const INT32_MAX = 2147483647;
-const INT32_MIN = -2147483648;
 const DROPPED = ['$schema', 'propertyNames', 'id', '$id', 'title'];
 
 /** The structural schema for a zod type (descriptions, defaults and CEL rules included). */
@@ -29,10 +27,13 @@ function intOrString(node: JsonSchema): JsonSchema {
   return out;
 }
 
-/** Drop the bounds zod adds for its integer formats; keep the ones a schema sets. */
+/** Drop the bounds zod adds for safe integers; int32 fields keep theirs instead of the format. */
 function tidyInteger(node: JsonSchema): void {
-  if (node['maximum'] === INT32_MAX || node['maximum'] === SAFE_INT) delete node['maximum'];
-  if (node['minimum'] === INT32_MIN || node['minimum'] === -SAFE_INT) delete node['minimum'];
+  if (node['maximum'] === SAFE_INT) delete node['maximum'];
+  if (node['minimum'] === -SAFE_INT) delete node['minimum'];
+  // `format: int32` makes the apiserver report an out-of-range value at the path `<nil>`; its own
+  // bounds (minimum/maximum, kept from int32()) report the same values at the field instead.
+  if (node['format'] === 'int32') delete node['format'];
 }
 
 /** Keys in a fixed, readable order: what the field is first, nested schemas last. */

@@ -40,3 +40,15 @@ describe('the manifest table against the apiserver (server-side dry-run)', () =>
     }
   });
 });
+
+describe('error reports of the apiserver', () => {
+  it('name the field of an out-of-range 32-bit integer, never the path <nil>', async () => {
+    const vm = MANIFEST_CASES.find((c) => c.name === 'cores beyond int32 are rejected at the cores field');
+    if (vm === undefined) throw new Error('the table lost its int32 case');
+    const server = await apiserverVerdict(vm);
+    expect(server.accepted).toBe(false);
+    const text = server.accepted || typeof server.problems !== 'string' ? '' : server.problems;
+    expect(text).toContain('spec.cpu.cores: Invalid value: 2147483648');
+    expect(text).not.toContain('<nil>');
+  });
+});
