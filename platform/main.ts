@@ -110,7 +110,7 @@ async function main(argv: readonly string[]): Promise<number> {
         runDemo({ admin: ready.admin, kubectl: { admin: ready.kubectl, operator, viewer }, auditLog: ready.local ? ready.auditLog : undefined, say: (l) => view?.step(l), t0 }),
         interrupted,
       ]);
-      view.step(`demo done: ${DEMO_NAMESPACE}/${DEMO_VM} Running ${(result.vmRunningAfterMs / 1000).toFixed(1)} s after npm start; restarted, migrated ${result.firstNode === result.migratedTo ? '' : `to ${result.migratedTo}`}`);
+      view.step(`demo done: ${DEMO_NAMESPACE}/${DEMO_VM} was Running ${(result.vmRunningAfterMs / 1000).toFixed(1)} s after npm start, then restarted and migrated to ${result.migratedTo}`);
       say(`time from npm start to the demo VM Running: ${(result.vmRunningAfterMs / 1000).toFixed(1)} s`);
     }
     if (flags.exitAfterDemo) {
@@ -124,12 +124,12 @@ async function main(argv: readonly string[]): Promise<number> {
     await view?.stop();
     view = undefined;
     if (err instanceof Stopped) {
-      say(`\n${err.signal}: stopping`);
+      say(`${err.signal}: stopping`);
     } else if (err instanceof Crashed) {
-      say(`\nFAILED: ${err.message}`);
+      say(`FAILED: ${err.message}`);
       code = 1;
     } else {
-      say(`\nFAILED: ${errorMessage(err)}`);
+      say(`FAILED: ${errorMessage(err)}`);
       code = 1;
     }
   }

@@ -55,8 +55,8 @@ export class LiveView {
     try {
       const snap = await this.o.read();
       if (this.o.tty) {
-        const lines = renderScreen(this.o.header(), snap, this.steps);
         const rows = this.o.out.rows ?? 60;
+        const lines = renderScreen(this.o.header(), snap, this.steps, rows);
         this.o.out.write(frame(lines.slice(0, Math.max(10, rows - 1)), this.o.out.columns ?? 120, this.first));
         this.first = false;
       } else {

@@ -105,7 +105,8 @@ export async function runDemo(d: DemoDeps): Promise<DemoResult> {
     (err: unknown) => errorMessage(err),
   );
   if (refusal === undefined || !/forbidden/i.test(refusal)) throw new Error(`${VIEWER.name} was not refused: ${refusal ?? 'the operation was created'}`);
-  d.say(`✓ refused: ${refusal.split('\n').find((l) => /forbidden/i.test(l))?.replace(/^.*Error from server \(Forbidden\): /, '') ?? 'forbidden'}`);
+  const why = /is forbidden: (.*)$/m.exec(refusal)?.[1] ?? 'forbidden';
+  d.say(`✓ refused by RBAC (403): ${why}`);
 
   if (d.auditLog !== undefined) {
     const log = d.auditLog;

@@ -28,8 +28,8 @@ export function table(head: string[], rows: string[][]): string[] {
 
 const auditTime = (r: AuditRecord): string => (r.datetime.length >= 19 ? r.datetime.slice(11, 19) : r.datetime);
 
-/** The whole screen as lines (not yet cut to the terminal's width). */
-export function renderScreen(h: ViewHeader, s: Snapshot, steps: readonly string[]): string[] {
+/** The whole screen as lines (not yet cut to the terminal's width); the demo's latest steps fill what `rows` leaves. */
+export function renderScreen(h: ViewHeader, s: Snapshot, steps: readonly string[], rows = 60): string[] {
   const units = Object.entries(h.units).map(([n, up]) => `${n} ${up ? '●' : '✗'}`).join('  ');
   const nodes = s.nodes.map((n) => `${n.name} ${n.ready ? '●' : '○'}${n.launcherPods > 0 ? ` (${n.launcherPods} VM)` : ''}`).join('  ');
   const out = [
@@ -48,7 +48,10 @@ export function renderScreen(h: ViewHeader, s: Snapshot, steps: readonly string[
     'AUDIT (latest security records)',
     ...(s.audit.length === 0 ? ['  (none yet)'] : s.audit.slice(-6).map((r) => `  ${auditTime(r)}  ${r.type.padEnd(20)} ${r.name}`)),
   ];
-  if (steps.length > 0) out.push('', 'DEMO', ...steps.slice(-9).map((l) => `  ${l}`));
+  if (steps.length > 0) {
+    const room = Math.max(4, rows - 1 - out.length - 2);
+    out.push('', 'DEMO', ...steps.slice(-room).map((l) => `  ${l}`));
+  }
   return out;
 }
 
