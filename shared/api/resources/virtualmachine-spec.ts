@@ -50,7 +50,7 @@ const ProvisioningSchema = withRules(
     userData: withRules(z.string().describe('Inline cloud-init user data.'), [
       {
         rule: `self.size() <= ${userDataMaxSize}`,
-        message: `userData must be at most ${userDataMaxSize} characters; use userDataRef for larger data`,
+        message: `\`userData\` exceeds ${userDataMaxSize} byte limit; should use \`userDataRef\` for larger data.`,
         holds: (s) => [...s].length <= userDataMaxSize,
       },
     ]).optional(),
@@ -217,26 +217,26 @@ interface RuleFields {
 const specRules: CelRule<RuleFields>[] = [
   {
     rule: "!has(self.cpu.coreFraction) || self.cpu.coreFraction.matches('^(Auto|(100|[1-9][0-9]?)%)$')",
-    message: 'coreFraction must be Auto or a percentage from 1% to 100%',
+    message: "Core fraction must be 'Auto' or a percentage between 1% and 100%.",
     fieldPath: '.cpu.coreFraction',
     holds: (s) => s.cpu.coreFraction === undefined || CORE_FRACTION_PATTERN.test(s.cpu.coreFraction),
   },
   {
     rule: "self.osType != 'Legacy' || self.bootloader == 'BIOS'",
-    message: 'osType Legacy requires bootloader BIOS',
+    message: 'The Legacy osType requires the BIOS bootloader.',
     fieldPath: '.bootloader',
     holds: (s) => s.osType !== 'Legacy' || s.bootloader === 'BIOS',
   },
   {
     rule: "self.osType != 'Legacy' || !has(self.provisioning)",
-    message: 'provisioning is not supported for osType Legacy',
+    message: 'The Legacy osType does not support provisioning: such operating systems have no cloud-init or Sysprep support.',
     fieldPath: '.provisioning',
     reason: 'FieldValueForbidden',
     holds: (s) => s.osType !== 'Legacy' || s.provisioning === undefined,
   },
   {
     rule: "self.osType != 'Legacy' || self.enableParavirtualization || size(self.blockDeviceRefs) <= 4",
-    message: 'osType Legacy without paravirtualization supports at most 4 block devices',
+    message: 'The Legacy osType with enableParavirtualization=false supports at most 4 block devices.',
     fieldPath: '.blockDeviceRefs',
     holds: (s) =>
       s.osType !== 'Legacy' || s.enableParavirtualization === true || s.blockDeviceRefs.length <= 4,

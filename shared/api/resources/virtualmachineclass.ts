@@ -24,7 +24,7 @@ const CpuSchema = withRules(
       .describe('Node selection for type Discovery.'),
   }),
   [
-    immutable('cpu is immutable'),
+    immutable('.spec.cpu is immutable'),
     fieldForType('model', 'Model'),
     fieldForType('features', 'Features'),
     fieldForType('discovery', 'Discovery', true),
@@ -38,10 +38,10 @@ const CoresSchema = withRules(
     step: int32().min(1).optional().describe('Allowed core counts go from min in steps of step.'),
   }),
   [
-    { rule: 'self.max > self.min', message: 'max must be greater than min', fieldPath: '.max', holds: (s) => s.max > s.min },
+    { rule: 'self.max > self.min', message: 'The maximum must be greater than the minimum', fieldPath: '.max', holds: (s) => s.max > s.min },
     {
       rule: '!has(self.step) || self.max > self.step',
-      message: 'max must be greater than step',
+      message: 'The maximum must be greater than the step',
       fieldPath: '.step',
       holds: (s) => s.step === undefined || s.max > s.step,
     },

@@ -9,12 +9,12 @@ export const SnapshotMode = z.enum(['DryRun', 'Strict', 'BestEffort']);
 
 const NAME_AFFIX_MAX = 59;
 
-/** A name prefix, suffix or replacement: 1 to 59 characters. */
-const nameFragment = (what: string) =>
+/** A name prefix, suffix or replacement: 1 to 59 characters (`message` as the original words it). */
+const nameFragment = (what: string, message: string) =>
   withRules(z.string().describe(what), [
     {
       rule: `size(self) >= 1 && size(self) <= ${NAME_AFFIX_MAX}`,
-      message: `must be 1 to ${NAME_AFFIX_MAX} characters long`,
+      message,
       holds: (s) => [...s].length >= 1 && [...s].length <= NAME_AFFIX_MAX,
     },
   ]);
@@ -24,8 +24,8 @@ const CloneSchema = withRules(
     mode: SnapshotMode.describe('DryRun: only report conflicts; Strict: fail on any; BestEffort: skip what conflicts.'),
     customization: z
       .strictObject({
-        namePrefix: nameFragment('Prefix added to the names of the cloned resources.').optional(),
-        nameSuffix: nameFragment('Suffix added to the names of the cloned resources.').optional(),
+        namePrefix: nameFragment('Prefix added to the names of the cloned resources.', `namePrefix length must be between 1 and ${NAME_AFFIX_MAX} characters if set`).optional(),
+        nameSuffix: nameFragment('Suffix added to the names of the cloned resources.', `nameSuffix length must be between 1 and ${NAME_AFFIX_MAX} characters if set`).optional(),
       })
       .optional()
       .describe('How names of the cloned resources are derived.'),
@@ -38,7 +38,7 @@ const CloneSchema = withRules(
               name: z.string().min(1).describe('Current name.'),
             })
             .describe('The resource to rename.'),
-          to: nameFragment('New name.'),
+          to: nameFragment('New name.', `Each nameReplacement.to must be between 1 and ${NAME_AFFIX_MAX} characters`),
         }),
       )
       .optional()
@@ -49,7 +49,7 @@ const CloneSchema = withRules(
       rule:
         '(has(self.customization) && (has(self.customization.namePrefix) || has(self.customization.nameSuffix))) || ' +
         '(has(self.nameReplacement) && size(self.nameReplacement) > 0)',
-      message: 'clone needs a namePrefix, a nameSuffix or a nameReplacement',
+      message: 'At least one of customization.namePrefix, customization.nameSuffix, or nameReplacement must be set',
       holds: (s) =>
         has(s.customization, 'namePrefix') || has(s.customization, 'nameSuffix') || (s.nameReplacement?.length ?? 0) > 0,
     },
@@ -75,24 +75,24 @@ export const VirtualMachineOperationSpecSchema = withRules(
     clone: CloneSchema.optional(),
   }),
   [
-    immutable('spec is immutable'),
+    immutable('.spec is immutable'),
     {
       rule: "self.type != 'Start' || !has(self.force) || !self.force",
-      message: 'a Start operation cannot be forced',
+      message: 'The `Start` operation cannot be performed forcibly.',
       fieldPath: '.force',
       reason: 'FieldValueForbidden',
       holds: (s) => s.type !== 'Start' || s.force !== true,
     },
     {
       rule: "self.type != 'Restore' || has(self.restore)",
-      message: 'restore is required for type Restore',
+      message: 'Restore requires restore field.',
       fieldPath: '.restore',
       reason: 'FieldValueRequired',
       holds: (s) => s.type !== 'Restore' || s.restore !== undefined,
     },
     {
       rule: "self.type != 'Clone' || has(self.clone)",
-      message: 'clone is required for type Clone',
+      message: 'Clone requires clone field.',
       fieldPath: '.clone',
       reason: 'FieldValueRequired',
       holds: (s) => s.type !== 'Clone' || s.clone !== undefined,

@@ -19,13 +19,13 @@ const ReclaimSchema = withRules(
   [
     {
       rule: "self.onScaleDown == 'Retain' || (self.keep == 0 && !has(self.ttl))",
-      message: 'keep and ttl are allowed only with onScaleDown Retain',
+      message: 'keep and ttl are only valid with onScaleDown: Retain',
       reason: 'FieldValueForbidden',
       holds: (s) => s.onScaleDown === 'Retain' || (s.keep === 0 && s.ttl === undefined),
     },
     {
       rule: 'self.keep == 0 || has(self.ttl)',
-      message: 'keep greater than 0 requires ttl',
+      message: 'keep requires ttl; without ttl free disks are never garbage-collected, so keep would have no effect',
       fieldPath: '.ttl',
       reason: 'FieldValueRequired',
       holds: (s) => s.keep === 0 || s.ttl !== undefined,
