@@ -20,7 +20,7 @@ import { createNodes, POD_CIDR, SERVICE_CIDR, startKwok, startLocalCluster, type
 import { SecretFiles } from './secret-files.js';
 import { Supervisor } from './supervisor.js';
 import { bundleUnits, logHas, REPO_ROOT, startUnit, statusOf, waitReady, type Bundles, type UnitSpec } from './units.js';
-import { routeWebhooksToLocal } from './webhook-wiring.js';
+import { WebhookRoute } from './webhook-wiring.js';
 
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
@@ -55,6 +55,7 @@ export class Platform {
   private secretFiles: SecretFiles | undefined;
   private admin: KubeClient | undefined;
   private bundles: Bundles | undefined;
+  private route: WebhookRoute | undefined;
 
   constructor(private readonly o: PlatformOptions) {
     this.supervisor = new Supervisor(join(o.workDir, 'platform.json'));
@@ -68,6 +69,7 @@ export class Platform {
   async stop(onStep: (name: string) => void = () => undefined): Promise<void> {
     this.tokens?.stop();
     this.secretFiles?.stop();
+    await this.route?.stop();
     await this.supervisor.stopAll(10_000, onStep);
     this.admin?.close();
     await this.bundles?.remove();
@@ -99,7 +101,8 @@ export class Platform {
     this.bundles = bundles;
     say(`  nodes: ${nodes.join(', ')}; install: ${report.applied} objects applied`);
     for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
-    const rerouted = await routeWebhooksToLocal(admin, MODULE_NAMESPACE, ADMISSION_SERVICE, admissionPort);
+    this.route = new WebhookRoute(admin, { namespace: MODULE_NAMESPACE, name: ADMISSION_SERVICE, port: admissionPort }, (m) => say(`warning: ${m}`));
+    const rerouted = await this.route.start();
     say(`  webhooks: Service ${MODULE_NAMESPACE}/${ADMISSION_SERVICE} → 127.0.0.1:${admissionPort} (ExternalName) for ${rerouted} webhook(s); caBundle from the controller's CA`);
 
     const units = await this.startUnits({
