@@ -21,20 +21,25 @@ export interface DesiredInput {
   readonly localDevice: string;
 }
 
-type Placement = { readonly ok: true; readonly ip: string; readonly nodeIP: string } | { readonly ok: false; readonly skip: Skip };
-
-/** Where a VM is, as far as the apiserver says: its address in a CIDR and its node's address. */
-function place(vm: VmAddress, subnets: readonly Subnet[], nodes: ReadonlyMap<string, string | undefined>): Placement {
-  const skip = (reason: Skip['reason'], detail: string): Placement => ({ ok: false, skip: { vm: vm.key, reason, detail, address: vm.ip } });
-  if (vm.ip === undefined || vm.ip === '') return skip('no-ip', 'status.ipAddress is empty');
+/**
+ * Where a VM is, as far as the apiserver says: its node's address when its own address is in a CIDR
+ * and its node has one, else why not. (Runs for every VM on every sync: no closure, no wrapper.)
+ */
+function place(vm: VmAddress, subnets: readonly Subnet[], nodes: ReadonlyMap<string, string | undefined>): string | Skip {
+  if (vm.ip === undefined || vm.ip === '') return skipOf(vm, 'no-ip', 'status.ipAddress is empty');
   const ip = parseIPv4(vm.ip);
-  if (ip === undefined) return skip('invalid-ip', `status.ipAddress ${JSON.stringify(vm.ip)} is not an IPv4 address`);
-  if (!subnets.some((s) => contains(s, ip))) return skip('outside-cidrs', `${vm.ip} is in none of ${subnets.map((s) => s.text).join(', ') || 'the (empty) VM CIDRs'}`);
-  if (vm.node === undefined || vm.node === '') return skip('no-node', `status.nodeName is empty (address ${vm.ip})`);
-  if (!nodes.has(vm.node)) return skip('no-cilium-node', `no CiliumNode ${vm.node}`);
+  if (ip === undefined) return skipOf(vm, 'invalid-ip', `status.ipAddress ${JSON.stringify(vm.ip)} is not an IPv4 address`);
+  let inside = false;
+  for (const subnet of subnets) if (contains(subnet, ip)) inside = true;
+  if (!inside) return skipOf(vm, 'outside-cidrs', `${vm.ip} is in none of ${subnets.map((s) => s.text).join(', ') || 'the (empty) VM CIDRs'}`);
+  if (vm.node === undefined || vm.node === '') return skipOf(vm, 'no-node', `status.nodeName is empty (address ${vm.ip})`);
   const nodeIP = nodes.get(vm.node);
-  if (nodeIP === undefined) return skip('no-internal-ip', `CiliumNode ${vm.node} has no IPv4 CiliumInternalIP`);
-  return { ok: true, ip: vm.ip, nodeIP };
+  if (nodeIP !== undefined) return nodeIP;
+  return nodes.has(vm.node) ? skipOf(vm, 'no-internal-ip', `CiliumNode ${vm.node} has no IPv4 CiliumInternalIP`) : skipOf(vm, 'no-cilium-node', `no CiliumNode ${vm.node}`);
+}
+
+function skipOf(vm: VmAddress, reason: Skip['reason'], detail: string): Skip {
+  return { vm: vm.key, reason, detail, address: vm.ip };
 }
 
 function liveVms(vms: Iterable<VmAddress>): VmAddress[] {
@@ -74,21 +79,29 @@ export function plan(input: Pick<DesiredInput, 'vms' | 'nodes' | 'cidrs'>): Plan
   const byAddress = new Map<string, string>();
   const addresses = new Set<string>();
   for (const vm of liveVms(input.vms)) {
-    const where = place(vm, subnets, input.nodes);
-    if (!where.ok) {
-      skipped.push(where.skip);
+    const nodeIP = place(vm, subnets, input.nodes);
+    if (typeof nodeIP !== 'string') {
+      skipped.push(nodeIP);
       continue;
     }
-    const first = byAddress.get(where.ip);
+    const ip = vm.ip ?? '';
+    const first = byAddress.get(ip);
     if (first !== undefined) {
-      skipped.push({ vm: vm.key, reason: 'duplicate-ip', detail: `${where.ip} is already routed for ${first}` });
+      skipped.push({ vm: vm.key, reason: 'duplicate-ip', detail: `${ip} is already routed for ${first}` });
       continue;
     }
-    byAddress.set(where.ip, vm.key);
-    addresses.add(where.nodeIP);
-    placed.push({ vm, ip: where.ip, nodeIP: where.nodeIP });
+    byAddress.set(ip, vm.key);
+    addresses.add(nodeIP);
+    placed.push({ vm, ip, nodeIP });
   }
   return { subnets, placed, skipped, nodeAddresses: [...addresses].sort() };
+}
+
+/** Every CiliumNode's internal IP, once each, sorted: what a sync looks up (known before the plan). */
+export function allNodeAddresses(nodes: ReadonlyMap<string, string | undefined>): string[] {
+  const addresses = new Set<string>();
+  for (const ip of nodes.values()) if (ip !== undefined) addresses.add(ip);
+  return [...addresses].sort();
 }
 
 /** The node addresses whose routes the desired state needs (those hosting a VM that can be routed). */

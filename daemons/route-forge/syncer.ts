@@ -10,7 +10,7 @@ import { Backoff, type BackoffOptions } from '../../shared/kube/index.js';
 import type { Logger } from '../../shared/log/index.js';
 import { afterApplying, causeOf, type AfterSync } from './classify.js';
 import { commandFor } from './commands.js';
-import { desiredFromPlan, plan, type DesiredInput } from './desired.js';
+import { allNodeAddresses, desiredFromPlan, plan, type DesiredInput } from './desired.js';
 import { diff } from './diff.js';
 import type { Kernel, KernelRead, RouteEcho } from './iproute2.js';
 import type { Cause, RouteForgeMetrics, Trigger } from './metrics.js';
@@ -185,16 +185,18 @@ export class Syncer {
 
   /** Node lookups only: did the kernel's way to any node change since the last sync? */
   private async lookupsChanged(): Promise<boolean> {
-    const { nodeAddresses } = plan(this.options.inputs());
-    return fingerprint(await this.options.kernel.lookup(nodeAddresses)) !== this.lookupsSeen;
+    return fingerprint(await this.options.kernel.lookup(allNodeAddresses(this.options.inputs().nodes))) !== this.lookupsSeen;
   }
 
   /** One full pass; exposed for tests and the benchmark. */
   async syncOnce(): Promise<SyncResult> {
     const { kernel, table, dryRun, metrics, log } = this.options;
     await this.fastWrites;
-    const planned = plan(this.options.inputs());
-    const read = await kernel.read(planned.nodeAddresses, table);
+    const inputs = this.options.inputs();
+    // Every node is looked up, so the read (another process) starts before the plan and runs beside it.
+    const reading = kernel.read(allNodeAddresses(inputs.nodes), table);
+    const planned = plan(inputs);
+    const read = await reading;
     this.lookupsSeen = fingerprint(read.lookups);
     const desired = desiredFromPlan(planned, read.lookups, this.options.localDevice);
     this.observeDesired(desired);

@@ -84,7 +84,8 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
       synced = nowMs() - start;
       const at = (msg: string): string => {
         const time = proc.logs.find((r) => r['msg'] === msg)?.['time'];
-        return typeof time === 'number' ? `${time - startEpoch} ms` : '?';
+        const epoch = typeof time === 'number' ? time : typeof time === 'string' ? Date.parse(time) : Number.NaN;
+        return Number.isNaN(epoch) ? '?' : `${epoch - startEpoch} ms`;
       };
       print(
         `== daemon process start (compiled) -> ${opts.routes} routes in the table, apiserver list included ==\n` +
