@@ -37,6 +37,9 @@ const NAMES: Record<string, [string, 'Namespaced' | 'Cluster', string[], string[
   VirtualMachinePool: ['virtualmachinepools', 'Namespaced', ['vmpool', 'vmpools'], ['virtualization']],
   USBDevice: ['usbdevices', 'Namespaced', ['usb'], ['virtualization']],
   NodeUSBDevice: ['nodeusbdevices', 'Cluster', ['nusb'], ['virtualization']],
+  VirtualDiskSnapshot: ['virtualdisksnapshots', 'Namespaced', ['vdsnapshot', 'vds'], ['virtualization']],
+  VirtualMachineSnapshot: ['virtualmachinesnapshots', 'Namespaced', ['vmsnapshot', 'vms'], ['virtualization']],
+  VirtualMachineSnapshotOperation: ['virtualmachinesnapshotoperations', 'Namespaced', ['vmsop'], ['virtualization']],
 };
 
 describe('the resource definitions', () => {

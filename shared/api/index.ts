@@ -13,6 +13,7 @@ export * from './moduleconfig.js';
 export { ALL_RESOURCES, INTERNAL_RESOURCES, PUBLIC_RESOURCES, resourceByKind } from './registry.js';
 export * from './resources/addresses.js';
 export { API_VERSION, GROUP, VERSION } from './resources/common.js';
+export * from './resources/snapshots.js';
 export * from './resources/usb.js';
 export * from './resources/virtualdisk.js';
 export * from './resources/virtualimage.js';

@@ -13,6 +13,7 @@ import {
   virtualMachineMACAddress,
   virtualMachineMACAddressLease,
 } from './resources/addresses.js';
+import { virtualDiskSnapshot, virtualMachineSnapshot, virtualMachineSnapshotOperation } from './resources/snapshots.js';
 import { nodeUSBDevice, usbDevice } from './resources/usb.js';
 import { virtualDisk } from './resources/virtualdisk.js';
 import { clusterVirtualImage, virtualImage } from './resources/virtualimage.js';
@@ -38,6 +39,9 @@ export const PUBLIC_RESOURCES: readonly ResourceDefinition[] = [
   virtualMachineMACAddressLease,
   nodeUSBDevice,
   usbDevice,
+  virtualDiskSnapshot,
+  virtualMachineSnapshot,
+  virtualMachineSnapshotOperation,
 ];
 
 /** The KubeVirt backend subset, in the renamed internal groups. */

@@ -19,7 +19,7 @@ const nameFragment = (what: string, message: string) =>
     },
   ]);
 
-const CloneSchema = withRules(
+export const CloneSchema = withRules(
   z.strictObject({
     mode: SnapshotMode.describe('DryRun: only report conflicts; Strict: fail on any; BestEffort: skip what conflicts.'),
     customization: z

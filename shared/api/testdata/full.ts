@@ -1,5 +1,6 @@
 /** Every full object, by kind (several per kind where fields exclude each other). */
 import { FULL_ADDRESSES, FULL_INTERNAL, FULL_OPERATIONS, FULL_USB } from './full-other.js';
+import { FULL_SNAPSHOTS } from './full-snapshots.js';
 import { FULL_ATTACHMENTS, FULL_CLUSTER_IMAGES, FULL_DISKS, FULL_IMAGES } from './full-storage.js';
 import { FULL_CLASSES, FULL_POOLS, FULL_VMS } from './full-vm.js';
 
@@ -16,5 +17,6 @@ export const FULL_OBJECTS: readonly FullObject[] = [
   ...FULL_OPERATIONS,
   ...FULL_ADDRESSES,
   ...FULL_USB,
+  ...FULL_SNAPSHOTS,
   ...FULL_INTERNAL,
 ];
