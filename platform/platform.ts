@@ -89,17 +89,22 @@ export class Platform {
     const kubectl = kubectlFor(binDir, state.kubeconfigPath);
 
     say(`starting kwok (simulated kubelets) with ${flags.nodes} node(s); applying the install (knative/); bundling our units`);
-    const [nodes, report, bundles] = await Promise.all([
-      startKwok(cluster, { binDir, workDir, supervisor: this.supervisor }).then(() => createNodes(admin, flags.nodes)),
+    const took = async <T>(work: Promise<T>): Promise<[T, string]> => {
+      const at = Date.now();
+      const value = await work;
+      return [value, `${((Date.now() - at) / 1000).toFixed(1)} s`];
+    };
+    const [[nodes, kwokTime], [report, installTime], [bundles]] = await Promise.all([
+      took(startKwok(cluster, { binDir, workDir, supervisor: this.supervisor }).then(() => createNodes(admin, flags.nodes))),
       // The CRDs and the rest at once: nothing else of the install is an object of our CRDs.
-      Promise.all([applyCrds(kubectl), applyInstall(kubectl, admin).then(async (r) => {
+      took(Promise.all([applyCrds(kubectl), applyInstall(kubectl, admin).then(async (r) => {
         await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SIMULATOR_RBAC]);
         return r;
-      })]).then(([, r]) => r),
-      bundleUnits(UNIT_ENTRIES),
+      })]).then(([, r]) => r)),
+      took(bundleUnits(UNIT_ENTRIES)),
     ]);
     this.bundles = bundles;
-    say(`  nodes: ${nodes.join(', ')}; install: ${report.applied} objects applied`);
+    say(`  nodes: ${nodes.join(', ')} (${kwokTime}); install: ${report.applied} objects applied (${installTime})`);
     for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
     this.route = new WebhookRoute(admin, { namespace: MODULE_NAMESPACE, name: ADMISSION_SERVICE, port: admissionPort }, (m) => say(`warning: ${m}`));
     const rerouted = await this.route.start();

@@ -3,7 +3,7 @@ import type { Snapshot } from './snapshot.js';
 import { changes, frame, renderScreen, table } from './view.js';
 
 const snap = (over: Partial<Snapshot> = {}): Snapshot => ({
-  vms: [{ namespace: 'demo', name: 'vm', phase: 'Running', node: 'node-1', ip: '10.66.0.1', conditions: ['Running', '!AgentReady'] }],
+  vms: [{ namespace: 'demo', name: 'vm', phase: 'Running', node: 'node-1', ip: '10.66.0.1', conditions: ['Running', '!AgentReady', 'VirtualMachineClassReady'] }],
   operations: [{ namespace: 'demo', name: 'mig', type: 'Migrate', vm: 'vm', phase: 'InProgress', detail: 'Syncing' }],
   nodes: [{ name: 'node-1', ready: true, launcherPods: 1 }, { name: 'node-2', ready: false, launcherPods: 0 }],
   audit: [{ datetime: '2026-12-03T09:07:10Z', type: 'Manage VM', name: "Virtual machine 'vm' has been created by 'alice'" }],
@@ -25,7 +25,7 @@ describe('the live view', () => {
     expect(text).toContain('up 1:05');
     expect(text).toContain('units: controller ●  audit ✗');
     expect(text).toContain('node-1 ● (1 VM)  node-2 ○');
-    expect(text).toMatch(/demo +vm +Running +node-1 +10\.66\.0\.1 +Running !AgentReady/);
+    expect(text).toMatch(/demo +vm +Running +node-1 +10\.66\.0\.1 +Running !AgentReady ClassReady$/m);
     expect(text).toMatch(/demo +mig +Migrate +vm +InProgress +Syncing/);
     expect(text).toContain("09:07:10  Manage VM            Virtual machine 'vm' has been created by 'alice'");
     expect(lines.slice(-3)).toEqual(['DEMO', '  ▶ one', '  ✓ two']);
@@ -45,7 +45,7 @@ describe('the live view', () => {
       audit: [...before.audit, { datetime: '2026-12-03T09:07:12Z', type: 'Control VM', name: "Virtual machine 'vm' has been migrated by 'alice'" }],
     });
     expect(changes(before, after)).toEqual([
-      'vm demo/vm: Migrating on node-1 ip 10.66.0.1 [Running !AgentReady]',
+      'vm demo/vm: Migrating on node-1 ip 10.66.0.1 [Running !AgentReady VirtualMachineClassReady]',
       "audit: Control VM: Virtual machine 'vm' has been migrated by 'alice'",
     ]);
     expect(changes(after, after)).toEqual([]);

@@ -55,7 +55,9 @@ export function renderScreen(h: ViewHeader, s: Snapshot, steps: readonly string[
   return out;
 }
 
-const vmCells = (v: VMRow): string[] => [v.namespace, v.name, v.phase || '-', v.node || '-', v.ip || '-', v.conditions.join(' ') || '-'];
+/** Condition types without the `VirtualMachine` prefix they share (`ClassReady`, `IPAddressReady`). */
+const shortCondition = (c: string): string => c.replace(/^(!?)VirtualMachine(?=[A-Z])/, '$1');
+const vmCells = (v: VMRow): string[] => [v.namespace, v.name, v.phase || '-', v.node || '-', v.ip || '-', v.conditions.map(shortCondition).join(' ') || '-'];
 const opCells = (o: OperationRow): string[] => [o.namespace, o.name, o.type, o.vm, o.phase || '-', o.detail || ''];
 
 /** Plain mode: one line per thing that changed between two snapshots. */
