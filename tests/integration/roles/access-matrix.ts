@@ -30,8 +30,8 @@ export const RESOURCE_MATRIX: Readonly<Record<string, Row<Cell>>> = {
 /**
  * Resources the API serves that the seed table does not list, at the level of their closest row
  * (MAC addresses and leases as IP addresses and leases) or of the original's current roles (facts
- * section 6.1: VM pools with the editors, USB devices read by everyone, NodeUSBDevices changed by
- * cluster editors). Not part of the seed specification; checked the same way.
+ * section 6.1: VM pools and the snapshot kinds with the editors, USB devices read by everyone,
+ * NodeUSBDevices changed by cluster editors). Not part of the seed specification; checked the same way.
  */
 export const EXTENDED_MATRIX: Readonly<Record<string, Row<Cell>>> = {
   virtualmachinemacaddresses: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
@@ -39,6 +39,10 @@ export const EXTENDED_MATRIX: Readonly<Record<string, Row<Cell>>> = {
   virtualmachinepools: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
   usbdevices: ['R', 'R', 'R', 'R', 'R', 'R'],
   nodeusbdevices: ['R', 'R', 'R', 'R', 'RUD', 'RUD'],
+  // The snapshot kinds with the editors, as the original's legacy roles have them.
+  virtualdisksnapshots: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
+  virtualmachinesnapshots: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
+  virtualmachinesnapshotoperations: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
 };
 
 /** d8 cli | User | PrivilegedUser | Editor | Admin | ClusterEditor | ClusterAdmin */

@@ -16,7 +16,7 @@ describe('expanding the seed access matrix', () => {
     // 9 resource rows x 8 verbs + 3 cli rows x 3 verbs
     expect(ALL_VERBS).toHaveLength(8);
     expect(expectedAccess('User')).toHaveLength(9 * 8 + 3 * 3);
-    expect(expectedAccess('User', 'extended')).toHaveLength(5 * 8);
+    expect(expectedAccess('User', 'extended')).toHaveLength(8 * 8);
   });
 
   it('gives a User no lease access and no console, and a ClusterAdmin full lease access', () => {
