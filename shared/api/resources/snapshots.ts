@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { AGE_COLUMN, type ResourceDefinition } from '../k8s/crd.js';
 import { fieldForType, immutable, withRules } from '../k8s/schema.js';
 import { API_VERSION, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
-import { CloneSchema } from './vmop.js';
+import { CloneSchema, operationResourceShape } from './vmop.js';
 
 export const SnapshotPhase = z.enum(['Pending', 'InProgress', 'Ready', 'Failed', 'Terminating']);
 
@@ -110,13 +110,7 @@ export const VirtualMachineSnapshotOperationSchema = rootSchema(
       phase: z.enum(['Pending', 'InProgress', 'Completed', 'Failed', 'Terminating']).describe('Current phase of the operation.'),
       resources: z
         .array(
-          z.strictObject({
-            apiVersion: z.string().describe('API version of the resource.'),
-            kind: z.string().describe('Kind of the resource.'),
-            name: z.string().describe('Name of the resource.'),
-            status: z.enum(['InProgress', 'Completed', 'Failed']).describe('What happened to the resource.'),
-            message: z.string().describe('Details.'),
-          }),
+          z.strictObject({ ...operationResourceShape, message: z.string().describe('Details.') }),
         )
         .optional()
         .describe('Resources created by the operation.'),

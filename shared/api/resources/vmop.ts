@@ -101,6 +101,14 @@ export const VirtualMachineOperationSpecSchema = withRules(
   ],
 ).describe('The operation; immutable once created.');
 
+/** A resource an operation (VMOP, VMSOP) restored, cloned or created, and what happened to it. */
+export const operationResourceShape = {
+  apiVersion: z.string().describe('API version of the resource.'),
+  kind: z.string().describe('Kind of the resource.'),
+  name: z.string().describe('Name of the resource.'),
+  status: z.enum(['InProgress', 'Completed', 'Failed']).describe('What happened to the resource.'),
+};
+
 export const VirtualMachineOperationStatusSchema = z
   .strictObject({
     phase: z
@@ -109,13 +117,7 @@ export const VirtualMachineOperationStatusSchema = z
     progress: z.string().optional().describe('Progress in percent, e.g. 33%.'),
     resources: z
       .array(
-        z.strictObject({
-          apiVersion: z.string().describe('API version of the resource.'),
-          kind: z.string().describe('Kind of the resource.'),
-          name: z.string().describe('Name of the resource.'),
-          status: z.enum(['InProgress', 'Completed', 'Failed']).describe('What happened to the resource.'),
-          message: z.string().optional().describe('Details.'),
-        }),
+        z.strictObject({ ...operationResourceShape, message: z.string().optional().describe('Details.') }),
       )
       .optional()
       .describe('Resources restored or cloned by the operation.'),
