@@ -50,8 +50,8 @@ export interface Container {
   args?: string[];
   ports?: Array<{ name?: string; containerPort: number }>;
   securityContext?: Record<string, unknown>;
-  readinessProbe?: { httpGet?: { path?: string } };
-  livenessProbe?: { httpGet?: { path?: string } };
+  readinessProbe?: { httpGet?: { path?: string; scheme?: string } };
+  livenessProbe?: { httpGet?: { path?: string; scheme?: string }; tcpSocket?: { port?: number } };
 }
 
 export const containersOf = (m: Manifest): Container[] => (podSpecOf(m)?.['containers'] as Container[] | undefined) ?? [];
