@@ -21,12 +21,13 @@ import { SecretFiles } from './secret-files.js';
 import { Supervisor } from './supervisor.js';
 import { bundleUnits, logHas, REPO_ROOT, startUnit, statusOf, waitReady, type Bundles, type UnitSpec } from './units.js';
 import { WebhookRoute } from './webhook-wiring.js';
+import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
 
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
 /** The simulator's ServiceAccount and RBAC (not part of the install). */
 const SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/kubevirt-simulator/rbac.yaml');
-const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts'];
+const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts', 'functions/pre-delete/index.ts'];
 
 export interface PlatformOptions {
   flags: PlatformFlags;
@@ -56,6 +57,8 @@ export class Platform {
   private admin: KubeClient | undefined;
   private bundles: Bundles | undefined;
   private route: WebhookRoute | undefined;
+  private triggers: ModuleConfigTriggers | undefined;
+  private sourceKube: KubeClient | undefined;
 
   constructor(private readonly o: PlatformOptions) {
     this.supervisor = new Supervisor(join(o.workDir, 'platform.json'));
@@ -69,8 +72,10 @@ export class Platform {
   async stop(onStep: (name: string) => void = () => undefined): Promise<void> {
     this.tokens?.stop();
     this.secretFiles?.stop();
+    await this.triggers?.stop();
     await this.route?.stop();
     await this.supervisor.stopAll(10_000, onStep);
+    this.sourceKube?.close();
     this.admin?.close();
     await this.bundles?.remove();
   }
@@ -116,6 +121,10 @@ export class Platform {
       ports: { audit: auditPort, admission: admissionPort, health: healthPort },
       simulator: true,
     });
+    this.sourceKube = KubeClient.fromSource({ kubeconfigPath: await this.tokens?.kubeconfigFor('moduleconfig-source') });
+    this.triggers = new ModuleConfigTriggers(this.sourceKube, this.preDeleteOnDemand(units), say);
+    await this.triggers.start();
+    say('  pre-delete: started on demand, by the first update or deletion of a ModuleConfig (as its Knative Triggers would)');
     say('applying ModuleConfig virtualization (validated by our admission webhook)');
     await waitFor('the ModuleConfig accepted through the admission webhook', async () => {
       await kubectl(['apply', '-f', '-'], JSON.stringify(moduleConfig(flags.vmCidr)));
@@ -164,6 +173,32 @@ export class Platform {
       userKubectl: (name) => Promise.resolve(kubectlFor(binDir, kubeconfigPath, [`--as=${name}`])),
       auditLog: units['audit']?.logPath ?? '',
       units,
+    };
+  }
+
+  /** The pre-delete function, started by the first event for it and then kept (see eventing.ts). */
+  private preDeleteOnDemand(units: Record<string, LoggedProcess>): Subscriber {
+    let started: Promise<string> | undefined;
+    return {
+      ensure: () =>
+        (started ??= (async () => {
+          const port = await freePort();
+          const spec: UnitSpec = {
+            name: 'pre-delete',
+            entry: 'functions/pre-delete/index.ts',
+            env: {
+              KUBECONFIG: (await this.tokens?.kubeconfigFor('pre-delete')) ?? '', PORT: String(port), HOST: '127.0.0.1',
+              // The Knative Service's value (knative/functions/pre-delete.yaml), below its request timeout.
+              WAIT_TIMEOUT: '540s',
+            },
+            ready: async () => (await statusOf(`http://127.0.0.1:${port}/health/readiness`)) === 200,
+          };
+          this.o.say('pre-delete: a ModuleConfig changed; starting the function');
+          const proc = startUnit(spec, { logDir: join(this.o.workDir, 'units'), supervisor: this.supervisor, bundles: this.bundles });
+          units['pre-delete'] = proc;
+          await waitReady(spec, proc);
+          return `http://127.0.0.1:${port}/`;
+        })()),
     };
   }
 
