@@ -19,6 +19,8 @@ export interface StartRun {
   line(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** The last `n` lines, for a failure message. */
   tail(n?: number): string;
+  /** What a terminal's Ctrl-C does: SIGINT to the whole foreground process group (npm, its shell, the platform). */
+  interrupt(): void;
 }
 
 /** `npm start -- <args>` with the environment of a person's shell (no test-run variables). */
@@ -28,7 +30,9 @@ export function npmStart(args: readonly string[], env: Record<string, string> = 
     if (k === 'NODE_ENV' || k === 'KUBECONFIG' || k.startsWith('VIRT_TESTENV_STATE') || k.startsWith('JEST')) continue;
     clean[k] = v;
   }
-  const child = spawn('npm', ['start', '--', ...args], { cwd: REPO, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A process group of its own, like a terminal's foreground job (npm does not pass SIGINT on: the
+  // terminal sends it to the whole group).
+  const child = spawn('npm', ['start', '--', ...args], { cwd: REPO, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const lines: string[] = [];
   let partial = '';
   const take = (chunk: string): void => {
@@ -45,6 +49,14 @@ export function npmStart(args: readonly string[], env: Record<string, string> = 
     exited,
     line: (pattern, timeoutMs = 120_000) => waitFor(`npm start to print ${String(pattern)}`, () => lines.find((l) => pattern.test(l)), { timeoutMs, intervalMs: 100 }),
     tail: (n = 40) => lines.slice(-n).join('\n'),
+    interrupt: () => {
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGINT');
+      } catch {
+        // already gone
+      }
+    },
   };
 }
 

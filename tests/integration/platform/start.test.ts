@@ -76,7 +76,7 @@ describe('npm start', () => {
     } finally {
       stop.abort();
       kube?.close();
-      if (run.child.exitCode === null) run.child.kill('SIGINT');
+      run.interrupt();
       await run.exited;
     }
     const output = run.lines.join('\n');
@@ -133,7 +133,7 @@ describe('npm start', () => {
       const code = await run.exited;
       expect({ code, output: code === 1 ? '' : run.tail() }).toEqual({ code: 1, output: '' });
     } finally {
-      if (run.child.exitCode === null) run.child.kill('SIGINT');
+      run.interrupt();
       await run.exited;
     }
     const failure = run.lines.find((l) => l.includes('FAILED'));
