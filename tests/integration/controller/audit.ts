@@ -19,7 +19,8 @@ const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
 async function completed(needles: readonly string[], keep: (e: AuditEvent) => boolean): Promise<AuditEvent[]> {
   const text = await readFile(getTestEnv().auditLogPath, 'utf8');
   const out: AuditEvent[] = [];
-  for (const line of text.split('\n')) {
+  // The last line may still be being written: only whole lines count.
+  for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
     if (line === '' || !needles.every((n) => line.includes(n))) continue;
     const event = JSON.parse(line) as AuditEvent;
     if (event.stage === 'ResponseComplete' && keep(event)) out.push(event);

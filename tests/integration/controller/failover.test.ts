@@ -3,7 +3,8 @@ import { leaseDescriptor, leaseSchema } from '../../../shared/kube/index.js';
 import { VM_UID_LABEL } from '../../../daemons/controller/reconcilers/vm/handlers/ipam.js';
 import { VMIP_UID_LABEL } from '../../../daemons/controller/reconcilers/ipam/allocate.js';
 import { freshNamespace } from '../../env/index.js';
-import { countBy, successfulCreates } from './audit.js';
+import { countBy, successfulCreates, type AuditEvent } from './audit.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, eventually, newScope, useCluster } from './fixtures.js';
 import { spawnController, type ControllerProcess } from './process.js';
@@ -80,15 +81,22 @@ describe('two controller replicas', () => {
     const leasesOfNs = (await t.c.leases.list()).items.filter((l) => l.spec.virtualMachineIPAddressRef?.namespace === ns);
     expect(leasesOfNs).toHaveLength(VMS);
     expect(new Set(leasesOfNs.map((l) => l.metadata.labels?.[VMIP_UID_LABEL])).size).toBe(VMS);
-    const createdKvvms = (await successfulCreates('internalvirtualizationvirtualmachines')).filter((e) => e.objectRef?.namespace === ns);
-    expect([...countBy(createdKvvms.map((e) => e.objectRef?.name ?? '')).values()].filter((n) => n > 1)).toEqual([]);
-    expect(createdKvvms).toHaveLength(VMS);
-    const createdVmips = (await successfulCreates('virtualmachineipaddresses')).filter((e) => e.objectRef?.namespace === ns);
-    expect(createdVmips).toHaveLength(VMS);
-    const createdLeases = (await successfulCreates('virtualmachineipaddressleases')).filter(
-      (e) => (e.requestObject?.spec?.['virtualMachineIPAddressRef'] as { namespace?: string } | undefined)?.namespace === ns,
-    );
-    expect(createdLeases).toHaveLength(VMS);
+    // The audit log is written after each response: wait until it holds every create the objects above
+    // prove happened, then check that nothing was created more than once.
+    const creates = async (resource: string): Promise<AuditEvent[]> =>
+      (await successfulCreates(resource)).filter((e) =>
+        resource === 'virtualmachineipaddressleases'
+          ? (e.requestObject?.spec?.['virtualMachineIPAddressRef'] as { namespace?: string } | undefined)?.namespace === ns
+          : e.objectRef?.namespace === ns,
+      );
+    for (const resource of ['internalvirtualizationvirtualmachines', 'virtualmachineipaddresses', 'virtualmachineipaddressleases']) {
+      const created = await waitFor(`${VMS} ${resource} creates in the audit log`, async () => {
+        const found = await creates(resource);
+        return found.length >= VMS && found;
+      });
+      expect([...countBy(created.map((e) => e.objectRef?.name ?? e.requestObject?.metadata?.name ?? '')).values()].filter((n) => n > 1)).toEqual([]);
+      expect(created).toHaveLength(VMS);
+    }
 
     process.stdout.write(`[controller] failover: ${firstHolder} killed after ${KILL_AFTER} of ${VMS} VMs; ${newHolder} converged all\n`);
   }, 120_000);
