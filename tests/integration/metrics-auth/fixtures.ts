@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../../shared/kube/index.js';
-import { freePort, getTestEnv, kubectl, newKubeConfig } from '../../env/index.js';
+import { freePort, getTestEnv, kubectl } from '../../env/index.js';
 import { KNATIVE_DIR, readManifests, type Manifest } from '../install/manifests.js';
 
 export const MODULE_NAMESPACE = 'd8-virtualization';
@@ -60,19 +60,6 @@ export async function serviceAccountToken(admin: KubeClient, namespace: string, 
   const token = res.status?.token;
   if (!token) throw new Error(`no token for ${namespace}/${name}`);
   return token;
-}
-
-/** A KubeConfig of the test cluster's admin impersonating `user` on every request. */
-export function impersonating(user: string): KubeConfig {
-  const admin = newKubeConfig();
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: admin.clusters,
-    users: admin.users.map((u) => ({ ...u, impersonateUser: user })),
-    contexts: admin.contexts,
-    currentContext: admin.currentContext,
-  });
-  return kc;
 }
 
 /** A kubeconfig file whose server is a loopback port where nothing listens. */

@@ -17,7 +17,7 @@ import { runDaemon } from '../../../daemons/controller/daemon.js';
 import { sampleEcho } from '../../../functions/sample-echo/index.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { serve } from '../../../shared/runtime/index.js';
-import { freshNamespace, getTestEnv, newKubeConfig } from '../../env/index.js';
+import { freshNamespace, getTestEnv, impersonatingKubeConfig, newKubeConfig } from '../../env/index.js';
 import {
   MODULE_NAMESPACE,
   SCRAPER,
@@ -25,7 +25,6 @@ import {
   applyScraperRole,
   createServiceAccount,
   get,
-  impersonating,
   serviceAccountToken,
   unreachableKubeconfig,
   waitFor,
@@ -64,7 +63,7 @@ const controller: Unit = {
   async start(apiserver) {
     const kube =
       apiserver === 'reachable'
-        ? new KubeClient(impersonating(`system:serviceaccount:${MODULE_NAMESPACE}:controller`))
+        ? new KubeClient(impersonatingKubeConfig(`system:serviceaccount:${MODULE_NAMESPACE}:controller`))
         : KubeClient.fromSource({ kubeconfigPath: await unreachableKubeconfig() });
     const config = loadConfig({
       WATCH_NAMESPACE: await freshNamespace('metrics-ctl'),
