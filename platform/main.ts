@@ -17,6 +17,8 @@ import { snapshot } from './demo/snapshot.js';
 import { FlagError, HELP, parseFlags, type PlatformFlags } from './flags.js';
 import { Platform, type RunningPlatform } from './platform.js';
 import type { Crash } from './supervisor.js';
+import { earlierWorkDirs, stopLeftovers } from './leftovers.js';
+import { BUNDLE_ROOT } from './units.js';
 
 const out = process.stdout;
 let t0 = Date.now();
@@ -63,6 +65,10 @@ async function main(argv: readonly string[]): Promise<number> {
   const tty = flags.plain !== true && out.isTTY;
 
   const binDir = await ensureBinaries();
+  const bases = [...new Set([existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), tmpdir()])];
+  for (const left of await stopLeftovers(earlierWorkDirs(bases, flags.workDir !== undefined ? [flags.workDir] : []), BUNDLE_ROOT)) {
+    say(`stopped ${left}, left running by a platform that was killed`);
+  }
   const workDir = await workDirFor(flags);
   const platform = new Platform({ flags, binDir, workDir, say });
 
@@ -73,7 +79,8 @@ async function main(argv: readonly string[]): Promise<number> {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(sig, () => {
       if (stopping) {
-        say(`${sig} again: stopping harder`);
+        say(`${sig} again: killing what is left`);
+        platform.supervisor.killAll();
         return;
       }
       interrupt(new Stopped(sig));
@@ -136,7 +143,8 @@ async function main(argv: readonly string[]): Promise<number> {
   stopping = true;
   await view?.stop();
   await platform.stop((name) => say(`  stopping ${name}`));
-  const keep = flags.keep || flags.workDir !== undefined || code !== 0;
+  // A failure keeps the logs; a failure before anything started has none to keep.
+  const keep = flags.keep || flags.workDir !== undefined || (code !== 0 && platform.supervisor.startedAny());
   if (keep) say(`stopped; logs and state kept in ${workDir}`);
   else {
     await rm(workDir, { recursive: true, force: true });

@@ -6,6 +6,7 @@
  * admission, audit) and the KubeVirt simulator → the ModuleConfig, through our webhook.
  * With --kubeconfig: the install must be there already; only our units run, out-of-cluster.
  */
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeClient } from '../shared/kube/index.js';
@@ -145,6 +146,7 @@ export class Platform {
   /** --kubeconfig: our units against a cluster that has the install; nothing of the cluster is changed. */
   private async startAgainst(kubeconfigPath: string): Promise<RunningPlatform> {
     const { binDir, say } = this.o;
+    if (!existsSync(kubeconfigPath)) throw new Error(`--kubeconfig ${kubeconfigPath}: no such file`);
     const admin = (this.admin = KubeClient.fromSource({ kubeconfigPath }));
     const kubectl = kubectlFor(binDir, kubeconfigPath);
     const server = admin.kubeConfig.getCurrentCluster()?.server ?? '?';

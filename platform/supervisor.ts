@@ -43,6 +43,11 @@ export class Supervisor {
     return proc;
   }
 
+  /** Whether any process was ever started (so that logs exist). */
+  startedAny(): boolean {
+    return this.procs.length > 0;
+  }
+
   /** Every registered process still running, by name. */
   running(): Record<string, number> {
     const out: Record<string, number> = {};
@@ -59,6 +64,12 @@ export class Supervisor {
       await p.stop(this.grace.get(p.name) ?? graceMs);
     }
     this.writePids();
+  }
+
+  /** SIGKILL every process still running, at once (a second Ctrl-C). */
+  killAll(): void {
+    this.stopping = true;
+    for (const p of this.procs) if (!p.hasExited()) void p.kill();
   }
 
   private stopOrder(): LoggedProcess[] {

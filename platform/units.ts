@@ -44,8 +44,10 @@ export interface Bundles {
  * One ESM bundle per entry under node_modules/.cache/virt-platform/<pid>/ (inside the repository, so
  * that the bundles resolve the npm packages they import); undefined when esbuild fails.
  */
+export const BUNDLE_ROOT = join(REPO_ROOT, 'node_modules', '.cache', 'virt-platform');
+
 export async function bundleUnits(entries: readonly string[]): Promise<Bundles | undefined> {
-  const dir = join(REPO_ROOT, 'node_modules', '.cache', 'virt-platform', String(process.pid));
+  const dir = join(BUNDLE_ROOT, String(process.pid));
   try {
     await build({
       entryPoints: entries.map((e) => join(REPO_ROOT, e)),

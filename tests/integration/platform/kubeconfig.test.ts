@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -19,6 +19,12 @@ import { npmStart, survivors } from './fixtures.js';
 const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 let extra: ExtraApiServer;
 let opts: KubectlOptions;
+const workDirs: string[] = [];
+const workDir = async (prefix: string): Promise<string> => {
+  const dir = await mkdtemp(join(base, prefix));
+  workDirs.push(dir);
+  return dir;
+};
 
 beforeAll(async () => {
   extra = await startExtraApiServer({ extraArgs: [`--etcd-prefix=/platform-${randomBytes(4).toString('hex')}`] });
@@ -27,11 +33,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await extra?.stop();
+  if (process.env['VIRT_TESTENV_KEEP'] !== '1') await Promise.all(workDirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
 describe('npm start --kubeconfig', () => {
   it('refuses a cluster without the install, saying what to apply', async () => {
-    const run = npmStart(['--kubeconfig', extra.kubeconfigPath, '--no-demo', '--work-dir', await mkdtemp(join(base, 'platform-noinstall-'))]);
+    const run = npmStart(['--kubeconfig', extra.kubeconfigPath, '--no-demo', '--work-dir', await workDir('platform-noinstall-')]);
     expect(await run.exited).toBe(1);
     expect(run.lines.join('\n')).toMatch(/the install is not applied to that cluster.*kubectl apply -k knative\//s);
   }, 60_000);
@@ -40,8 +47,8 @@ describe('npm start --kubeconfig', () => {
     await prepareApiServer(opts);
     await installDeckhouseCrds(extra.kubeconfigPath);
     await kubectlOk(['apply', '--server-side', '--field-manager=virtualization-install', '-k', KNATIVE_DIR], opts);
-    const workDir = await mkdtemp(join(base, 'platform-external-'));
-    const run = npmStart(['--kubeconfig', extra.kubeconfigPath, '--no-demo', '--work-dir', workDir]);
+    const dir = await workDir('platform-external-');
+    const run = npmStart(['--kubeconfig', extra.kubeconfigPath, '--no-demo', '--work-dir', dir]);
     try {
       await run.line(/platform ready in/, 150_000);
       // The controller's certificate manager issued the admission certificate in that cluster.
@@ -54,7 +61,7 @@ describe('npm start --kubeconfig', () => {
     await run.exited;
     await run.line(/stopped; /, 60_000);
     expect(run.lines.join('\n')).toContain('SIGINT: stopping');
-    await waitFor('every unit gone', () => survivors(workDir).length === 0, { timeoutMs: 30_000 });
+    await waitFor('every unit gone', () => survivors(dir).length === 0, { timeoutMs: 30_000 });
     // Every write of the controller came with its ServiceAccount's token, none as admin.
     const writes = await waitFor('the Secret create in the audit log', async () => {
       const log = await readFile(getTestEnv().auditLogPath, 'utf8');

@@ -4,7 +4,7 @@
  * moment the command prints its KUBECONFIG), from the audit function's records, and from the process
  * table after it exits. Then the bad inputs: a unit that dies, a control plane that cannot start.
  */
-import { chmod, mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,9 +48,10 @@ function watch(kube: KubeClient, group: string, version: string, plural: string,
 }
 
 const leftovers: string[] = [];
-afterAll(() => {
-  // Nothing of a failed run may stay behind for the next test files.
+afterAll(async () => {
+  // Nothing of a failed run may stay behind for the next test files; the work directories go unless kept.
   for (const dir of leftovers) for (const s of survivors(dir)) process.stderr.write(`platform test left: ${s}\n`);
+  if (process.env['VIRT_TESTENV_KEEP'] !== '1') await Promise.all(leftovers.map((d) => rm(d, { recursive: true, force: true })));
 });
 
 describe('npm start', () => {
@@ -158,6 +159,22 @@ describe('npm start', () => {
     expect(run.lines.join('\n')).toContain('simulated failure: cannot start');
     await waitFor('etcd gone', () => survivors(join(workDir, 'run')).length === 0, { timeoutMs: 10_000 });
   }, 120_000);
+
+  it('stops what a platform killed with SIGKILL left running, at the next start', async () => {
+    const workDir = await mkdtemp(join(base, 'platform-killed-'));
+    leftovers.push(workDir);
+    const run = npmStart(['--no-demo', '--work-dir', workDir]);
+    await run.line(/platform ready in/, 180_000);
+    const { platformPid } = JSON.parse(await readFile(join(workDir, 'platform.json'), 'utf8')) as { platformPid: number };
+    process.kill(platformPid, 'SIGKILL');
+    await run.exited;
+    expect(survivors(workDir).length).toBeGreaterThan(5);
+    // The next start (here one that fails at once on its flags' kubeconfig) finds them first.
+    const next = npmStart(['--work-dir', workDir, '--kubeconfig', join(workDir, 'missing.kubeconfig')]);
+    expect(await next.exited).toBe(1);
+    expect(next.lines.filter((l) => l.includes('left running by a platform that was killed')).length).toBeGreaterThan(5);
+    await waitFor('the leftovers gone', () => survivors(workDir).length === 0, { timeoutMs: 10_000 });
+  }, 240_000);
 
   it('documents every flag in --help and refuses unknown ones with exit code 2', async () => {
     const help = npmStart(['--help']);
