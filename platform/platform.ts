@@ -11,7 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeClient } from '../shared/kube/index.js';
 import { freePort } from '../tests/env/ports.js';
-import type { LoggedProcess } from '../tests/env/process.js';
+import { tailLog, waitUntil, type LoggedProcess } from '../tests/env/process.js';
 import { waitFor } from '../shared/testing/wait.js';
 import { moduleConfig } from './demo/objects.js';
 import type { PlatformFlags } from './flags.js';
@@ -20,7 +20,7 @@ import { applyCrds, applyInstall, kubectlFor, type Kubectl } from './install.js'
 import { createNodes, POD_CIDR, SERVICE_CIDR, startKwok, startLocalCluster, type LocalCluster } from './local-cluster.js';
 import { SecretFiles } from './secret-files.js';
 import { Supervisor } from './supervisor.js';
-import { bundleUnits, logHas, REPO_ROOT, startUnit, statusOf, waitReady, type Bundles, type UnitSpec } from './units.js';
+import { bundleUnits, logHas, numberFromLog, REPO_ROOT, startUnit, statusOf, waitReady, type Bundles, type UnitSpec } from './units.js';
 import { WebhookRoute } from './webhook-wiring.js';
 import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
 
@@ -83,8 +83,9 @@ export class Platform {
 
   private async startLocal(): Promise<RunningPlatform> {
     const { binDir, workDir, flags, say } = this.o;
-    const ports = await distinctPorts(3);
-    const [auditPort, admissionPort, healthPort] = ports as [number, number, number];
+    // The audit function's port goes into the apiserver's flags, so it is chosen now; every other unit
+    // binds port 0 and the platform reads the port from its log.
+    const auditPort = await freePort();
     const t = Date.now();
     say('starting the control plane: etcd, kube-apiserver (audit webhook → our audit function), kube-controller-manager, kube-scheduler');
     const cluster = await startLocalCluster({ binDir, workDir, supervisor: this.supervisor, auditPort });
@@ -112,15 +113,17 @@ export class Platform {
     this.bundles = bundles;
     say(`  nodes: ${nodes.join(', ')} (${kwokTime}); install: ${report.applied} objects applied (${installTime})`);
     for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
-    this.route = new WebhookRoute(admin, { namespace: MODULE_NAMESPACE, name: ADMISSION_SERVICE, port: admissionPort }, (m) => say(`warning: ${m}`));
-    const rerouted = await this.route.start();
-    say(`  webhooks: Service ${MODULE_NAMESPACE}/${ADMISSION_SERVICE} → 127.0.0.1:${admissionPort} (ExternalName) for ${rerouted} webhook(s); caBundle from the controller's CA`);
-
-    const units = await this.startUnits({
+    const { units } = await this.startUnits({
       admin,
       cluster,
-      ports: { audit: auditPort, admission: admissionPort, health: healthPort },
+      auditPort,
       simulator: true,
+      onAdmissionPort: async (admissionPort) => {
+        const route = new WebhookRoute(admin, { namespace: MODULE_NAMESPACE, name: ADMISSION_SERVICE, port: admissionPort }, (m) => say(`warning: ${m}`));
+        this.route = route;
+        const rerouted = await route.start();
+        say(`  webhooks: Service ${MODULE_NAMESPACE}/${ADMISSION_SERVICE} → 127.0.0.1:${admissionPort} (ExternalName) for ${rerouted} webhook(s); caBundle from the controller's CA`);
+      },
     });
     this.sourceKube = KubeClient.fromSource({ kubeconfigPath: await this.tokens?.kubeconfigFor('moduleconfig-source') });
     this.triggers = new ModuleConfigTriggers(this.sourceKube, this.preDeleteOnDemand(units), say);
@@ -162,10 +165,9 @@ export class Platform {
     if (missing !== undefined || crd !== undefined) {
       throw new Error(`the install is not applied to that cluster (namespace ${MODULE_NAMESPACE}, its ServiceAccounts and the CRDs are needed): apply it first with \`kubectl apply -k knative/\`\n${missing ?? crd ?? ''}`);
     }
-    const [auditPort, admissionPort, healthPort] = (await distinctPorts(3)) as [number, number, number];
     this.bundles = await bundleUnits(UNIT_ENTRIES);
-    const units = await this.startUnits({ admin, ports: { audit: auditPort, admission: admissionPort, health: healthPort }, simulator: false });
-    say(`  the cluster's apiserver keeps calling its own webhooks and audit sink; the local admission (https://127.0.0.1:${admissionPort}) and audit (http://127.0.0.1:${auditPort}) serve for you to call`);
+    const { units, ports } = await this.startUnits({ admin, simulator: false });
+    say(`  the cluster's apiserver keeps calling its own webhooks and audit sink; the local admission (https://127.0.0.1:${ports.admission}) and audit (http://127.0.0.1:${ports.audit}) serve for you to call`);
     return {
       local: false,
       server,
@@ -184,22 +186,23 @@ export class Platform {
     return {
       ensure: () =>
         (started ??= (async () => {
-          const port = await freePort();
+          const logDir = join(this.o.workDir, 'units');
+          const port = (): number | undefined => numberFromLog(join(logDir, 'pre-delete.log'), 'listening', 'port');
           const spec: UnitSpec = {
             name: 'pre-delete',
             entry: 'functions/pre-delete/index.ts',
             env: {
-              KUBECONFIG: (await this.tokens?.kubeconfigFor('pre-delete')) ?? '', PORT: String(port), HOST: '127.0.0.1',
+              KUBECONFIG: (await this.tokens?.kubeconfigFor('pre-delete')) ?? '', PORT: '0', HOST: '127.0.0.1',
               // The Knative Service's value (knative/functions/pre-delete.yaml), below its request timeout.
               WAIT_TIMEOUT: '540s',
             },
-            ready: async () => (await statusOf(`http://127.0.0.1:${port}/health/readiness`)) === 200,
+            ready: () => answers(port(), 'http'),
           };
           this.o.say('pre-delete: a ModuleConfig changed; starting the function');
-          const proc = startUnit(spec, { logDir: join(this.o.workDir, 'units'), supervisor: this.supervisor, bundles: this.bundles });
+          const proc = startUnit(spec, { logDir, supervisor: this.supervisor, bundles: this.bundles });
           units['pre-delete'] = proc;
           await waitReady(spec, proc);
-          return `http://127.0.0.1:${port}/`;
+          return `http://127.0.0.1:${port() ?? 0}/`;
         })()),
     };
   }
@@ -207,9 +210,12 @@ export class Platform {
   private async startUnits(o: {
     admin: KubeClient;
     cluster?: LocalCluster;
-    ports: { audit: number; admission: number; health: number };
+    /** Fixed when the apiserver's audit webhook was configured with it; else the unit picks one. */
+    auditPort?: number;
     simulator: boolean;
-  }): Promise<Record<string, LoggedProcess>> {
+    /** Called as soon as the admission function listens (before it is ready: it needs its certificate). */
+    onAdmissionPort?: (port: number) => Promise<void>;
+  }): Promise<{ units: Record<string, LoggedProcess>; ports: { admission: number; audit: number } }> {
     const { workDir, flags, say } = this.o;
     const tokens = new ServiceAccountTokens(o.admin, workDir, (m) => say(`warning: ${m}`));
     this.tokens = tokens;
@@ -218,40 +224,43 @@ export class Platform {
     this.secretFiles = new SecretFiles(join(workDir, 'admission-tls'), { kube: o.admin, namespace: MODULE_NAMESPACE, name: ADMISSION_SECRET });
     await this.secretFiles.start();
     const tls = this.secretFiles;
+    const logDir = join(workDir, 'units');
+    await mkdir(logDir, { recursive: true });
+    const logOf = (name: string): string => join(logDir, `${name}.log`);
+    const listening = (name: string): number | undefined => numberFromLog(logOf(name), 'listening', 'port');
+    const healthPort = (): number | undefined => numberFromLog(logOf('controller'), 'started: health and metrics served', 'healthPort');
     const specs: UnitSpec[] = [
       {
         name: 'controller',
         entry: 'daemons/controller/main.ts',
         env: {
           KUBECONFIG: controllerKc, POD_NAME: `controller-local-${process.pid}`, POD_NAMESPACE: MODULE_NAMESPACE,
-          HEALTH_PORT: String(o.ports.health), HEALTH_HOST: '127.0.0.1', VIRTUAL_MACHINE_CIDRS: flags.vmCidr, CERT_ISSUER: 'self',
+          HEALTH_PORT: '0', HEALTH_HOST: '127.0.0.1', VIRTUAL_MACHINE_CIDRS: flags.vmCidr, CERT_ISSUER: 'self',
         },
-        ready: async () => (await statusOf(`http://127.0.0.1:${o.ports.health}/health/readiness`)) === 200,
+        ready: () => answers(healthPort(), 'http'),
       },
       {
         name: 'audit',
         entry: 'functions/audit/index.ts',
-        env: { KUBECONFIG: auditKc, PORT: String(o.ports.audit), HOST: '127.0.0.1' },
+        env: { KUBECONFIG: auditKc, PORT: String(o.auditPort ?? 0), HOST: '127.0.0.1' },
         // The apiserver's audit webhook sends to it until the apiserver has stopped.
         ...(o.cluster !== undefined ? { outlives: 'kube-apiserver' } : {}),
-        ready: async () => (await statusOf(`http://127.0.0.1:${o.ports.audit}/health/readiness`)) === 200,
+        ready: () => answers(listening('audit'), 'http'),
       },
       {
         name: 'admission',
         entry: 'functions/admission/index.ts',
         env: {
-          KUBECONFIG: admissionKc, PORT: String(o.ports.admission), HOST: '127.0.0.1',
+          KUBECONFIG: admissionKc, PORT: '0', HOST: '127.0.0.1',
           TLS_CERT_FILE: tls.path('tls.crt'), TLS_KEY_FILE: tls.path('tls.key'), TLS_RELOAD_INTERVAL_MS: '1000',
           ...(o.cluster !== undefined ? { CLUSTER_POD_SUBNET_CIDR: POD_CIDR, CLUSTER_SERVICE_SUBNET_CIDR: SERVICE_CIDR } : {}),
         },
         // Ready only with a sound certificate: the controller issues it, the Secret files bring it.
-        ready: async () => (await statusOf(`https://127.0.0.1:${o.ports.admission}/health/readiness`)) === 200,
+        ready: () => answers(listening('admission'), 'https'),
       },
     ];
-    const logDir = join(workDir, 'units');
-    await mkdir(logDir, { recursive: true });
     if (o.simulator) {
-      const logPath = join(logDir, 'kubevirt-simulator.log');
+      const logPath = logOf('kubevirt-simulator');
       specs.push({
         name: 'kubevirt-simulator',
         entry: 'daemons/kubevirt-simulator/main.ts',
@@ -262,16 +271,31 @@ export class Platform {
     say(`starting ${specs.map((s) => s.name).join(', ')} as local processes (each under its own ServiceAccount token; logs in ${logDir})`);
     const started = specs.map((spec) => ({ spec, proc: startUnit(spec, { logDir, supervisor: this.supervisor, bundles: this.bundles }) }));
     const t = Date.now();
+    const admission = started.find((u) => u.spec.name === 'admission');
+    const admissionPort = admission === undefined ? 0 : await portOf(admission.proc, () => listening('admission'));
+    await o.onAdmissionPort?.(admissionPort);
     await Promise.all(started.map(({ spec, proc }) => waitReady(spec, proc)));
     say(`  units ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    return Object.fromEntries(started.map(({ spec, proc }) => [spec.name, proc]));
+    return {
+      units: Object.fromEntries(started.map(({ spec, proc }) => [spec.name, proc])),
+      ports: { admission: admissionPort, audit: listening('audit') ?? 0 },
+    };
   }
 }
 
-/** n free loopback ports, all different. */
-async function distinctPorts(n: number): Promise<number[]> {
-  const out = new Set<number>();
-  while (out.size < n) out.add(await freePort());
-  return [...out];
+/** Whether the unit on `port` answers its readiness probe. */
+async function answers(port: number | undefined, scheme: 'http' | 'https'): Promise<boolean> {
+  return port !== undefined && (await statusOf(`${scheme}://127.0.0.1:${port}/health/readiness`)) === 200;
+}
+
+/** The port a unit started with port 0 has bound, once it says so in its log. */
+async function portOf(proc: LoggedProcess, read: () => number | undefined): Promise<number> {
+  let port: number | undefined;
+  await waitUntil(`${proc.name} listening`, () => Promise.resolve((port = read()) !== undefined), {
+    timeoutMs: 120_000,
+    intervalMs: 100,
+    abortIf: () => (proc.hasExited() ? `${proc.name} exited while starting; its log ${proc.logPath} ends with:\n${tailLog(proc.logPath, 15)}` : undefined),
+  });
+  return port ?? 0;
 }
 

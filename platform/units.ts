@@ -115,3 +115,23 @@ export function logHas(path: string, message: string): boolean {
   if (!existsSync(path)) return false;
   return readFileSync(path, 'utf8').includes(`"msg":${JSON.stringify(message)}`);
 }
+
+/**
+ * The number under `key` in the first line of a JSON log whose `msg` is `message`: the port a unit
+ * bound when it was given port 0 (the function host logs `listening` with `port`, the controller
+ * `started: health and metrics served` with `healthPort`). Units pick their own ports this way, so a
+ * port taken by anything else can never fail their start.
+ */
+export function numberFromLog(path: string, message: string, key: string): number | undefined {
+  if (!existsSync(path)) return undefined;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.includes(`"msg":${JSON.stringify(message)}`)) continue;
+    try {
+      const value = (JSON.parse(line) as Record<string, unknown>)[key];
+      return typeof value === 'number' ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
