@@ -21,9 +21,18 @@ import { earlierWorkDirs, stopLeftovers } from './leftovers.js';
 import { BUNDLE_ROOT } from './units.js';
 
 const out = process.stdout;
+// A terminal that went away (SIGHUP, a closed tmux pane) must not stop the shutdown halfway: writes
+// that fail are dropped.
+out.on('error', () => undefined);
 let t0 = Date.now();
 /** A status line, with the seconds since `npm start`. */
-const say = (line: string): void => void out.write(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+const say = (line: string): void => {
+  try {
+    out.write(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+  } catch {
+    // the terminal is gone
+  }
+};
 
 class Stopped extends Error {
   constructor(readonly signal: string) {
@@ -87,6 +96,12 @@ async function main(argv: readonly string[]): Promise<number> {
     });
   }
   void platform.supervisor.crashed.then((c) => interrupt(new Crashed(c)));
+  // A defect of the platform itself must not leave its children (process groups of their own) behind.
+  process.on('uncaughtException', (err) => {
+    process.stderr.write(`npm start: ${errorMessage(err)}; killing every child\n`);
+    platform.supervisor.killAll();
+    process.exit(1);
+  });
 
   let stopping = false;
   let view: LiveView | undefined;

@@ -64,7 +64,11 @@ export class LiveView {
       }
       this.last = snap;
     } catch (err: unknown) {
-      if (!this.o.tty) this.o.out.write(`(view: cannot read the cluster: ${errorMessage(err)})\n`);
+      try {
+        if (!this.o.tty) this.o.out.write(`(view: cannot read the cluster: ${errorMessage(err)})\n`);
+      } catch {
+        // the terminal is gone
+      }
     } finally {
       this.drawing = false;
     }
