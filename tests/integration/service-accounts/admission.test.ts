@@ -24,6 +24,7 @@ import {
   whoAmI,
   type ApiRequest,
   type ComponentRbac,
+  applyYaml,
 } from './component-rbac.js';
 
 const id = randomBytes(3).toString('hex');
@@ -34,10 +35,7 @@ let kube: KubeClient;
 let ns = '';
 let requests: ApiRequest[] = [];
 
-async function apply(yaml: string): Promise<void> {
-  const res = await kubectl(['apply', '--server-side', '--field-manager=admission-sa-test', '-f', '-'], { stdin: yaml });
-  if (res.code !== 0) throw new Error(res.stderr);
-}
+const apply = (yaml: string): Promise<void> => applyYaml(yaml, 'admission-sa-test');
 
 beforeAll(async () => {
   rbac = await loadComponentRbac('admission');

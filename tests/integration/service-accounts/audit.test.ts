@@ -25,6 +25,7 @@ import {
   type ApiRequest,
   type ComponentRbac,
   type SeenRequest,
+  applyYaml,
 } from './component-rbac.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 
@@ -37,10 +38,7 @@ let kube: KubeClient;
 let ns = '';
 let requests: ApiRequest[] = [];
 
-async function apply(yaml: string): Promise<void> {
-  const res = await kubectl(['apply', '--server-side', '--field-manager=audit-sa-test', '-f', '-'], { stdin: yaml });
-  if (res.code !== 0) throw new Error(res.stderr);
-}
+const apply = (yaml: string): Promise<void> => applyYaml(yaml, 'audit-sa-test');
 
 beforeAll(async () => {
   rbac = await loadComponentRbac('audit');

@@ -57,6 +57,12 @@ export async function applyComponentRbac(rbac: ComponentRbac): Promise<void> {
   await applyObjects(rbac.objects);
 }
 
+/** kubectl apply (server-side, as admin) of test objects in YAML; throws with kubectl's stderr. */
+export async function applyYaml(yaml: string, fieldManager = 'service-account-test'): Promise<void> {
+  const res = await kubectl(['apply', '--server-side', `--field-manager=${fieldManager}`, '-f', '-'], { stdin: yaml });
+  if (res.code !== 0) throw new Error(res.stderr);
+}
+
 /** A client that acts as the component's ServiceAccount. */
 export function serviceAccountClient(rbac: ComponentRbac, options?: KubeClientOptions): KubeClient {
   return new KubeClient(impersonatingKubeConfig(rbac.user), options);
