@@ -5,9 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 # command -> Debian package providing it
-declare -A DEB=( [openssl]=openssl [ip]=iproute2 [git]=git )
+# (usbip: the stock USB/IP client the USB/IP tests talk to; qemu-img: disk formats for the importer;
+# docker-registry: a real OCI registry standing in for DVCR in tests; tmux: the CLI's terminal tests)
+declare -A DEB=( [openssl]=openssl [ip]=iproute2 [git]=git [usbip]=usbip [qemu-img]=qemu-utils
+  [docker-registry]=docker-registry [tmux]=tmux )
 missing=()
-for cmd in "${!DEB[@]}"; do command -v "$cmd" >/dev/null 2>&1 || missing+=("${DEB[$cmd]}"); done
+for cmd in "${!DEB[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || [[ -x /usr/sbin/$cmd ]] || missing+=("${DEB[$cmd]}")
+done
 if [[ ${#missing[@]} -gt 0 ]]; then
   echo "[install-deps] installing Debian packages: ${missing[*]}" >&2
   SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
