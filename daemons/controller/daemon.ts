@@ -4,7 +4,7 @@ import { KubeClient, LeaderElector, leaseDescriptor, leaseSchema } from '../../s
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import type { ControllerConfig } from './config.js';
 import { startController, type RunningController } from './controller.js';
-import { startHealthServer, type HealthServer } from './health.js';
+import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
 import { FIELD_MANAGER } from './kube/resources.js';
 import { ControllerMetrics } from './metrics/runtime.js';
 

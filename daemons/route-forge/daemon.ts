@@ -1,7 +1,7 @@
 import { metricsGuard } from '../../shared/authz/index.js';
 import { Backoff, Informer, sleep, type KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
-import { startHealthServer, type HealthServer } from '../controller/health.js';
+import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
 import { ModuleConfigCidrs } from '../controller/kube/cidrs.js';
 import { ModuleConfigSchema, moduleConfigDescriptor } from '../controller/kube/resources.js';
 import type { RouteForgeConfig } from './config.js';

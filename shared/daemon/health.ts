@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { denialReply, type RequestGuard } from '../../shared/authz/index.js';
-import { EXPOSITION_CONTENT_TYPE } from '../../shared/metrics/index.js';
+import { denialReply, type RequestGuard } from '../authz/index.js';
+import { EXPOSITION_CONTENT_TYPE } from '../metrics/index.js';
 
 export const LIVENESS_PATH = '/health/liveness';
 export const READINESS_PATH = '/health/readiness';
