@@ -1,0 +1,2 @@
+export * from './sysfs.js';
+export { fixtureDeviceDir, removeFixtureDevice } from './fixture-sysfs.js';
