@@ -10,6 +10,7 @@ import type { ClusterVirtualImage, VirtualImage } from '../../shared/api/resourc
 import type { VirtualMachine } from '../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineClass } from '../../shared/api/resources/virtualmachineclass.js';
 import type { VirtualMachineOperation } from '../../shared/api/resources/vmop.js';
+import type { KubeObject, ResourceClient, ResourcePort } from '../../shared/kube/index.js';
 import type { ControllerConfig } from './config.js';
 import type { ObjectCache } from './engine/cache.js';
 import type { Clients, Node } from './kube/resources.js';
@@ -40,9 +41,21 @@ export interface LauncherPods {
   guestEvent(vmi: InternalVirtualMachineInstance, signal: AbortSignal): Promise<GuestEvent>;
 }
 
+/** The read side of one kind as the reconcilers use it; an ObjectCache satisfies it. */
+export type CachePort<T extends KubeObject> = Pick<ObjectCache<T>, 'get' | 'list' | 'byIndex' | 'countByIndex' | 'remember' | 'forget' | 'invalid'>;
+
+/** Every client as a narrow port (ResourcePort), so handlers can be tested on in-memory kinds. */
+export type ClientPorts = { readonly [K in keyof Clients]: Clients[K] extends ResourceClient<infer T> ? ResourcePort<T> : never };
+/** Every cache as a narrow port (CachePort). */
+export type CachePorts = { readonly [K in keyof Caches]: Caches[K] extends ObjectCache<infer T> ? CachePort<T> : never };
+
+/**
+ * What a handler gets: ports, not concrete clients. The daemon passes its clients and caches (they
+ * satisfy the ports); unit tests pass daemons/controller/testing's in-memory kinds.
+ */
 export interface Deps {
-  clients: Clients;
-  caches: Caches;
+  clients: ClientPorts;
+  caches: CachePorts;
   config: ControllerConfig;
   cidrs: CidrSource;
   launcher: LauncherPods;

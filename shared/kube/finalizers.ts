@@ -1,7 +1,7 @@
 import { ConflictError, KubeApiError } from '../errors/index.js';
 import { refOf, type KubeObject, type ObjectMeta } from './descriptor.js';
 import { addFinalizerOps, removeFinalizerOps, type JsonPatchOp } from './patch.js';
-import type { CallOptions, ResourceClient } from './resource-client.js';
+import type { CallOptions, ResourcePort } from './resource-client.js';
 
 const ATTEMPTS = 5;
 
@@ -15,7 +15,7 @@ export function hasFinalizer(obj: { metadata: ObjectMeta }, finalizer: string): 
  * test (422) or conflict (409) re-reads the object and tries again.
  */
 export async function addFinalizer<T extends KubeObject>(
-  client: ResourceClient<T>,
+  client: ResourcePort<T>,
   obj: T,
   finalizer: string,
   opts: CallOptions = {},
@@ -25,7 +25,7 @@ export async function addFinalizer<T extends KubeObject>(
 
 /** Remove a finalizer if present (every copy); idempotent and guarded like addFinalizer. */
 export async function removeFinalizer<T extends KubeObject>(
-  client: ResourceClient<T>,
+  client: ResourcePort<T>,
   obj: T,
   finalizer: string,
   opts: CallOptions = {},
@@ -34,7 +34,7 @@ export async function removeFinalizer<T extends KubeObject>(
 }
 
 async function patchUntilSettled<T extends KubeObject>(
-  client: ResourceClient<T>,
+  client: ResourcePort<T>,
   start: T,
   build: (meta: ObjectMeta) => JsonPatchOp[] | undefined,
   opts: CallOptions,

@@ -20,6 +20,7 @@ export {
   type ListOptions,
   type ListResult,
   type PatchOptions,
+  type ResourcePort,
   type WriteOptions,
 } from './resource-client.js';
 export { RestTransport, type RestRequest } from './rest.js';

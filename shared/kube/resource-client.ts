@@ -57,6 +57,16 @@ interface RawList {
 }
 
 /**
+ * What code that reads and writes one kind needs of the apiserver: the verbs of a ResourceClient,
+ * without its transport. Reconcilers and helpers depend on this port, so a unit test can hand them an
+ * in-memory kind (daemons/controller/testing) instead of a client.
+ */
+export type ResourcePort<T extends KubeObject> = Pick<
+  ResourceClient<T>,
+  'get' | 'list' | 'create' | 'replace' | 'mergePatch' | 'jsonPatch' | 'apply' | 'patchStatus' | 'delete'
+>;
+
+/**
  * A typed client for one resource: every result is validated by the zod schema (a mismatch is an
  * InvalidObjectError naming the object and field; fields the schema does not know are kept, not
  * rejected), every write names a field manager, and apiserver failures arrive as shared/errors classes.

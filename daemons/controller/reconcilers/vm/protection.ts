@@ -1,8 +1,7 @@
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
-import { addFinalizer, hasFinalizer, removeFinalizer, type KubeObject, type ResourceClient } from '../../../../shared/kube/index.js';
-import type { Deps } from '../../deps.js';
-import type { ObjectCache } from '../../engine/cache.js';
+import { addFinalizer, hasFinalizer, removeFinalizer, type KubeObject, type ResourcePort } from '../../../../shared/kube/index.js';
+import type { CachePort, Deps } from '../../deps.js';
 import { VMIndex, deviceKey } from './state.js';
 
 type DeviceKind = VirtualMachine['spec']['blockDeviceRefs'][number]['kind'];
@@ -13,7 +12,7 @@ interface Protection {
   release(signal: AbortSignal): Promise<void>;
 }
 
-function protection<T extends KubeObject>(cache: ObjectCache<T>, client: ResourceClient<T>, finalizer: string, key: string): Protection {
+function protection<T extends KubeObject>(cache: CachePort<T>, client: ResourcePort<T>, finalizer: string, key: string): Protection {
   return {
     async protect(signal): Promise<void> {
       const obj = cache.get(key);
