@@ -1,0 +1,11 @@
+export { KUBEVIRT_RULES, type GroupRule, type KeyRules, type LabelValueRule, type ResourceRule, type RewriteRules } from './rules.js';
+export { Renamer, type Direction, type ResourceMatch } from './names.js';
+export { planRequest, rewriteQuery, type BodyMode, type Endpoint, type EndpointKind, type RequestPlan } from './endpoint.js';
+export { rewriteObject, rewriteMetadata, rewriteMessage } from './objects.js';
+export { PatchError, patchKindOf, rewritePatch, type PatchKind } from './patch.js';
+export { rewriteLabelSelectorString } from './selector.js';
+export { restoreApiGroupDiscoveryList, restoreApiGroupList, restoreApiResourceList } from './discovery.js';
+export { restoreOpenApi, restoreApiPath, restoreSchemaName } from './openapi.js';
+export { AdmissionReviewError, renameAdmissionResponse, restoreAdmissionRequest } from './admission.js';
+export { needsParsing, restoreDocument, rewriteWatchEvent } from './document.js';
+export { WatchTransform, type WatchTransformOptions } from './watch.js';
