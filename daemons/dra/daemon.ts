@@ -1,0 +1,117 @@
+import { metricsGuard } from '../../shared/authz/index.js';
+import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
+import type { KubeClient } from '../../shared/kube/index.js';
+import { childLogger, type Logger } from '../../shared/log/index.js';
+import type { DraConfig } from './config.js';
+import { allocatableDevices, sliceDevice } from './devices.js';
+import type { UsbDeviceInfo } from './discovery/index.js';
+import { NodeSchema, ResourceSliceSchema, nodeDescriptor, resourceSliceDescriptor } from './kube.js';
+import { DraMetrics } from './metrics.js';
+import { DeviceMonitor } from './monitor.js';
+import { SlicePublisher } from './publisher.js';
+
+export const FIELD_MANAGER = 'virtualization-dra';
+
+export interface DaemonOptions {
+  config: DraConfig;
+  kube: KubeClient;
+  /** Stops the daemon (SIGTERM/SIGINT in the process). */
+  signal: AbortSignal;
+  logger?: Logger;
+}
+
+export interface DaemonHandle {
+  readonly metrics: DraMetrics;
+  readonly monitor: DeviceMonitor;
+  readonly publisher: SlicePublisher;
+  /** The health and metrics server, once it listens. */
+  readonly health: Promise<HealthServer>;
+  /** Resolves once the first scan is done (and handed to the publisher); rejects when sysfs cannot be read. */
+  readonly started: Promise<void>;
+  /** Resolves when the daemon has stopped (slices removed unless configured otherwise). */
+  readonly done: Promise<void>;
+  /** The devices of the last scan. */
+  devices(): readonly UsbDeviceInfo[];
+  ready(): boolean;
+}
+
+/**
+ * One node's DRA driver: the health server, the sysfs monitor publishing ResourceSlices on every
+ * change, the periodic resync, until the signal aborts; then the slices are removed.
+ */
+export function runDaemon(options: DaemonOptions): DaemonHandle {
+  const { config, kube, signal } = options;
+  const log = options.logger ?? childLogger({ component: 'virtualization-dra', node: config.NODE_NAME });
+  const metrics = new DraMetrics();
+  let devices: UsbDeviceInfo[] = [];
+  let published = false;
+  const publisher = new SlicePublisher({
+    slices: kube.resource(resourceSliceDescriptor, ResourceSliceSchema, FIELD_MANAGER),
+    nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
+    driver: config.DRIVER_NAME,
+    nodeName: config.NODE_NAME,
+    log,
+  });
+  const publish = async (force: boolean): Promise<void> => {
+    try {
+      const result = await publisher.publish(allocatableDevices(devices).map((d) => sliceDevice(d, config.NODE_NAME)), { force, signal });
+      metrics.publishes.inc({ result: result.changed ? 'changed' : 'resync' });
+      metrics.poolGeneration.set(undefined, result.generation);
+      published = true;
+    } catch (err: unknown) {
+      metrics.publishes.inc({ result: 'failed' });
+      throw err;
+    }
+  };
+  const monitor = new DeviceMonitor({
+    sysRoot: config.SYS_ROOT,
+    debounceMs: config.RESCAN_DEBOUNCE,
+    pollMs: config.RESCAN_INTERVAL,
+    log,
+    onScan: (scan, ms) => {
+      metrics.scans.inc();
+      metrics.scanDuration.observe(undefined, ms / 1000);
+      metrics.skippedEntries.set(undefined, scan.skipped.length);
+    },
+    onChange: async (found) => {
+      devices = found;
+      metrics.devices.set(undefined, allocatableDevices(found).length);
+      log.info({ devices: found.map((d) => `${d.busId} ${d.vendorId}:${d.productId}`) }, 'USB devices changed');
+      await publish(false);
+    },
+  });
+  const health = startHealthServer(config.HEALTH_HOST, config.HEALTH_PORT, {
+    ready: () => published && !signal.aborted,
+    metrics: () => metrics.registry.expose(),
+    metricsGuard: metricsGuard(config, kube, log.child({ component: 'metrics-auth' })),
+  });
+
+  let resync: NodeJS.Timeout | undefined;
+  const started = (async (): Promise<void> => {
+    log.info({ healthPort: (await health).port, sysRoot: config.SYS_ROOT, driver: config.DRIVER_NAME }, 'started: health and metrics served');
+    await monitor.start();
+    resync = setInterval(() => {
+      void publish(true).catch((err: unknown) => log.warn({ err }, 'ResourceSlice resync failed; retried at the next one'));
+    }, config.RESYNC_INTERVAL);
+  })();
+
+  const done = (async (): Promise<void> => {
+    try {
+      await Promise.race([started, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
+      if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    } finally {
+      clearInterval(resync);
+      await monitor.stop();
+      if (config.REMOVE_SLICES_ON_EXIT) {
+        try {
+          const removed = await publisher.removeAll();
+          log.info({ removed }, 'ResourceSlices removed');
+        } catch (err: unknown) {
+          log.warn({ err }, 'could not remove the ResourceSlices (kubelet removes them once the plugin is gone)');
+        }
+      }
+      await (await health).close();
+    }
+  })();
+  return { metrics, monitor, publisher, health, started, done, devices: () => devices, ready: () => published && !signal.aborted };
+}

@@ -1,0 +1,99 @@
+/**
+ * What the DRA integration tests share: a fixture node (sysfs tree, kubelet dirs, CDI dir in a temp
+ * dir, a Node object on the real apiserver) and the daemon started on it in this process.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type DraConfig } from '../../../daemons/dra/config.js';
+import { runDaemon, type DaemonHandle } from '../../../daemons/dra/daemon.js';
+import { NodeSchema, ResourceSliceSchema, nodeDescriptor, resourceSliceDescriptor, type ResourceSlice } from '../../../daemons/dra/kube.js';
+import { NotFoundError } from '../../../shared/errors/index.js';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { childLogger } from '../../../shared/log/index.js';
+import { newKubeConfig } from '../../env/index.js';
+
+export const TEST_MANAGER = 'dra-test';
+
+export interface FixtureNode {
+  name: string;
+  dir: string;
+  sysRoot: string;
+  env: Record<string, string>;
+  kube: KubeClient;
+  cleanup(): Promise<void>;
+}
+
+/** A temp dir with sys/, kubelet dirs and cdi/, and a Node object of a fresh name. */
+export async function fixtureNode(prefix: string): Promise<FixtureNode> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  const dir = await mkdtemp(join(tmpdir(), `${prefix}-`));
+  const env = {
+    NODE_NAME: name,
+    SYS_ROOT: join(dir, 'sys'),
+    CDI_ROOT: join(dir, 'cdi'),
+    KUBELET_PLUGINS_DIR: join(dir, 'plugins'),
+    KUBELET_REGISTRY_DIR: join(dir, 'plugins_registry'),
+    HEALTH_PORT: '0',
+    HEALTH_HOST: '127.0.0.1',
+    METRICS_AUTH: 'none',
+    LOG_LEVEL: 'warn',
+  };
+  for (const d of ['sys', 'cdi', 'plugins', 'plugins_registry']) await mkdir(join(dir, d), { recursive: true });
+  const kube = new KubeClient(newKubeConfig());
+  await kube.resource(nodeDescriptor, NodeSchema, TEST_MANAGER).create({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } } });
+  return {
+    name,
+    dir,
+    sysRoot: env.SYS_ROOT,
+    env,
+    kube,
+    cleanup: async () => {
+      await kube.resource(nodeDescriptor, NodeSchema, TEST_MANAGER).delete({ name }).catch((err: unknown) => {
+        if (!(err instanceof NotFoundError)) throw err;
+      });
+      kube.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RunningDaemon {
+  handle: DaemonHandle;
+  config: DraConfig;
+  stop(): Promise<void>;
+}
+
+/** The daemon on the fixture node, with its own apiserver client, until stop(). */
+export function startDaemon(node: FixtureNode, extraEnv: Record<string, string> = {}): RunningDaemon {
+  const config = loadConfig({ ...node.env, ...extraEnv });
+  const abort = new AbortController();
+  const kube = new KubeClient(newKubeConfig());
+  const handle = runDaemon({ config, kube, signal: abort.signal, logger: childLogger({ component: 'dra-test', node: node.name }) });
+  let stopped: Promise<void> | undefined;
+  return {
+    handle,
+    config,
+    stop: () =>
+      (stopped ??= (async () => {
+        abort.abort();
+        await handle.done;
+        kube.close();
+      })()),
+  };
+}
+
+/** The node's slices of the driver as the apiserver has them. */
+export async function slicesOf(kube: KubeClient, nodeName: string, driver = 'virtualization-usb'): Promise<ResourceSlice[]> {
+  const slices = kube.resource(resourceSliceDescriptor, ResourceSliceSchema, TEST_MANAGER);
+  return (await slices.list({ fieldSelector: `spec.driver=${driver},spec.nodeName=${nodeName}` })).items;
+}
+
+/** Every device of the node's slices at the highest generation, by name. */
+export function devicesOf(slices: readonly ResourceSlice[]): Map<string, Record<string, unknown>> {
+  const top = Math.max(0, ...slices.map((s) => s.spec.pool.generation));
+  const out = new Map<string, Record<string, unknown>>();
+  for (const s of slices.filter((x) => x.spec.pool.generation === top)) for (const d of s.spec.devices ?? []) out.set(d.name, d.attributes ?? {});
+  return out;
+}
