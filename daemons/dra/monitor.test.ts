@@ -14,7 +14,7 @@ const device = (busId: string): UsbDeviceInfo => ({
 function fakeScan(): { scan: () => Promise<ScanResult>; set: (r: ScanResult) => void; calls: () => number } {
   let result: ScanResult = { devices: [], skipped: [], ignored: [] };
   let calls = 0;
-  return { scan: async () => { calls++; return result; }, set: (r) => (result = r), calls: () => calls };
+  return { scan: () => { calls++; return Promise.resolve(result); }, set: (r) => (result = r), calls: () => calls };
 }
 
 let monitor: DeviceMonitor | undefined;
@@ -23,7 +23,7 @@ afterEach(async () => monitor?.stop());
 describe('DeviceMonitor', () => {
   it('hands on the first scan and then only changed device lists', async () => {
     const fake = fakeScan();
-    const onChange = jest.fn(async () => undefined);
+    const onChange = jest.fn(() => Promise.resolve());
     monitor = new DeviceMonitor({ sysRoot: '/nonexistent', debounceMs: 10, pollMs: 3_600_000, log: pino({ level: 'silent' }), onChange, scan: fake.scan });
     await monitor.start();
     expect(onChange).toHaveBeenCalledTimes(1);
@@ -48,9 +48,7 @@ describe('DeviceMonitor', () => {
     const warn = jest.fn();
     const log = { warn, debug: jest.fn(), info: jest.fn() } as unknown as pino.Logger;
     let fail = true;
-    const onChange = jest.fn(async () => {
-      if (fail) throw new Error('apiserver down');
-    });
+    const onChange = jest.fn(() => (fail ? Promise.reject(new Error('apiserver down')) : Promise.resolve()));
     fake.set({ devices: [device('1-1')], skipped: [{ path: '/sys/bus/usb/devices/2-1', reason: 'idVendor: missing' }], ignored: [] });
     monitor = new DeviceMonitor({ sysRoot: '/nonexistent', debounceMs: 10, pollMs: 3_600_000, log, onChange, scan: fake.scan });
     await monitor.start();
