@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { MEDIA, RegistryClient } from '../../shared/oci/client.js';
+import { parseImageReference } from '../../shared/oci/reference.js';
+import { TAR_END, tarHeader, tarPadding } from '../../shared/oci/tar.js';
+import { startTestRegistry, type TestRegistry } from '../../shared/oci/test-registry.js';
+import { ANNOTATION_FORMAT, ANNOTATION_VIRTUAL_SIZE } from './dvcr.js';
+import { ImportError } from './errors.js';
+import { runImport } from './run.js';
+import { contextFor, makeImage, serveDir, type FileServer } from './test-fixtures.js';
+
+let dir: string;
+let scratch: string;
+let server: FileServer;
+let registry: TestRegistry;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'importer-dvcr-'));
+  scratch = mkdtempSync(join(tmpdir(), 'importer-scratch-'));
+  makeImage(dir, 'disk.qcow2', 'qcow2', 20);
+  makeImage(dir, 'disk.vmdk', 'vmdk', 4);
+  [server, registry] = await Promise.all([serveDir(dir), startTestRegistry()]);
+});
+
+afterAll(async () => {
+  await Promise.all([server.close(), registry.stop()]);
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const sha256 = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+/** Push an image the way `docker build` of a containerDisk would: one gzip layer with disk/<name>. */
+async function pushContainerDisk(repo: string, name: string, content: Buffer): Promise<void> {
+  const client = new RegistryClient(parseImageReference(`${registry.url}/${repo}:v1`));
+  const layer = gzipSync(Buffer.concat([tarHeader({ name: 'etc/hostname', size: 2 }), Buffer.from('x\n'), tarPadding(2), tarHeader({ name: `disk/${name}`, size: content.length }), content, tarPadding(content.length), TAR_END]));
+  await client.pushBlob(layer, sha256(layer));
+  const config = Buffer.from('{"architecture":"amd64","os":"linux"}');
+  await client.pushBlob(config, sha256(config));
+  await client.putManifest(
+    { schemaVersion: 2, mediaType: MEDIA.dockerManifest, config: { mediaType: 'application/vnd.docker.container.image.v1+json', digest: sha256(config), size: config.length }, layers: [{ mediaType: MEDIA.dockerLayerGzip, digest: sha256(layer), size: layer.length }] },
+    MEDIA.dockerManifest,
+  );
+}
+
+async function failure(p: Promise<unknown>): Promise<ImportError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ImportError);
+  return err as ImportError;
+}
+
+describe('DVCR as the destination', () => {
+  it('pushes a qcow2 from HTTP as an OCI image with disk/disk.img, format and virtual size, then a registry import reads it back to raw', async () => {
+    const target = `${registry.url}/vi/ns/disk:uid-1`;
+    const pushed = await runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.qcow2`, IMPORTER_DESTINATION_ENDPOINT: target, IMPORTER_TEMP_DIR: scratch }));
+    expect(pushed).toMatchObject({ phase: 'Succeeded', sourceFormat: 'qcow2', format: 'qcow2', virtualSize: 20 << 20, destination: { registryURL: `${registry.host}/vi/ns/disk:uid-1` } });
+    const { manifest, digest } = await new RegistryClient(parseImageReference(target)).getManifest();
+    expect('digest' in pushed.destination && pushed.destination.digest).toBe(digest);
+    expect(manifest.annotations).toEqual({ [ANNOTATION_FORMAT]: 'qcow2', [ANNOTATION_VIRTUAL_SIZE]: String(20 << 20) });
+    expect(manifest.layers).toHaveLength(1);
+    expect(readdirSync(scratch)).toEqual([]);
+
+    const out = join(scratch, 'pvc.img');
+    const pulled = await runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: target, IMPORTER_DESTINATION_PATH: out }));
+    expect(pulled).toMatchObject({ sourceFormat: 'qcow2', format: 'raw', virtualSize: 20 << 20 });
+    const raw = readFileSync(out);
+    expect(raw.length).toBe(20 << 20);
+    expect(raw.subarray(0, 256 << 10).equals(readFileSync(join(dir, 'disk.qcow2.src.raw')).subarray(0, 256 << 10))).toBe(true);
+    rmSync(out);
+  });
+
+  it('stores a vmdk as qcow2', async () => {
+    const result = await runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`, IMPORTER_DESTINATION_ENDPOINT: `${registry.url}/cvi/vm:u2`, IMPORTER_TEMP_DIR: scratch }));
+    expect(result).toMatchObject({ sourceFormat: 'vmdk', format: 'qcow2', virtualSize: 4 << 20 });
+  });
+
+  it('fails with DestinationError when DVCR does not answer, and cleans the scratch space', async () => {
+    const err = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`, IMPORTER_DESTINATION_ENDPOINT: 'http://127.0.0.1:1/vi/ns/x:1', IMPORTER_TEMP_DIR: scratch })));
+    expect(err.reason).toBe('DestinationError');
+    expect(err.message).toMatch(/cannot push to DVCR http:\/\/127\.0\.0\.1:1\/vi\/ns\/x:1: cannot reach/);
+    expect(readdirSync(scratch)).toEqual([]);
+  });
+});
+
+describe('a container image as the source', () => {
+  it('takes the file under disk/ of a gzip-layered containerDisk', async () => {
+    await pushContainerDisk('images/cd', 'fedora.qcow2', readFileSync(join(dir, 'disk.qcow2')));
+    const result = await runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/cd:v1`, IMPORTER_DESTINATION_ENDPOINT: `${registry.url}/vi/ns/cd:u3`, IMPORTER_TEMP_DIR: scratch }));
+    expect(result).toMatchObject({ sourceFormat: 'qcow2', format: 'qcow2', virtualSize: 20 << 20 });
+  });
+
+  it('fails with NotADiskImage for an image without disk/, SourceNotFound for a missing tag', async () => {
+    const client = new RegistryClient(parseImageReference(`${registry.url}/images/app:v1`));
+    const layer = Buffer.concat([tarHeader({ name: 'bin/app', size: 3 }), Buffer.from('abc'), tarPadding(3), TAR_END]);
+    await client.pushBlob(layer, sha256(layer));
+    const config = Buffer.from('{}');
+    await client.pushBlob(config, sha256(config));
+    await client.putManifest({ schemaVersion: 2, mediaType: MEDIA.ociManifest, config: { mediaType: MEDIA.ociConfig, digest: sha256(config), size: 2 }, layers: [{ mediaType: MEDIA.ociLayerTar, digest: sha256(layer), size: layer.length }] }, MEDIA.ociManifest);
+    const dest = { IMPORTER_DESTINATION_PATH: join(scratch, 'never.img') };
+    const noDisk = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/app:v1`, ...dest })));
+    expect(noDisk.reason).toBe('NotADiskImage');
+    expect(noDisk.message).toMatch(/no file under disk\//);
+    const missing = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/none:v1`, ...dest })));
+    expect(missing.reason).toBe('SourceNotFound');
+    expect(readdirSync(scratch)).toEqual([]);
+  });
+});
