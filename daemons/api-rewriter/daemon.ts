@@ -1,0 +1,101 @@
+/**
+ * The proxy process: the HTTP proxy in front of the apiserver and the health/metrics server. Ready once
+ * the proxy listens and the apiserver answered /readyz once.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { metricsGuard } from '../../shared/authz/index.js';
+import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
+import { errorMessage } from '../../shared/errors/index.js';
+import type { KubeClient } from '../../shared/kube/index.js';
+import { childLogger, type Logger } from '../../shared/log/index.js';
+import { KUBEVIRT_RULES, Renamer } from '../../shared/rewriter/index.js';
+import type { ApiRewriterConfig } from './config.js';
+import { ApiRewriterMetrics } from './metrics.js';
+import { createProxyHandler } from './proxy.js';
+import { createUpgradeHandler } from './upgrade.js';
+import { upstreamFromKubeConfig } from './upstream.js';
+
+export interface ApiRewriterOptions {
+  config: ApiRewriterConfig;
+  kube: KubeClient;
+  signal: AbortSignal;
+  logger?: Logger;
+}
+
+export interface ApiRewriterHandle {
+  readonly metrics: ApiRewriterMetrics;
+  /** The proxy port and the health port, once both listen. */
+  readonly listening: Promise<{ proxyPort: number; health: HealthServer }>;
+  /** Resolves when the daemon has stopped. */
+  readonly done: Promise<void>;
+}
+
+export function runApiRewriter(options: ApiRewriterOptions): ApiRewriterHandle {
+  const { config, kube, signal } = options;
+  const log = options.logger ?? childLogger({ component: 'kube-api-rewriter' });
+  const metrics = new ApiRewriterMetrics();
+  const renamer = new Renamer(KUBEVIRT_RULES);
+  let ready = false;
+  const listening = (async () => {
+    const upstream = await upstreamFromKubeConfig(kube.kubeConfig);
+    signal.addEventListener('abort', () => upstream.close(), { once: true });
+    const server = http.createServer(
+      { keepAliveTimeout: 65_000, requestTimeout: 0 },
+      createProxyHandler({
+        renamer,
+        upstream,
+        metrics,
+        log,
+        maxRequestBodyBytes: config.MAX_REQUEST_BODY_BYTES,
+        maxResponseBodyBytes: config.MAX_RESPONSE_BODY_BYTES,
+      }),
+    );
+    server.on('upgrade', createUpgradeHandler(renamer, upstream, log));
+    server.on('clientError', (err, socket) => {
+      log.debug({ err }, 'malformed HTTP from a client');
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.PROXY_PORT, config.PROXY_HOST, () => resolve());
+    });
+    signal.addEventListener(
+      'abort',
+      () => {
+        server.close();
+        server.closeAllConnections();
+      },
+      { once: true },
+    );
+    const proxyPort = (server.address() as AddressInfo).port;
+    const health = await startHealthServer(config.HEALTH_HOST, config.HEALTH_PORT, {
+      ready: () => ready,
+      metrics: () => metrics.registry.expose(),
+      metricsGuard: metricsGuard(config, kube, log),
+    });
+    signal.addEventListener('abort', () => void health.close(), { once: true });
+    log.info({ proxyPort, healthPort: health.port, upstream: upstream.url.origin }, `kube-api-rewriter listening on ${config.PROXY_HOST}:${proxyPort}`);
+    void checkUpstream(kube, log, signal).then(() => (ready = true));
+    return { proxyPort, health };
+  })();
+  const done = listening.then(
+    () => new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }))),
+  );
+  return { metrics, listening, done };
+}
+
+/** Wait until the apiserver answers (GET /version; the proxy is not ready before). */
+async function checkUpstream(kube: KubeClient, log: Logger, signal: AbortSignal): Promise<void> {
+  let delay = 200;
+  while (!signal.aborted) {
+    try {
+      await kube.rest.request({ method: 'GET', path: '/version', what: 'apiserver version', timeoutMs: 5_000, signal });
+      return;
+    } catch (err: unknown) {
+      log.warn({ err: errorMessage(err) }, 'apiserver not ready yet');
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 5_000);
+    }
+  }
+}

@@ -1,0 +1,282 @@
+/**
+ * The HTTP handler of the proxy. Framing only: the decisions (what a path is, how names change) come
+ * from shared/rewriter. Bodies of `pass` requests stream through as bytes; `rewrite` and `inspect`
+ * bodies are read whole (up to a limit), rewritten when they hold a name to rewrite, and sent with a
+ * fresh Content-Length; watch responses go through the event-by-event WatchTransform.
+ */
+import type http from 'node:http';
+import { gunzipSync, inflateSync } from 'node:zlib';
+import {
+  PatchError,
+  WatchTransform,
+  needsParsing,
+  patchKindOf,
+  planRequest,
+  restoreDocument,
+  rewriteObject,
+  rewritePatch,
+  type Renamer,
+  type RequestPlan,
+} from '../../shared/rewriter/index.js';
+import { errorMessage } from '../../shared/errors/index.js';
+import type { Logger } from '../../shared/log/index.js';
+import type { ApiRewriterMetrics } from './metrics.js';
+import type { UpstreamTarget } from './upstream.js';
+
+export interface ProxyOptions {
+  readonly renamer: Renamer;
+  readonly upstream: UpstreamTarget;
+  readonly metrics: ApiRewriterMetrics;
+  readonly log: Logger;
+  readonly maxRequestBodyBytes: number;
+  readonly maxResponseBodyBytes: number;
+}
+
+/** Request headers never forwarded: hop-by-hop ones, and the client's own credentials and host. */
+const DROP_REQUEST = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization']);
+const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
+
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
+class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function createProxyHandler(opts: ProxyOptions): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  return (req, res) => {
+    void handle(opts, req, res).catch((err: unknown) => {
+      opts.log.error({ err, url: req.url }, 'proxy request failed');
+      if (!res.headersSent) sendStatus(res, 500, 'InternalError', `the proxy failed: ${errorMessage(err)}`);
+      else res.destroy();
+    });
+  };
+}
+
+async function handle(opts: ProxyOptions, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const started = performance.now();
+  const { renamer, metrics } = opts;
+  const plan = planRequest(renamer, req.url ?? '/');
+  const method = req.method ?? 'GET';
+  const watch = plan.endpoint.watch;
+  const labels = { decision: plan.body, watch: watch ? 'true' : 'false' } as const;
+  const done = (code: number): void => {
+    metrics.requests.inc({ method, ...labels, code: String(code) });
+    metrics.duration.observe(labels, (performance.now() - started) / 1000);
+  };
+
+  const headers: http.OutgoingHttpHeaders = {};
+  for (const [k, v] of Object.entries(req.headers)) if (!DROP_REQUEST.has(k) && v !== undefined) headers[k] = v;
+  Object.assign(headers, await opts.upstream.authHeaders());
+
+  let body: Buffer | undefined;
+  const hasBody = method !== 'GET' && method !== 'HEAD' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
+  if (plan.body !== 'pass') {
+    headers.accept = jsonAccept(req.headers.accept);
+    delete headers['accept-encoding'];
+    if (hasBody) {
+      try {
+        body = await requestBody(opts, plan, req);
+      } catch (err: unknown) {
+        if (!(err instanceof BodyError)) throw err;
+        metrics.rewriteErrors.inc({ side: 'request', reason: err.reason });
+        sendStatus(res, err.status, err.status === 413 ? 'RequestEntityTooLarge' : err.status === 415 ? 'UnsupportedMediaType' : 'BadRequest', err.message);
+        req.resume();
+        done(err.status);
+        return;
+      }
+      headers['content-length'] = body.length;
+      delete headers['transfer-encoding'];
+    }
+  }
+
+  const upstreamReq = opts.upstream.request({ method, path: plan.upstreamUrl, headers });
+  res.on('close', () => {
+    if (!res.writableFinished) upstreamReq.destroy();
+  });
+  upstreamReq.on('error', (err) => {
+    if (res.headersSent) return;
+    metrics.upstreamErrors.inc({ stage: 'connect' });
+    opts.log.warn({ err, url: req.url }, 'apiserver unreachable');
+    sendStatus(res, 503, 'ServiceUnavailable', `the apiserver behind the proxy is unreachable: ${errorMessage(err)}`);
+    done(503);
+  });
+  upstreamReq.on('response', (upstreamRes) => {
+    void respond(opts, plan, upstreamRes, res, done).catch((err: unknown) => {
+      opts.log.error({ err, url: req.url }, 'response failed');
+      if (!res.headersSent) sendStatus(res, 502, 'InternalError', `the proxy could not answer: ${errorMessage(err)}`);
+      else res.destroy();
+    });
+  });
+  if (body !== undefined) upstreamReq.end(body);
+  else if (hasBody) req.pipe(upstreamReq);
+  else upstreamReq.end();
+}
+
+/** Accept without protobuf (a body to rewrite must be JSON); JSON tables are kept. */
+function jsonAccept(accept: string | undefined): string {
+  if (accept === undefined || accept === '' || accept === '*/*') return 'application/json';
+  if (!accept.includes('protobuf')) return accept;
+  const kept = accept
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => !a.startsWith(PROTOBUF) && !a.includes('protobuf'));
+  return kept.length > 0 ? kept.join(',') : 'application/json';
+}
+
+async function requestBody(opts: ProxyOptions, plan: RequestPlan, req: http.IncomingMessage): Promise<Buffer> {
+  const contentType = req.headers['content-type'] ?? 'application/json';
+  const raw = await readAll(req, opts.maxRequestBodyBytes, () => new BodyError(413, 'too_large', `the request body is larger than ${opts.maxRequestBodyBytes} bytes, the most this proxy rewrites`));
+  if (contentType.startsWith(PROTOBUF) || contentType.includes('cbor')) {
+    throw new BodyError(415, 'unsupported_media_type', `the proxy rewrites JSON bodies only; send ${plan.endpoint.resource ?? 'this resource'} as application/json, not ${contentType}`);
+  }
+  if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return raw;
+  opts.metrics.bodiesParsed.inc({ side: 'request' });
+  let doc: unknown;
+  try {
+    doc = JSON.parse(raw.toString('utf8'));
+  } catch (err: unknown) {
+    const hint = contentType.startsWith('application/apply-patch+yaml') ? ' (server-side apply through this proxy needs the YAML written as JSON)' : '';
+    throw new BodyError(400, 'invalid_json', `the request body is not valid JSON${hint}: ${errorMessage(err)}`);
+  }
+  const patchKind = req.method === 'PATCH' ? patchKindOf(contentType) : undefined;
+  try {
+    const out = patchKind !== undefined ? rewritePatch(opts.renamer, patchKind, doc, 'rename', plan.hintKind) : rewriteObject(opts.renamer, doc, 'rename', plan.hintKind);
+    return Buffer.from(JSON.stringify(out));
+  } catch (err: unknown) {
+    if (err instanceof PatchError) throw new BodyError(400, 'invalid_patch', err.message);
+    throw err;
+  }
+}
+
+async function respond(
+  opts: ProxyOptions,
+  plan: RequestPlan,
+  upstreamRes: http.IncomingMessage,
+  res: http.ServerResponse,
+  done: (code: number) => void,
+): Promise<void> {
+  const status = upstreamRes.statusCode ?? 502;
+  const headers: http.OutgoingHttpHeaders = {};
+  for (const [k, v] of Object.entries(upstreamRes.headers)) if (!DROP_RESPONSE.has(k) && v !== undefined) headers[k] = v;
+  const contentType = upstreamRes.headers['content-type'] ?? '';
+  const json = contentType.startsWith('application/json');
+  if (plan.body === 'pass' || !json) {
+    res.writeHead(status, headers);
+    upstreamRes.pipe(res);
+    upstreamRes.on('error', () => res.destroy());
+    upstreamRes.on('end', () => done(status));
+    return;
+  }
+  if (plan.endpoint.watch && status === 200) {
+    streamWatch(opts, plan, upstreamRes, res, headers);
+    done(status);
+    return;
+  }
+  let raw: Buffer;
+  try {
+    raw = await readAll(upstreamRes, opts.maxResponseBodyBytes, () => new BodyError(502, 'too_large', `the apiserver's answer is larger than ${opts.maxResponseBodyBytes} bytes, the most this proxy rewrites`));
+  } catch (err: unknown) {
+    opts.metrics.upstreamErrors.inc({ stage: 'stream' });
+    if (err instanceof BodyError) {
+      sendStatus(res, 502, 'InternalError', err.message);
+      done(502);
+      return;
+    }
+    res.destroy();
+    done(status);
+    return;
+  }
+  const encoding = upstreamRes.headers['content-encoding'];
+  if (encoding === 'gzip' || encoding === 'deflate') {
+    raw = encoding === 'gzip' ? gunzipSync(raw) : inflateSync(raw);
+    delete headers['content-encoding'];
+  }
+  const out = restoreBody(opts, plan, raw);
+  headers['content-length'] = out.length;
+  res.writeHead(status, headers);
+  res.end(out);
+  done(status);
+}
+
+function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer {
+  if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return raw;
+  opts.metrics.bodiesParsed.inc({ side: 'response' });
+  let doc: unknown;
+  try {
+    doc = JSON.parse(raw.toString('utf8'));
+  } catch {
+    opts.metrics.rewriteErrors.inc({ side: 'response', reason: 'invalid_json' });
+    return raw;
+  }
+  return Buffer.from(JSON.stringify(restoreDocument(opts.renamer, plan, doc)));
+}
+
+function streamWatch(opts: ProxyOptions, plan: RequestPlan, upstreamRes: http.IncomingMessage, res: http.ServerResponse, headers: http.OutgoingHttpHeaders): void {
+  const { metrics, log } = opts;
+  delete headers['content-length'];
+  delete headers['content-encoding'];
+  const transform = new WatchTransform(opts.renamer, {
+    mode: plan.body,
+    direction: 'restore',
+    hintKind: plan.hintKind,
+    onEvent: (rewritten) => metrics.watchEvents.inc({ rewritten: rewritten ? 'true' : 'false' }),
+    onInvalidLine: () => metrics.rewriteErrors.inc({ side: 'response', reason: 'invalid_json' }),
+    onTruncated: (bytes) => {
+      metrics.rewriteErrors.inc({ side: 'response', reason: 'truncated_watch_event' });
+      log.warn({ bytes, url: plan.upstreamUrl }, 'the apiserver watch broke inside an event; the partial event is dropped and the stream ends');
+    },
+  });
+  res.writeHead(200, headers);
+  res.flushHeaders();
+  transform.pipe(res);
+  upstreamRes.pipe(transform, { end: false });
+  const finish = (): void => {
+    if (!transform.writableEnded) transform.end();
+  };
+  upstreamRes.on('end', finish);
+  upstreamRes.on('close', () => {
+    if (!upstreamRes.complete) metrics.upstreamErrors.inc({ stage: 'stream' });
+    finish();
+  });
+  upstreamRes.on('error', finish);
+}
+
+function readAll(stream: http.IncomingMessage, limit: number, tooLarge: () => Error): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    stream.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.on('end', () => {
+      if (!failed) resolve(Buffer.concat(chunks, size));
+    });
+    stream.on('error', (err) => {
+      if (!failed) reject(err);
+    });
+    stream.on('close', () => {
+      if (!failed && !stream.complete) reject(new Error('the connection closed before the body ended'));
+    });
+  });
+}
+
+/** A Kubernetes Status answer, so kubectl and client-go show the message. */
+export function sendStatus(res: http.ServerResponse, code: number, reason: string, message: string): void {
+  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}

@@ -1,0 +1,74 @@
+/**
+ * The apiserver behind the proxy: its URL, one keep-alive agent with the kubeconfig's CA and client
+ * certificate, and the bearer token (re-read every 10 s so rotated service-account tokens are used).
+ * The proxy speaks with this identity; a client's own Authorization header is not forwarded.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+export interface UpstreamTarget {
+  readonly url: URL;
+  readonly agent: http.Agent;
+  /** Headers to add to every request (Authorization), current. */
+  authHeaders(): Promise<http.OutgoingHttpHeaders>;
+  request(options: http.RequestOptions): http.ClientRequest;
+  close(): void;
+}
+
+const REFRESH_MS = 10_000;
+
+export async function upstreamFromKubeConfig(kc: KubeConfig): Promise<UpstreamTarget> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  const url = new URL(cluster.server);
+  const read = async (): Promise<https.RequestOptions> => {
+    const options: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(options);
+    return options;
+  };
+  const first = await read();
+  const secure = url.protocol === 'https:';
+  const agentOptions: https.AgentOptions = { keepAlive: true, maxFreeSockets: 256, scheduling: 'lifo' };
+  if (first.ca !== undefined) agentOptions.ca = first.ca;
+  if (first.cert !== undefined) agentOptions.cert = first.cert;
+  if (first.key !== undefined) agentOptions.key = first.key;
+  if (first.rejectUnauthorized !== undefined) agentOptions.rejectUnauthorized = first.rejectUnauthorized;
+  if (first.servername !== undefined) agentOptions.servername = first.servername;
+  const agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  let current = { at: Date.now(), headers: authOnly(first) };
+  let refreshing: Promise<void> | undefined;
+  return {
+    url,
+    agent,
+    async authHeaders(): Promise<http.OutgoingHttpHeaders> {
+      if (Date.now() - current.at >= REFRESH_MS && refreshing === undefined) {
+        refreshing = read()
+          .then((o) => {
+            current = { at: Date.now(), headers: authOnly(o) };
+          })
+          .catch(() => {
+            current = { ...current, at: Date.now() };
+          })
+          .finally(() => (refreshing = undefined));
+        await refreshing;
+      }
+      return current.headers;
+    },
+    request(options: http.RequestOptions): http.ClientRequest {
+      const base = { protocol: url.protocol, hostname: url.hostname, port: url.port, agent, ...options };
+      const prefix = url.pathname.replace(/\/+$/, '');
+      if (prefix !== '' && options.path !== undefined) base.path = prefix + (options.path ?? '');
+      return secure ? https.request(base) : http.request(base);
+    },
+    close: () => agent.destroy(),
+  };
+}
+
+function authOnly(options: https.RequestOptions): http.OutgoingHttpHeaders {
+  const headers = (options.headers ?? {}) as Record<string, unknown>;
+  const bearer = headers.Authorization ?? headers.authorization;
+  if (typeof bearer === 'string') return { authorization: bearer };
+  if (typeof options.auth === 'string') return { authorization: `Basic ${Buffer.from(options.auth).toString('base64')}` };
+  return {};
+}
