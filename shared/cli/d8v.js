@@ -1,14 +1,16 @@
 #!/usr/bin/env node
-// The `d8v` command (package.json "bin"): the compiled CLI when built (dist/), else the TypeScript
-// source through tsx (a checkout with dev dependencies).
-import { existsSync } from 'node:fs';
-import { URL, fileURLToPath } from 'node:url';
-
-const built = fileURLToPath(new URL('../../dist/shared/cli/main.js', import.meta.url));
-if (existsSync(built)) {
-  await import(built);
-} else {
-  const { register } = await import('tsx/esm/api');
+// The `d8v` command (package.json "bin"). In a checkout (dev dependencies installed) it runs the
+// TypeScript source through tsx, so it is never stale; in an installation without tsx, the compiled
+// CLI under dist/ (`npm run build`).
+let register;
+try {
+  ({ register } = await import('tsx/esm/api'));
+} catch {
+  register = undefined;
+}
+if (register !== undefined) {
   register();
   await import('./main.ts');
+} else {
+  await import('../../dist/shared/cli/main.js');
 }
