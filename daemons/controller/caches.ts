@@ -16,9 +16,31 @@ import { vmIndexes } from './reconcilers/vm/state.js';
  */
 export const RESYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
 
-interface Scope {
+export interface Scope {
   namespace?: string;
   labelSelector?: string;
+}
+
+/** One informer-backed cache of a resource in a scope (backoff and resync as every cache here). */
+export function informerCache<T extends KubeObject>(client: ResourceClient<T>, scope: Scope, signal: AbortSignal, logger: Logger): ObjectCache<T> {
+  return new ObjectCache(
+    new Informer<T>({
+      client,
+      ...scope,
+      signal,
+      backoff: { initialMs: 200, maxMs: 10_000, jitter: 0.2 },
+      resyncMs: Math.round(RESYNC_PERIOD_MS * (1 + 0.1 * Math.random())),
+      logger: childLogger({ component: 'informer', resource: client.descriptor.kind }, logger),
+    }),
+  );
+}
+
+/** The scopes of namespaced and cluster objects the config asks for (WATCH_NAMESPACE, CLUSTER_OBJECTS_SELECTOR). */
+export function scopesOf(config: ControllerConfig): { namespaced: Scope; clusterScoped: Scope } {
+  return {
+    namespaced: config.WATCH_NAMESPACE !== undefined ? { namespace: config.WATCH_NAMESPACE } : {},
+    clusterScoped: config.CLUSTER_OBJECTS_SELECTOR !== undefined ? { labelSelector: config.CLUSTER_OBJECTS_SELECTOR } : {},
+  };
 }
 
 /**
@@ -27,19 +49,8 @@ interface Scope {
  * (every taken address matters to allocation).
  */
 export function makeCaches(clients: Clients, config: ControllerConfig, signal: AbortSignal, logger: Logger): Caches {
-  const namespaced: Scope = config.WATCH_NAMESPACE !== undefined ? { namespace: config.WATCH_NAMESPACE } : {};
-  const clusterScoped: Scope = config.CLUSTER_OBJECTS_SELECTOR !== undefined ? { labelSelector: config.CLUSTER_OBJECTS_SELECTOR } : {};
-  const cache = <T extends KubeObject>(client: ResourceClient<T>, scope: Scope): ObjectCache<T> =>
-    new ObjectCache(
-      new Informer<T>({
-        client,
-        ...scope,
-        signal,
-        backoff: { initialMs: 200, maxMs: 10_000, jitter: 0.2 },
-        resyncMs: Math.round(RESYNC_PERIOD_MS * (1 + 0.1 * Math.random())),
-        logger: childLogger({ component: 'informer', resource: client.descriptor.kind }, logger),
-      }),
-    );
+  const { namespaced, clusterScoped } = scopesOf(config);
+  const cache = <T extends KubeObject>(client: ResourceClient<T>, scope: Scope): ObjectCache<T> => informerCache(client, scope, signal, logger);
   const caches: Caches = {
     vms: cache(clients.vms, namespaced),
     classes: cache(clients.classes, clusterScoped),
@@ -54,6 +65,12 @@ export function makeCaches(clients: Clients, config: ControllerConfig, signal: A
     leases: cache(clients.leases, {}),
     nodes: cache(clients.nodes, clusterScoped),
   };
+  addIndexes(caches);
+  return caches;
+}
+
+/** The secondary indexes the reconcilers read; added before the caches start (unit tests add them too). */
+export function addIndexes(caches: Caches): void {
   for (const [name, fn] of Object.entries(vmIndexes)) caches.vms.addIndex(name, fn);
   caches.vmips.addIndex(VMIP_BY_OWNER, ownerVMKeys);
   caches.vmops.addIndex(VMOP_BY_VM, (op) => [`${op.metadata.namespace ?? ''}/${op.spec.virtualMachineName}`]);
@@ -61,7 +78,6 @@ export function makeCaches(clients: Clients, config: ControllerConfig, signal: A
     const ref = lease.spec.virtualMachineIPAddressRef;
     return ref === undefined || ref.name === '' ? [] : [`${ref.namespace}/${ref.name}`];
   });
-  return caches;
 }
 
 /** Every cache, for starting, syncing and stopping them together. */

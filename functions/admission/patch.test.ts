@@ -1,7 +1,8 @@
 /** JSON Patch from a changed copy: vectors and a round-trip property. */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { applyPatch, diff } from './patch.js';
+import { applyJsonPatch as applyPatch } from '../../shared/kube/index.js';
+import { diff } from './patch.js';
 
 describe('diff', () => {
   it.each([

@@ -24,7 +24,19 @@ export {
   type WriteOptions,
 } from './resource-client.js';
 export { RestTransport, type RestRequest } from './rest.js';
-export { PatchType, addFinalizerOps, conditionalMergePatch, pointer, removeFinalizerOps, statusMergePatch, type JsonPatchOp } from './patch.js';
+export {
+  PatchTestFailedError,
+  PatchType,
+  addFinalizerOps,
+  applyJsonPatch,
+  applyMergePatch,
+  conditionalMergePatch,
+  pointer,
+  pointerSegment,
+  removeFinalizerOps,
+  statusMergePatch,
+  type JsonPatchOp,
+} from './patch.js';
 export { addFinalizer, hasFinalizer, removeFinalizer } from './finalizers.js';
 export { controllerRefOf, hasControllerReference, ownerReferenceTo, withControllerReference } from './owner-refs.js';
 export { kubeObjectSchema, microTimeSchema, objectReferenceSchema } from './schemas.js';

@@ -1,5 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { addFinalizerOps, conditionalMergePatch, pointer, pointerSegment, removeFinalizerOps } from './patch.js';
+import {
+  PatchTestFailedError,
+  addFinalizerOps,
+  applyJsonPatch,
+  applyMergePatch,
+  conditionalMergePatch,
+  pointer,
+  pointerSegment,
+  removeFinalizerOps,
+} from './patch.js';
 
 describe('JSON Pointer', () => {
   it('escapes ~ before / as RFC 6901 requires', () => {
@@ -67,5 +76,32 @@ describe('conditional merge patches', () => {
   it('refuse to be built without a resourceVersion (an unconditional write by mistake)', () => {
     expect(() => conditionalMergePatch({ spec: {} }, undefined)).toThrow(TypeError);
     expect(() => conditionalMergePatch({ spec: {} }, '')).toThrow(TypeError);
+  });
+});
+
+describe('applying patches', () => {
+  it('merges RFC 7386 patches: null deletes, objects merge, arrays and scalars replace, the target is not changed', () => {
+    const target = { a: { b: 1, c: 2 }, list: [1, 2], keep: 'x' };
+    expect(applyMergePatch(target, { a: { b: null, d: 3 }, list: [3] })).toEqual({ a: { c: 2, d: 3 }, list: [3], keep: 'x' });
+    expect(target).toEqual({ a: { b: 1, c: 2 }, list: [1, 2], keep: 'x' });
+    expect(applyMergePatch({ a: 1 }, 'scalar')).toBe('scalar');
+  });
+
+  it('applies the finalizer operations, and refuses them when the guarded value moved on', () => {
+    const obj = { metadata: { resourceVersion: '5', finalizers: ['a', 'f'] } };
+    expect(applyJsonPatch(obj, addFinalizerOps(obj.metadata, 'g') ?? [])).toEqual({ metadata: { resourceVersion: '5', finalizers: ['a', 'f', 'g'] } });
+    expect(applyJsonPatch(obj, removeFinalizerOps(obj.metadata, 'f') ?? [])).toEqual({ metadata: { resourceVersion: '5', finalizers: ['a'] } });
+    const moved = { metadata: { resourceVersion: '6', finalizers: ['a', 'h'] } };
+    expect(() => applyJsonPatch(moved, addFinalizerOps(obj.metadata, 'g') ?? [])).toThrow(PatchTestFailedError);
+    expect(() => applyJsonPatch(moved, removeFinalizerOps(obj.metadata, 'f') ?? [])).toThrow(/test failed at \/metadata\/finalizers\/1/);
+  });
+
+  it.each<[string, Parameters<typeof applyJsonPatch>[1], RegExp]>([
+    ['removing a missing key', [{ op: 'remove', path: '/spec/x' }], /nothing to remove at \/spec\/x/],
+    ['a path under a missing parent', [{ op: 'add', path: '/nope/x', value: 1 }], /no parent for \/nope\/x/],
+    ['an index past the end', [{ op: 'add', path: '/list/5', value: 1 }], /bad index in \/list\/5/],
+    ['move, which is not supported', [{ op: 'move', from: '/a', path: '/b' }], /op move is not supported/],
+  ])('names the problem for %s', (_what, ops, message) => {
+    expect(() => applyJsonPatch({ spec: {}, list: [] }, ops)).toThrow(message);
   });
 });

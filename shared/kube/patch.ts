@@ -79,3 +79,69 @@ export function conditionalMergePatch<P extends object>(patch: P, resourceVersio
 export function statusMergePatch(status: unknown): { status: unknown } {
   return { status };
 }
+
+/** A JSON Patch `test` operation did not match (the apiserver answers 422). */
+export class PatchTestFailedError extends Error {
+  constructor(readonly path: string) {
+    super(`JSON patch test failed at ${path}`);
+    this.name = 'PatchTestFailedError';
+  }
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Apply a JSON merge patch (RFC 7386) to a copy of `target`: null deletes, objects merge, the rest replaces. */
+export function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (!isRecord(patch)) return structuredClone(patch);
+  const out: Record<string, unknown> = isRecord(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = applyMergePatch(out[key], value);
+  }
+  return out;
+}
+
+/**
+ * Apply JSON Patch operations (RFC 6902: add, remove, replace, test; move and copy are not needed
+ * here and throw) to a copy of `doc`. A failed `test` throws PatchTestFailedError; a path that does
+ * not exist throws a TypeError naming it. For in-memory stand-ins of the apiserver and round-trip tests.
+ */
+export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOp[]): unknown {
+  let root = structuredClone(doc);
+  for (const op of ops) {
+    const segments = op.path.split('/').slice(1).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+    if (op.op === 'move' || op.op === 'copy') throw new TypeError(`JSON patch op ${op.op} is not supported`);
+    const value = 'value' in op ? op.value : undefined;
+    if (op.op === 'test') {
+      if (JSON.stringify(valueAt(root, segments)) !== JSON.stringify(value)) throw new PatchTestFailedError(op.path);
+      continue;
+    }
+    const last = segments.pop();
+    if (last === undefined) {
+      if (op.op === 'remove') throw new TypeError('cannot remove the document root');
+      root = structuredClone(value);
+      continue;
+    }
+    const parent = valueAt(root, segments);
+    if (parent === null || typeof parent !== 'object') throw new TypeError(`JSON patch: no parent for ${op.path}`);
+    const target = parent as Record<string, unknown>;
+    if (Array.isArray(target)) {
+      const index = last === '-' ? target.length : Number(last);
+      if (!Number.isInteger(index) || index < 0 || index > target.length) throw new TypeError(`JSON patch: bad index in ${op.path}`);
+      if (op.op === 'remove') target.splice(index, 1);
+      else target.splice(index, op.op === 'replace' ? 1 : 0, structuredClone(value));
+    } else if (op.op === 'remove') {
+      if (!Object.hasOwn(target, last)) throw new TypeError(`JSON patch: nothing to remove at ${op.path}`);
+      delete target[last];
+    } else {
+      Object.defineProperty(target, last, { value: structuredClone(value), enumerable: true, writable: true, configurable: true });
+    }
+  }
+  return root;
+}
+
+function valueAt(doc: unknown, segments: readonly string[]): unknown {
+  let at = doc;
+  for (const s of segments) at = at !== null && typeof at === 'object' && Object.hasOwn(at, s) ? (at as Record<string, unknown>)[s] : undefined;
+  return at;
+}

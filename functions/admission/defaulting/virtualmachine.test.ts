@@ -1,7 +1,7 @@
 /** VirtualMachine defaulting: class, core fraction and network ids, returned as a JSON Patch of a changed copy. */
 import { describe, expect, it } from '@jest/globals';
 import { mutate } from '../mutate.js';
-import { applyPatch } from '../patch.js';
+import { applyJsonPatch as applyPatch } from '../../../shared/kube/index.js';
 import { FakeLookups, context, emptyWorld, type World } from '../testing/fake-lookups.js';
 import { request, typed, vm, type VmIn } from '../testing/objects.js';
 import { vmDefaulter } from '../webhooks.js';

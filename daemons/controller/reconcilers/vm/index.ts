@@ -33,19 +33,24 @@ export function vmHandlers(deps: Deps): Handler<VMState>[] {
   ];
 }
 
+/** The state one pass starts from: the VM as read and a copy of its status. */
+export function initVMState(vm: VirtualMachine): VMState {
+  return {
+    obj: vm,
+    key: `${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`,
+    status: clone(vm.status) ?? {},
+    waitingFor: [],
+    power: { kind: 'none' },
+    startPending: false,
+  };
+}
+
 export function vmReconciler(deps: Deps): ReconcileFn {
   return handlerChain<VirtualMachine, VMStatus, VMState>({
     name: 'vm',
     load: (key) => deps.caches.vms.get(key),
     invalid: (key) => deps.caches.vms.invalid(key),
-    init: (vm) => ({
-      obj: vm,
-      key: `${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`,
-      status: clone(vm.status) ?? {},
-      waitingFor: [],
-      power: { kind: 'none' },
-      startPending: false,
-    }),
+    init: initVMState,
     handlers: vmHandlers(deps),
     statusOf: (vm) => vm.status,
     writeStatus: async (vm, patch, signal) => {
