@@ -44,6 +44,12 @@ describe('importer config', () => {
     expect(found.some((p) => p.startsWith('UPLOADER_WAIT_TIMEOUT'))).toBe(true);
   });
 
+  it('reports a missing destination beside a malformed key', () => {
+    const found = problems({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: 'http://x/y', IMPORTER_CHECKSUMS: '{"sha256":"short"}' }).join('\n');
+    expect(found).toMatch(/sha256 must be 64 hex digits/);
+    expect(found).toMatch(/exactly one of/);
+  });
+
   it('wants exactly one destination and an endpoint except for uploads', () => {
     expect(problems({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: 'http://x/y' })).toEqual([expect.stringMatching(/exactly one of/)]);
     expect(problems({ ...base, IMPORTER_DESTINATION_ENDPOINT: 'dvcr.test/vi/a:b' })).toEqual([expect.stringMatching(/exactly one of/)]);

@@ -51,6 +51,7 @@ export const ImporterConfigSchema = z
     LOG_LEVEL: env.logLevel().describe('Log level.'),
   })
   .superRefine((c, ctx) => {
+    if (!(SOURCES as readonly string[]).includes(c.IMPORTER_SOURCE)) return;
     if (c.IMPORTER_SOURCE !== 'upload' && c.IMPORTER_ENDPOINT === undefined) {
       ctx.addIssue({ code: 'custom', path: ['IMPORTER_ENDPOINT'], message: `is required for source ${c.IMPORTER_SOURCE}` });
     }
@@ -61,7 +62,8 @@ export const ImporterConfigSchema = z
     if (destinations !== 1) {
       ctx.addIssue({ code: 'custom', path: ['IMPORTER_DESTINATION_ENDPOINT'], message: 'exactly one of IMPORTER_DESTINATION_ENDPOINT and IMPORTER_DESTINATION_PATH must be set' });
     }
-  });
+    // Checked even when a single key is invalid, so that every problem is reported together.
+  }, { when: () => true });
 
 export type ImporterConfig = Readonly<z.infer<typeof ImporterConfigSchema>>;
 

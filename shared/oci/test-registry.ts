@@ -4,9 +4,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../tests/env/ports.js';
 import { waitFor } from '../testing/wait.js';
 
 export const REGISTRY_BINARY = '/usr/bin/docker-registry';
@@ -17,18 +17,6 @@ export interface TestRegistry {
   /** `http://host:port`, the prefix our references take for a plain-HTTP registry. */
   readonly url: string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startTestRegistry(): Promise<TestRegistry> {
