@@ -15,7 +15,13 @@ const vm = {
     annotations: { 'kubevirt.io/latest-observed-api-version': 'v1', note: 'x' },
     finalizers: ['kubevirt.io/virtualMachineControllerFinalize', 'other'],
     ownerReferences: [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'vmi', uid: 'u' }],
-    managedFields: [{ apiVersion: 'kubevirt.io/v1', manager: 'kubectl' }],
+    managedFields: [
+      {
+        apiVersion: 'kubevirt.io/v1',
+        manager: 'kubectl',
+        fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:kubevirt.io/vm': {}, 'f:app': {} }, 'f:finalizers': { '.': {}, 'v:"kubevirt.io/virtualMachineControllerFinalize"': {} } }, 'f:spec': { 'f:running': {} } },
+      },
+    ],
   },
   spec: { template: { metadata: { labels: { 'kubevirt.io/domain': 'vm1' } } }, running: true },
 };
@@ -30,6 +36,10 @@ describe('rewriteObject', () => {
     expect(renamed.metadata.finalizers).toEqual([`kubevirt.${INT}/virtualMachineControllerFinalize`, 'other']);
     expect(renamed.metadata.ownerReferences[0]).toMatchObject({ apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachineInstance' });
     expect(renamed.metadata.managedFields[0]?.apiVersion).toBe(`${INT}/v1`);
+    expect(renamed.metadata.managedFields[0]?.fieldsV1['f:metadata']).toEqual({
+      'f:labels': { '.': {}, [`f:kubevirt.${INT}/vm`]: {}, 'f:app': {} },
+      'f:finalizers': { '.': {}, [`v:"kubevirt.${INT}/virtualMachineControllerFinalize"`]: {} },
+    });
     expect(renamed.spec.running).toBe(true);
     expect(rewriteObject(r, renamed, 'restore')).toEqual(vm);
   });

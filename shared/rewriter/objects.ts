@@ -5,7 +5,7 @@
  * policy rules, pod templates and selectors, PVC data sources, Events, Status). The functions change
  * the freshly parsed document they are given in place and return it (the proxy owns that document).
  */
-import { isRecord, type Direction, type Renamer } from './names.js';
+import { isRecord, mapRecord, type Direction, type Renamer } from './names.js';
 
 type Obj = Record<string, unknown>;
 
@@ -36,8 +36,36 @@ export function rewriteMetadata(r: Renamer, meta: unknown, dir: Direction): void
   if (Array.isArray(meta.ownerReferences)) for (const ref of meta.ownerReferences) rewriteTypeRef(r, ref, dir);
   if (Array.isArray(meta.managedFields)) {
     for (const mf of meta.managedFields) {
-      if (isRecord(mf) && typeof mf.apiVersion === 'string') mf.apiVersion = groupVersion(r, mf.apiVersion, dir);
+      if (!isRecord(mf)) continue;
+      if (typeof mf.apiVersion === 'string') mf.apiVersion = groupVersion(r, mf.apiVersion, dir);
+      if (isRecord(mf.fieldsV1)) rewriteFieldSet(r, mf.fieldsV1, dir);
     }
+  }
+}
+
+/**
+ * The metadata part of a managedFields field set: `f:<label>` under `f:labels` and `f:annotations`,
+ * `v:"<finalizer>"` under `f:finalizers`, so server-side apply owners follow the renamed keys.
+ */
+function rewriteFieldSet(r: Renamer, fields: Obj, dir: Direction): void {
+  const meta = fields['f:metadata'];
+  if (!isRecord(meta)) return;
+  const renameKeys = (set: unknown, fn: (key: string) => string): unknown =>
+    mapRecord(set, (k, v) => [fn(k), v]);
+  const prefixed = (prefix: string, kind: 'labels' | 'annotations') => (k: string): string =>
+    k.startsWith(prefix) ? prefix + r.key(kind, k.slice(prefix.length), dir) : k;
+  if (meta['f:labels'] !== undefined) meta['f:labels'] = renameKeys(meta['f:labels'], prefixed('f:', 'labels'));
+  if (meta['f:annotations'] !== undefined) meta['f:annotations'] = renameKeys(meta['f:annotations'], prefixed('f:', 'annotations'));
+  if (meta['f:finalizers'] !== undefined) {
+    meta['f:finalizers'] = renameKeys(meta['f:finalizers'], (k) => {
+      if (!k.startsWith('v:')) return k;
+      try {
+        const value: unknown = JSON.parse(k.slice(2));
+        return typeof value === 'string' ? `v:${JSON.stringify(r.key('finalizers', value, dir))}` : k;
+      } catch {
+        return k;
+      }
+    });
   }
 }
 

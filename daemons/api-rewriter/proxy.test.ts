@@ -1,0 +1,179 @@
+/**
+ * The proxy against a stand-in apiserver (a local HTTP server that records what it receives and answers
+ * what each test scripts), for what a real apiserver cannot be made to do on demand: break a watch in
+ * the middle of an event, answer with invalid JSON. The real-apiserver test is tests/integration/api-rewriter.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { KubeConfig } from '@kubernetes/client-node';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { rootLogger } from '../../shared/log/index.js';
+import { KUBEVIRT_RULES, Renamer } from '../../shared/rewriter/index.js';
+import { ApiRewriterMetrics } from './metrics.js';
+import { createProxyHandler } from './proxy.js';
+import { upstreamFromKubeConfig, type UpstreamTarget } from './upstream.js';
+
+const INT = 'internal.virtualization.deckhouse.io';
+type Script = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
+
+let script: Script = (_req, _body, res) => res.end();
+const seen: { method: string; url: string; body: string; headers: http.IncomingHttpHeaders }[] = [];
+let fakeApiserver: http.Server;
+let proxy: http.Server;
+let proxyUrl: string;
+let upstream: UpstreamTarget;
+const metrics = new ApiRewriterMetrics();
+
+async function listen(server: http.Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+function kubeConfigFor(port: number): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 'proxy-token' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
+beforeAll(async () => {
+  fakeApiserver = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', body, headers: req.headers });
+      script(req, body, res);
+    });
+  });
+  const apiPort = await listen(fakeApiserver);
+  upstream = await upstreamFromKubeConfig(kubeConfigFor(apiPort));
+  proxy = http.createServer(
+    createProxyHandler({ renamer: new Renamer(KUBEVIRT_RULES), upstream, metrics, log: rootLogger, maxRequestBodyBytes: 4096, maxResponseBodyBytes: 1 << 20 }),
+  );
+  proxyUrl = `http://127.0.0.1:${await listen(proxy)}`;
+});
+
+afterEach(() => {
+  seen.length = 0;
+});
+
+afterAll(async () => {
+  upstream.close();
+  proxy.closeAllConnections();
+  fakeApiserver.closeAllConnections();
+  await Promise.all([new Promise((r) => proxy.close(r)), new Promise((r) => fakeApiserver.close(r))]);
+});
+
+const json = (res: http.ServerResponse, code: number, doc: unknown): void => {
+  res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+};
+
+describe('kube-api-rewriter proxy', () => {
+  it('renames the path and body on the way in, restores the answer, and uses its own credentials', async () => {
+    script = (_req, body, res) => json(res, 201, { ...(JSON.parse(body) as object), metadata: { name: 'vm1', uid: 'u' } });
+    const res = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer client-token', accept: 'application/vnd.kubernetes.protobuf, application/json' },
+      body: JSON.stringify({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'vm1' } }),
+    });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toEqual({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'vm1', uid: 'u' } });
+    expect(seen[0]?.url).toBe(`/apis/${INT}/v1/namespaces/a/internalvirtualizationvirtualmachines`);
+    expect(JSON.parse(seen[0]?.body ?? '')).toMatchObject({ apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine' });
+    expect(seen[0]?.headers.authorization).toBe('Bearer proxy-token');
+    expect(seen[0]?.headers.accept).toBe('application/json');
+  });
+
+  it('refuses a malformed JSON body with 400 naming the problem, without calling the apiserver, and keeps serving', async () => {
+    const bad = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"apiVersion": kubevirt' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: expect.stringContaining('not valid JSON') });
+    const badPatch = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines/x`, { method: 'PATCH', headers: { 'content-type': 'application/json-patch+json' }, body: '{"op":"add"}' });
+    expect(badPatch.status).toBe(400);
+    expect(((await badPatch.json()) as { message: string }).message).toMatch(/JSON Patch must be an array/);
+    expect(seen).toHaveLength(0);
+    script = (_req, _body, res) => json(res, 200, { kind: 'Status', status: 'Success' });
+    expect((await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines/x`)).status).toBe(200);
+  });
+
+  it('refuses protobuf bodies with 415 and bodies over the limit with 413', async () => {
+    const proto = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`, { method: 'POST', headers: { 'content-type': 'application/vnd.kubernetes.protobuf' }, body: 'k8s\0' });
+    expect(proto.status).toBe(415);
+    const huge = await fetch(`${proxyUrl}/api/v1/namespaces/a/configmaps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: { x: 'y'.repeat(10_000) } }) });
+    expect(huge.status).toBe(413);
+    expect(((await huge.json()) as { message: string }).message).toContain('larger than 4096 bytes');
+    expect(seen).toHaveLength(0);
+    expect(metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="request",reason="too_large"\} 1/);
+  });
+
+  it('passes unrelated requests and their bytes through untouched', async () => {
+    const raw = '{"kind":"Lease",  "spec":{"holderIdentity":"kubevirt.io/odd"}}';
+    script = (_req, _body, res) => res.writeHead(200, { 'content-type': 'application/json', 'x-extra': '1' }).end(raw);
+    const res = await fetch(`${proxyUrl}/apis/coordination.k8s.io/v1/namespaces/a/leases/l?x=1`, { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+    expect(await res.text()).toBe(raw);
+    expect(res.headers.get('x-extra')).toBe('1');
+    expect(seen[0]?.url).toBe('/apis/coordination.k8s.io/v1/namespaces/a/leases/l?x=1');
+    expect(seen[0]?.headers.accept).toBe('application/vnd.kubernetes.protobuf');
+  });
+
+  it('passes a response that is not JSON on a rewritten path as it is and counts it', async () => {
+    script = (_req, _body, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"truncated":');
+    const res = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines/x`);
+    expect(await res.text()).toBe('{"truncated":');
+    expect(metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="response",reason="invalid_json"\} 1/);
+  });
+
+  it('streams watch events restored as they come, and ends the stream cleanly when the apiserver breaks mid-event', async () => {
+    let release: () => void = () => undefined;
+    const go = new Promise<void>((resolve) => (release = resolve));
+    script = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(JSON.stringify({ type: 'ADDED', object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name: 'a' } } }) + '\n');
+      void go.then(() => {
+        res.write('{"type":"MODIFIED","object":{"apiVersion":"internal.virtua');
+        setImmediate(() => res.socket?.destroy());
+      });
+    };
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => http.get(`${proxyUrl}/apis/kubevirt.io/v1/virtualmachines?watch=true`, resolve).on('error', reject));
+    expect(res.statusCode).toBe(200);
+    const received: string[] = [];
+    let first: () => void = () => undefined;
+    const gotFirst = new Promise<void>((resolve) => (first = resolve));
+    res.setEncoding('utf8').on('data', (c: string) => {
+      received.push(c);
+      first();
+    });
+    // The first event arrives before the apiserver sends anything more: nothing is buffered.
+    await gotFirst;
+    expect(JSON.parse(received.join(''))).toEqual({ type: 'ADDED', object: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'a' } } });
+    const ended = new Promise<string>((resolve) => {
+      res.on('end', () => resolve('end'));
+      res.on('error', () => resolve('error'));
+      res.on('aborted', () => resolve('aborted'));
+    });
+    release();
+    expect(await ended).toBe('end');
+    expect(received.join('').trimEnd().split('\n')).toHaveLength(1);
+    expect(metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="response",reason="truncated_watch_event"\} 1/);
+  });
+
+  it('answers 503 with a Status when the apiserver is unreachable', async () => {
+    const downKc = kubeConfigFor(1);
+    const down = await upstreamFromKubeConfig(downKc);
+    const server = http.createServer(createProxyHandler({ renamer: new Renamer(KUBEVIRT_RULES), upstream: down, metrics: new ApiRewriterMetrics(), log: rootLogger, maxRequestBodyBytes: 4096, maxResponseBodyBytes: 4096 }));
+    const port = await listen(server);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/apis/kubevirt.io/v1/virtualmachines`);
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { message: string }).message).toMatch(/apiserver behind the proxy is unreachable/);
+    } finally {
+      down.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

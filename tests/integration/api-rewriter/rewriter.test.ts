@@ -1,0 +1,171 @@
+/**
+ * kube-api-rewriter against the real kube-apiserver of tests/env, driven by the real kubectl: what a
+ * KubeVirt component sees through the proxy (kubevirt.io names only) and what lands in the apiserver
+ * (the InternalVirtualization* CRDs of knative/crds, installed by the test set-up).
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { join } from 'node:path';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { freshNamespace, getTestEnv, kubectl, startExtraApiServer } from '../../env/index.js';
+import { metricValue } from '../route-forge/process.js';
+import { spawnRewriter, type RewriterProcess } from './process.js';
+
+const INT = 'internal.virtualization.deckhouse.io';
+let rw: RewriterProcess;
+let ns: string;
+
+const viaProxy = (args: string[], stdin?: string) => kubectl(args, { kubeconfigPath: rw.kubeconfigPath, ...(stdin !== undefined ? { stdin } : {}) });
+const direct = (args: string[]) => kubectl(args);
+
+async function ok(p: Promise<{ code: number; stdout: string; stderr: string }>): Promise<string> {
+  const r = await p;
+  if (r.code !== 0) throw new Error(`kubectl failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+const vmManifest = (name: string): string =>
+  JSON.stringify({
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachine',
+    metadata: {
+      name,
+      namespace: ns,
+      labels: { 'kubevirt.io/vm': name, 'app.kubernetes.io/managed-by': 'virt-operator', app: 'web' },
+      annotations: { 'kubevirt.io/latest-observed-api-version': 'v1' },
+      finalizers: ['kubevirt.io/virtualMachineControllerFinalize'],
+    },
+    spec: { runStrategy: 'Halted', template: { spec: { domain: { devices: {} } } } },
+  });
+
+beforeAll(async () => {
+  rw = await spawnRewriter({ name: 'rewriter-system' });
+  ns = await freshNamespace('rewriter');
+});
+
+afterAll(async () => {
+  await rw.stop();
+});
+
+describe('kube-api-rewriter with kubectl and the real apiserver', () => {
+  it('creates a kubevirt.io VirtualMachine that lands as an InternalVirtualizationVirtualMachine with renamed metadata', async () => {
+    expect(await ok(viaProxy(['create', '-f', '-'], vmManifest('vm1')))).toContain('virtualmachine.kubevirt.io/vm1 created');
+    const stored = JSON.parse(await ok(direct(['get', `internalvirtualizationvirtualmachines.${INT}`, 'vm1', '-n', ns, '-o', 'json']))) as {
+      apiVersion: string;
+      kind: string;
+      metadata: { labels: Record<string, string>; annotations: Record<string, string>; finalizers: string[] };
+    };
+    expect(stored.apiVersion).toBe(`${INT}/v1`);
+    expect(stored.kind).toBe('InternalVirtualizationVirtualMachine');
+    expect(stored.metadata.labels).toEqual({ [`kubevirt.${INT}/vm`]: 'vm1', 'app.kubernetes.io/managed-by': 'virt-operator-internal-virtualization', app: 'web' });
+    expect(stored.metadata.annotations[`kubevirt.${INT}/latest-observed-api-version`]).toBe('v1');
+    expect(stored.metadata.finalizers).toEqual([`kubevirt.${INT}/virtualMachineControllerFinalize`]);
+
+    const seen = JSON.parse(await ok(viaProxy(['get', 'virtualmachines.kubevirt.io', 'vm1', '-n', ns, '-o', 'json']))) as { apiVersion: string; kind: string; metadata: { labels: Record<string, string>; finalizers: string[] } };
+    expect(seen.apiVersion).toBe('kubevirt.io/v1');
+    expect(seen.kind).toBe('VirtualMachine');
+    expect(seen.metadata.labels).toEqual({ 'kubevirt.io/vm': 'vm1', 'app.kubernetes.io/managed-by': 'virt-operator', app: 'web' });
+    expect(seen.metadata.finalizers).toEqual(['kubevirt.io/virtualMachineControllerFinalize']);
+  });
+
+  it('patches through the proxy (merge, JSON Patch, kubectl label, server-side apply) and selects by original labels', async () => {
+    await ok(viaProxy(['patch', 'virtualmachines.kubevirt.io', 'vm1', '-n', ns, '--type=merge', '-p', '{"metadata":{"labels":{"kubevirt.io/merged":"yes"}},"spec":{"runStrategy":"Always"}}']));
+    await ok(viaProxy(['patch', 'virtualmachines.kubevirt.io', 'vm1', '-n', ns, '--type=json', '-p', '[{"op":"add","path":"/metadata/labels/vm.kubevirt.io~1name","value":"vm1"}]']));
+    await ok(viaProxy(['label', 'virtualmachines.kubevirt.io', 'vm1', '-n', ns, 'kubevirt.io/labelled=1']));
+    // Server-side apply twice: the field owners follow the renamed keys, so the second apply is a no-op, not a conflict.
+    const applied = JSON.parse(vmManifest('vm1')) as { metadata: { labels: Record<string, string> }; spec: Record<string, unknown> };
+    applied.metadata.labels['kubevirt.io/applied'] = 'ssa';
+    delete applied.spec['runStrategy'];
+    for (let i = 0; i < 2; i++) await ok(viaProxy(['apply', '--server-side', '--field-manager=rewriter-test', '-f', '-'], JSON.stringify(applied)));
+    const labels = JSON.parse(await ok(direct(['get', `internalvirtualizationvirtualmachines.${INT}`, 'vm1', '-n', ns, '-o', 'jsonpath={.metadata.labels}']))) as Record<string, string>;
+    expect(labels).toMatchObject({ [`kubevirt.${INT}/merged`]: 'yes', [`vm.${INT}/name`]: 'vm1', [`kubevirt.${INT}/labelled`]: '1', [`kubevirt.${INT}/applied`]: 'ssa' });
+    expect(await ok(direct(['get', `internalvirtualizationvirtualmachines.${INT}`, 'vm1', '-n', ns, '-o', 'jsonpath={.spec.runStrategy}']))).toBe('Always');
+    const names = await ok(viaProxy(['get', 'virtualmachines.kubevirt.io', '-n', ns, '-l', 'kubevirt.io/merged=yes,vm.kubevirt.io/name in (vm1)', '-o', 'name']));
+    expect(names.trim()).toBe('virtualmachine.kubevirt.io/vm1');
+    const missing = await viaProxy(['get', 'virtualmachines.kubevirt.io', 'nope', '-n', ns]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain('virtualmachines.kubevirt.io "nope" not found');
+  });
+
+  it('delivers watch events renamed back as the changes happen in the apiserver', async () => {
+    const { binDir } = getTestEnv();
+    const watcher = spawn(join(binDir, 'kubectl'), [`--kubeconfig=${rw.kubeconfigPath}`, 'get', 'virtualmachines.kubevirt.io', '-n', ns, '--watch', '--output-watch-events', '-o', 'json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    watcher.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    try {
+      await waitFor('the initial ADDED event through the proxy', () => out.includes('"ADDED"'));
+      await ok(direct(['label', `internalvirtualizationvirtualmachines.${INT}`, 'vm1', '-n', ns, `kubevirt.${INT}/watched=now`]));
+      await waitFor('the MODIFIED event with the label restored', () => /"kubevirt\.io\/watched":\s*"now"/.test(out));
+      await ok(viaProxy(['create', '-f', '-'], vmManifest('vm2')));
+      await waitFor('the ADDED event of vm2', () => /"type":\s*"ADDED"[\s\S]*"name":\s*"vm2"/.test(out));
+      expect(out).not.toContain(INT);
+      expect(out).not.toContain('InternalVirtualization');
+      expect(out).toMatch(/"kind":\s*"VirtualMachine"/);
+    } finally {
+      watcher.kill('SIGTERM');
+    }
+  });
+
+  it('shows only kubevirt.io names in discovery', async () => {
+    const resources = await ok(viaProxy(['api-resources', '-o', 'wide']));
+    expect(resources).toMatch(/^virtualmachines\s+vm\s+kubevirt\.io\/v1\s+true\s+VirtualMachine\s/m);
+    expect(resources).toMatch(/^virtualmachineinstances\s+vmi\s+kubevirt\.io\/v1\s/m);
+    expect(resources).not.toContain('internalvirtualization');
+    expect(resources).not.toContain(INT);
+    const groups = await ok(viaProxy(['get', '--raw', '/apis']));
+    expect(groups).toContain('"kubevirt.io"');
+    expect(groups).not.toContain(INT);
+    const list = JSON.parse(await ok(viaProxy(['get', '--raw', '/apis/kubevirt.io/v1']))) as { groupVersion: string; resources: { name: string; kind: string }[] };
+    expect(list.groupVersion).toBe('kubevirt.io/v1');
+    expect(list.resources.map((r) => r.name)).toEqual(expect.arrayContaining(['virtualmachines', 'virtualmachines/status', 'virtualmachineinstances']));
+    const crd = JSON.parse(await ok(viaProxy(['get', 'crd', 'virtualmachines.kubevirt.io', '-o', 'json']))) as { spec: { group: string; names: { kind: string; shortNames: string[] } } };
+    expect(crd.spec.group).toBe('kubevirt.io');
+    expect(crd.spec.names.kind).toBe('VirtualMachine');
+    expect(crd.spec.names.shortNames).toEqual(['vm']);
+  });
+
+  it('refuses malformed JSON with a clear 400 and keeps serving', async () => {
+    const res = await fetch(`${rw.proxyUrl}/apis/kubevirt.io/v1/namespaces/${ns}/virtualmachines`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind": VirtualMachine' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toMatch(/not valid JSON/);
+    expect(await ok(viaProxy(['get', 'virtualmachines.kubevirt.io', '-n', ns, '-o', 'name']))).toContain('vm1');
+    const m = await rw.metrics();
+    expect(metricValue(m, 'd8_virtualization_api_rewriter_rewrite_errors_total', { side: 'request', reason: 'invalid_json' })).toBe(1);
+    expect(metricValue(m, 'd8_virtualization_api_rewriter_requests_total', { method: 'POST', decision: 'rewrite', watch: 'false', code: '201' })).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('kube-api-rewriter when the apiserver goes away mid-watch', () => {
+  it('ends the client watch stream cleanly, without a partial event', async () => {
+    const extra = await startExtraApiServer();
+    const proxy = await spawnRewriter({ kubeconfigPath: extra.kubeconfigPath, name: 'rewriter-broken' });
+    try {
+      // A fresh apiserver answers 429 until its priority-and-fairness config is in place.
+      await waitFor('the extra apiserver to serve lists through the proxy', async () => (await fetch(`${proxy.proxyUrl}/apis/kubevirt.io/v1/namespaces/${ns}/virtualmachines`)).status === 200);
+      const res = await new Promise<http.IncomingMessage>((resolve, reject) =>
+        http.get(`${proxy.proxyUrl}/apis/kubevirt.io/v1/namespaces/${ns}/virtualmachines?watch=true`, resolve).on('error', reject),
+      );
+      expect(res.statusCode).toBe(200);
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => (body += c));
+      const ended = new Promise<string>((resolve) => {
+        res.on('end', () => resolve('end'));
+        res.on('aborted', () => resolve('aborted'));
+        res.on('error', () => resolve('error'));
+      });
+      await waitFor('the initial events', () => body.includes('"vm1"'));
+      await extra.kill();
+      expect(await ended).toBe('end');
+      for (const line of body.split('\n').filter((l) => l !== '')) {
+        expect((JSON.parse(line) as { object: { kind: string } }).object.kind).toBe('VirtualMachine');
+      }
+      expect(proxy.child.exitCode).toBeNull();
+    } finally {
+      await proxy.stop();
+      await extra.stop().catch(() => undefined);
+    }
+  });
+});
