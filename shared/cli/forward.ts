@@ -59,8 +59,10 @@ export async function serveListeners(
     for (const l of listeners) {
       const server = net.createServer((socket) => void forwardOne(conn, l, socket, io, signal));
       servers.push(server);
-      server.listen(l.local, address);
-      await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(listenError(address, l.local, err)))]);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', (err) => reject(listenError(address, l.local, err)));
+        server.listen(l.local, address, resolve);
+      });
       const bound = server.address() as net.AddressInfo;
       io.stdout.write(`Forwarding from ${hostPort(address, bound.port)} -> ${l.label}\n`);
     }

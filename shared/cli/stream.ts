@@ -41,6 +41,8 @@ export async function openStream(conn: Connection, target: StreamTarget, signal:
     const settle = (): void => signal.removeEventListener('abort', onAbort);
     ws.once('open', () => {
       settle();
+      // Hold what the server sends at once (a console's prompt) until splice() listens.
+      ws.pause();
       resolve(ws);
     });
     // Refused upgrades (401, 403, 404 naming the VM, 503 for a backend that is down) carry a Status body.
@@ -48,8 +50,8 @@ export async function openStream(conn: Connection, target: StreamTarget, signal:
       settle();
       readBody(res)
         .catch(() => '')
-        .then((text) => reject(apiError(what, statusFromBody(res.statusCode ?? 0, text))), reject);
-      req.destroy();
+        .then((text) => reject(apiError(what, statusFromBody(res.statusCode ?? 0, text))), reject)
+        .finally(() => req.destroy());
     });
     ws.once('error', (err) => {
       settle();
@@ -95,6 +97,7 @@ export function splice(ws: WebSocket, input: Readable, output: Writable, what: s
       }
     });
     ws.on('error', () => undefined); // the close event that follows carries the classification
+    ws.resume();
     ws.once('close', (code: number, reason: Buffer) => {
       input.off('data', onData);
       input.off('end', onEnd);
