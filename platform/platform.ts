@@ -22,13 +22,14 @@ import { SecretFiles } from './secret-files.js';
 import { Supervisor } from './supervisor.js';
 import { bundleUnits, logHas, numberFromLog, REPO_ROOT, startUnit, statusOf, waitReady, type Bundles, type UnitSpec } from './units.js';
 import { WebhookRoute } from './webhook-wiring.js';
+import { STARTED_MESSAGE as REWRITER_STARTED } from '../daemons/api-rewriter/daemon.js';
 import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
 
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
 /** The simulator's ServiceAccount and RBAC (not part of the install). */
 const SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/kubevirt-simulator/rbac.yaml');
-const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts', 'functions/pre-delete/index.ts'];
+const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts', 'functions/pre-delete/index.ts', 'daemons/api-rewriter/main.ts'];
 
 export interface PlatformOptions {
   flags: PlatformFlags;
@@ -258,6 +259,13 @@ export class Platform {
         // Ready only with a sound certificate: the controller issues it, the Secret files bring it.
         ready: () => answers(listening('admission'), 'https'),
       },
+      {
+        // kube-api-rewriter: kubevirt.io names for KubeVirt's clients, under the controller's identity (its sidecar in the original).
+        name: 'api-rewriter',
+        entry: 'daemons/api-rewriter/main.ts',
+        env: { KUBECONFIG: controllerKc, PROXY_PORT: '0', HEALTH_PORT: '0', HEALTH_HOST: '127.0.0.1' },
+        ready: () => answers(numberFromLog(logOf('api-rewriter'), REWRITER_STARTED, 'healthPort'), 'http'),
+      },
     ];
     if (o.simulator) {
       const logPath = logOf('kubevirt-simulator');
@@ -276,6 +284,7 @@ export class Platform {
     await o.onAdmissionPort?.(admissionPort);
     await Promise.all(started.map(({ spec, proc }) => waitReady(spec, proc)));
     say(`  units ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    say(`  kube-api-rewriter: http://127.0.0.1:${numberFromLog(logOf('api-rewriter'), REWRITER_STARTED, 'proxyPort') ?? '?'} (kubevirt.io names over the renamed internal API)`);
     return {
       units: Object.fromEntries(started.map(({ spec, proc }) => [spec.name, proc])),
       ports: { admission: admissionPort, audit: listening('audit') ?? 0 },

@@ -16,6 +16,9 @@ import { createProxyHandler } from './proxy.js';
 import { createUpgradeHandler } from './upgrade.js';
 import { upstreamFromKubeConfig } from './upstream.js';
 
+/** The log line (message) that carries `proxyPort` and `healthPort`: the platform reads the ports from it. */
+export const STARTED_MESSAGE = 'kube-api-rewriter started: proxy and health served';
+
 export interface ApiRewriterOptions {
   config: ApiRewriterConfig;
   kube: KubeClient;
@@ -75,7 +78,7 @@ export function runApiRewriter(options: ApiRewriterOptions): ApiRewriterHandle {
       metricsGuard: metricsGuard(config, kube, log),
     });
     signal.addEventListener('abort', () => void health.close(), { once: true });
-    log.info({ proxyPort, healthPort: health.port, upstream: upstream.url.origin }, `kube-api-rewriter listening on ${config.PROXY_HOST}:${proxyPort}`);
+    log.info({ proxyHost: config.PROXY_HOST, proxyPort, healthPort: health.port, upstream: upstream.url.origin }, STARTED_MESSAGE);
     void checkUpstream(kube, log, signal).then(() => (ready = true));
     return { proxyPort, health };
   })();
