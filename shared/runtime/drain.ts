@@ -1,4 +1,5 @@
 import type { Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 
 /**
  * Tracks in-flight responses and drains a server: stop accepting, let what is in flight finish (each
@@ -6,6 +7,8 @@ import type { Server, ServerResponse } from 'node:http';
  */
 export class Drain {
   private readonly open = new Set<ServerResponse>();
+  /** Upgraded connections (streams) and how to ask each to end. */
+  private readonly streams = new Map<Duplex, AbortController>();
   private started = false;
 
   get draining(): boolean {
@@ -13,7 +16,16 @@ export class Drain {
   }
 
   get inFlight(): number {
-    return this.open.size;
+    return this.open.size + this.streams.size;
+  }
+
+  /** Called for every upgraded connection; the signal aborts when draining starts (at once if it has). */
+  trackStream(socket: Duplex): AbortSignal {
+    const controller = new AbortController();
+    this.streams.set(socket, controller);
+    socket.once('close', () => this.streams.delete(socket));
+    if (this.started) controller.abort(new Error('the server is shutting down'));
+    return controller.signal;
   }
 
   /** Called for every request as it arrives. */
@@ -28,10 +40,13 @@ export class Drain {
     this.started = true;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     for (const res of this.open) this.closeAfter(res, server);
+    for (const stream of this.streams.values()) stream.abort(new Error('the server is shutting down'));
     server.closeIdleConnections();
     const clean = await within(closed, deadlineMs);
     if (!clean) {
       server.closeAllConnections();
+      // Upgraded sockets are no longer the HTTP server's connections: closeAllConnections misses them.
+      for (const socket of this.streams.keys()) socket.destroy();
       await closed;
     }
     return clean;

@@ -10,6 +10,8 @@ export {
   type Route,
   type RouteRequest,
   type RouteResponse,
+  type UpgradeHandler,
+  type UpgradeRequest,
 } from './types.js';
 export { serve, type ServeOptions, type ServerHandle } from './server.js';
 export { runIfMain, runMain } from './main.js';

@@ -10,6 +10,7 @@ import { loadStartConfig, type Env, type HostConfig } from './config.js';
 import { Drain } from './drain.js';
 import { DefinitionError } from './errors.js';
 import { answerClientError } from './http/client-error.js';
+import { serveUpgrades } from './http/upgrade.js';
 import { shutdown, type ShutdownReport } from './lifecycle.js';
 import { TlsReloader, type TlsFiles } from './tls.js';
 import type { FunctionContext, FunctionDefinition } from './types.js';
@@ -57,7 +58,9 @@ export async function serve<C extends z.ZodObject, S>(
     return status === undefined || status.ok ? undefined : `TLS: ${status.reason}`;
   };
   const metricsGuard = metricsGuardFromEnv(config.host, options.env ?? process.env, log);
-  const server = createServer(config.host, config.tls, buildApp({ def, ctx, host: config.host, drain, metrics, tlsStatus, metricsGuard }));
+  const app = buildApp({ def, ctx, host: config.host, drain, metrics, tlsStatus, metricsGuard });
+  const server = createServer(config.host, config.tls, app, def.clientCertificates === 'request');
+  if (def.upgrade !== undefined) serveUpgrades(server, def.upgrade, ctx, drain);
   if (config.tls !== undefined) {
     tls = new TlsReloader(config.tls, server as HttpsServer, log);
     await tls.start();
@@ -77,14 +80,19 @@ export async function serve<C extends z.ZodObject, S>(
   return { port: address.port, url, metrics, close };
 }
 
-/** Plain HTTP, or HTTPS whose certificate the TlsReloader supplies (no handshake before it does). */
-function createServer(host: HostConfig, tls: TlsFiles | undefined, app: RequestListener): Server {
+/**
+ * Plain HTTP, or HTTPS whose certificate the TlsReloader supplies (no handshake before it does);
+ * `askClientCerts` requests (never requires or verifies) client certificates.
+ */
+function createServer(host: HostConfig, tls: TlsFiles | undefined, app: RequestListener, askClientCerts: boolean): Server {
   const timeouts = {
     requestTimeout: host.REQUEST_TIMEOUT_MS,
     headersTimeout: host.REQUEST_TIMEOUT_MS === 0 ? 60_000 : Math.min(60_000, host.REQUEST_TIMEOUT_MS),
   };
   const server: Server =
-    tls === undefined ? createHttpServer(timeouts, app) : createHttpsServer(timeouts, app);
+    tls === undefined
+      ? createHttpServer(timeouts, app)
+      : createHttpsServer({ ...timeouts, ...(askClientCerts ? { requestCert: true, rejectUnauthorized: false } : {}) }, app);
   server.on('clientError', answerClientError);
   return server;
 }

@@ -1,4 +1,6 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { X509Certificate } from 'node:crypto';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { CloudEvent } from 'cloudevents';
 import type { z } from 'zod';
 import type { Logger } from '../log/index.js';
@@ -42,6 +44,10 @@ export interface RouteRequest {
   readonly params: Readonly<Record<string, string | string[] | undefined>>;
   readonly query: URLSearchParams;
   readonly headers: IncomingHttpHeaders;
+  /** Every header as the list of its values (repeated headers are not joined). */
+  readonly headersDistinct: Readonly<Record<string, string[] | undefined>>;
+  /** The client's TLS certificate, when the function asks for them (`clientCertificates`) and one was sent. */
+  readonly peerCertificate: X509Certificate | undefined;
   readonly body: Buffer;
   /** The body parsed as JSON; throws BadRequestError naming the problem when it is empty or not JSON. */
   json(): unknown;
@@ -67,6 +73,22 @@ export interface Route<Cfg, S> {
 }
 
 /**
+ * An HTTP Upgrade request (WebSocket, SPDY). The handler owns the socket from here on: it answers
+ * the handshake (or an HTTP error) on it and ends it. `ctx.signal` aborts when the host starts
+ * draining, because a stream has no natural end: the handler closes it cleanly then; the host
+ * destroys what is still open at the drain deadline.
+ */
+export interface UpgradeRequest {
+  readonly request: IncomingMessage;
+  readonly socket: Duplex;
+  readonly head: Buffer;
+  /** As on `RouteRequest`. */
+  readonly peerCertificate: X509Certificate | undefined;
+}
+
+export type UpgradeHandler<Cfg, S> = (upgrade: UpgradeRequest, ctx: HandlerContext<Cfg, S>) => Awaitable<void>;
+
+/**
  * A function as one typed value. `config` is a zod object whose keys are environment variable names;
  * the host parses it together with its own keys at start and reports every problem at once.
  */
@@ -79,6 +101,13 @@ export interface FunctionDefinition<C extends z.ZodObject = z.ZodObject, S = und
   readonly handle?: CloudEventHandler<z.infer<C>, S>;
   /** Plain HTTP routes (AdmissionReview, aggregated API paths). */
   readonly routes?: ReadonlyArray<Route<z.infer<C>, S>>;
+  /** HTTP Upgrade requests (streams); without it they are served as plain requests. */
+  readonly upgrade?: UpgradeHandler<z.infer<C>, S>;
+  /**
+   * 'request': over TLS, ask clients for a certificate (not required, not verified by the host: the
+   * function checks `peerCertificate` against the CA it trusts, e.g. an aggregated API's front proxy).
+   */
+  readonly clientCertificates?: 'request';
   /** Extra readiness condition for `/health/readiness`; false or a throw answers 503. */
   readonly readiness?: (ctx: FunctionContext<z.infer<C>, S>) => Awaitable<boolean>;
   /** Runs once after the server has drained (SIGTERM or `close()`), within the drain deadline. */

@@ -1,5 +1,7 @@
 import type { Request, RequestHandler } from 'express';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, type X509Certificate } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { requestContext } from '../context.js';
 import type { FunctionContext, Route, RouteRequest, RouteResponse } from '../types.js';
 import { bodyOf } from './body.js';
@@ -24,9 +26,18 @@ function toRouteRequest(req: Request): RouteRequest {
     params: req.params,
     query: url.searchParams,
     headers: req.headers,
+    headersDistinct: req.headersDistinct,
+    peerCertificate: peerCertificateOf(req),
     body,
     json: () => parseJson(body.toString('utf8'), `request body (${req.get('content-type') ?? NO_CONTENT_TYPE})`),
   };
+}
+
+/** The client certificate of a TLS connection (only sent when the server asked for one). */
+export function peerCertificateOf(req: IncomingMessage): X509Certificate | undefined {
+  const socket = req.socket as Partial<TLSSocket>;
+  if (socket.encrypted !== true || socket.getPeerX509Certificate === undefined) return undefined;
+  return socket.getPeerX509Certificate();
 }
 
 /** Buffers and strings go out as they are, anything else as JSON; no body and no status is 204. */

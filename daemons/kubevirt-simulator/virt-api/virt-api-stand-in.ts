@@ -1,0 +1,171 @@
+/**
+ * VirtApiStandIn: a stand-in for KubeVirt's virt-api, which cannot run here (no KubeVirt). It serves
+ * the part of `subresources.kubevirt.io/v1` the subresources API calls, over mutual TLS: freeze,
+ * unfreeze, addvolume, removevolume, addresourceclaim, removeresourceclaim and evacuatecancel answer
+ * 200 and are recorded (path, identity headers, body); console is a serial console with a login
+ * prompt, vnc an RFB server with a grey screen, portforward/<port> echoes the bytes it gets. Streams
+ * are WebSockets with subprotocol plain.kubevirt.io, binary messages.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from '../../../shared/log/index.js';
+import { RfbServerSession } from './rfb.js';
+import { SerialConsoleSession } from './serial-console.js';
+
+export const KUBEVIRT_SUBRESOURCES = '/apis/subresources.kubevirt.io/v1';
+const PLAIN_PROTOCOL = 'plain.kubevirt.io';
+const CALL_PATH = /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([^/]+)\/(virtualmachineinstances|virtualmachines)\/([^/]+)\/([a-z]+)$/;
+const STREAM_PATH = /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([^/]+)\/virtualmachineinstances\/([^/]+)\/(console|vnc|portforward\/(\d+)(?:\/(tcp|udp))?)$/;
+const VMI_CALLS = ['freeze', 'unfreeze', 'addvolume', 'removevolume', 'addresourceclaim', 'removeresourceclaim'];
+const VM_CALLS = ['addvolume', 'removevolume', 'addresourceclaim', 'removeresourceclaim', 'evacuatecancel'];
+const MAX_BODY = 1024 * 1024;
+
+/** One call as virt-api received it. */
+export interface RecordedCall {
+  readonly method: string;
+  readonly path: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly subresource: string;
+  readonly remoteUser: string | undefined;
+  readonly remoteGroups: readonly string[];
+  /** The end user the caller names (X-Remote-Extra-Originating-User). */
+  readonly originatingUser: string | undefined;
+  readonly body: unknown;
+}
+
+export interface VirtApiStandInOptions {
+  readonly host?: string;
+  readonly port?: number;
+  /** PEM serving pair and the CA client certificates must chain to; without them: plain HTTP (tests of the wire only). */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly clientCa: string };
+  readonly log: Logger;
+  /** How many recorded calls are kept (oldest dropped). */
+  readonly keepCalls?: number;
+}
+
+export class VirtApiStandIn {
+  private server: Server | undefined;
+  private readonly sockets = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has(PLAIN_PROTOCOL) ? PLAIN_PROTOCOL : false) });
+  private readonly recorded: RecordedCall[] = [];
+  /** Streams open now, by kind. */
+  readonly open = { console: 0, vnc: 0, portforward: 0 };
+
+  constructor(private readonly options: VirtApiStandInOptions) {}
+
+  get calls(): readonly RecordedCall[] {
+    return this.recorded;
+  }
+
+  get port(): number {
+    return (this.server?.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  get url(): string {
+    return `${this.options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const tls = this.options.tls;
+    const handler = (req: IncomingMessage, res: ServerResponse): void => void this.serve(req, res);
+    this.server = tls === undefined
+      ? createHttpServer(handler)
+      : createHttpsServer({ cert: tls.cert, key: tls.key, ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }, handler);
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+    const server = this.server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', () => resolve());
+    });
+    this.options.log.info({ url: this.url, mtls: tls !== undefined }, 'virt-api stand-in listening');
+  }
+
+  /** Stop listening and end every stream (clients see close code 1001). */
+  async stop(): Promise<void> {
+    for (const ws of this.sockets.clients) ws.close(1001, 'virt-api stand-in stopping');
+    for (const ws of this.sockets.clients) ws.terminate();
+    const server = this.server;
+    if (server === undefined) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    this.server = undefined;
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://host');
+    const match = CALL_PATH.exec(url.pathname);
+    const answer = (status: number, message: string): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: status < 400 ? 'Success' : 'Failure', message, code: status }));
+    };
+    if (match === null) return answer(404, `the virt-api stand-in serves no ${url.pathname}`);
+    const [, namespace, kind, name, sub] = match as unknown as [string, string, string, string, string];
+    if (!(kind === 'virtualmachineinstances' ? VMI_CALLS : VM_CALLS).includes(sub)) return answer(404, `no subresource ${sub} on ${kind}`);
+    if (req.method !== 'PUT') return answer(405, `${sub} takes PUT`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_BODY) return answer(413, `body over ${MAX_BODY} bytes`);
+      chunks.push(chunk);
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch (err: unknown) {
+      return answer(400, `body is not JSON: ${(err as Error).message}`);
+    }
+    const call: RecordedCall = {
+      method: req.method,
+      path: url.pathname,
+      namespace: decodeURIComponent(namespace),
+      name: decodeURIComponent(name),
+      subresource: sub,
+      remoteUser: req.headersDistinct['x-remote-user']?.[0],
+      remoteGroups: req.headersDistinct['x-remote-group'] ?? [],
+      originatingUser: req.headersDistinct['x-remote-extra-originating-user']?.[0],
+      body,
+    };
+    this.recorded.push(call);
+    if (this.recorded.length > (this.options.keepCalls ?? 1000)) this.recorded.shift();
+    this.options.log.info({ sub, namespace: call.namespace, name: call.name, user: call.remoteUser, for: call.originatingUser, body }, 'virt-api stand-in call');
+    res.writeHead(200);
+    res.end();
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://host');
+    const match = STREAM_PATH.exec(url.pathname);
+    if (match === null) {
+      socket.end(`HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      return;
+    }
+    const name = decodeURIComponent(match[2]);
+    const kind = match[3].startsWith('portforward') ? 'portforward' : (match[3] as 'console' | 'vnc');
+    this.sockets.handleUpgrade(req, socket, head, (ws) => this.session(ws, kind, name));
+  }
+
+  private session(ws: WebSocket, kind: 'console' | 'vnc' | 'portforward', vm: string): void {
+    this.open[kind]++;
+    const send = (bytes: Buffer): void => {
+      if (ws.readyState === ws.OPEN) ws.send(bytes, { binary: true });
+    };
+    let receive: (bytes: Buffer) => void;
+    if (kind === 'console') {
+      const console = new SerialConsoleSession(vm, send);
+      receive = (b) => console.receive(b);
+    } else if (kind === 'vnc') {
+      const rfb = new RfbServerSession(send, (reason) => ws.close(1002, reason.slice(0, 120)));
+      receive = (b) => rfb.receive(b);
+    } else {
+      receive = send;
+    }
+    ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => receive(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)));
+    ws.on('error', (err) => this.options.log.debug({ err }, 'virt-api stand-in stream error'));
+    ws.once('close', () => this.open[kind]--);
+  }
+}

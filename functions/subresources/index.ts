@@ -1,0 +1,285 @@
+/**
+ * subresources: the aggregated API server for subresources.virtualization.deckhouse.io/v1alpha2 on
+ * the function host. The kube-apiserver authenticates and authorizes the user, then proxies here with
+ * its front-proxy client certificate; this function checks that certificate, names the user from the
+ * headers, looks the VM up and calls virt-api (subresources.kubevirt.io/v1) with its own client
+ * certificate: plain calls (freeze, volumes, ...) as HTTP, consoles, VNC and port forwarding as a
+ * WebSocket relay.
+ */
+import { createHash } from 'node:crypto';
+import { WebSocketServer } from 'ws';
+import { errorMessage } from '../../shared/errors/index.js';
+import { Informer, KubeClient, kubeObjectSchema, type KubeObject } from '../../shared/kube/index.js';
+import { defineFunction, runIfMain, type HandlerContext, type RouteRequest, type RouteResponse, type UpgradeRequest } from '../../shared/runtime/index.js';
+import { answerOnSocket } from '../../shared/runtime/http/upgrade.js';
+import * as api from './api.js';
+import { BackendRefusedError, BackendUnavailableError, VirtApi } from './backend.js';
+import { subresourcesConfig, type SubresourcesConfig } from './config.js';
+import { AUTH_CONFIGMAP, authenticate, parseRequestHeaderConfig, type RemoteUser, type RequestHeaderConfig } from './frontproxy.js';
+import { OptionsError, plainUpstream, streamUpstreamPath } from './options.js';
+import { relay } from './stream.js';
+import { VmLookup } from './vms.js';
+
+/** The subprotocols a client may ask for: Deckhouse's, and KubeVirt's (virtctl). */
+export const STREAM_PROTOCOLS = ['plain.virtualization.deckhouse.io', 'plain.kubevirt.io'] as const;
+const BACKEND_PROTOCOL = 'plain.kubevirt.io';
+const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
+const VM_PATH = new RegExp(`^${api.BASE_PATH.replace(/\./g, '\\.')}/namespaces/([^/]+)/virtualmachines/([^/]+)(?:/([^/]+))?/?$`);
+
+export interface SubresourcesState {
+  readonly kube: KubeClient;
+  readonly authConfig: Informer<KubeObject>;
+  readonly vms: VmLookup;
+  readonly virtApi: VirtApi;
+  readonly sockets: WebSocketServer;
+  readonly metrics: {
+    readonly streams: import('../../shared/metrics/index.js').Gauge<'subresource'>;
+    readonly backendFailures: import('../../shared/metrics/index.js').Counter<'subresource'>;
+    readonly refused: import('../../shared/metrics/index.js').Counter<'reason'>;
+  };
+  /** The parsed ConfigMap, keyed by its resourceVersion; the error when it is missing or broken. */
+  parsed: { version: string; config: RequestHeaderConfig | Error } | undefined;
+}
+
+type Ctx = HandlerContext<SubresourcesConfig, SubresourcesState>;
+
+/** The front-proxy configuration as the apiserver publishes it now, or why there is none. */
+function requestHeaderConfig(state: SubresourcesState): RequestHeaderConfig | Error {
+  const cm = state.authConfig.store.get({ namespace: AUTH_CONFIGMAP.namespace, name: AUTH_CONFIGMAP.name });
+  if (cm === undefined) return new Error(`ConfigMap ${AUTH_CONFIGMAP.namespace}/${AUTH_CONFIGMAP.name} is not known (yet)`);
+  const version = cm.metadata.resourceVersion ?? '';
+  if (state.parsed?.version !== version) {
+    let config: RequestHeaderConfig | Error;
+    try {
+      config = parseRequestHeaderConfig((cm as { data?: Record<string, string> }).data);
+    } catch (err: unknown) {
+      config = err instanceof Error ? err : new Error(String(err));
+    }
+    state.parsed = { version, config };
+  }
+  return state.parsed.config;
+}
+
+type Authenticated = { user: RemoteUser } | { refusal: { status: number; body: object } };
+
+function who(ctx: Ctx, cert: UpgradeRequest['peerCertificate'], headers: RouteRequest['headersDistinct']): Authenticated {
+  const config = requestHeaderConfig(ctx.state);
+  if (config instanceof Error) {
+    ctx.state.metrics.refused.inc({ reason: 'no-front-proxy-config' });
+    return { refusal: api.status(503, 'ServiceUnavailable', `cannot authenticate: ${config.message}`) };
+  }
+  const result = authenticate(config, cert, headers);
+  if (!result.ok) {
+    ctx.state.metrics.refused.inc({ reason: 'unauthenticated' });
+    ctx.log.info({ reason: result.reason }, 'request refused: not the front proxy');
+    return { refusal: api.status(401, 'Unauthorized', `Unauthorized: ${result.reason}`) };
+  }
+  return { user: result.user };
+}
+
+/** A route that only the aggregator may call. */
+function guarded(handle: (req: RouteRequest, ctx: Ctx, user: RemoteUser) => Promise<RouteResponse> | RouteResponse) {
+  return async (req: RouteRequest, ctx: Ctx): Promise<RouteResponse> => {
+    const auth = who(ctx, req.peerCertificate, req.headersDistinct);
+    if ('refusal' in auth) return auth.refusal;
+    return handle(req, ctx, auth.user);
+  };
+}
+
+const vmNotFound = (namespace: string, name: string): { status: number; body: object } =>
+  api.status(404, 'NotFound', `virtualmachines.virtualization.deckhouse.io "${name}" not found in namespace ${namespace}`, {
+    name,
+    group: 'virtualization.deckhouse.io',
+    kind: 'virtualmachines',
+  });
+
+/** The VM, or the answer when it is missing or not in a phase the subresource needs. */
+async function lookUp(ctx: Ctx, namespace: string, name: string, sub: api.Subresource | undefined): Promise<{ vm: KubeObject } | { refusal: { status: number; body: object } }> {
+  let vm;
+  try {
+    vm = await ctx.state.vms.get(namespace, name, ctx.signal);
+  } catch (err: unknown) {
+    ctx.log.warn({ err, namespace, name }, 'VM lookup failed');
+    return { refusal: api.status(503, 'ServiceUnavailable', `cannot look up VirtualMachine ${namespace}/${name}: ${errorMessage(err)}`) };
+  }
+  if (vm === undefined) return { refusal: vmNotFound(namespace, name) };
+  if (sub?.needsRunning === true) {
+    const allowed = sub.stream ? ['Running', 'Migrating'] : ['Running'];
+    if (!allowed.includes(vm.phase ?? '')) {
+      return { refusal: api.status(400, 'BadRequest', `VirtualMachine ${namespace}/${name} is ${vm.phase ?? 'without a phase'}: ${sub.name} needs it ${allowed.join(' or ')}`) };
+    }
+  }
+  return { vm: vm.object };
+}
+
+const subresourceOf = (name: string): api.Subresource | undefined => api.SUBRESOURCES.find((s) => s.name === name);
+
+async function putSubresource(req: RouteRequest, ctx: Ctx, user: RemoteUser): Promise<RouteResponse> {
+  const { namespace, name, sub } = req.params as { namespace: string; name: string; sub: string };
+  const subresource = subresourceOf(sub);
+  if (subresource === undefined) return api.status(404, 'NotFound', `virtualmachines/${sub} is not a subresource of ${api.GROUP_VERSION}`);
+  if (subresource.stream) return api.status(400, 'BadRequest', `virtualmachines/${sub} is a stream: connect with GET and an Upgrade: websocket`);
+  let upstream;
+  try {
+    upstream = plainUpstream(sub, namespace, name, req.query, req.body);
+  } catch (err: unknown) {
+    if (err instanceof OptionsError) return api.status(400, 'BadRequest', err.message);
+    throw err;
+  }
+  const found = await lookUp(ctx, namespace, name, subresource);
+  if ('refusal' in found) return found.refusal;
+  try {
+    const answer = await ctx.state.virtApi.call('PUT', upstream.path, upstream.body, user, ctx.signal);
+    ctx.log.info({ sub, namespace, name, user: user.name, status: answer.status }, 'proxied to virt-api');
+    const type = answer.headers['content-type'];
+    return { status: answer.status, headers: type === undefined ? {} : { 'content-type': type }, body: answer.body };
+  } catch (err: unknown) {
+    if (!(err instanceof BackendUnavailableError)) throw err;
+    ctx.state.metrics.backendFailures.inc({ subresource: sub });
+    ctx.log.warn({ sub, namespace, name, reason: err.message }, 'virt-api unavailable');
+    return api.status(503, 'ServiceUnavailable', err.message);
+  }
+}
+
+async function getVmOrSub(req: RouteRequest, ctx: Ctx): Promise<RouteResponse> {
+  const { namespace, name, sub } = req.params as { namespace: string; name: string; sub?: string };
+  if (sub !== undefined && sub !== 'scale') {
+    const subresource = subresourceOf(sub);
+    if (subresource === undefined) return api.status(404, 'NotFound', `virtualmachines/${sub} is not a subresource of ${api.GROUP_VERSION}`);
+    if (subresource.stream) return api.status(400, 'BadRequest', `virtualmachines/${sub} needs an Upgrade: websocket (WebSocket subprotocol ${STREAM_PROTOCOLS[0]})`);
+    return api.status(405, 'MethodNotAllowed', `virtualmachines/${sub} takes PUT`);
+  }
+  const found = await lookUp(ctx, namespace, name, undefined);
+  if ('refusal' in found) return found.refusal;
+  const md = found.vm.metadata;
+  if (sub === 'scale') {
+    return {
+      body: {
+        kind: 'Scale',
+        apiVersion: 'autoscaling/v1',
+        metadata: { name: md.name, namespace: md.namespace, uid: md.uid, resourceVersion: md.resourceVersion, creationTimestamp: md.creationTimestamp },
+        spec: { replicas: 1 },
+        status: { replicas: 1, selector: `kubevirt.internal.virtualization.deckhouse.io=virt-launcher,vm.kubevirt.internal.virtualization.deckhouse.io/name=${md.name}` },
+      },
+    };
+  }
+  return { body: { apiVersion: api.GROUP_VERSION, kind: 'VirtualMachine', metadata: md } };
+}
+
+/** Consoles, VNC and port forwarding: check, open virt-api's side, then upgrade the client's. */
+async function upgrade(up: UpgradeRequest, ctx: Ctx): Promise<void> {
+  const { request, socket, head } = up;
+  const fail = (answer: { status: number; body: object }): void => answerOnSocket(socket, answer.status, '', JSON.stringify(answer.body));
+  const auth = who(ctx, up.peerCertificate, request.headersDistinct);
+  if ('refusal' in auth) return fail(auth.refusal);
+  const url = new URL(request.url ?? '/', 'http://host');
+  const match = VM_PATH.exec(url.pathname);
+  const sub = match?.[3] === undefined ? undefined : subresourceOf(match[3]);
+  if (match === null || sub === undefined || !sub.stream) return fail(api.status(404, 'NotFound', `no stream at ${url.pathname}`));
+  if ((request.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
+    return fail(api.status(400, 'BadRequest', `only WebSocket upgrades are served (got Upgrade: ${request.headers.upgrade ?? ''}); SPDY is not supported`));
+  }
+  const [namespace, name] = [decodeURIComponent(match[1]), decodeURIComponent(match[2])];
+  let path: string;
+  try {
+    path = streamUpstreamPath(sub.name, namespace, name, url.searchParams);
+  } catch (err: unknown) {
+    if (err instanceof OptionsError) return fail(api.status(400, 'BadRequest', err.message));
+    throw err;
+  }
+  const found = await lookUp(ctx, namespace, name, sub);
+  if ('refusal' in found) return fail(found.refusal);
+  let backend;
+  try {
+    backend = await ctx.state.virtApi.dial(path, BACKEND_PROTOCOL, auth.user);
+  } catch (err: unknown) {
+    ctx.state.metrics.backendFailures.inc({ subresource: sub.name });
+    if (err instanceof BackendRefusedError) return fail(api.status(err.status, 'ServiceUnavailable', err.message));
+    if (err instanceof BackendUnavailableError) return fail(api.status(503, 'ServiceUnavailable', err.message));
+    throw err;
+  }
+  if (socket.destroyed) {
+    backend.terminate();
+    return;
+  }
+  ctx.state.sockets.handleUpgrade(request, socket, head, (client) => {
+    const { streams } = ctx.state.metrics;
+    streams.inc({ subresource: sub.name });
+    ctx.log.info({ sub: sub.name, namespace, name, user: auth.user.name }, 'stream opened');
+    void relay(client, backend, { highWaterBytes: ctx.config.STREAM_BUFFER_BYTES, signal: ctx.signal, log: ctx.log }).then((end) => {
+      streams.dec({ subresource: sub.name });
+      ctx.log.info({ sub: sub.name, namespace, name, endedBy: end.by, code: end.code }, 'stream closed');
+    });
+  });
+}
+
+const json = (body: object) => (): RouteResponse => ({ body });
+const V3_DOC = api.openApiV3Document();
+const V3_HASH = createHash('sha512').update(JSON.stringify(V3_DOC)).digest('hex').slice(0, 32).toUpperCase();
+const VM_ROUTE = `${api.BASE_PATH}/namespaces/:namespace/virtualmachines/:name`;
+
+export const subresources = defineFunction({
+  name: 'subresources',
+  config: subresourcesConfig,
+  clientCertificates: 'request',
+  init: ({ config, log, metrics }): SubresourcesState => {
+    const kube = KubeClient.fromSource(config.KUBECONFIG === undefined ? { inCluster: true } : { kubeconfigPath: config.KUBECONFIG }, { requestTimeoutMs: config.LOOKUP_TIMEOUT_MS });
+    const authConfig = new Informer<KubeObject>({
+      client: kube.resource(CONFIGMAPS, kubeObjectSchema, 'subresources'),
+      namespace: AUTH_CONFIGMAP.namespace,
+      fieldSelector: `metadata.name=${AUTH_CONFIGMAP.name}`,
+      logger: log,
+    }).start();
+    return {
+      kube,
+      authConfig,
+      vms: new VmLookup(kube),
+      virtApi: new VirtApi({
+        url: config.VIRT_API_URL,
+        caFile: config.VIRT_API_CA_FILE,
+        certFile: config.VIRT_API_CLIENT_CERT_FILE,
+        keyFile: config.VIRT_API_CLIENT_KEY_FILE,
+        reloadMs: config.VIRT_API_TLS_RELOAD_MS,
+        remoteUser: config.VIRT_API_REMOTE_USER,
+        remoteGroups: config.VIRT_API_REMOTE_GROUPS,
+        timeoutMs: config.VIRT_API_TIMEOUT_MS,
+      }),
+      sockets: new WebSocketServer({
+        noServer: true,
+        maxPayload: 16 * 1024 * 1024,
+        handleProtocols: (offered) => STREAM_PROTOCOLS.find((p) => offered.has(p)) ?? false,
+      }),
+      metrics: {
+        streams: metrics.gauge({ name: 'subresources_streams_open', help: 'Console, VNC and port-forward sessions open now.', labelNames: ['subresource'] }),
+        backendFailures: metrics.counter({ name: 'subresources_virt_api_failures_total', help: 'Calls and streams virt-api could not take (unreachable, refused the stream).', labelNames: ['subresource'] }),
+        refused: metrics.counter({ name: 'subresources_unauthenticated_total', help: 'Requests refused before any work: no valid front-proxy certificate or user (unauthenticated), or no front-proxy configuration.', labelNames: ['reason'] }),
+      },
+      parsed: undefined,
+    };
+  },
+  routes: [
+    { method: 'get', path: '/apis', handle: guarded(json(api.apiGroupList())) },
+    { method: 'get', path: `/apis/${api.GROUP}`, handle: guarded(json(api.apiGroup())) },
+    { method: 'get', path: api.BASE_PATH, handle: guarded(json(api.resourceList())) },
+    { method: 'get', path: '/openapi/v2', handle: guarded(json(api.openApiV2())) },
+    {
+      method: 'get',
+      path: '/openapi/v3',
+      handle: guarded(json({ paths: { [`apis/${api.GROUP}/${api.VERSION}`]: { serverRelativeURL: `/openapi/v3/apis/${api.GROUP}/${api.VERSION}?hash=${V3_HASH}` } } })),
+    },
+    { method: 'get', path: `/openapi/v3/apis/${api.GROUP}/${api.VERSION}`, handle: guarded(json(V3_DOC)) },
+    { method: 'get', path: VM_ROUTE, handle: guarded(getVmOrSub) },
+    { method: 'get', path: `${VM_ROUTE}/:sub`, handle: guarded(getVmOrSub) },
+    { method: 'post', path: `${VM_ROUTE}/:sub`, handle: guarded(getVmOrSub) },
+    { method: 'put', path: `${VM_ROUTE}/:sub`, handle: guarded(putSubresource) },
+  ],
+  upgrade,
+  readiness: ({ state }) => !(requestHeaderConfig(state) instanceof Error),
+  shutdown: async ({ state }) => {
+    await state.authConfig.stop();
+    state.sockets.close();
+    state.kube.close();
+  },
+});
+
+runIfMain(import.meta.url, subresources);
