@@ -42,6 +42,13 @@ export const ControllerConfigSchema = z.object({
   DEPENDENCY_RECHECK_INTERVAL: env.duration('10s').describe('A VM waiting for something not watched (a Secret) is looked at again after this long.'),
   RECONCILE_WORKERS: env.int(8, 1).describe('Concurrent reconciles of VirtualMachines; the other reconcilers use half of it.'),
   SHUTDOWN_DEADLINE: env.duration('10s').describe('Shutdown gives up waiting for in-flight work after this long.'),
+  STORAGE_RECONCILERS: env
+    .bool(true)
+    .describe('Run the VirtualImage, ClusterVirtualImage, VirtualDisk and VirtualMachineBlockDeviceAttachment reconcilers (off: tests that play them).'),
+  DVCR_ADDRESS: env.string('dvcr.d8-virtualization.svc').describe('DVCR, the registry of images, as host[:port]; images go to <address>/vi|cvi|vd/...'),
+  DVCR_PLAIN_HTTP: env.bool(false).describe('DVCR speaks plain HTTP instead of HTTPS (a loopback registry in tests and development).'),
+  IMPORTER_IMAGE: env.string('virtualization-importer').describe('Container image of the importer and uploader Pods (daemons/importer).'),
+  UPLOAD_WAIT_TIMEOUT: env.duration('10m').describe('An upload not started this long after its uploader began fails (WaitForUserUploadTimeout).'),
   CERT_ISSUER: z
     .enum(['self', 'external', 'off'])
     .default('self')

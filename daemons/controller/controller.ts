@@ -16,6 +16,9 @@ import { vmipReconciler } from './reconcilers/ipam/vmip.js';
 import { vmReconciler } from './reconcilers/vm/index.js';
 import { vmClassReconciler } from './reconcilers/vmclass/index.js';
 import { vmopReconciler } from './reconcilers/vmop/index.js';
+import type { ProgressReader } from './reconcilers/provisioning/helpers.js';
+import { storageReconcilers, type StorageReconcilers } from './reconcilers/storage.js';
+import type { VolumeHotplug } from './reconcilers/vmbda/hotplug.js';
 import { wireSources, type Runners } from './sources.js';
 
 export interface StartOptions {
@@ -27,6 +30,10 @@ export interface StartOptions {
   logger?: Logger;
   /** Where guest power events are read (virt-launcher pods by default). */
   launcher?: LauncherPods;
+  /** How attachments hot-plug volumes (the subresource API by default). */
+  hotplug?: VolumeHotplug;
+  /** How importer progress is read (the importer Pod's metrics endpoint by default). */
+  progress?: ProgressReader;
 }
 
 /** The reconcilers of a leader, running. */
@@ -34,6 +41,8 @@ export interface RunningController {
   readonly caches: Caches;
   readonly clients: Clients;
   readonly runners: Runners;
+  /** The vi, cvi, vd and vmbda reconcilers (undefined when STORAGE_RECONCILERS is off). */
+  readonly storage: StorageReconcilers | undefined;
   /** The resource gauges (d8_virtualization_*) from the caches, in the text format. */
   resourceMetrics(): string;
   /** Stop the workers, then the informers; resolves when nothing runs any more. */
@@ -56,6 +65,10 @@ export async function startController(options: StartOptions): Promise<RunningCon
   const deps: Deps = { clients, caches, config: options.config, cidrs, launcher: options.launcher ?? launcherPods(clients.pods) };
   const runners = makeRunners(deps, signal, options, log);
   wireSources(caches, runners);
+  const storageOptions = { kube: options.kube, signal, logger: log, hotplug: options.hotplug, progress: options.progress };
+  const storage = options.config.STORAGE_RECONCILERS ? storageReconcilers(deps, caches, storageOptions, runnerFactory(signal, options, log)) : undefined;
+  const everyCache = [...allCaches(caches), ...(storage?.caches ?? [])];
+  const everyRunner = [...runnerList(runners), ...Object.values(storage?.runners ?? {})];
   cidrs.onChange(() => {
     for (const vm of caches.vms.list()) runners.vm.enqueue(`${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`);
     for (const ip of caches.vmips.list()) runners.vmip.enqueue(`${ip.metadata.namespace ?? ''}/${ip.metadata.name ?? ''}`);
@@ -65,33 +78,32 @@ export async function startController(options: StartOptions): Promise<RunningCon
   const stop = async (): Promise<void> => {
     stopping.abort();
     await certificates?.done;
-    await Promise.all(runnerList(runners).map((r) => r.stop()));
-    await Promise.all(allCaches(caches).map((c) => c.informer.stop()));
+    await Promise.all(everyRunner.map((r) => r.stop()));
+    await Promise.all(everyCache.map((c) => c.informer.stop()));
     await cidrs.stop();
   };
   try {
     await cidrs.start(clients, signal, log);
-    for (const c of allCaches(caches)) c.informer.start();
-    await Promise.all(allCaches(caches).map((c) => c.synced));
+    for (const c of everyCache) c.informer.start();
+    await Promise.all(everyCache.map((c) => c.synced));
   } catch (err: unknown) {
     await stop();
     throw err;
   }
-  for (const runner of runnerList(runners)) runner.start();
+  for (const runner of everyRunner) runner.start();
   if (options.config.CERT_ISSUER !== 'off') {
     certificates = runCertificates(options.kube, options.config, signal, childLogger({ component: 'certificates' }, log), options.config.POD_NAME);
   }
   log.info({ namespace: options.config.WATCH_NAMESPACE ?? '*' }, 'caches synced, reconcilers running');
-  return { caches, clients, runners, resourceMetrics: () => collectResourceMetrics(caches), stop };
+  return { caches, clients, runners, storage, resourceMetrics: () => collectResourceMetrics(caches), stop };
 }
 
 function runnerList(r: Runners): Runner[] {
   return [r.vm, r.vmop, r.vmip, r.lease, r.vmclass];
 }
 
-function makeRunners(deps: Deps, signal: AbortSignal, options: StartOptions, log: Logger): Runners {
-  const workers = options.config.RECONCILE_WORKERS;
-  const runner = (name: string, reconcile: ReconcileFn, count: number): Runner =>
+function runnerFactory(signal: AbortSignal, options: StartOptions, log: Logger): (name: string, reconcile: ReconcileFn, count: number) => Runner {
+  return (name, reconcile, count) =>
     new Runner({
       name,
       workers: count,
@@ -101,6 +113,11 @@ function makeRunners(deps: Deps, signal: AbortSignal, options: StartOptions, log
       queueMetrics: options.metrics?.queueMetrics(name, count),
       logger: childLogger({ controller: name }, log),
     });
+}
+
+function makeRunners(deps: Deps, signal: AbortSignal, options: StartOptions, log: Logger): Runners {
+  const workers = options.config.RECONCILE_WORKERS;
+  const runner = runnerFactory(signal, options, log);
   const some = Math.max(1, Math.floor(workers / 2));
   return {
     vm: runner('vm', vmReconciler(deps), workers),

@@ -37,6 +37,8 @@ export function controllerConfig(scope: Scope, env: Record<string, string> = {})
     MODULE_CONFIG_WATCH: 'false',
     // The certificate manager has tests of its own (tests/integration/install/certificates.test.ts).
     CERT_ISSUER: 'off',
+    // These tests play the storage reconcilers (builders.ts makeDiskReady, makeImageReady); tests/integration/controller/disks runs them.
+    STORAGE_RECONCILERS: 'false',
     LEADER_ELECTION: 'false',
     HEALTH_PORT: '0',
     LOG_LEVEL: 'silent',

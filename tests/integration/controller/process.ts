@@ -22,7 +22,7 @@ export interface ControllerProcess {
 export function spawnController(name: string, env: Record<string, string>): ControllerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'daemons', 'controller', 'main.ts')], {
     cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', KUBECONFIG: getTestEnv().kubeconfigPath, POD_NAME: name, LOG_LEVEL: 'info', HEALTH_PORT: '0', CERT_ISSUER: 'off', ...env },
+    env: { PATH: process.env['PATH'] ?? '', KUBECONFIG: getTestEnv().kubeconfigPath, POD_NAME: name, LOG_LEVEL: 'info', HEALTH_PORT: '0', CERT_ISSUER: 'off', STORAGE_RECONCILERS: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -14,7 +14,11 @@ const USABLE_DISK_PHASES = new Set(['Ready', 'WaitForFirstConsumer']);
 
 /** Resolve one blockDeviceRef from the caches. */
 export function resolveDevice(deps: Deps, vm: VirtualMachine, ref: BlockDeviceRef): Resolution {
-  const ns = vm.metadata.namespace ?? '';
+  return resolveDeviceIn(deps, vm.metadata.namespace ?? '', ref);
+}
+
+/** Resolve a device named in a namespace (a VM's, or an attachment's: VirtualMachineBlockDeviceAttachment). */
+export function resolveDeviceIn(deps: Pick<Deps, 'caches'>, ns: string, ref: Pick<BlockDeviceRef, 'kind' | 'name' | 'bootOrder'>): Resolution {
   switch (ref.kind) {
     case 'VirtualDisk':
       return resolveDisk(deps.caches.disks.get(`${ns}/${ref.name}`), ref);
@@ -25,7 +29,7 @@ export function resolveDevice(deps: Deps, vm: VirtualMachine, ref: BlockDeviceRe
   }
 }
 
-function resolveDisk(vd: VirtualDisk | undefined, ref: BlockDeviceRef): Resolution {
+function resolveDisk(vd: VirtualDisk | undefined, ref: Pick<BlockDeviceRef, 'name' | 'bootOrder'>): Resolution {
   if (vd === undefined) return { ok: false, problem: `VirtualDisk ${ref.name} not found` };
   const phase = vd.status?.phase;
   const pvc = vd.status?.target?.persistentVolumeClaimName;
@@ -39,7 +43,7 @@ function resolveDisk(vd: VirtualDisk | undefined, ref: BlockDeviceRef): Resoluti
   };
 }
 
-function resolveImage(image: VirtualImage | ClusterVirtualImage | undefined, ref: BlockDeviceRef): Resolution {
+function resolveImage(image: VirtualImage | ClusterVirtualImage | undefined, ref: Pick<BlockDeviceRef, 'kind' | 'name' | 'bootOrder'>): Resolution {
   if (image === undefined) return { ok: false, problem: `${ref.kind} ${ref.name} not found` };
   const status = image.status;
   const size = status?.size?.unpacked;
