@@ -3,7 +3,7 @@
  * message a person understands. Every failure of the pipeline is an ImportError; anything else thrown
  * is reported as InternalError.
  */
-import { AppError } from '../../shared/errors/index.js';
+import { AppError, errorMessage } from '../../shared/errors/index.js';
 
 export const FAILURE_REASONS = [
   'InvalidConfiguration',
@@ -36,6 +36,6 @@ export class ImportError extends AppError {
 /** The reason and message to report for anything thrown. */
 export function failureOf(err: unknown): { reason: FailureReason; message: string } {
   if (err instanceof ImportError) return { reason: err.reason, message: err.message };
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return { reason: 'InternalError', message: `internal error: ${message}` };
 }

@@ -3,6 +3,7 @@
  * imports (or waits for an upload), writes the result JSON to the termination log and exits:
  * 0 succeeded, 1 failed (the reason is in the result), 2 invalid configuration. It needs no apiserver.
  */
+import { errorMessage } from '../../shared/errors/index.js';
 import { pathToFileURL } from 'node:url';
 import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
 import { childLogger, rootLogger, setLogLevel } from '../../shared/log/index.js';
@@ -45,7 +46,7 @@ async function main(): Promise<number> {
     config = loadConfig();
   } catch (err: unknown) {
     rootLogger.fatal({ err }, 'invalid configuration');
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     writeResult(process.env['IMPORTER_TERMINATION_LOG'] ?? '/dev/termination-log', { phase: 'Failed', reason: 'InvalidConfiguration', message });
     return EXIT.invalidConfig;
   }

@@ -107,3 +107,33 @@ describe('importing from HTTP into a path', () => {
     expect(err.message).toMatch(/ECONNREFUSED/);
   });
 });
+
+describe('importing from a local file (a PVC mount)', () => {
+  const fromFile = (name: string, extra: Record<string, string> = {}): ReturnType<typeof runImport> =>
+    runImport(contextFor({ IMPORTER_SOURCE: 'file', IMPORTER_ENDPOINT: join(dir, name), IMPORTER_DESTINATION_PATH: join(out, `file-${name}.img`), ...extra }));
+
+  it('copies a raw image keeping it sparse and leaves the source in place', async () => {
+    const result = await fromFile('disk.raw');
+    expect(result).toMatchObject({ phase: 'Succeeded', source: 'file', sourceFormat: 'raw', format: 'raw', virtualSize: 16 << 20 });
+    const written = join(out, 'file-disk.raw.img');
+    expect(readFileSync(written).equals(readFileSync(join(dir, 'disk.raw')))).toBe(true);
+    expect(statSync(written).blocks * 512).toBeLessThan(4 << 20);
+    expect(statSync(join(dir, 'disk.raw')).size).toBe(16 << 20);
+  });
+
+  it('converts a qcow2 file where it lies, and verifies a checksum by reading it', async () => {
+    expect(await fromFile('disk.qcow2')).toMatchObject({ sourceFormat: 'qcow2', format: 'raw', virtualSize: 24 << 20 });
+    const sha256 = createHash('sha256').update(readFileSync(join(dir, 'disk.qcow2'))).digest('hex');
+    expect((await fromFile('disk.qcow2', { IMPORTER_CHECKSUMS: JSON.stringify({ sha256 }) })).checksums).toEqual({ sha256 });
+  });
+
+  it.each([
+    ['page.html', 'NotADiskImage'],
+    ['truncated.qcow2', 'CorruptImage'],
+    ['missing.img', 'SourceNotFound'],
+  ])('fails on %s with %s and leaves nothing behind', async (name, reason) => {
+    expect((await failure(fromFile(name))).reason).toBe(reason);
+    expect(leftovers()).toEqual([]);
+    expect(readdirSync(out)).not.toContain(`file-${name}.img`);
+  });
+});

@@ -4,9 +4,11 @@
  * destination wants another format, then rename into place (a path) or push (DVCR). Nothing is left
  * under the destination's name unless the whole import succeeded, and scratch data is always removed.
  */
-import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, open, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { errorMessage } from '../../shared/errors/index.js';
 import type { Logger } from '../../shared/log/index.js';
 import { credentialsFromDockerConfig } from '../../shared/oci/auth.js';
 import { RegistryClient } from '../../shared/oci/client.js';
@@ -14,7 +16,7 @@ import { parseImageReference } from '../../shared/oci/reference.js';
 import type { ImporterConfig, SourceKind } from './config.js';
 import { pushDisk } from './dvcr.js';
 import { ImportError } from './errors.js';
-import { detectFormat, type DiskFormat } from './format.js';
+import { DETECT_BYTES, detectFormat, type DiskFormat } from './format.js';
 import type { Progress } from './progress.js';
 import { checkImage, convertImage, imageInfo } from './qemu.js';
 import { receiveToFile } from './sink.js';
@@ -51,7 +53,7 @@ export async function runImport(ctx: ImportContext): Promise<ImportSuccess> {
   let opened: OpenedSource;
   if (config.IMPORTER_SOURCE === 'http') opened = await openHttp(endpoint, config, signal);
   else if (config.IMPORTER_SOURCE === 'registry') opened = await openRegistry(endpoint, config, signal);
-  else if (config.IMPORTER_SOURCE === 'file') opened = await openFile(endpoint);
+  else if (config.IMPORTER_SOURCE === 'file') return importLocalFile(endpoint, ctx);
   else throw new ImportError('InvalidConfiguration', 'an upload is received by the uploader, not opened');
   return importStream(opened, ctx);
 }
@@ -63,63 +65,153 @@ function targetFormat(config: ImporterConfig, detected: DiskFormat): DiskFormat 
   return detected === 'vmdk' || detected === 'vdi' ? 'qcow2' : detected;
 }
 
-export async function importStream(opened: OpenedSource, ctx: ImportContext): Promise<ImportSuccess> {
-  const { config, signal, log, progress } = ctx;
-  const started = Date.now();
+interface Scratch {
+  /** Where a stream is received. */
+  readonly received: string;
+  /** Where a conversion writes. */
+  readonly converted: string;
+  /** Where a copy of a local file goes before its rename into place. */
+  readonly copied: string;
+  cleanup(): Promise<void>;
+}
+
+/** Scratch files: next to a path destination (the PVC, so a finished raw image is only renamed), else a temp dir. */
+async function scratchFor(config: ImporterConfig): Promise<Scratch> {
   const destPath = config.IMPORTER_DESTINATION_PATH;
-  // A path destination receives next to itself (the PVC), so a raw image needs no second copy.
-  const scratchDir = destPath === undefined ? await mkdtemp(join(config.IMPORTER_TEMP_DIR ?? tmpdir(), 'importer-')) : undefined;
-  const received = scratchDir !== undefined ? join(scratchDir, 'source') : `${destPath}.importing`;
-  const converted = scratchDir !== undefined ? join(scratchDir, 'converted') : `${destPath}.converting`;
+  if (destPath !== undefined) {
+    const files = [`${destPath}.importing`, `${destPath}.converting`];
+    return { received: files[0] ?? '', converted: files[1] ?? '', copied: files[0] ?? '', cleanup: async () => void (await Promise.all(files.map((f) => rm(f, { force: true })))) };
+  }
+  const dir = await mkdtemp(join(config.IMPORTER_TEMP_DIR ?? tmpdir(), 'importer-'));
+  return { received: join(dir, 'source'), converted: join(dir, 'converted'), copied: join(dir, 'copied'), cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A complete image in a local file, verified by nothing yet. */
+interface LocalImage {
+  readonly path: string;
+  /** The file is ours (scratch) and may be renamed or removed; else it is the source and stays. */
+  readonly owned: boolean;
+  readonly head: Buffer;
+  readonly size: number;
+  readonly sourceSize: number;
+  readonly checksums: { md5?: string; sha256?: string };
+  readonly compression?: 'gzip' | undefined;
+}
+
+export async function importStream(opened: OpenedSource, ctx: ImportContext): Promise<ImportSuccess> {
+  const { config, signal, progress } = ctx;
+  const started = Date.now();
+  const scratch = await scratchFor(config);
   try {
     progress.start(opened.total);
-    const got = await receiveToFile(opened.body, received, { expected: config.IMPORTER_CHECKSUMS, maxSize: config.IMPORTER_MAX_SIZE, progress, signal }).catch((err: unknown) =>
+    const got = await receiveToFile(opened.body, scratch.received, { expected: config.IMPORTER_CHECKSUMS, maxSize: config.IMPORTER_MAX_SIZE, progress, signal }).catch((err: unknown) =>
       sourceFailure(err, 'cannot receive the source'),
     );
     progress.finish();
     if (opened.total !== undefined && got.sourceSize !== opened.total) {
       throw new ImportError('SourceUnreachable', `the source announced ${opened.total} bytes but sent ${got.sourceSize}`);
     }
-    const detection = detectFormat(got.head, got.size);
-    if (detection.kind === 'not-an-image') throw new ImportError('NotADiskImage', `not a disk image: ${detection.why}`);
-    if (detection.kind === 'compressed') {
-      throw new ImportError('UnsupportedImage', `the ${got.compression === 'gzip' ? 'unpacked source is again' : 'source is'} ${detection.compression}-compressed; only gzip is unpacked`);
-    }
-    const sourceFormat = detection.format;
-    const info = await imageInfo(received, sourceFormat, signal);
-    if (info.backingFile !== undefined) {
-      throw new ImportError('UnsupportedImage', `the ${sourceFormat} image has a backing file (${info.backingFile}); import a standalone image`);
-    }
-    await checkImage(received, sourceFormat, signal);
-    const format = targetFormat(config, sourceFormat);
-    let final = received;
-    if (format !== sourceFormat) {
-      if (format === 'iso' || format === 'vmdk' || format === 'vdi') throw new ImportError('InternalError', `cannot store as ${format}`);
-      log.info({ from: sourceFormat, to: format }, 'converting');
-      await convertImage(received, sourceFormat, converted, format, signal);
-      await rm(received, { force: true });
-      final = converted;
-    }
-    const finalSize = (await stat(final)).size;
-    log.info({ sourceFormat, format, virtualSize: info.virtualSize, size: finalSize }, 'image verified');
-    let destination: ImportSuccess['destination'];
-    let storedSize = finalSize;
-    if (destPath !== undefined) {
-      await rename(final, destPath).catch((err: unknown) => {
-        throw new ImportError('DestinationError', `cannot write ${destPath}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-      });
-      destination = { path: destPath };
-    } else {
-      const pushed = await pushToDvcr(config, signal, { path: final, size: finalSize, format, virtualSize: info.virtualSize }, ctx);
-      destination = { registryURL: pushed.registryURL, digest: pushed.digest };
-      storedSize = pushed.layerSize;
-    }
-    return { phase: 'Succeeded', source: config.IMPORTER_SOURCE, sourceFormat, format, virtualSize: info.virtualSize, storedSize, sourceSize: got.sourceSize, checksums: got.checksums, destination, durationMs: Date.now() - started };
+    return await store({ path: scratch.received, owned: true, ...got }, scratch, ctx, started);
   } finally {
     progress.finish();
-    if (scratchDir !== undefined) await rm(scratchDir, { recursive: true, force: true });
-    else await Promise.all([rm(received, { force: true }), rm(converted, { force: true })]);
+    await scratch.cleanup();
   }
+}
+
+/**
+ * A local regular file (a PVC mount) is not streamed: it is checked and converted where it lies, and a
+ * raw image is copied with `cp --sparse=always`, which skips its holes (SEEK_DATA) as no stream can.
+ * Checksums, gzip, block devices and size limits take the streaming way.
+ */
+async function importLocalFile(path: string, ctx: ImportContext): Promise<ImportSuccess> {
+  const { config } = ctx;
+  const started = Date.now();
+  const info = await stat(path).catch(() => undefined);
+  const wantsStream = info === undefined || !info.isFile() || config.IMPORTER_CHECKSUMS.md5 !== undefined || config.IMPORTER_CHECKSUMS.sha256 !== undefined || config.IMPORTER_MAX_SIZE > 0;
+  const head = wantsStream ? undefined : await readHead(path);
+  if (info === undefined || head === undefined || (head[0] === 0x1f && head[1] === 0x8b)) return importStream(await openFile(path), ctx);
+  const scratch = await scratchFor(config);
+  try {
+    ctx.progress.start(info.size);
+    const result = await store({ path, owned: false, head, size: info.size, sourceSize: info.size, checksums: {} }, scratch, ctx, started);
+    ctx.progress.add(info.size);
+    return result;
+  } finally {
+    ctx.progress.finish();
+    await scratch.cleanup();
+  }
+}
+
+async function readHead(path: string): Promise<Buffer> {
+  const file = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(DETECT_BYTES);
+    const { bytesRead } = await file.read(head, 0, DETECT_BYTES, 0);
+    return head.subarray(0, bytesRead);
+  } finally {
+    await file.close();
+  }
+}
+
+/** Detect, verify, convert if needed, and put the image at the destination. */
+async function store(image: LocalImage, scratch: Scratch, ctx: ImportContext, started: number): Promise<ImportSuccess> {
+  const { config, signal, log } = ctx;
+  const detection = detectFormat(image.head, image.size);
+  if (detection.kind === 'not-an-image') throw new ImportError('NotADiskImage', `not a disk image: ${detection.why}`);
+  if (detection.kind === 'compressed') {
+    throw new ImportError('UnsupportedImage', `the ${image.compression === 'gzip' ? 'unpacked source is again' : 'source is'} ${detection.compression}-compressed; only gzip is unpacked`);
+  }
+  const sourceFormat = detection.format;
+  // A raw or iso image is its own virtual size; the others are read by qemu-img.
+  const info = sourceFormat === 'raw' || sourceFormat === 'iso' ? { virtualSize: image.size, backingFile: undefined } : await imageInfo(image.path, sourceFormat, signal);
+  if (info.backingFile !== undefined) {
+    throw new ImportError('UnsupportedImage', `the ${sourceFormat} image has a backing file (${info.backingFile}); import a standalone image`);
+  }
+  await checkImage(image.path, sourceFormat, signal);
+  const format = targetFormat(config, sourceFormat);
+  let final = image.path;
+  let owned = image.owned;
+  if (format !== sourceFormat) {
+    if (format === 'iso' || format === 'vmdk' || format === 'vdi') throw new ImportError('InternalError', `cannot store as ${format}`);
+    log.info({ from: sourceFormat, to: format }, 'converting');
+    await convertImage(image.path, sourceFormat, scratch.converted, format, signal);
+    if (image.owned) await rm(image.path, { force: true });
+    final = scratch.converted;
+    owned = true;
+  }
+  const finalSize = (await stat(final)).size;
+  log.info({ sourceFormat, format, virtualSize: info.virtualSize, size: finalSize }, 'image verified');
+  const destPath = config.IMPORTER_DESTINATION_PATH;
+  let destination: ImportSuccess['destination'];
+  let storedSize = finalSize;
+  if (destPath !== undefined) {
+    try {
+      if (!owned) {
+        await copySparse(final, scratch.copied, signal);
+        final = scratch.copied;
+      }
+      await rename(final, destPath);
+    } catch (err: unknown) {
+      if (err instanceof ImportError) throw err;
+      throw new ImportError('DestinationError', `cannot write ${destPath}: ${errorMessage(err)}`, { cause: err });
+    }
+    destination = { path: destPath };
+  } else {
+    const pushed = await pushToDvcr(config, signal, { path: final, size: finalSize, format, virtualSize: info.virtualSize }, ctx);
+    destination = { registryURL: pushed.registryURL, digest: pushed.digest };
+    storedSize = pushed.layerSize;
+  }
+  return { phase: 'Succeeded', source: config.IMPORTER_SOURCE, sourceFormat, format, virtualSize: info.virtualSize, storedSize, sourceSize: image.sourceSize, checksums: image.checksums, destination, durationMs: Date.now() - started };
+}
+
+/** `cp --sparse=always`: holes of the source and all-zero blocks become holes of the copy. */
+function copySparse(from: string, to: string, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('cp', ['--sparse=always', '--', from, to], { signal }, (err, _stdout, stderr) => {
+      if (err === null) resolve();
+      else reject(new ImportError(signal.aborted ? 'Interrupted' : 'DestinationError', signal.aborted ? 'the import was interrupted' : `copying the image failed: ${stderr.trim() || err.message}`, { cause: err }));
+    });
+  });
 }
 
 async function pushToDvcr(
@@ -133,7 +225,7 @@ async function pushToDvcr(
   try {
     ref = parseImageReference(endpoint);
   } catch (err: unknown) {
-    throw new ImportError('InvalidConfiguration', `IMPORTER_DESTINATION_ENDPOINT: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new ImportError('InvalidConfiguration', `IMPORTER_DESTINATION_ENDPOINT: ${errorMessage(err)}`, { cause: err });
   }
   const credentials = config.IMPORTER_DESTINATION_AUTH_CONFIG !== undefined ? credentialsFromDockerConfig(config.IMPORTER_DESTINATION_AUTH_CONFIG, ref.registry) : undefined;
   const client = new RegistryClient(ref, { credentials, tls: { ca: readCaDir(config.IMPORTER_CERT_DIR), insecure: config.DESTINATION_INSECURE_TLS }, timeoutMs: config.IMPORTER_HTTP_TIMEOUT, signal });
@@ -142,6 +234,6 @@ async function pushToDvcr(
     return await pushDisk(client, ref, file);
   } catch (err: unknown) {
     if (signal.aborted) throw new ImportError('Interrupted', 'the import was interrupted', { cause: err });
-    throw new ImportError('DestinationError', `cannot push to DVCR ${endpoint}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new ImportError('DestinationError', `cannot push to DVCR ${endpoint}: ${errorMessage(err)}`, { cause: err });
   }
 }

@@ -101,8 +101,8 @@ export async function receiveToFile(source: AsyncIterable<Buffer>, path: string,
     await file.truncate(size);
     await file.sync();
   } catch (err: unknown) {
-    if (gzip && err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('Z_')) {
-      throw new ImportError('CorruptImage', `the gzip-compressed source is damaged: ${err.message}`, { cause: err });
+    if (gzip && typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' && err.code.startsWith('Z_')) {
+      throw new ImportError('CorruptImage', `the gzip-compressed source is damaged: ${String((err as { message?: unknown }).message)}`, { cause: err });
     }
     throw err;
   } finally {

@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Readable } from 'node:stream';
-import { TimeoutError, UnavailableError, ValidationError } from '../../shared/errors/index.js';
+import { TimeoutError, UnavailableError, ValidationError, errorMessage } from '../../shared/errors/index.js';
 import { credentialsFromDockerConfig } from '../../shared/oci/auth.js';
 import { MEDIA, RegistryClient, type Descriptor, type Manifest } from '../../shared/oci/client.js';
 import { send, type TlsOptions } from '../../shared/oci/http.js';
@@ -32,7 +32,7 @@ export function readCaDir(dir: string | undefined): string[] {
       .filter((f) => f.endsWith('.crt') || f.endsWith('.pem'))
       .map((f) => readFileSync(join(dir, f), 'utf8'));
   } catch (err: unknown) {
-    throw new ImportError('InvalidConfiguration', `cannot read CA certificates from ${dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new ImportError('InvalidConfiguration', `cannot read CA certificates from ${dir}: ${errorMessage(err)}`, { cause: err });
   }
 }
 
@@ -77,7 +77,7 @@ async function* guardBody(body: AsyncIterable<Buffer>, what: string): AsyncGener
     yield* body;
   } catch (err: unknown) {
     if (err instanceof ImportError) throw err;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     throw new ImportError('SourceUnreachable', `the download of ${what} broke off: ${message}`, { cause: err });
   }
 }
@@ -138,7 +138,7 @@ export async function openFile(path: string): Promise<OpenedSource> {
     const info = await stat(path);
     return { body: createReadStream(path, { highWaterMark: 1 << 20 }), total: info.isFile() ? info.size : undefined };
   } catch (err: unknown) {
-    const code = err instanceof Error && 'code' in err ? String(err.code) : '';
-    throw new ImportError(code === 'ENOENT' ? 'SourceNotFound' : 'SourceUnreachable', `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+    throw new ImportError(code === 'ENOENT' ? 'SourceNotFound' : 'SourceUnreachable', `cannot read ${path}: ${errorMessage(err)}`, { cause: err });
   }
 }
