@@ -12,6 +12,34 @@ import type { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-ap
 import { makePki, registerApiService, startCluster, startSubresources, startVirtApi, stopCluster, type Cluster, type Pki } from './harness.js';
 
 const GROUP_PATH = '/apis/subresources.virtualization.deckhouse.io/v1alpha2';
+const NS = 'vms';
+const VM_PATH = (vm: string, sub: string): string => `${GROUP_PATH}/namespaces/${NS}/virtualmachines/${vm}/${sub}`;
+const KUBEVIRT_VMI = `/apis/subresources.kubevirt.io/v1/namespaces/${NS}/virtualmachineinstances`;
+const KUBEVIRT_VM = `/apis/subresources.kubevirt.io/v1/namespaces/${NS}/virtualmachines`;
+const SA = 'system:serviceaccount:d8-virtualization:subresources';
+
+const vmYaml = (name: string): string => `apiVersion: virtualization.deckhouse.io/v1alpha2
+kind: VirtualMachine
+metadata: {name: ${name}, namespace: ${NS}}
+spec:
+  cpu: {cores: 1}
+  memory: {size: 1Gi}
+  virtualMachineClassName: generic
+  blockDeviceRefs: [{kind: VirtualDisk, name: root}]
+`;
+
+/** PUT through the aggregator, as kubectl does it (`replace --raw`). */
+const put = (path: string, body: string, asUser?: string): ReturnType<Cluster['kubectl']> =>
+  kubectl(['replace', '--raw', path, '-f', '-'], { stdin: body, ...(asUser === undefined ? {} : { asUser }) });
+
+/** How many requests the function has answered (its host's own counter), by method. */
+function served(method: string): number {
+  return fn.metrics
+    .expose()
+    .split('\n')
+    .filter((l) => l.startsWith('http_requests_total{') && l.includes(`method="${method}"`))
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}
 
 let cluster: Cluster;
 let pki: Pki;
@@ -24,6 +52,20 @@ beforeAll(async () => {
   virtApi = await startVirtApi(pki);
   fn = await startSubresources(cluster, pki, virtApi.url);
   await registerApiService(cluster, pki, fn.port);
+  await cluster.apply(`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${NS}}\n`);
+  for (const [name, phase] of [['running-vm', 'Running'], ['stopped-vm', 'Stopped']] as const) {
+    await cluster.apply(vmYaml(name));
+    const res = await kubectl(['patch', 'virtualmachine.virtualization.deckhouse.io', name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { phase } })]);
+    if (res.code !== 0) throw new Error(res.stderr);
+  }
+  for (const [user, role] of [['alice', 'user'], ['bob', 'privileged-user']] as const) {
+    await cluster.apply(`apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: ${user}, namespace: ${NS}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: 'd8:user-authz:virtualization:${role}'}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: ${user}}]
+`);
+  }
 }, 180_000);
 
 afterAll(async () => {
@@ -113,5 +155,113 @@ describe('who may call it directly', () => {
     const res = await direct(GROUP_PATH, { cert: pki.frontProxy.cert, key: pki.frontProxy.key, headers: { 'X-Remote-User': 'someone' } });
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toMatchObject({ kind: 'APIResourceList' });
+  });
+});
+
+describe('calls proxied to virt-api', () => {
+  it('freeze reaches the virt-api stand-in on the VMI path, with our identity and the user named, body passed on', async () => {
+    const res = await put(VM_PATH('running-vm', 'freeze'), '{"unfreezeTimeout":"30s"}');
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(virtApi.calls.at(-1)).toEqual({
+      method: 'PUT',
+      path: `${KUBEVIRT_VMI}/running-vm/freeze`,
+      namespace: NS,
+      name: 'running-vm',
+      subresource: 'freeze',
+      remoteUser: SA,
+      remoteGroups: ['system:serviceaccounts', 'system:serviceaccounts:d8-virtualization'],
+      originatingUser: 'admin',
+      body: { unfreezeTimeout: '30s' },
+    });
+  });
+
+  it.each([
+    ['unfreeze', '', `${KUBEVIRT_VMI}/running-vm/unfreeze`, undefined],
+    [
+      'addvolume?name=data&volumeKind=VirtualDisk&pvcName=vd-data&serial=abc',
+      '{}',
+      `${KUBEVIRT_VM}/running-vm/addvolume`,
+      { name: 'data', disk: { name: 'data', disk: { bus: 'scsi' }, errorPolicy: 'report', serial: 'abc' }, volumeSource: { persistentVolumeClaim: { claimName: 'vd-data', hotpluggable: true } } },
+    ],
+    [
+      'addvolume?name=iso&volumeKind=ClusterVirtualImage&image=dvcr/cvi/iso&isCdrom=true',
+      '{}',
+      `${KUBEVIRT_VM}/running-vm/addvolume`,
+      { name: 'iso', disk: { name: 'iso', cdrom: { bus: 'scsi' }, errorPolicy: 'report' }, volumeSource: { containerDisk: { image: 'dvcr/cvi/iso', hotpluggable: true } } },
+    ],
+    ['removevolume?name=data', '{}', `${KUBEVIRT_VM}/running-vm/removevolume`, { name: 'data' }],
+    ['addvolume', '{"name":"from-kubevirt"}', `${KUBEVIRT_VMI}/running-vm/addvolume`, { name: 'from-kubevirt' }],
+    [
+      'addresourceclaim?name=gpu&resourceClaimTemplateName=gpu-tpl&requestName=req',
+      '{}',
+      `${KUBEVIRT_VM}/running-vm/addresourceclaim`,
+      { name: 'gpu', resourceClaimTemplateName: 'gpu-tpl', requestName: 'req', hotpluggable: true },
+    ],
+    ['removeresourceclaim?name=gpu&dryRun=All', '{}', `${KUBEVIRT_VM}/running-vm/removeresourceclaim`, { name: 'gpu', dryRun: ['All'] }],
+    ['cancelevacuation', '{}', `${KUBEVIRT_VM}/running-vm/evacuatecancel`, { dryRun: [] }],
+  ])('%s goes to the right virt-api path with the right body', async (sub, body, path, expected) => {
+    const before = virtApi.calls.length;
+    const res = await put(VM_PATH('running-vm', sub), body);
+    expect(res.stderr).toBe('');
+    expect(virtApi.calls.length).toBe(before + 1);
+    expect(virtApi.calls.at(-1)).toMatchObject({ path, remoteUser: SA, originatingUser: 'admin' });
+    expect(virtApi.calls.at(-1)?.body).toEqual(expected);
+  });
+
+  it('answers 404 naming a VM that does not exist, and virt-api is not called', async () => {
+    const before = virtApi.calls.length;
+    const res = await put(VM_PATH('ghost', 'freeze'), '{}');
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain('Error from server (NotFound)');
+    expect(res.stderr).toContain('"ghost" not found in namespace vms');
+    expect(virtApi.calls.length).toBe(before);
+  });
+
+  it.each([
+    ['freeze of a VM that is not Running', VM_PATH('stopped-vm', 'freeze'), '{}', 'VirtualMachine vms/stopped-vm is Stopped: freeze needs it Running'],
+    ['a body that is not JSON', VM_PATH('running-vm', 'freeze'), '{"unfreezeTimeout":', 'request body is not JSON'],
+    ['an unknown volume kind', VM_PATH('running-vm', 'addvolume?name=x&volumeKind=Floppy'), '{}', 'volumeKind must be one of VirtualDisk, VirtualImage, ClusterVirtualImage, got "Floppy"'],
+    ['a VirtualDisk without its PVC', VM_PATH('running-vm', 'addvolume?name=x&volumeKind=VirtualDisk'), '{}', 'volumeKind VirtualDisk needs query pvcName'],
+    ['a bad isCdrom', VM_PATH('running-vm', 'addvolume?name=x&volumeKind=VirtualDisk&pvcName=p&isCdrom=yes'), '{}', 'isCdrom must be true or false'],
+  ])('answers 400 to %s, naming the problem', async (_what, path, body, message) => {
+    const before = virtApi.calls.length;
+    const res = await put(path, body);
+    expect(res.stderr).toContain('Error from server (BadRequest)');
+    expect(res.stderr).toContain(message);
+    expect(virtApi.calls.length).toBe(before);
+  });
+
+  it('answers 503 naming virt-api while it is down, and works again once it is back', async () => {
+    const port = virtApi.port;
+    await virtApi.stop();
+    try {
+      const res = await put(VM_PATH('running-vm', 'unfreeze'), '');
+      expect(res.stderr).toContain('Error from server (ServiceUnavailable)');
+      expect(res.stderr).toContain(`virt-api at https://127.0.0.1:${port} is unreachable`);
+    } finally {
+      virtApi = await startVirtApi(pki, port);
+    }
+    expect((await put(VM_PATH('running-vm', 'unfreeze'), '')).code).toBe(0);
+  });
+});
+
+describe('RBAC, decided by the apiserver before it proxies', () => {
+  it('refuses a User-role subject with 403 from kube-apiserver: the request never reaches the function', async () => {
+    const [puts, gets] = [served('PUT'), served('GET')];
+    const freeze = await put(VM_PATH('running-vm', 'freeze'), '{}', 'alice');
+    expect(freeze.stderr).toContain('Error from server (Forbidden)');
+    expect(freeze.stderr).toContain('User "alice" cannot update resource "virtualmachines/freeze" in API group "subresources.virtualization.deckhouse.io" in the namespace "vms"');
+    const console = await kubectl(['get', '--raw', VM_PATH('running-vm', 'console')], { asUser: 'alice' });
+    expect(console.stderr).toContain('User "alice" cannot get resource "virtualmachines/console"');
+    expect([served('PUT'), served('GET')]).toEqual([puts, gets]);
+  });
+
+  it('lets a PrivilegedUser reach the console (a plain GET is then told to upgrade), and reads the VM as a User', async () => {
+    const console = await kubectl(['get', '--raw', VM_PATH('running-vm', 'console')], { asUser: 'bob' });
+    expect(console.stderr).toContain('Error from server (BadRequest)');
+    expect(console.stderr).toContain('needs an Upgrade: websocket');
+    const vm = await kubectl(['get', '--raw', `${GROUP_PATH}/namespaces/${NS}/virtualmachines/running-vm`], { asUser: 'alice' });
+    expect(JSON.parse(vm.stdout)).toMatchObject({ apiVersion: 'subresources.virtualization.deckhouse.io/v1alpha2', kind: 'VirtualMachine', metadata: { name: 'running-vm', namespace: NS } });
   });
 });
