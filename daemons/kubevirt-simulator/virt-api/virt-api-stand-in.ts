@@ -83,9 +83,12 @@ export class VirtApiStandIn {
     this.options.log.info({ url: this.url, mtls: tls !== undefined }, 'virt-api stand-in listening');
   }
 
-  /** Stop listening and end every stream (clients see close code 1001). */
-  async stop(): Promise<void> {
-    for (const ws of this.sockets.clients) ws.close(1001, 'virt-api stand-in stopping');
+  /**
+   * Stop listening and end every stream: with close code 1001, or, `abrupt`, by cutting the
+   * connections without a close frame (as a crashed virt-api would).
+   */
+  async stop(opts: { abrupt?: boolean } = {}): Promise<void> {
+    if (opts.abrupt !== true) for (const ws of this.sockets.clients) ws.close(1001, 'virt-api stand-in stopping');
     for (const ws of this.sockets.clients) ws.terminate();
     const server = this.server;
     if (server === undefined) return;

@@ -4,7 +4,9 @@
  * virt-api stand-in, RBAC decided by the apiserver, and streams. One file, because the APIService is
  * cluster-wide and only one may exist.
  */
+import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
@@ -232,6 +234,15 @@ describe('calls proxied to virt-api', () => {
     expect(virtApi.calls.length).toBe(before);
   });
 
+  it('answers 413 to a body over the limit, and keeps serving', async () => {
+    const before = virtApi.calls.length;
+    const res = await put(VM_PATH('running-vm', 'freeze'), JSON.stringify({ unfreezeTimeout: '30s', padding: 'x'.repeat(2 * 1024 * 1024) }));
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/413|too large/i);
+    expect(virtApi.calls.length).toBe(before);
+    expect((await put(VM_PATH('running-vm', 'freeze'), '{}')).code).toBe(0);
+  });
+
   it('answers 503 naming virt-api while it is down, and works again once it is back', async () => {
     const port = virtApi.port;
     await virtApi.stop();
@@ -263,5 +274,140 @@ describe('RBAC, decided by the apiserver before it proxies', () => {
     expect(console.stderr).toContain('needs an Upgrade: websocket');
     const vm = await kubectl(['get', '--raw', `${GROUP_PATH}/namespaces/${NS}/virtualmachines/running-vm`], { asUser: 'alice' });
     expect(JSON.parse(vm.stdout)).toMatchObject({ apiVersion: 'subresources.virtualization.deckhouse.io/v1alpha2', kind: 'VirtualMachine', metadata: { name: 'running-vm', namespace: NS } });
+  });
+});
+
+/** A WebSocket to the apiserver (admin client certificate, optionally impersonating), as d8 v / virtctl open one. */
+async function dialApiserver(path: string, asUser?: string): Promise<WebSocket> {
+  const kc = cluster.apiserver.kubeConfig();
+  const user = kc.getCurrentUser()!;
+  const ws = new WebSocket(`${cluster.apiserver.server.replace(/^https/, 'wss')}${path}`, ['plain.virtualization.deckhouse.io'], {
+    ca: await readFile(kc.getCurrentCluster()!.caFile!, 'utf8'),
+    cert: await readFile(user.certFile!, 'utf8'),
+    key: await readFile(user.keyFile!, 'utf8'),
+    headers: asUser === undefined ? {} : { 'Impersonate-User': asUser },
+  });
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve(ws));
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => (body += c));
+      res.on('end', () => reject(new Error(`HTTP ${res.statusCode}: ${body}`)));
+    });
+    ws.once('error', reject);
+  });
+}
+
+/** Everything a socket receives, and a way to wait for a pattern in it. */
+function collect(ws: WebSocket): { bytes: () => Buffer; text: () => string; until: (what: string, test: (all: Buffer) => boolean) => Promise<Buffer> } {
+  let all = Buffer.alloc(0);
+  ws.on('message', (data: Buffer) => (all = Buffer.concat([all, data])));
+  return {
+    bytes: () => all,
+    text: () => all.toString('utf8'),
+    until: (what, test) => waitFor(what, () => Promise.resolve(test(all) ? all : undefined), { timeoutMs: 15_000 }),
+  };
+}
+
+const closed = (ws: WebSocket): Promise<{ code: number; reason: string }> =>
+  new Promise((resolve) => ws.once('close', (code: number, reason: Buffer) => resolve({ code, reason: reason.toString('utf8') })));
+
+describe('streams through the aggregator (WebSocket)', () => {
+  it('a console carries bytes both ways: the login prompt out, typed text echoed', async () => {
+    const ws = await dialApiserver(VM_PATH('running-vm', 'console'));
+    expect(ws.protocol).toBe('plain.virtualization.deckhouse.io');
+    const got = collect(ws);
+    await got.until('the login prompt', (b) => b.toString().endsWith('running-vm login: '));
+    ws.send(Buffer.from('root\r'));
+    await got.until('the echo and the password prompt', (b) => b.toString().endsWith('running-vm login: root\r\nPassword: '));
+    const end = closed(ws);
+    ws.close(1000, 'done');
+    expect(await end).toEqual({ code: 1000, reason: 'done' });
+    await waitFor('virt-api to see the console closed', () => Promise.resolve(virtApi.open.console === 0 ? true : undefined));
+  });
+
+  it('a PrivilegedUser may open the console; a User gets 403 from the apiserver', async () => {
+    const ws = await dialApiserver(VM_PATH('running-vm', 'console'), 'bob');
+    await collect(ws).until('the login prompt', (b) => b.toString().endsWith('login: '));
+    ws.close();
+    await expect(dialApiserver(VM_PATH('running-vm', 'console'), 'alice')).rejects.toThrow(/^HTTP 403: .*cannot get resource \\"virtualmachines\/console\\"/);
+  });
+
+  it('VNC answers the RFB 3.8 handshake up to ServerInit', async () => {
+    const ws = await dialApiserver(VM_PATH('running-vm', 'vnc'));
+    const got = collect(ws);
+    await got.until('the RFB version', (b) => b.length >= 12);
+    expect(got.bytes().subarray(0, 12).toString('latin1')).toBe('RFB 003.008\n');
+    ws.send(Buffer.from('RFB 003.008\n', 'latin1'));
+    await got.until('the security types', (b) => b.length >= 14);
+    expect([...got.bytes().subarray(12, 14)]).toEqual([1, 1]);
+    ws.send(Buffer.from([1]));
+    await got.until('the security result', (b) => b.length >= 18);
+    expect(got.bytes().readUInt32BE(14)).toBe(0);
+    ws.send(Buffer.from([1]));
+    const init = (await got.until('ServerInit', (b) => b.length >= 18 + 24 && b.length >= 18 + 24 + b.readUInt32BE(18 + 20))).subarray(18);
+    expect([init.readUInt16BE(0), init.readUInt16BE(2)]).toEqual([320, 200]);
+    expect(init.subarray(24, 24 + init.readUInt32BE(20)).toString('latin1')).toBe('virt-api stand-in');
+    ws.close();
+  });
+
+  it('port forwarding carries binary bytes to the port and back', async () => {
+    const ws = await dialApiserver(`${VM_PATH('running-vm', 'portforward')}?port=22&protocol=tcp`);
+    const got = collect(ws);
+    const payload = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 256));
+    ws.send(payload);
+    await got.until('the bytes back', (b) => b.length >= payload.length);
+    expect(got.bytes().equals(payload)).toBe(true);
+    ws.close();
+  });
+
+  it.each([
+    ['a VM that does not exist', VM_PATH('ghost', 'console'), /^HTTP 404: .*"ghost\\" not found in namespace vms/],
+    ['a VM that is not running', VM_PATH('stopped-vm', 'vnc'), /^HTTP 400: .*stopped-vm is Stopped: vnc needs it Running or Migrating/],
+    ['a port that is no number', `${VM_PATH('running-vm', 'portforward')}?port=ssh`, /^HTTP 400: .*query port must be a port number/],
+  ])('refuses %s before upgrading, naming it', async (_what, path, message) => {
+    await expect(dialApiserver(path)).rejects.toThrow(message);
+  });
+
+  it('closes an open console with 1011 when virt-api dies, and answers 503 while it is down', async () => {
+    const ws = await dialApiserver(VM_PATH('running-vm', 'console'));
+    await collect(ws).until('the login prompt', (b) => b.toString().endsWith('login: '));
+    const end = closed(ws);
+    const port = virtApi.port;
+    await virtApi.stop({ abrupt: true });
+    try {
+      expect(await end).toEqual({ code: 1011, reason: 'virt-api connection lost' });
+      await expect(dialApiserver(VM_PATH('running-vm', 'console'))).rejects.toThrow(/^HTTP 503: .*virt-api at https:\/\/127\.0\.0\.1:\d+ is unreachable/);
+    } finally {
+      virtApi = await startVirtApi(pki, port);
+    }
+    const again = await dialApiserver(VM_PATH('running-vm', 'console'));
+    await collect(again).until('the login prompt again', (b) => b.toString().endsWith('login: '));
+    again.close();
+  });
+
+  it('refuses a stream without the front-proxy certificate (401) and an SPDY upgrade (400), directly', async () => {
+    const ws = new WebSocket(`wss://127.0.0.1:${fn.port}${VM_PATH('running-vm', 'console')}`, ['plain.virtualization.deckhouse.io'], { ca: pki.caPem, servername: 'subresources-api.d8-virtualization.svc' });
+    const status = await new Promise<number | undefined>((resolve) => {
+      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode));
+      ws.once('open', () => resolve(undefined));
+    });
+    expect(status).toBe(401);
+    const spdy = await new Promise<string>((resolve, reject) => {
+      const req = request({
+        host: '127.0.0.1', port: fn.port, path: VM_PATH('running-vm', 'portforward') + '?port=22', ca: pki.caPem, servername: 'subresources-api.d8-virtualization.svc',
+        cert: pki.frontProxy.cert, key: pki.frontProxy.key,
+        headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Remote-User': 'admin' },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (c: string) => (body += c));
+        res.on('end', () => resolve(`${res.statusCode} ${body}`));
+      });
+      req.on('upgrade', () => reject(new Error('upgraded')));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(spdy).toMatch(/^400 .*only WebSocket upgrades are served \(got Upgrade: SPDY\/3\.1\); SPDY is not supported/);
   });
 });
