@@ -3,11 +3,16 @@ import { startHealthServer, type HealthServer } from '../../shared/daemon/health
 import type { KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import type { DraConfig } from './config.js';
-import { allocatableDevices, sliceDevice } from './devices.js';
+import { join } from 'node:path';
+import { allocatableDevices, sliceDevice, usbDeviceName } from './devices.js';
 import type { UsbDeviceInfo } from './discovery/index.js';
-import { NodeSchema, ResourceSliceSchema, nodeDescriptor, resourceSliceDescriptor } from './kube.js';
+import { NodeSchema, ResourceClaimSchema, ResourceSliceSchema, nodeDescriptor, resourceClaimDescriptor, resourceSliceDescriptor } from './kube.js';
 import { DraMetrics } from './metrics.js';
 import { DeviceMonitor } from './monitor.js';
+import { CdiDir } from './plugin/cdi.js';
+import { Checkpoint } from './plugin/checkpoint.js';
+import { Preparer } from './plugin/prepare.js';
+import { startKubeletPlugin, type KubeletPlugin } from './plugin/server.js';
 import { SlicePublisher } from './publisher.js';
 
 export const FIELD_MANAGER = 'virtualization-dra';
@@ -24,6 +29,9 @@ export interface DaemonHandle {
   readonly metrics: DraMetrics;
   readonly monitor: DeviceMonitor;
   readonly publisher: SlicePublisher;
+  readonly preparer: Preparer;
+  /** The kubelet plugin, once it serves. */
+  plugin(): KubeletPlugin | undefined;
   /** The health and metrics server, once it listens. */
   readonly health: Promise<HealthServer>;
   /** Resolves once the first scan is done (and handed to the publisher); rejects when sysfs cannot be read. */
@@ -37,14 +45,17 @@ export interface DaemonHandle {
 
 /**
  * One node's DRA driver: the health server, the sysfs monitor publishing ResourceSlices on every
- * change, the periodic resync, until the signal aborts; then the slices are removed.
+ * change, the kubelet plugin (after the first scan, so a prepare sees the devices), the periodic
+ * resync, until the signal aborts; then the plugin's sockets and the slices are removed.
  */
 export function runDaemon(options: DaemonOptions): DaemonHandle {
   const { config, kube, signal } = options;
   const log = options.logger ?? childLogger({ component: 'virtualization-dra', node: config.NODE_NAME });
   const metrics = new DraMetrics();
   let devices: UsbDeviceInfo[] = [];
+  let byName = new Map<string, UsbDeviceInfo>();
   let published = false;
+  let plugin: KubeletPlugin | undefined;
   const publisher = new SlicePublisher({
     slices: kube.resource(resourceSliceDescriptor, ResourceSliceSchema, FIELD_MANAGER),
     nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
@@ -75,13 +86,25 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
     },
     onChange: async (found) => {
       devices = found;
+      byName = new Map(allocatableDevices(found).map((d) => [usbDeviceName(d, config.NODE_NAME), d]));
       metrics.devices.set(undefined, allocatableDevices(found).length);
       log.info({ devices: found.map((d) => `${d.busId} ${d.vendorId}:${d.productId}`) }, 'USB devices changed');
       await publish(false);
     },
   });
+  const preparer = new Preparer({
+    driver: config.DRIVER_NAME,
+    nodeName: config.NODE_NAME,
+    claims: kube.resource(resourceClaimDescriptor, ResourceClaimSchema, FIELD_MANAGER),
+    devices: () => byName,
+    cdi: new CdiDir(config.CDI_ROOT),
+    checkpoint: new Checkpoint(join(config.KUBELET_PLUGINS_DIR, config.DRIVER_NAME, 'checkpoint.json'), log),
+    log,
+    metrics,
+  });
+  const ready = (): boolean => published && plugin !== undefined && !signal.aborted;
   const health = startHealthServer(config.HEALTH_HOST, config.HEALTH_PORT, {
-    ready: () => published && !signal.aborted,
+    ready,
     metrics: () => metrics.registry.expose(),
     metricsGuard: metricsGuard(config, kube, log.child({ component: 'metrics-auth' })),
   });
@@ -90,6 +113,9 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
   const started = (async (): Promise<void> => {
     log.info({ healthPort: (await health).port, sysRoot: config.SYS_ROOT, driver: config.DRIVER_NAME }, 'started: health and metrics served');
     await monitor.start();
+    await preparer.start();
+    if (signal.aborted) return;
+    plugin = await startKubeletPlugin({ driver: config.DRIVER_NAME, pluginsDir: config.KUBELET_PLUGINS_DIR, registryDir: config.KUBELET_REGISTRY_DIR, preparer, log, metrics });
     resync = setInterval(() => {
       void publish(true).catch((err: unknown) => log.warn({ err }, 'ResourceSlice resync failed; retried at the next one'));
     }, config.RESYNC_INTERVAL);
@@ -101,6 +127,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
       if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     } finally {
       clearInterval(resync);
+      await plugin?.close();
       await monitor.stop();
       if (config.REMOVE_SLICES_ON_EXIT) {
         try {
@@ -113,5 +140,5 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
       await (await health).close();
     }
   })();
-  return { metrics, monitor, publisher, health, started, done, devices: () => devices, ready: () => published && !signal.aborted };
+  return { metrics, monitor, publisher, preparer, plugin: () => plugin, health, started, done, devices: () => devices, ready };
 }

@@ -1,0 +1,51 @@
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from '../../../shared/log/index.js';
+import { Checkpoint } from './checkpoint.js';
+
+let dir: string;
+const log = (): Logger & { error: jest.Mock } => ({ error: jest.fn(), warn: jest.fn(), info: jest.fn(), debug: jest.fn() }) as unknown as Logger & { error: jest.Mock };
+const device = { requestNames: ['r'], poolName: 'n1', deviceName: 'usb-a', cdiDeviceIds: ['x/y=z'], busId: '1-1', usbAddress: '001:002' };
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'dra-checkpoint-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('Checkpoint', () => {
+  it('survives a restart: saved claims load again, with the holder of each device', async () => {
+    const a = new Checkpoint(join(dir, 'sub', 'checkpoint.json'), log());
+    await a.load();
+    a.set('uid-1', { namespace: 'ns', name: 'c1', devices: [device] });
+    await a.save();
+    const b = new Checkpoint(join(dir, 'sub', 'checkpoint.json'), log());
+    await b.load();
+    expect(b.get('uid-1')).toEqual({ namespace: 'ns', name: 'c1', devices: [device] });
+    expect(b.holderOf('usb-a')).toBe('uid-1');
+    expect(b.holderOf('usb-b')).toBeUndefined();
+    expect(await readdir(join(dir, 'sub'))).toEqual(['checkpoint.json']);
+  });
+
+  it.each([
+    ['truncated JSON', '{"version":1,"claims":{"u', /not JSON/],
+    ['an unknown version', '{"version":2,"claims":{}}', /version/],
+    ['a wrong type', '{"version":1,"claims":{"u":{"namespace":1,"name":"c","devices":[]}}}', /claims\.u\.namespace/],
+  ])('moves a file with %s aside, reports it, and starts empty', async (_, text, problem) => {
+    const path = join(dir, 'checkpoint.json');
+    await writeFile(path, text);
+    const l = log();
+    const c = new Checkpoint(path, l);
+    await c.load();
+    expect(c.size).toBe(0);
+    expect(l.error).toHaveBeenCalledTimes(1);
+    expect((l.error.mock.calls[0]?.[0] as { problem: string }).problem).toMatch(problem);
+    const files = await readdir(dir);
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(/^checkpoint\.json\.corrupt-\d+$/);
+    expect(await readFile(join(dir, files[0] ?? ''), 'utf8')).toBe(text);
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * The prepared claims of this node, checkpointed atomically after every change so that a restarted
+ * daemon answers a repeated prepare the same way and still cleans up at unprepare (the original
+ * rebuilt this from containerd's NRI instead; see ADR 0009). Versioned: a file of an unknown version or
+ * a broken one is moved aside (`.corrupt-<time>`) and reported, never silently reused.
+ */
+import { readFile, rename } from 'node:fs/promises';
+import { z } from 'zod';
+import type { Logger } from '../../../shared/log/index.js';
+import { writeFileAtomic } from '../state/atomic-file.js';
+
+export const CHECKPOINT_VERSION = 1;
+
+const PreparedDeviceSchema = z.object({
+  requestNames: z.array(z.string()),
+  poolName: z.string(),
+  deviceName: z.string(),
+  cdiDeviceIds: z.array(z.string()),
+  busId: z.string(),
+  usbAddress: z.string(),
+});
+export type CheckpointDevice = z.infer<typeof PreparedDeviceSchema>;
+
+const PreparedClaimSchema = z.object({ namespace: z.string(), name: z.string(), devices: z.array(PreparedDeviceSchema) });
+export type PreparedClaim = z.infer<typeof PreparedClaimSchema>;
+
+const CheckpointSchema = z.object({
+  version: z.literal(CHECKPOINT_VERSION),
+  claims: z.record(z.string(), PreparedClaimSchema),
+});
+
+export class Checkpoint {
+  private claims = new Map<string, PreparedClaim>();
+
+  constructor(
+    readonly path: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Load the file; absent is empty, broken or of another version is moved aside and empty. */
+  async load(): Promise<void> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (err: unknown) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    let problem: string;
+    try {
+      const parsed = CheckpointSchema.safeParse(JSON.parse(text));
+      if (parsed.success) {
+        this.claims = new Map(Object.entries(parsed.data.claims));
+        return;
+      }
+      problem = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    } catch (err: unknown) {
+      problem = `not JSON: ${(err as Error).message}`;
+    }
+    const aside = `${this.path}.corrupt-${Date.now()}`;
+    await rename(this.path, aside);
+    this.log.error({ path: this.path, movedTo: aside, problem }, 'the checkpoint of prepared claims cannot be used; starting without it');
+  }
+
+  get(claimUid: string): PreparedClaim | undefined {
+    return this.claims.get(claimUid);
+  }
+
+  entries(): [string, PreparedClaim][] {
+    return [...this.claims.entries()];
+  }
+
+  get size(): number {
+    return this.claims.size;
+  }
+
+  /** The claim that holds a device, if any. */
+  holderOf(deviceName: string): string | undefined {
+    for (const [uid, c] of this.claims) if (c.devices.some((d) => d.deviceName === deviceName)) return uid;
+    return undefined;
+  }
+
+  set(claimUid: string, claim: PreparedClaim): void {
+    this.claims.set(claimUid, claim);
+  }
+
+  delete(claimUid: string): boolean {
+    return this.claims.delete(claimUid);
+  }
+
+  async save(): Promise<void> {
+    const data = { version: CHECKPOINT_VERSION, claims: Object.fromEntries(this.claims) };
+    await writeFileAtomic(this.path, `${JSON.stringify(data)}\n`, { mode: 0o600, dirMode: 0o700 });
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * NodePrepareResources / NodeUnprepareResources, per claim: one bad claim gets its own error and
+ * never fails the others; both are idempotent (kubelet retries). Prepare reads the ResourceClaim,
+ * takes the results allocated to this driver, checks each device is on this node and free, writes
+ * the claim's CDI spec, records the host address on the claim (annotation
+ * `usb.virtualization.deckhouse.io/device-addresses`, as the original) and checkpoints the claim.
+ * Unprepare removes the CDI spec and the checkpoint entry; an unknown claim is a success.
+ */
+import { AppError, NotFoundError, errorMessage } from '../../../shared/errors/index.js';
+import type { ResourcePort } from '../../../shared/kube/index.js';
+import type { Logger } from '../../../shared/log/index.js';
+import { usbAddress } from '../devices.js';
+import type { UsbDeviceInfo } from '../discovery/index.js';
+import type { ResourceClaim } from '../kube.js';
+import type { DraMetrics } from '../metrics.js';
+import { CdiDir, COMMON_DEVICE, cdiDeviceId, claimDeviceName, claimSpec, commonSpec, type CdiUsbDevice } from './cdi.js';
+import type { Checkpoint, CheckpointDevice, PreparedClaim } from './checkpoint.js';
+import type { Claim, PrepareResult, UnprepareResult } from './protos.js';
+
+export const DEVICE_ADDRESSES_ANNOTATION = 'usb.virtualization.deckhouse.io/device-addresses';
+export const DEVICE_USER_ANNOTATION = 'usb.virtualization.deckhouse.io/device-user';
+export const DEVICE_GROUP_ANNOTATION = 'usb.virtualization.deckhouse.io/device-group';
+
+/** A claim that cannot be prepared; the message goes to kubelet as the claim's error. */
+export class ClaimError extends AppError {
+  readonly code = 'CLAIM_NOT_PREPARED';
+  readonly status = 422;
+}
+
+export interface PreparerOptions {
+  driver: string;
+  nodeName: string;
+  claims: Pick<ResourcePort<ResourceClaim>, 'get' | 'mergePatch'>;
+  /** The node's allocatable devices now, by DRA device name. */
+  devices: () => ReadonlyMap<string, UsbDeviceInfo>;
+  cdi: CdiDir;
+  checkpoint: Checkpoint;
+  log: Logger;
+  metrics?: DraMetrics;
+}
+
+export class Preparer {
+  private queue: Promise<unknown> = Promise.resolve();
+  private dirty = false;
+
+  constructor(private readonly opts: PreparerOptions) {}
+
+  /** Load the checkpoint and write the common CDI spec; before serving. */
+  async start(): Promise<void> {
+    await this.opts.checkpoint.load();
+    await this.opts.cdi.write(COMMON_DEVICE, commonSpec(this.opts.nodeName, this.opts.driver));
+    this.opts.metrics?.preparedClaims.set(undefined, this.opts.checkpoint.size);
+  }
+
+  prepare(claims: readonly Claim[]): Promise<Record<string, PrepareResult>> {
+    return this.serialized(async () => {
+      const out: Record<string, PrepareResult> = {};
+      const added: string[] = [];
+      for (const claim of claims) {
+        if (out[claim.uid] !== undefined && claim.uid !== '') continue;
+        try {
+          const { devices, isNew } = await this.prepareOne(claim);
+          out[claim.uid] = { devices: devices.map((d) => ({ request_names: d.requestNames, pool_name: d.poolName, device_name: d.deviceName, cdi_device_ids: d.cdiDeviceIds })) };
+          if (isNew) added.push(claim.uid);
+        } catch (err: unknown) {
+          out[claim.uid] = { devices: [], error: this.claimError('prepare', claim, err) };
+        }
+      }
+      const failed = await this.save(added.length > 0);
+      if (failed !== undefined) {
+        for (const uid of added) {
+          this.opts.checkpoint.delete(uid);
+          out[uid] = { devices: [], error: `the checkpoint of prepared claims could not be written: ${failed}` };
+        }
+      }
+      this.count('prepare', out);
+      return out;
+    });
+  }
+
+  unprepare(claims: readonly Claim[]): Promise<Record<string, UnprepareResult>> {
+    return this.serialized(async () => {
+      const out: Record<string, UnprepareResult> = {};
+      const removed: string[] = [];
+      for (const claim of claims) {
+        try {
+          if (!claim.uid) throw new ClaimError('the claim has no uid');
+          await this.opts.cdi.remove(claim.uid);
+          if (this.opts.checkpoint.delete(claim.uid)) removed.push(claim.uid);
+          else this.opts.log.debug({ claim: claim.uid }, 'unprepare of a claim not prepared here: nothing to do');
+          out[claim.uid] = { error: '' };
+        } catch (err: unknown) {
+          out[claim.uid] = { error: this.claimError('unprepare', claim, err) };
+        }
+      }
+      const failed = await this.save(removed.length > 0);
+      if (failed !== undefined) for (const uid of removed) out[uid] = { error: `the checkpoint of prepared claims could not be written: ${failed}` };
+      this.count('unprepare', out);
+      return out;
+    });
+  }
+
+  private async prepareOne(claim: Claim): Promise<{ devices: CheckpointDevice[]; isNew: boolean }> {
+    if (!claim.uid) throw new ClaimError('the claim has no uid');
+    if (!claim.namespace || !claim.name) throw new ClaimError(`claim ${claim.uid} has no namespace or name`);
+    const known = this.opts.checkpoint.get(claim.uid);
+    if (known !== undefined) return { devices: known.devices, isNew: false };
+
+    let rc: ResourceClaim;
+    try {
+      rc = await this.opts.claims.get({ namespace: claim.namespace, name: claim.name });
+    } catch (err: unknown) {
+      if (err instanceof NotFoundError) throw new ClaimError(`ResourceClaim ${claim.namespace}/${claim.name} not found`);
+      throw err;
+    }
+    if (rc.metadata.uid !== claim.uid) throw new ClaimError(`ResourceClaim ${claim.namespace}/${claim.name} has uid ${rc.metadata.uid ?? '(none)'}, not ${claim.uid} (re-created?)`);
+    const results = rc.status?.allocation?.devices?.results;
+    if (results === undefined) throw new ClaimError(`ResourceClaim ${claim.namespace}/${claim.name} is not allocated`);
+
+    const available = this.opts.devices();
+    const byDevice = new Map<string, { requests: string[]; pool: string; info: UsbDeviceInfo }>();
+    for (const r of results.filter((x) => x.driver === this.opts.driver)) {
+      if (r.pool !== this.opts.nodeName) {
+        throw new ClaimError(`device ${r.device} is allocated from pool ${r.pool}, not from this node's pool ${this.opts.nodeName} (USB/IP gateway allocations are not prepared by this driver)`);
+      }
+      const info = available.get(r.device);
+      if (info === undefined) throw new ClaimError(`requested device ${r.device} is not allocatable on node ${this.opts.nodeName} (unplugged?)`);
+      const holder = this.opts.checkpoint.holderOf(r.device);
+      if (holder !== undefined) throw new ClaimError(`device ${r.device} is already prepared for claim ${holder}`);
+      const entry = byDevice.get(r.device);
+      if (entry) entry.requests.push(r.request);
+      else byDevice.set(r.device, { requests: [r.request], pool: r.pool, info });
+    }
+
+    const annotations = rc.metadata.annotations ?? {};
+    const owner = { uid: this.ownerId(annotations, DEVICE_USER_ANNOTATION, claim), gid: this.ownerId(annotations, DEVICE_GROUP_ANNOTATION, claim) };
+    const cdiDevices: CdiUsbDevice[] = [...byDevice].map(([deviceName, { info }]) => ({
+      deviceName,
+      devicePath: info.devicePath,
+      usbAddress: usbAddress(info),
+      major: info.major,
+      minor: info.minor,
+    }));
+    const devices: CheckpointDevice[] = [...byDevice].map(([deviceName, e]) => ({
+      requestNames: e.requests,
+      poolName: e.pool,
+      deviceName,
+      cdiDeviceIds: [cdiDeviceId(COMMON_DEVICE), cdiDeviceId(claimDeviceName(claim.uid, deviceName))],
+      busId: e.info.busId,
+      usbAddress: usbAddress(e.info),
+    }));
+    if (devices.length > 0) {
+      await this.opts.cdi.write(claim.uid, claimSpec(claim.uid, cdiDevices, owner));
+      await this.annotate(rc, claim, devices);
+    }
+    const prepared: PreparedClaim = { namespace: claim.namespace, name: claim.name, devices };
+    this.opts.checkpoint.set(claim.uid, prepared);
+    return { devices, isNew: true };
+  }
+
+  /** The host addresses on the claim, sorted by device name; written only when they differ. */
+  private async annotate(rc: ResourceClaim, claim: Claim, devices: readonly CheckpointDevice[]): Promise<void> {
+    const value = JSON.stringify([...devices].sort((a, b) => a.deviceName.localeCompare(b.deviceName)).map((d) => ({ deviceName: d.deviceName, usbAddress: d.usbAddress })));
+    if (rc.metadata.annotations?.[DEVICE_ADDRESSES_ANNOTATION] === value) return;
+    await this.opts.claims.mergePatch({ namespace: claim.namespace, name: claim.name }, { metadata: { annotations: { [DEVICE_ADDRESSES_ANNOTATION]: value } } });
+  }
+
+  /** A uint32 owner id from a claim annotation; a bad value is logged and left out. */
+  private ownerId(annotations: Record<string, string>, key: string, claim: Claim): number | undefined {
+    const text = annotations[key];
+    if (text === undefined) return undefined;
+    const n = /^\d{1,10}$/.test(text) ? Number(text) : NaN;
+    if (Number.isInteger(n) && n <= 0xffffffff) return n;
+    this.opts.log.warn({ claim: `${claim.namespace}/${claim.name}`, annotation: key, value: text }, 'ignoring an owner annotation that is not a uint32');
+    return undefined;
+  }
+
+  /** Save when something changed or an earlier save failed; the failure text, or undefined. */
+  private async save(changed: boolean): Promise<string | undefined> {
+    if (!changed && !this.dirty) return undefined;
+    try {
+      await this.opts.checkpoint.save();
+      this.dirty = false;
+      this.opts.metrics?.preparedClaims.set(undefined, this.opts.checkpoint.size);
+      return undefined;
+    } catch (err: unknown) {
+      this.dirty = true;
+      this.opts.log.error({ err, path: this.opts.checkpoint.path }, 'writing the checkpoint failed');
+      return errorMessage(err);
+    }
+  }
+
+  private claimError(method: string, claim: Claim, err: unknown): string {
+    const message = errorMessage(err);
+    const level = err instanceof ClaimError ? 'warn' : 'error';
+    this.opts.log[level]({ claim: `${claim.namespace}/${claim.name}`, uid: claim.uid, err }, `${method} failed for a claim`);
+    return message;
+  }
+
+  private count(method: string, out: Record<string, { error?: string }>): void {
+    for (const r of Object.values(out)) this.opts.metrics?.claimResults.inc({ method, result: r.error ? 'error' : 'ok' });
+  }
+
+  /** kubelet's calls one at a time, as the Go helper does. */
+  private serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
