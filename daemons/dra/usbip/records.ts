@@ -4,9 +4,10 @@
  * fsync of the dir), so a crash leaves the old or the new file, never half of one. A file that does
  * not parse is moved aside (`.corrupt-<time>`) and named in the error log, never silently reused.
  */
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readFile, rename } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic } from '../state/atomic-file.js';
 
 export const AttachmentRecordSchema = z.object({
   /** Caller's key: the DRA device name (one attachment per device on this node). */
@@ -32,25 +33,6 @@ export class RecordsCorruptError extends Error {
   ) {
     super(`attachment records ${path} unreadable; moved to ${movedTo}`, options);
     this.name = 'RecordsCorruptError';
-  }
-}
-
-/** Write `content` to `path` atomically and durably. */
-export async function writeFileAtomic(path: string, content: string, mode = 0o600): Promise<void> {
-  const temp = join(dirname(path), `.${Date.now()}-${process.pid}-${Math.random().toString(36).slice(2)}.tmp`);
-  const file = await open(temp, 'w', mode);
-  try {
-    await file.writeFile(content);
-    await file.sync();
-  } finally {
-    await file.close();
-  }
-  await rename(temp, path);
-  const dir = await open(dirname(path), 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
   }
 }
 
@@ -105,7 +87,7 @@ export class AttachmentStore {
   }
 
   private async save(entries: AttachmentRecord[]): Promise<void> {
-    await writeFileAtomic(this.path, `${JSON.stringify({ version: 1, entries }, null, 2)}\n`);
+    await writeFileAtomic(this.path, `${JSON.stringify({ version: 1, entries }, null, 2)}\n`, { mode: 0o600, dirMode: 0o700 });
     this.entries = entries;
   }
 }
