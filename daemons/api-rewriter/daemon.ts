@@ -44,7 +44,7 @@ export function runApiRewriter(options: ApiRewriterOptions): ApiRewriterHandle {
     const upstream = await upstreamFromKubeConfig(kube.kubeConfig);
     signal.addEventListener('abort', () => upstream.close(), { once: true });
     const server = http.createServer(
-      { keepAliveTimeout: 65_000, requestTimeout: 0 },
+      { keepAliveTimeout: 65_000, requestTimeout: 0, noDelay: true },
       createProxyHandler({
         renamer,
         upstream,

@@ -72,7 +72,7 @@ async function handle(opts: ProxyOptions, req: http.IncomingMessage, res: http.S
 
   const headers: http.OutgoingHttpHeaders = {};
   for (const [k, v] of Object.entries(req.headers)) if (!DROP_REQUEST.has(k) && v !== undefined) headers[k] = v;
-  Object.assign(headers, await opts.upstream.authHeaders());
+  Object.assign(headers, opts.upstream.authHeaders());
 
   let body: Buffer | undefined;
   const hasBody = method !== 'GET' && method !== 'HEAD' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);

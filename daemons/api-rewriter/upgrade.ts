@@ -12,10 +12,10 @@ const DROP = new Set(['host', 'authorization', 'proxy-authorization']);
 
 export function createUpgradeHandler(renamer: Renamer, upstream: UpstreamTarget, log: Logger): (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
-    void (async () => {
+    try {
       const headers: http.OutgoingHttpHeaders = {};
       for (const [k, v] of Object.entries(req.headers)) if (!DROP.has(k) && v !== undefined) headers[k] = v;
-      Object.assign(headers, await upstream.authHeaders());
+      Object.assign(headers, upstream.authHeaders());
       const plan = planRequest(renamer, req.url ?? '/');
       // Upgrades get their own connection: a tunnelled socket never goes back to the keep-alive pool.
       const upstreamReq = upstream.request({ method: req.method ?? 'GET', path: plan.upstreamUrl, headers, agent: false });
@@ -38,10 +38,10 @@ export function createUpgradeHandler(renamer: Renamer, upstream: UpstreamTarget,
       });
       socket.on('error', () => upstreamReq.destroy());
       upstreamReq.end();
-    })().catch((err: unknown) => {
+    } catch (err: unknown) {
       log.error({ err }, 'upgrade failed');
       socket.destroy();
-    });
+    }
   };
 }
 

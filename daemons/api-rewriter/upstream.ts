@@ -10,8 +10,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 export interface UpstreamTarget {
   readonly url: URL;
   readonly agent: http.Agent;
-  /** Headers to add to every request (Authorization), current. */
-  authHeaders(): Promise<http.OutgoingHttpHeaders>;
+  /** Headers to add to every request (Authorization), as last read. */
+  authHeaders(): http.OutgoingHttpHeaders;
   request(options: http.RequestOptions): http.ClientRequest;
   close(): void;
 }
@@ -41,7 +41,8 @@ export async function upstreamFromKubeConfig(kc: KubeConfig): Promise<UpstreamTa
   return {
     url,
     agent,
-    async authHeaders(): Promise<http.OutgoingHttpHeaders> {
+    authHeaders(): http.OutgoingHttpHeaders {
+      // Never waits: a stale token is refreshed in the background and used from the next request on.
       if (Date.now() - current.at >= REFRESH_MS && refreshing === undefined) {
         refreshing = read()
           .then((o) => {
@@ -51,7 +52,6 @@ export async function upstreamFromKubeConfig(kc: KubeConfig): Promise<UpstreamTa
             current = { ...current, at: Date.now() };
           })
           .finally(() => (refreshing = undefined));
-        await refreshing;
       }
       return current.headers;
     },
