@@ -1,5 +1,5 @@
 /**
- * The importer/uploader program (ADR 0009): one run per pod, to completion. Reads its config once,
+ * The importer/uploader program (ADR 0011): one run per pod, to completion. Reads its config once,
  * imports (or waits for an upload), writes the result JSON to the termination log and exits:
  * 0 succeeded, 1 failed (the reason is in the result), 2 invalid configuration. It needs no apiserver.
  */
