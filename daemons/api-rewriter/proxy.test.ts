@@ -6,11 +6,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeConfig } from '@kubernetes/client-node';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { rootLogger } from '../../shared/log/index.js';
+import { waitFor } from '../../shared/testing/wait.js';
 import { KUBEVIRT_RULES, Renamer } from '../../shared/rewriter/index.js';
 import { ApiRewriterMetrics } from './metrics.js';
 import { createProxyHandler } from './proxy.js';
+import { createUpgradeHandler } from './upgrade.js';
 import { upstreamFromKubeConfig, type UpstreamTarget } from './upstream.js';
 
 const INT = 'internal.virtualization.deckhouse.io';
@@ -49,11 +51,17 @@ beforeAll(async () => {
       script(req, body, res);
     });
   });
+  fakeApiserver.on('upgrade', (req: http.IncomingMessage, socket: net.Socket) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', body: '', headers: req.headers });
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: SPDY/3.1\r\nConnection: Upgrade\r\n\r\n');
+    socket.pipe(socket);
+  });
   const apiPort = await listen(fakeApiserver);
   upstream = await upstreamFromKubeConfig(kubeConfigFor(apiPort));
   proxy = http.createServer(
     createProxyHandler({ renamer: new Renamer(KUBEVIRT_RULES), upstream, metrics, log: rootLogger, maxRequestBodyBytes: 4096, maxResponseBodyBytes: 1 << 20 }),
   );
+  proxy.on('upgrade', createUpgradeHandler(new Renamer(KUBEVIRT_RULES), upstream, rootLogger));
   proxyUrl = `http://127.0.0.1:${await listen(proxy)}`;
 });
 
@@ -159,6 +167,21 @@ describe('kube-api-rewriter proxy', () => {
     expect(await ended).toBe('end');
     expect(received.join('').trimEnd().split('\n')).toHaveLength(1);
     expect(metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="response",reason="truncated_watch_event"\} 1/);
+  });
+
+  it('tunnels an upgraded connection (exec, port-forward) byte for byte after renaming its path', async () => {
+    const port = Number(new URL(proxyUrl).port);
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    socket.setEncoding('utf8').on('data', (c: string) => (received += c));
+    socket.write('GET /apis/kubevirt.io/v1/namespaces/a/virtualmachineinstances/v/portforward HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n');
+    await waitFor('the upgrade answer', () => received.includes('\r\n\r\n'));
+    expect(received).toMatch(/^HTTP\/1\.1 101 /);
+    socket.write('ping');
+    await waitFor('the echo through the tunnel', () => received.endsWith('ping'));
+    socket.destroy();
+    expect(seen[0]?.url).toBe(`/apis/${INT}/v1/namespaces/a/internalvirtualizationvirtualmachineinstances/v/portforward`);
+    expect(seen[0]?.headers.authorization).toBe('Bearer proxy-token');
   });
 
   it('answers 503 with a Status when the apiserver is unreachable', async () => {
