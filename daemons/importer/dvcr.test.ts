@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -107,5 +107,29 @@ describe('a container image as the source', () => {
     const missing = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/none:v1`, ...dest })));
     expect(missing.reason).toBe('SourceNotFound');
     expect(readdirSync(scratch)).toEqual([]);
+  });
+});
+
+describe('a DVCR that wants credentials (htpasswd)', () => {
+  let secured: TestRegistry;
+  beforeAll(async () => {
+    secured = await startTestRegistry({ user: { name: 'importer', password: 's3cret' } });
+  });
+  afterAll(async () => {
+    await secured.stop();
+  });
+
+  it('pushes with the .dockerconfigjson credentials and names the problem without them', async () => {
+    const auth = join(scratch, '..', `dvcr-auth-${process.pid}.json`);
+    writeFileSync(auth, JSON.stringify({ auths: { [secured.host]: { auth: Buffer.from('importer:s3cret').toString('base64') } } }));
+    const common = { IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`, IMPORTER_DESTINATION_ENDPOINT: `${secured.url}/vi/ns/auth:1`, IMPORTER_TEMP_DIR: scratch };
+    try {
+      expect(await runImport(contextFor({ ...common, IMPORTER_DESTINATION_AUTH_CONFIG: auth }))).toMatchObject({ phase: 'Succeeded', format: 'qcow2' });
+      const err = await failure(runImport(contextFor(common)));
+      expect(err.reason).toBe('DestinationError');
+      expect(err.message).toMatch(/asks for credentials and none were given/);
+    } finally {
+      rmSync(auth, { force: true });
+    }
   });
 });
