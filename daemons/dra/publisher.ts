@@ -1,10 +1,10 @@
 /**
- * Keeps the node's ResourceSlices equal to the devices found: server-side apply of every slice of the
- * pool (a new generation whenever the content changes), deletion of slices the pool no longer needs,
+ * Keeps the node's ResourceSlices equal to the devices found: every slice of the pool created, or
+ * server-side applied when it exists (a new generation whenever the content changes), deletion of slices the pool no longer needs,
  * and removal of all of them on shutdown. Slices are owned by the Node, so the garbage collector
  * removes them with it.
  */
-import { NotFoundError } from '../../shared/errors/index.js';
+import { AlreadyExistsError, NotFoundError } from '../../shared/errors/index.js';
 import type { OwnerReference } from '../../shared/api/k8s/core.js';
 import type { ResourcePort } from '../../shared/kube/index.js';
 import type { Logger } from '../../shared/log/index.js';
@@ -12,7 +12,7 @@ import { buildSlices, poolFingerprint } from './devices.js';
 import type { Node, ResourceSlice, SliceDevice } from './kube.js';
 
 export interface PublisherOptions {
-  slices: Pick<ResourcePort<ResourceSlice>, 'list' | 'apply' | 'delete'>;
+  slices: Pick<ResourcePort<ResourceSlice>, 'list' | 'create' | 'apply' | 'delete'>;
   nodes: Pick<ResourcePort<Node>, 'get'>;
   driver: string;
   nodeName: string;
@@ -61,12 +61,26 @@ export class SlicePublisher {
       await this.lookUpOwner(opts.signal);
       this.desired = buildSlices({ driver: this.opts.driver, nodeName: this.opts.nodeName, generation: this.generation, devices, owner: this.owner });
     }
-    for (const slice of this.desired) await this.opts.slices.apply(slice, { force: true, signal: opts.signal });
+    const stored = new Set(existing.map((s) => s.metadata.name));
+    for (const slice of this.desired) await this.write(slice, stored.has(slice.metadata.name), opts.signal);
     const wanted = new Set(this.desired.map((s) => s.metadata.name));
     await this.deleteAll(existing.filter((s) => !wanted.has(s.metadata.name ?? '')), opts.signal);
     this.fingerprint = fingerprint;
     if (changed) this.opts.log.info({ generation: this.generation, devices: devices.length, slices: this.desired.length }, 'ResourceSlices published');
     return { changed, generation: this.generation, slices: this.desired.length };
+  }
+
+  /** A new slice is created (the apiserver asks for create rights anyway), a stored one applied. */
+  private async write(slice: ResourceSlice, stored: boolean, signal?: AbortSignal): Promise<void> {
+    if (!stored) {
+      try {
+        await this.opts.slices.create(slice, { signal });
+        return;
+      } catch (err: unknown) {
+        if (!(err instanceof AlreadyExistsError)) throw err;
+      }
+    }
+    await this.opts.slices.apply(slice, { force: true, signal });
   }
 
   /** Delete every slice of this node and driver (shutdown). */

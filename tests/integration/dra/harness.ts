@@ -65,11 +65,10 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
-/** The daemon on the fixture node, with its own apiserver client, until stop(). */
-export function startDaemon(node: FixtureNode, extraEnv: Record<string, string> = {}): RunningDaemon {
+/** The daemon on the fixture node, with its own apiserver client (admin unless given), until stop(). */
+export function startDaemon(node: FixtureNode, extraEnv: Record<string, string> = {}, kube: KubeClient = new KubeClient(newKubeConfig())): RunningDaemon {
   const config = loadConfig({ ...node.env, ...extraEnv });
   const abort = new AbortController();
-  const kube = new KubeClient(newKubeConfig());
   const handle = runDaemon({ config, kube, signal: abort.signal, logger: childLogger({ component: 'dra-test', node: node.name }) });
   let stopped: Promise<void> | undefined;
   return {

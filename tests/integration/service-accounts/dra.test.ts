@@ -1,0 +1,111 @@
+/**
+ * virtualization-dra (daemons/dra/daemon.ts: the ResourceSlice publisher and the kubelet plugin's
+ * claim lookups, as the DaemonSet runs it) under exactly the RBAC the install gives it
+ * (knative/daemons/dra/rbac.yaml), through a client impersonating its ServiceAccount. sysfs is a
+ * fixture tree and kubelet is a gRPC client in the test. The slices are published and updated, a claim prepared
+ * and unprepared and the slices removed at shutdown with no request refused; removing any one rule
+ * makes one of them denied, and the role grants nothing unused.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { usbDeviceName } from '../../../daemons/dra/devices.js';
+import { writeFixtureSysfs } from '../../../daemons/dra/discovery/index.js';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { freshNamespace, newKubeConfig } from '../../env/index.js';
+import { devicesOf, fixtureNode, slicesOf, startDaemon, type FixtureNode } from '../dra/harness.js';
+import { allocatedClaim, DraClient } from '../dra/kubelet-client.js';
+import { KNATIVE_DIR, readManifests } from '../install/manifests.js';
+import {
+  applyComponentRbac,
+  deniedWithoutEachRule,
+  describeRequest,
+  isResourceRequest,
+  requestsMadeBy,
+  rulesRemovedOneByOne,
+  serviceAccountClient,
+  unusedGrants,
+  whoAmI,
+  type ApiRequest,
+  type ComponentRbac,
+} from './component-rbac.js';
+
+const admin = new KubeClient(newKubeConfig());
+let rbac: ComponentRbac;
+let kube: KubeClient;
+let node: FixtureNode;
+let requests: ApiRequest[] = [];
+
+/** The DRA objects of the install as a ComponentRbac (they live beside its DaemonSet). */
+async function loadDraRbac(): Promise<ComponentRbac> {
+  const objects = await readManifests(`${KNATIVE_DIR}daemons/dra/rbac.yaml`);
+  const sa = objects.find((m) => m.kind === 'ServiceAccount')?.metadata;
+  if (sa?.namespace === undefined) throw new Error('rbac.yaml must hold a namespaced ServiceAccount');
+  const groups = ['system:serviceaccounts', `system:serviceaccounts:${sa.namespace}`, 'system:authenticated'];
+  return { component: 'dra', objects, serviceAccount: { name: sa.name, namespace: sa.namespace }, user: `system:serviceaccount:${sa.namespace}:${sa.name}`, groups };
+}
+
+beforeAll(async () => {
+  rbac = await loadDraRbac();
+  await applyComponentRbac(rbac);
+  kube = serviceAccountClient(rbac, { requestTimeoutMs: 10_000 });
+  node = await fixtureNode('dra-sa');
+  await writeFixtureSysfs(node.sysRoot, [{ busId: '1-1', devNum: 2, vendorId: '0529', productId: '0001', serial: 'S1' }]);
+});
+
+afterAll(async () => {
+  kube.close();
+  admin.close();
+  await node.cleanup();
+});
+
+describe('virtualization-dra with only its ServiceAccount rights', () => {
+  it('acts as the dra ServiceAccount', async () => {
+    const me = await whoAmI(kube);
+    expect(me.username).toBe('system:serviceaccount:d8-virtualization:dra');
+  });
+
+  it('publishes, prepares and unprepares a claim, removes its slices, refused nothing', async () => {
+    const since = Date.now();
+    const ns = await freshNamespace('dra-sa');
+    const deviceName = usbDeviceName({ busId: '1-1', vendorId: '0529', productId: '0001' }, node.name);
+    const daemon = startDaemon(node, {}, serviceAccountClient(rbac));
+    try {
+      await daemon.handle.started;
+      await waitFor('the slice', async () => devicesOf(await slicesOf(admin, node.name)).has(deviceName));
+      // A second device plugged: the stored slice is applied again.
+      await writeFixtureSysfs(node.sysRoot, [{ busId: '1-2', devNum: 3, vendorId: '0403', productId: '6001' }]);
+      await waitFor('the slice with both devices', async () => devicesOf(await slicesOf(admin, node.name)).size === 2);
+      const claim = await allocatedClaim(admin, ns, 'c1', node.name, deviceName);
+      const client = new DraClient(daemon.handle.plugin()?.draSocket ?? '', 'v1');
+      try {
+        expect((await client.prepare([claim])).claims[claim.uid]?.error).toBe('');
+        expect((await client.unprepare([claim])).claims[claim.uid]?.error).toBe('');
+      } finally {
+        client.close();
+      }
+    } finally {
+      await daemon.stop();
+    }
+    expect(await slicesOf(admin, node.name)).toEqual([]);
+    const seen = await waitFor('the shutdown delete in the audit log', async () => {
+      const now = await requestsMadeBy(kube, rbac, since);
+      return now.some((s) => s.request.verb === 'delete') ? now : undefined;
+    });
+    requests = seen.map((s) => s.request);
+    const resources = [...new Set(requests.filter(isResourceRequest).map((r) => `${r.verb} ${r.resource}`))].sort();
+    expect(resources).toEqual(['create resourceslices', 'delete resourceslices', 'get nodes', 'get resourceclaims', 'list resourceslices', 'patch resourceclaims', 'patch resourceslices']);
+    expect(seen.filter((s) => s.codes.includes(403)).map((s) => describeRequest(s.request))).toEqual([]);
+  });
+
+  it('is denied a request it makes whenever any one rule of its role is removed', async () => {
+    expect(requests.length).toBeGreaterThan(0);
+    const results = await deniedWithoutEachRule(admin, rbac, requests);
+    expect(results).toHaveLength(rulesRemovedOneByOne(rbac).length);
+    expect(results.filter((r) => r.denied.length === 0).map((r) => r.variant)).toEqual([]);
+  }, 60_000);
+
+  it('is granted nothing by its role that it does not request', () => {
+    expect(requests.length).toBeGreaterThan(0);
+    expect(unusedGrants(rbac, requests)).toEqual([]);
+  });
+});
