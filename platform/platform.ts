@@ -24,12 +24,13 @@ import { bundleUnits, logHas, numberFromLog, REPO_ROOT, startUnit, statusOf, wai
 import { WebhookRoute } from './webhook-wiring.js';
 import { STARTED_MESSAGE as REWRITER_STARTED } from '../daemons/api-rewriter/daemon.js';
 import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
+import { prepareSimulatedUsbNode } from '../daemons/dra/simulated-node.js';
 
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
 /** The simulator's ServiceAccount and RBAC (not part of the install). */
 const SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/kubevirt-simulator/rbac.yaml');
-const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts', 'functions/pre-delete/index.ts', 'daemons/api-rewriter/main.ts'];
+const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts', 'functions/pre-delete/index.ts', 'daemons/api-rewriter/main.ts', 'daemons/dra/main.ts'];
 
 export interface PlatformOptions {
   flags: PlatformFlags;
@@ -114,11 +115,14 @@ export class Platform {
     this.bundles = bundles;
     say(`  nodes: ${nodes.join(', ')} (${kwokTime}); install: ${report.applied} objects applied (${installTime})`);
     for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
+    // virtualization-dra on the first node, over a SIMULATED sysfs tree (kwok nodes have no USB).
+    const draEnv = nodes[0] === undefined ? undefined : await prepareSimulatedUsbNode(join(workDir, 'dra'), nodes[0]);
     const { units } = await this.startUnits({
       admin,
       cluster,
       auditPort,
       simulator: true,
+      draEnv,
       onAdmissionPort: async (admissionPort) => {
         const route = new WebhookRoute(admin, { namespace: MODULE_NAMESPACE, name: ADMISSION_SERVICE, port: admissionPort }, (m) => say(`warning: ${m}`));
         this.route = route;
@@ -214,6 +218,8 @@ export class Platform {
     /** Fixed when the apiserver's audit webhook was configured with it; else the unit picks one. */
     auditPort?: number;
     simulator: boolean;
+    /** Run virtualization-dra with this environment (a simulated node): local platform only. */
+    draEnv?: Record<string, string>;
     /** Called as soon as the admission function listens (before it is ready: it needs its certificate). */
     onAdmissionPort?: (port: number) => Promise<void>;
   }): Promise<{ units: Record<string, LoggedProcess>; ports: { admission: number; audit: number } }> {
@@ -274,6 +280,14 @@ export class Platform {
         entry: 'daemons/kubevirt-simulator/main.ts',
         env: { KUBECONFIG: simulatorKc, LAUNCHER_PODS: 'true', GUEST_BOOT_DELAY: '1s', MIGRATION_DELAY: '2s' },
         ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),
+      });
+    }
+    if (o.draEnv !== undefined) {
+      specs.push({
+        name: 'dra',
+        entry: 'daemons/dra/main.ts',
+        env: { KUBECONFIG: await tokens.kubeconfigFor('dra'), HEALTH_PORT: '0', HEALTH_HOST: '127.0.0.1', ...o.draEnv },
+        ready: () => answers(numberFromLog(logOf('dra'), 'started: health and metrics served', 'healthPort'), 'http'),
       });
     }
     say(`starting ${specs.map((s) => s.name).join(', ')} as local processes (each under its own ServiceAccount token; logs in ${logDir})`);
