@@ -3,6 +3,7 @@
  * the proxy listens and the apiserver answered /readyz once.
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { metricsGuard } from '../../shared/authz/index.js';
 import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
@@ -15,6 +16,8 @@ import { ApiRewriterMetrics } from './metrics.js';
 import { createProxyHandler } from './proxy.js';
 import { createUpgradeHandler } from './upgrade.js';
 import { upstreamFromKubeConfig } from './upstream.js';
+import { createWebhookHandler } from './webhook.js';
+import { TlsReloader } from '../../shared/runtime/tls.js';
 
 /** The log line (message) that carries `proxyPort` and `healthPort`: the platform reads the ports from it. */
 export const STARTED_MESSAGE = 'kube-api-rewriter started: proxy and health served';
@@ -28,8 +31,8 @@ export interface ApiRewriterOptions {
 
 export interface ApiRewriterHandle {
   readonly metrics: ApiRewriterMetrics;
-  /** The proxy port and the health port, once both listen. */
-  readonly listening: Promise<{ proxyPort: number; health: HealthServer }>;
+  /** The proxy port, the webhook proxy port (when WEBHOOK_ADDRESS is set) and the health server, once all listen. */
+  readonly listening: Promise<{ proxyPort: number; webhookPort: number | undefined; health: HealthServer }>;
   /** Resolves when the daemon has stopped. */
   readonly done: Promise<void>;
 }
@@ -72,20 +75,53 @@ export function runApiRewriter(options: ApiRewriterOptions): ApiRewriterHandle {
       { once: true },
     );
     const proxyPort = (server.address() as AddressInfo).port;
+    const webhook = config.WEBHOOK_ADDRESS === undefined ? undefined : await startWebhookProxy(config, config.WEBHOOK_ADDRESS, renamer, metrics, log, signal);
     const health = await startHealthServer(config.HEALTH_HOST, config.HEALTH_PORT, {
-      ready: () => ready,
+      ready: () => ready && (webhook === undefined || webhook.tls.status().ok),
       metrics: () => metrics.registry.expose(),
       metricsGuard: metricsGuard(config, kube, log),
     });
     signal.addEventListener('abort', () => void health.close(), { once: true });
-    log.info({ proxyHost: config.PROXY_HOST, proxyPort, healthPort: health.port, upstream: upstream.url.origin }, STARTED_MESSAGE);
+    const webhookPort = webhook?.port;
+    log.info({ proxyHost: config.PROXY_HOST, proxyPort, webhookPort, healthPort: health.port, upstream: upstream.url.origin }, STARTED_MESSAGE);
     void checkUpstream(kube, log, signal).then(() => (ready = true));
-    return { proxyPort, health };
+    return { proxyPort, webhookPort, health };
   })();
   const done = listening.then(
     () => new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }))),
   );
   return { metrics, listening, done };
+}
+
+/** The webhook proxy: HTTPS with the certificate files (hot reloaded), in front of KubeVirt's webhook server. */
+async function startWebhookProxy(
+  config: ApiRewriterConfig,
+  address: string,
+  renamer: Renamer,
+  metrics: ApiRewriterMetrics,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<{ port: number; tls: TlsReloader }> {
+  const server = https.createServer(
+    {},
+    createWebhookHandler({ renamer, target: new URL(address), metrics, log: log.child({ proxy: 'webhook' }), maxBodyBytes: config.MAX_REQUEST_BODY_BYTES }),
+  );
+  const tls = new TlsReloader({ certFile: config.WEBHOOK_CERT_FILE, keyFile: config.WEBHOOK_KEY_FILE, reloadMs: 10_000 }, server, log);
+  await tls.start();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.WEBHOOK_PROXY_PORT, config.WEBHOOK_PROXY_HOST, () => resolve());
+  });
+  signal.addEventListener(
+    'abort',
+    () => {
+      tls.stop();
+      server.close();
+      server.closeAllConnections();
+    },
+    { once: true },
+  );
+  return { port: (server.address() as AddressInfo).port, tls };
 }
 
 /** Wait until the apiserver answers (GET /version; the proxy is not ready before). */

@@ -11,8 +11,8 @@ export type Side = 'request' | 'response';
 /** Prometheus metrics of the proxy, one registry per process. */
 export class ApiRewriterMetrics {
   readonly registry = new Registry();
-  readonly requests: Counter<'method' | 'decision' | 'watch' | 'code'>;
-  readonly duration: Histogram<'decision' | 'watch'>;
+  readonly requests: Counter<'proxy' | 'method' | 'decision' | 'watch' | 'code'>;
+  readonly duration: Histogram<'proxy' | 'decision' | 'watch'>;
   readonly rewriteErrors: Counter<'side' | 'reason'>;
   readonly upstreamErrors: Counter<'stage'>;
   readonly watchEvents: Counter<'rewritten'>;
@@ -22,13 +22,13 @@ export class ApiRewriterMetrics {
     const r = this.registry;
     this.requests = r.counter({
       name: `${PREFIX}requests_total`,
-      help: 'Requests answered, by method, decision (rewrite, inspect, pass), watch (true, false) and HTTP status code.',
-      labelNames: ['method', 'decision', 'watch', 'code'],
+      help: 'Requests answered, by proxy (kube-api, webhook), method, decision (rewrite, inspect, pass), watch (true, false) and HTTP status code.',
+      labelNames: ['proxy', 'method', 'decision', 'watch', 'code'],
     });
     this.duration = r.histogram({
       name: `${PREFIX}request_duration_seconds`,
       help: 'From the request to the end of the answer (watches: to the response headers).',
-      labelNames: ['decision', 'watch'],
+      labelNames: ['proxy', 'decision', 'watch'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     });
     this.rewriteErrors = r.counter({

@@ -64,7 +64,7 @@ async function handle(opts: ProxyOptions, req: http.IncomingMessage, res: http.S
   const plan = planRequest(renamer, req.url ?? '/');
   const method = req.method ?? 'GET';
   const watch = plan.endpoint.watch;
-  const labels = { decision: plan.body, watch: watch ? 'true' : 'false' } as const;
+  const labels = { proxy: 'kube-api', decision: plan.body, watch: watch ? 'true' : 'false' } as const;
   const done = (code: number): void => {
     metrics.requests.inc({ method, ...labels, code: String(code) });
     metrics.duration.observe(labels, (performance.now() - started) / 1000);
@@ -247,7 +247,8 @@ function streamWatch(opts: ProxyOptions, plan: RequestPlan, upstreamRes: http.In
   upstreamRes.on('error', finish);
 }
 
-function readAll(stream: http.IncomingMessage, limit: number, tooLarge: () => Error): Promise<Buffer> {
+/** The whole body, failing with `tooLarge()` past `limit` bytes or when the connection breaks first. */
+export function readAll(stream: http.IncomingMessage, limit: number, tooLarge: () => Error): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

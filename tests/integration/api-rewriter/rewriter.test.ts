@@ -134,7 +134,7 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
     expect(await ok(viaProxy(['get', 'virtualmachines.kubevirt.io', '-n', ns, '-o', 'name']))).toContain('vm1');
     const m = await rw.metrics();
     expect(metricValue(m, 'd8_virtualization_api_rewriter_rewrite_errors_total', { side: 'request', reason: 'invalid_json' })).toBe(1);
-    expect(metricValue(m, 'd8_virtualization_api_rewriter_requests_total', { method: 'POST', decision: 'rewrite', watch: 'false', code: '201' })).toBeGreaterThanOrEqual(1);
+    expect(metricValue(m, 'd8_virtualization_api_rewriter_requests_total', { proxy: 'kube-api', method: 'POST', decision: 'rewrite', watch: 'false', code: '201' })).toBeGreaterThanOrEqual(1);
   });
 });
 
