@@ -62,19 +62,7 @@ export function runApiRewriter(options: ApiRewriterOptions): ApiRewriterHandle {
       log.debug({ err }, 'malformed HTTP from a client');
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.PROXY_PORT, config.PROXY_HOST, () => resolve());
-    });
-    signal.addEventListener(
-      'abort',
-      () => {
-        server.close();
-        server.closeAllConnections();
-      },
-      { once: true },
-    );
-    const proxyPort = (server.address() as AddressInfo).port;
+    const proxyPort = await listenUntil(server, config.PROXY_HOST, config.PROXY_PORT, signal);
     const webhook = config.WEBHOOK_ADDRESS === undefined ? undefined : await startWebhookProxy(config, config.WEBHOOK_ADDRESS, renamer, metrics, log, signal);
     const health = await startHealthServer(config.HEALTH_HOST, config.HEALTH_PORT, {
       ready: () => ready && (webhook === undefined || webhook.tls.status().ok),
@@ -108,20 +96,25 @@ async function startWebhookProxy(
   );
   const tls = new TlsReloader({ certFile: config.WEBHOOK_CERT_FILE, keyFile: config.WEBHOOK_KEY_FILE, reloadMs: 10_000 }, server, log);
   await tls.start();
+  signal.addEventListener('abort', () => tls.stop(), { once: true });
+  return { port: await listenUntil(server, config.WEBHOOK_PROXY_HOST, config.WEBHOOK_PROXY_PORT, signal), tls };
+}
+
+/** Listen (port 0: a free one) and close with every connection when the signal aborts; the bound port. */
+async function listenUntil(server: http.Server | https.Server, host: string, port: number, signal: AbortSignal): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.WEBHOOK_PROXY_PORT, config.WEBHOOK_PROXY_HOST, () => resolve());
+    server.listen(port, host, () => resolve());
   });
   signal.addEventListener(
     'abort',
     () => {
-      tls.stop();
       server.close();
       server.closeAllConnections();
     },
     { once: true },
   );
-  return { port: (server.address() as AddressInfo).port, tls };
+  return (server.address() as AddressInfo).port;
 }
 
 /** Wait until the apiserver answers (GET /version; the proxy is not ready before). */

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { issueCertificate } from '../../shared/certs/index.js';
 import { rootLogger } from '../../shared/log/index.js';
 import { KUBEVIRT_RULES, Renamer } from '../../shared/rewriter/index.js';
+import { renamedVmReview } from '../../shared/rewriter/testdata.js';
 import { ApiRewriterMetrics } from './metrics.js';
 import { createWebhookHandler } from './webhook.js';
 
@@ -37,16 +38,7 @@ function post(path: string, body: string): Promise<{ status: number; json: Recor
   });
 }
 
-const review = {
-  apiVersion: 'admission.k8s.io/v1',
-  kind: 'AdmissionReview',
-  request: {
-    uid: 'u1',
-    kind: { group: INT, version: 'v1', kind: 'InternalVirtualizationVirtualMachine' },
-    resource: { group: INT, version: 'v1', resource: 'internalvirtualizationvirtualmachines' },
-    object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name: 'vm', labels: { [`kubevirt.${INT}/a`]: 'b' } } },
-  },
-};
+const review = renamedVmReview();
 
 beforeAll(async () => {
   kubevirtWebhook = https.createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {

@@ -1,24 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { AdmissionReviewError, KUBEVIRT_RULES, Renamer, renameAdmissionResponse, restoreAdmissionRequest } from './index.js';
+import { renamedVmReview } from './testdata.js';
 
 const r = new Renamer(KUBEVIRT_RULES);
 const INT = 'internal.virtualization.deckhouse.io';
 
 describe('AdmissionReview rewrite', () => {
   it('restores the request and renames the JSON Patch of the response', () => {
-    const review = {
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: 'u1',
-        kind: { group: INT, version: 'v1', kind: 'InternalVirtualizationVirtualMachine' },
-        requestKind: { group: INT, version: 'v1', kind: 'InternalVirtualizationVirtualMachine' },
-        resource: { group: INT, version: 'v1', resource: 'internalvirtualizationvirtualmachines' },
-        requestResource: { group: INT, version: 'v1', resource: 'internalvirtualizationvirtualmachines' },
-        object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name: 'vm', labels: { [`kubevirt.${INT}/a`]: 'b' } } },
-        oldObject: null,
-      },
-    };
+    const review = renamedVmReview();
     const kind = restoreAdmissionRequest(r, review);
     expect(kind).toBe('VirtualMachine');
     expect(review.request.kind).toEqual({ group: 'kubevirt.io', version: 'v1', kind: 'VirtualMachine' });
