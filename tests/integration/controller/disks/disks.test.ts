@@ -1,0 +1,325 @@
+/**
+ * The storage reconcilers against the real apiserver: images imported over HTTP into a real registry
+ * (DVCR) by the real importer program (run by the NodePlayer as the kubelet would run its Pod), a disk
+ * filled from an image on a PVC bound by kube-controller-manager, grow-only resize, and a hot-plug into
+ * a running VM (KubeVirt played by the simulator and KubeVirtHotplugFake).
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { API_VERSION } from '../../../../shared/api/resources/common.js';
+import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.js';
+import type { ClusterVirtualImage, VirtualImage } from '../../../../shared/api/resources/virtualimage.js';
+import type { VirtualMachineBlockDeviceAttachment } from '../../../../shared/api/resources/vmbda.js';
+import type { KubeClient } from '../../../../shared/kube/index.js';
+import { startTestRegistry, type TestRegistry } from '../../../../shared/oci/test-registry.js';
+import { makeImage, serveDir, type FileServer } from '../../../../daemons/importer/test-fixtures.js';
+import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
+import type { Clients } from '../../../../daemons/controller/kube/resources.js';
+import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
+import { KubeVirtSimulator } from '../../../../daemons/kubevirt-simulator/simulator.js';
+import { freshNamespace } from '../../../env/index.js';
+import { node, vm, vmClass } from '../builders.js';
+import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, testClients, type Scope } from '../fixtures.js';
+import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
+import { NodePlayer } from './node-player.js';
+
+const MiB = 1024 * 1024;
+
+let kube: KubeClient;
+let c: Clients;
+let sc: StorageClients;
+let scope: Scope;
+let ns: string;
+let registry: TestRegistry;
+let files: FileServer;
+let filesDir: string;
+let player: NodePlayer;
+let hotplug: KubeVirtHotplugFake;
+let ctl: { running: RunningController; abort: AbortController };
+let kubevirt: KubeVirtSimulator;
+let storageClass: string;
+let qcow2Sha256: string;
+let cviName: string;
+
+beforeAll(async () => {
+  kube = mainKube();
+  c = testClients(kube);
+  sc = makeStorageClients(kube, TEST_FIELD_MANAGER);
+  scope = newScope(await freshNamespace('disks'));
+  ns = scope.namespace;
+  registry = await startTestRegistry();
+  filesDir = mkdtempSync(join(tmpdir(), 'disks-files-'));
+  makeImage(filesDir, 'disk.qcow2', 'qcow2', 64);
+  makeImage(filesDir, 'disk.raw', 'raw', 16);
+  qcow2Sha256 = createHash('sha256').update(readFileSync(join(filesDir, 'disk.qcow2'))).digest('hex');
+  files = await serveDir(filesDir);
+  storageClass = `disks-${scope.id}`;
+  await sc.storageClasses.create({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: storageClass, labels: { [SCOPE_LABEL]: scope.id } },
+    provisioner: 'kubernetes.io/no-provisioner',
+    volumeBindingMode: 'Immediate',
+    allowVolumeExpansion: true,
+  });
+  player = new NodePlayer(kube, sc, ns, storageClass);
+  player.start();
+  hotplug = new KubeVirtHotplugFake(c);
+  const abort = new AbortController();
+  const config = controllerConfig(scope, {
+    STORAGE_RECONCILERS: 'true',
+    POD_NAMESPACE: ns,
+    DVCR_ADDRESS: registry.host,
+    DVCR_PLAIN_HTTP: 'true',
+    DEPENDENCY_RECHECK_INTERVAL: '1s',
+  });
+  ctl = { running: await startController({ kube, config, signal: abort.signal, hotplug }), abort };
+  kubevirt = new KubeVirtSimulator(kube, { namespace: ns, autoRunOn: `node-1-${scope.id}` });
+  await kubevirt.start();
+});
+
+afterAll(async () => {
+  await kubevirt.stop();
+  ctl.abort.abort();
+  await ctl.running.stop();
+  await player.stop();
+  await files.close();
+  await registry.stop();
+  rmSync(filesDir, { recursive: true, force: true });
+  await sc.storageClasses.delete({ name: storageClass }).catch(() => undefined);
+  kube.close();
+});
+
+function cvi(name: string, url: string, sha256?: string): ClusterVirtualImage {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'ClusterVirtualImage',
+    metadata: { name: `${name}-${scope.id}`, labels: { [SCOPE_LABEL]: scope.id } },
+    spec: { dataSource: { type: 'HTTP', http: { url, ...(sha256 !== undefined ? { checksum: { sha256 } } : {}) } } },
+  };
+}
+
+function vi(name: string, url: string, sha256?: string): VirtualImage {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualImage',
+    metadata: { name, namespace: ns },
+    spec: { storage: 'ContainerRegistry', dataSource: { type: 'HTTP', http: { url, ...(sha256 !== undefined ? { checksum: { sha256 } } : {}) } } },
+  };
+}
+
+function disk(name: string, spec: VirtualDisk['spec']): VirtualDisk {
+  return { apiVersion: API_VERSION, kind: 'VirtualDisk', metadata: { name, namespace: ns }, spec };
+}
+
+const ready = <T extends { status?: { phase?: string } | undefined }>(o: T): boolean => o.status?.phase === 'Ready';
+
+describe('images', () => {
+  it('a ClusterVirtualImage from HTTP (with its checksum) reaches Ready with format, size and its DVCR location', async () => {
+    const created = await c.clusterImages.create(cvi('qcow2', `${files.url}/disk.qcow2`, qcow2Sha256));
+    cviName = created.metadata.name ?? '';
+    const img = await eventually(async () => {
+      const got = await c.clusterImages.get({ name: cviName });
+      return ready(got) && got;
+    }, 'cluster image Ready');
+    expect(img.status).toMatchObject({ format: 'qcow2', cdrom: false, progress: '100%', size: { unpackedBytes: String(64 * MiB), unpacked: '64Mi' } });
+    expect(img.status?.target?.registryURL).toBe(`${registry.host}/cvi/${cviName}:${created.metadata.uid ?? ''}`);
+    expect(img.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Ready' });
+    expect(img.metadata.finalizers).toContain('virtualization.deckhouse.io/cvi-cleanup');
+    // The image is really in the registry, and the importer Pod is cleaned up once Ready is stored.
+    const manifest = await fetch(`${registry.url}/v2/cvi/${cviName}/manifests/${created.metadata.uid ?? ''}`, { headers: { accept: 'application/vnd.oci.image.manifest.v1+json' } });
+    expect(manifest.status).toBe(200);
+    await eventually(async () => (await sc.helperPods.list({ namespace: ns, labelSelector: 'virtualization.deckhouse.io/helper' })).items.every((p) => !p.metadata.annotations?.['virtualization.deckhouse.io/owner']?.includes(cviName)), 'importer Pod removed');
+  });
+
+  it('a checksum mismatch fails with a reason a person understands, and nothing is pushed', async () => {
+    await c.images.create(vi('bad-sum', `${files.url}/disk.raw`, '0'.repeat(64)));
+    const img = await eventually(async () => {
+      const got = await c.images.get({ namespace: ns, name: 'bad-sum' });
+      return got.status?.phase === 'Failed' && got;
+    }, 'image Failed');
+    const cond = img.status?.conditions?.find((x) => x.type === 'Ready');
+    expect(cond).toMatchObject({ status: 'False', reason: 'ProvisioningFailed' });
+    expect(cond?.message).toMatch(/^ChecksumMismatch: .*sha256/i);
+    expect(img.status?.target?.registryURL).toBeUndefined();
+    const tags = await fetch(`${registry.url}/v2/vi/${ns}/bad-sum/tags/list`);
+    expect(tags.status).toBe(404);
+  });
+
+  it('a URL that answers 404 and a file that is not a disk image fail, each with its reason', async () => {
+    await c.images.create(vi('missing', `${files.url}/status/404`));
+    await c.images.create(vi('not-an-image', `${files.url}/broken/disk.raw`));
+    for (const [name, reason] of [['missing', 'SourceNotFound'], ['not-an-image', '']] as const) {
+      const img = await eventually(async () => {
+        const got = await c.images.get({ namespace: ns, name });
+        return got.status?.phase === 'Failed' && got;
+      }, `${name} Failed`);
+      const message = img.status?.conditions?.find((x) => x.type === 'Ready')?.message ?? '';
+      expect(message).toMatch(new RegExp(`^${reason}`));
+      expect(message.length).toBeGreaterThan(10);
+    }
+  });
+
+  it('a VirtualImage from another image waits for it (DatasourceReady=False) and names it', async () => {
+    await c.images.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualImage',
+      metadata: { name: 'from-nothing', namespace: ns },
+      spec: { storage: 'ContainerRegistry', dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'not-there' } } },
+    });
+    const img = await eventually(async () => {
+      const got = await c.images.get({ namespace: ns, name: 'from-nothing' });
+      return got.status?.phase === 'Pending' && got;
+    }, 'image Pending');
+    expect(img.status?.conditions?.find((x) => x.type === 'DatasourceReady')).toMatchObject({ status: 'False', reason: 'ImageNotReady', message: `VirtualImage ${ns}/not-there does not exist` });
+  });
+});
+
+describe('disks', () => {
+  it('a disk from the image gets its PVC on the class, filled with the image as raw, and is Ready', async () => {
+    await c.disks.create(disk('root', { dataSource: { type: 'ObjectRef', objectRef: { kind: 'ClusterVirtualImage', name: cviName } }, persistentVolumeClaim: { storageClassName: storageClass } }));
+    const vd = await eventually(async () => {
+      const got = await c.disks.get({ namespace: ns, name: 'root' });
+      return ready(got) && got;
+    }, 'disk Ready');
+    const pvcName = vd.status?.target?.persistentVolumeClaimName ?? '';
+    const pvc = await sc.pvcs.get({ namespace: ns, name: pvcName });
+    expect(pvc.spec).toMatchObject({ storageClassName: storageClass, resources: { requests: { storage: String(64 * MiB) } } });
+    expect(pvc.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'VirtualDisk', name: 'root', controller: true });
+    expect(vd.status).toMatchObject({ storageClassName: storageClass, capacity: String(64 * MiB), sourceUID: expect.any(String) as unknown });
+    // The volume holds the image converted to raw, of the image's virtual size.
+    const file = join(player.dirOf(pvcName), 'disk.img');
+    expect(statSync(file).size).toBe(64 * MiB);
+    const info = JSON.parse(execFileSync('qemu-img', ['info', '--output=json', file]).toString()) as { format: string };
+    expect(info.format).toBe('raw');
+  });
+
+  it('a resize down is refused and leaves the PVC alone; a resize up patches the PVC and follows it to the new capacity', async () => {
+    const ref = { namespace: ns, name: 'root' };
+    const pvcName = (await c.disks.get(ref)).status?.target?.persistentVolumeClaimName ?? '';
+    await c.disks.mergePatch(ref, { spec: { persistentVolumeClaim: { size: '32Mi' } } });
+    const refused = await eventually(async () => {
+      const got = await c.disks.get(ref);
+      return got.status?.conditions?.find((x) => x.type === 'Resizing' && x.reason === 'NotAvailable') && got;
+    }, 'shrink refused');
+    expect(refused.status?.phase).toBe('Ready');
+    expect(refused.status?.conditions?.find((x) => x.type === 'Resizing')?.message).toMatch(/cannot shrink/);
+    expect((await sc.pvcs.get({ namespace: ns, name: pvcName })).spec.resources?.requests?.['storage']).toBe(String(64 * MiB));
+
+    await c.disks.mergePatch(ref, { spec: { persistentVolumeClaim: { size: '128Mi' } } });
+    await eventually(async () => (await sc.pvcs.get({ namespace: ns, name: pvcName })).spec.resources?.requests?.['storage'] === '128Mi', 'PVC request grown');
+    const resizing = await eventually(async () => {
+      const got = await c.disks.get(ref);
+      return got.status?.phase === 'Resizing' && got;
+    }, 'disk Resizing');
+    expect(resizing.status?.conditions?.find((x) => x.type === 'Resizing')).toMatchObject({ status: 'True', reason: 'InProgress' });
+    // Play the volume's resizer: the PVC reports the new capacity.
+    await sc.pvcs.patchStatus({ namespace: ns, name: pvcName }, { capacity: { storage: '128Mi' } });
+    const grown = await eventually(async () => {
+      const got = await c.disks.get(ref);
+      return got.status?.phase === 'Ready' && got.status.capacity === '128Mi' && got;
+    }, 'disk grown');
+    expect(grown.status?.conditions?.find((x) => x.type === 'Resizing')).toBeUndefined();
+  });
+
+  it('a blank disk gets a PVC of its size; one without a size waits and says why', async () => {
+    await c.disks.create(disk('blank', { persistentVolumeClaim: { size: '10Mi', storageClassName: storageClass } }));
+    const vd = await eventually(async () => {
+      const got = await c.disks.get({ namespace: ns, name: 'blank' });
+      return ready(got) && got;
+    }, 'blank disk Ready');
+    expect(vd.status?.capacity).toBe('10Mi');
+    await c.disks.create(disk('no-size', { persistentVolumeClaim: { storageClassName: storageClass } }));
+    const waiting = await eventually(async () => {
+      const got = await c.disks.get({ namespace: ns, name: 'no-size' });
+      return got.status?.phase === 'Pending' && got;
+    }, 'sizeless disk Pending');
+    expect(waiting.status?.conditions?.find((x) => x.type === 'Ready')?.message).toMatch(/needs spec.persistentVolumeClaim.size/);
+  });
+
+  it('a disk smaller than its image fails with the size named', async () => {
+    await c.disks.create(disk('too-small', { dataSource: { type: 'ObjectRef', objectRef: { kind: 'ClusterVirtualImage', name: cviName } }, persistentVolumeClaim: { size: '1Mi', storageClassName: storageClass } }));
+    const vd = await eventually(async () => {
+      const got = await c.disks.get({ namespace: ns, name: 'too-small' });
+      return got.status?.phase === 'Failed' && got;
+    }, 'too small disk Failed');
+    expect(vd.status?.conditions?.find((x) => x.type === 'Ready')?.message).toMatch(/insufficient: 1Mi is less than the image's 64Mi/);
+  });
+});
+
+describe('attachments', () => {
+  it('a VMBDA hot-plugs a disk into a running VM, and its deletion unplugs it', async () => {
+    await c.nodes.create(node(scope, 'node-1'));
+    const cls = await c.classes.create(vmClass(scope, 'generic'));
+    await c.vms.create(vm(scope, 'guest', cls.metadata.name ?? '', { blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: cviName }] }));
+    await eventually(async () => (await c.vms.get({ namespace: ns, name: 'guest' })).status?.phase === 'Running', 'VM Running');
+    const attachment: VirtualMachineBlockDeviceAttachment = {
+      apiVersion: API_VERSION,
+      kind: 'VirtualMachineBlockDeviceAttachment',
+      metadata: { name: 'hot', namespace: ns },
+      spec: { blockDeviceRef: { kind: 'VirtualDisk', name: 'blank' }, virtualMachineName: 'guest' },
+    };
+    await sc.vmbdas.create(attachment);
+    const attached = await eventually(async () => {
+      const got = await sc.vmbdas.get({ namespace: ns, name: 'hot' });
+      return got.status?.phase === 'Attached' && got;
+    }, 'VMBDA Attached').catch(async (err: unknown) => {
+      const a = await sc.vmbdas.get({ namespace: ns, name: 'hot' });
+      const vmi = await c.kvvmis.get({ namespace: ns, name: 'guest' });
+      throw new Error(`${String(err)}: ${JSON.stringify(a.status)} calls ${JSON.stringify(hotplug.calls)} vmi ${JSON.stringify(vmi.spec.volumes)} ${JSON.stringify(vmi.status?.volumeStatus)}`);
+    });
+    expect(attached.status?.virtualMachineName).toBe('guest');
+    const blank = await c.disks.get({ namespace: ns, name: 'blank' });
+    const adds = hotplug.calls.filter((x) => x.op === 'add');
+    expect(adds).toEqual([
+      expect.objectContaining({
+        namespace: ns,
+        vm: 'guest',
+        name: 'vd-blank',
+        volumeKind: 'VirtualDisk',
+        pvcName: blank.status?.target?.persistentVolumeClaimName,
+        isCdrom: false,
+        serial: createHash('md5').update(blank.metadata.uid ?? '').digest('hex'),
+      }),
+    ]);
+    await eventually(async () => {
+      const got = await c.disks.get({ namespace: ns, name: 'blank' });
+      return got.status?.attachedToVirtualMachines?.some((a) => a.name === 'guest' && a.mounted === true);
+    }, 'disk shows the VM');
+
+    // A second attachment of the same disk conflicts.
+    await sc.vmbdas.create({ ...attachment, metadata: { name: 'hot-again', namespace: ns } });
+    const second = await eventually(async () => {
+      const got = await sc.vmbdas.get({ namespace: ns, name: 'hot-again' });
+      return got.status?.phase === 'Failed' && got;
+    }, 'second VMBDA Failed');
+    expect(second.status?.conditions?.find((x) => x.type === 'Attached')).toMatchObject({ reason: 'Conflict' });
+    await sc.vmbdas.delete({ namespace: ns, name: 'hot-again' });
+    await eventually(() => gone(() => sc.vmbdas.get({ namespace: ns, name: 'hot-again' })), 'conflicting VMBDA gone');
+    expect(hotplug.calls.filter((x) => x.op === 'remove')).toEqual([]);
+
+    await sc.vmbdas.delete({ namespace: ns, name: 'hot' });
+    await eventually(() => gone(() => sc.vmbdas.get({ namespace: ns, name: 'hot' })), 'VMBDA gone');
+    expect(hotplug.calls.filter((x) => x.op === 'remove')).toEqual([{ op: 'remove', namespace: ns, vm: 'guest', name: 'vd-blank' }]);
+    const vmi = await c.kvvmis.get({ namespace: ns, name: 'guest' });
+    expect(vmi.spec.volumes?.some((v) => v.name === 'vd-blank')).toBe(false);
+  });
+
+  it('a VMBDA for a disk that does not exist waits Pending and says so', async () => {
+    await sc.vmbdas.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualMachineBlockDeviceAttachment',
+      metadata: { name: 'ghost', namespace: ns },
+      spec: { blockDeviceRef: { kind: 'VirtualDisk', name: 'ghost' }, virtualMachineName: 'guest' },
+    });
+    const got = await eventually(async () => {
+      const a = await sc.vmbdas.get({ namespace: ns, name: 'ghost' });
+      return a.status?.phase === 'Pending' && a;
+    }, 'VMBDA Pending');
+    expect(got.status?.conditions?.find((x) => x.type === 'BlockDeviceReady')).toMatchObject({ status: 'False', message: 'VirtualDisk ghost not found' });
+  });
+});
