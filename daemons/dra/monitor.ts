@@ -1,5 +1,5 @@
 /**
- * Rescans sysfs when USB devices may have changed (ADR 0009): an inotify watch on
+ * Rescans sysfs when USB devices may have changed (ADR 0012): an inotify watch on
  * `<sysRoot>/bus/usb/devices` where the filesystem reports changes (fixture trees; sysfs itself
  * reports none), and a poll every RESCAN_INTERVAL that works everywhere. Triggers within the debounce
  * window coalesce into one scan; a scan never overlaps another. Each broken entry is logged once per

@@ -1,7 +1,7 @@
 /**
  * The prepared claims of this node, checkpointed atomically after every change so that a restarted
  * daemon answers a repeated prepare the same way and still cleans up at unprepare (the original
- * rebuilt this from containerd's NRI instead; see ADR 0009). Versioned: a file of an unknown version or
+ * rebuilt this from containerd's NRI instead; see ADR 0012). Versioned: a file of an unknown version or
  * a broken one is moved aside (`.corrupt-<time>`) and reported, never silently reused.
  */
 import { readFile, rename } from 'node:fs/promises';
