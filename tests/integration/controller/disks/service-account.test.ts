@@ -1,0 +1,125 @@
+/**
+ * The storage reconcilers under exactly the RBAC the install gives the controller
+ * (knative/rbac/components/controller.yaml, its client impersonating the ServiceAccount): an image
+ * imported through an importer Pod, a disk with its PVC on a StorageClass, status and finalizers, and
+ * the hot-plug subresources it may call. A rule missing from the manifest fails a step with 403.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { API_VERSION } from '../../../../shared/api/resources/common.js';
+import { KubeClient } from '../../../../shared/kube/index.js';
+import { startTestRegistry, type TestRegistry } from '../../../../shared/oci/test-registry.js';
+import { makeImage, serveDir, type FileServer } from '../../../../daemons/importer/test-fixtures.js';
+import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
+import { makeStorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
+import { freshNamespace, impersonatingKubeConfig, kubectl } from '../../../env/index.js';
+import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, useCluster } from '../fixtures.js';
+import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
+import { NodePlayer } from './node-player.js';
+
+const KNATIVE = fileURLToPath(new URL('../../../../knative/', import.meta.url));
+const SERVICE_ACCOUNT = 'system:serviceaccount:d8-virtualization:controller';
+
+const t = useCluster();
+let registry: TestRegistry;
+let files: FileServer;
+let dir: string;
+
+beforeAll(async () => {
+  for (const f of ['namespace.yaml', 'rbac/components/controller.yaml']) {
+    const res = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=disks-rbac-test', '-f', `${KNATIVE}${f}`]);
+    if (res.code !== 0) throw new Error(`kubectl apply ${f}: ${res.stderr}`);
+  }
+  registry = await startTestRegistry();
+  dir = mkdtempSync(join(tmpdir(), 'disks-sa-'));
+  makeImage(dir, 'disk.raw', 'raw', 8);
+  files = await serveDir(dir);
+});
+
+afterAll(async () => {
+  await files.close();
+  await registry.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the storage reconcilers with only the controller ServiceAccount rights', () => {
+  it('may call the hot-plug subresources and nothing else there', async () => {
+    // A SubjectAccessReview (kubectl can-i would need the aggregated API's discovery, absent here).
+    const can = async (verb: string, sub: string): Promise<boolean> => {
+      const review = (await t.kube.rest.request({
+        method: 'POST',
+        path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: {
+            user: SERVICE_ACCOUNT,
+            groups: ['system:serviceaccounts', 'system:serviceaccounts:d8-virtualization', 'system:authenticated'],
+            resourceAttributes: { group: 'subresources.virtualization.deckhouse.io', resource: 'virtualmachines', subresource: sub, verb, namespace: 'any', name: 'vm' },
+          },
+        },
+        what: `review ${verb} virtualmachines/${sub}`,
+      })) as { status?: { allowed?: boolean } };
+      return review.status?.allowed === true;
+    };
+    expect(await can('update', 'addvolume')).toBe(true);
+    expect(await can('update', 'removevolume')).toBe(true);
+    expect(await can('get', 'console')).toBe(false);
+  });
+
+  it('imports an image through an importer Pod and provisions a disk on its PVC', async () => {
+    const scope = newScope(await freshNamespace('disks-sa'));
+    const ns = scope.namespace;
+    const sc = makeStorageClients(t.kube, TEST_FIELD_MANAGER);
+    const storageClass = `disks-sa-${scope.id}`;
+    await sc.storageClasses.create({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: storageClass, labels: { [SCOPE_LABEL]: scope.id } },
+      provisioner: 'kubernetes.io/no-provisioner',
+      volumeBindingMode: 'Immediate',
+    });
+    t.onCleanup(() => sc.storageClasses.delete({ name: storageClass }));
+    const player = new NodePlayer(t.kube, sc, ns, storageClass);
+    player.start();
+    t.onCleanup(() => player.stop());
+    const kube = new KubeClient(impersonatingKubeConfig(SERVICE_ACCOUNT));
+    t.onCleanup(() => Promise.resolve(kube.close()));
+    const abort = new AbortController();
+    const config = controllerConfig(scope, { STORAGE_RECONCILERS: 'true', POD_NAMESPACE: ns, DVCR_ADDRESS: registry.host, DVCR_PLAIN_HTTP: 'true' });
+    const running: RunningController = await startController({ kube, config, signal: abort.signal, hotplug: new KubeVirtHotplugFake(t.c) });
+    t.onCleanup(async () => {
+      abort.abort();
+      await running.stop();
+    });
+
+    await t.c.images.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualImage',
+      metadata: { name: 'img', namespace: ns },
+      spec: { storage: 'ContainerRegistry', dataSource: { type: 'HTTP', http: { url: `${files.url}/disk.raw` } } },
+    });
+    const img = await eventually(async () => {
+      const got = await t.c.images.get({ namespace: ns, name: 'img' });
+      return got.status?.phase === 'Ready' && got;
+    }, 'image Ready');
+    expect(img.status).toMatchObject({ format: 'raw', size: { unpackedBytes: String(8 * 1024 * 1024) } });
+    expect(img.metadata.finalizers).toContain('virtualization.deckhouse.io/vi-cleanup');
+
+    await t.c.disks.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualDisk',
+      metadata: { name: 'disk', namespace: ns },
+      spec: { dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'img' } }, persistentVolumeClaim: { storageClassName: storageClass } },
+    });
+    const vd = await eventually(async () => {
+      const got = await t.c.disks.get({ namespace: ns, name: 'disk' });
+      return got.status?.phase === 'Ready' && got;
+    }, 'disk Ready');
+    expect(vd.status?.capacity).toBe(String(8 * 1024 * 1024));
+    expect(player.runs.map((r) => r.code)).toEqual([0, 0]);
+  }, 90_000);
+});
