@@ -165,7 +165,9 @@ async function respond(
   const headers: http.OutgoingHttpHeaders = {};
   for (const [k, v] of Object.entries(upstreamRes.headers)) if (!DROP_RESPONSE.has(k) && v !== undefined) headers[k] = v;
   const contentType = upstreamRes.headers['content-type'] ?? '';
-  const json = contentType.startsWith('application/json');
+  // The apiserver answers the OpenAPI v3 index as text/plain; it is JSON all the same.
+  const openapi = plan.endpoint.kind.startsWith('openapi');
+  const json = contentType.startsWith('application/json') || (openapi && contentType.startsWith('text/plain'));
   if (plan.body === 'pass' || !json) {
     res.writeHead(status, headers);
     upstreamRes.pipe(res);

@@ -29,7 +29,7 @@ export async function upstreamFromKubeConfig(kc: KubeConfig): Promise<UpstreamTa
   };
   const first = await read();
   const secure = url.protocol === 'https:';
-  const agentOptions: https.AgentOptions = { keepAlive: true, maxFreeSockets: 256, scheduling: 'lifo' };
+  const agentOptions: https.AgentOptions = { keepAlive: true, maxFreeSockets: 256, scheduling: 'lifo', noDelay: true };
   if (first.ca !== undefined) agentOptions.ca = first.ca;
   if (first.cert !== undefined) agentOptions.cert = first.cert;
   if (first.key !== undefined) agentOptions.key = first.key;

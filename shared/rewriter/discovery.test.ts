@@ -88,7 +88,14 @@ describe('discovery and OpenAPI restore', () => {
       paths: { 'apis/kubevirt.io/v1': { serverRelativeURL: '/openapi/v3/apis/kubevirt.io/v1?hash=A' }, 'apis/apps/v1': { serverRelativeURL: '/openapi/v3/apis/apps/v1?hash=B' } },
     });
     const doc = {
-      paths: { [`/apis/${INT}/v1/internalvirtualizationvirtualmachines`]: { get: { responses: { 200: { $ref: '#/components/schemas/io.deckhouse.virtualization.internal.v1.InternalVirtualizationVirtualMachineList' } } } } },
+      paths: {
+        [`/apis/${INT}/v1/internalvirtualizationvirtualmachines`]: {
+          get: {
+            responses: { 200: { $ref: '#/components/schemas/io.deckhouse.virtualization.internal.v1.InternalVirtualizationVirtualMachineList' } },
+            'x-kubernetes-group-version-kind': { group: INT, version: 'v1', kind: 'InternalVirtualizationVirtualMachine' },
+          },
+        },
+      },
       components: {
         schemas: {
           'io.deckhouse.virtualization.internal.v1.InternalVirtualizationVirtualMachine': { 'x-kubernetes-group-version-kind': [{ group: INT, version: 'v1', kind: 'InternalVirtualizationVirtualMachine' }] },
@@ -96,7 +103,11 @@ describe('discovery and OpenAPI restore', () => {
       },
     };
     expect(restore('/openapi/v3/apis/kubevirt.io/v1', doc)).toEqual({
-      paths: { '/apis/kubevirt.io/v1/virtualmachines': { get: { responses: { 200: { $ref: '#/components/schemas/io.kubevirt.v1.VirtualMachineList' } } } } },
+      paths: {
+        '/apis/kubevirt.io/v1/virtualmachines': {
+          get: { responses: { 200: { $ref: '#/components/schemas/io.kubevirt.v1.VirtualMachineList' } }, 'x-kubernetes-group-version-kind': { group: 'kubevirt.io', version: 'v1', kind: 'VirtualMachine' } },
+        },
+      },
       components: { schemas: { 'io.kubevirt.v1.VirtualMachine': { 'x-kubernetes-group-version-kind': [{ group: 'kubevirt.io', version: 'v1', kind: 'VirtualMachine' }] } } },
     });
   });

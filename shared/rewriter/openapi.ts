@@ -75,8 +75,9 @@ function walk(r: Renamer, node: unknown): void {
   if (!isRecord(node)) return;
   for (const [key, value] of Object.entries(node)) {
     if (key === '$ref' && typeof value === 'string') node[key] = restoreRef(r, value);
-    else if (key === 'x-kubernetes-group-version-kind' && Array.isArray(value)) {
-      for (const gvk of value) {
+    else if (key === 'x-kubernetes-group-version-kind') {
+      // An array in schemas, a single object in path operations.
+      for (const gvk of Array.isArray(value) ? value : [value]) {
         if (!isRecord(gvk) || typeof gvk.group !== 'string' || typeof gvk.kind !== 'string') continue;
         gvk.kind = r.kind(gvk.group, gvk.kind, 'restore');
         gvk.group = r.group(gvk.group, 'restore');

@@ -127,6 +127,35 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
     expect(crd.spec.names.shortNames).toEqual(['vm']);
   });
 
+  it('serves OpenAPI under kubevirt.io names (kubectl explain)', async () => {
+    const explained = await ok(viaProxy(['explain', 'virtualmachines.kubevirt.io']));
+    expect(explained).toMatch(/GROUP:\s+kubevirt\.io/);
+    expect(explained).toMatch(/KIND:\s+VirtualMachine/);
+    const index = await ok(viaProxy(['get', '--raw', '/openapi/v3']));
+    expect(index).toContain('"apis/kubevirt.io/v1"');
+    expect(index).not.toContain(INT);
+  });
+
+  it('renames labels and node selectors of built-in objects (pods) and passes other pods untouched', async () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'virt-launcher-vm1', namespace: ns, labels: { 'kubevirt.io': 'virt-launcher', 'vm.kubevirt.io/name': 'vm1' } },
+      spec: { nodeSelector: { 'cpu-feature.node.kubevirt.io/vmx': 'true' }, containers: [{ name: 'compute', image: 'virt-launcher' }] },
+    };
+    await ok(viaProxy(['create', '-f', '-'], JSON.stringify(pod)));
+    await ok(viaProxy(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'plain', namespace: ns, labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'i' }] } })));
+    const stored = JSON.parse(await ok(direct(['get', 'pod', 'virt-launcher-vm1', '-n', ns, '-o', 'json']))) as { metadata: { labels: Record<string, string> }; spec: { nodeSelector: Record<string, string> } };
+    expect(stored.metadata.labels).toEqual({ [`kubevirt.${INT}`]: 'virt-launcher', [`vm.${INT}/name`]: 'vm1' });
+    expect(stored.spec.nodeSelector).toEqual({ 'cpu-feature.node.virtualization.deckhouse.io/vmx': 'true' });
+    const selected = await ok(viaProxy(['get', 'pods', '-n', ns, '-l', 'kubevirt.io=virt-launcher', '-o', 'json']));
+    const list = JSON.parse(selected) as { items: { metadata: { name: string; labels: Record<string, string> } }[] };
+    expect(list.items.map((i) => i.metadata.name)).toEqual(['virt-launcher-vm1']);
+    expect(list.items[0]?.metadata.labels).toEqual(pod.metadata.labels);
+    const plain = JSON.parse(await ok(viaProxy(['get', 'pod', 'plain', '-n', ns, '-o', 'json']))) as { metadata: { labels: Record<string, string> } };
+    expect(plain.metadata.labels).toEqual({ app: 'x' });
+  });
+
   it('refuses malformed JSON with a clear 400 and keeps serving', async () => {
     const res = await fetch(`${rw.proxyUrl}/apis/kubevirt.io/v1/namespaces/${ns}/virtualmachines`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind": VirtualMachine' });
     expect(res.status).toBe(400);
