@@ -243,6 +243,8 @@ export class Platform {
         env: {
           KUBECONFIG: controllerKc, POD_NAME: `controller-local-${process.pid}`, POD_NAMESPACE: MODULE_NAMESPACE,
           HEALTH_PORT: '0', HEALTH_HOST: '127.0.0.1', VIRTUAL_MACHINE_CIDRS: flags.vmCidr, CERT_ISSUER: 'self',
+          // No kubelet runs importer Pods and no provisioner binds PVCs here yet: the demo plays the disk.
+          STORAGE_RECONCILERS: 'false',
         },
         ready: () => answers(healthPort(), 'http'),
       },
