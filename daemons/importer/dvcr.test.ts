@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,5 +132,32 @@ describe('a DVCR that wants credentials (htpasswd)', () => {
     } finally {
       rmSync(auth, { force: true });
     }
+  });
+});
+
+describe('a registry source that breaks the protocol', () => {
+  it('fails with NotADiskImage for a layer that is no tar archive, SourceHTTPError for a manifest that is no JSON', async () => {
+    const client = new RegistryClient(parseImageReference(`${registry.url}/images/junk:v1`));
+    const layer = Buffer.alloc(4096, 0x41);
+    await client.pushBlob(layer, sha256(layer));
+    const config = Buffer.from('{}');
+    await client.pushBlob(config, sha256(config));
+    await client.putManifest({ schemaVersion: 2, mediaType: MEDIA.ociManifest, config: { mediaType: MEDIA.ociConfig, digest: sha256(config), size: 2 }, layers: [{ mediaType: MEDIA.ociLayerTar, digest: sha256(layer), size: layer.length }] }, MEDIA.ociManifest);
+    const dest = { IMPORTER_DESTINATION_PATH: join(scratch, 'never.img') };
+    const junk = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/junk:v1`, ...dest })));
+    expect(junk.reason).toBe('NotADiskImage');
+    expect(junk.message).toMatch(/is not a readable tar archive \(tar header: "AAAAAAAA" is not an octal number\)/);
+
+    const liar = createServer((_req, res) => res.writeHead(200, { 'content-type': MEDIA.ociManifest }).end('<html>not json</html>'));
+    await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (liar.address() as { port: number }).port;
+      const err = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `http://127.0.0.1:${port}/images/x:v1`, ...dest })));
+      expect(err.reason).toBe('SourceHTTPError');
+      expect(err.message).toMatch(/manifest of images\/x:v1 is not JSON/);
+    } finally {
+      liar.close();
+    }
+    expect(readdirSync(scratch)).toEqual([]);
   });
 });

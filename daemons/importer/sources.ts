@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Readable } from 'node:stream';
-import { TimeoutError, UnavailableError, ValidationError, errorMessage } from '../../shared/errors/index.js';
+import { ProtocolError, TimeoutError, UnavailableError, ValidationError, errorMessage } from '../../shared/errors/index.js';
 import { credentialsFromDockerConfig } from '../../shared/oci/auth.js';
 import { MEDIA, RegistryClient, type Descriptor, type Manifest } from '../../shared/oci/client.js';
 import { send, type TlsOptions } from '../../shared/oci/http.js';
@@ -45,6 +45,7 @@ export function sourceFailure(err: unknown, what: string): never {
     if (err.upstreamStatus !== undefined) throw new ImportError('SourceHTTPError', `${what}: ${err.message}`, { cause: err });
     throw new ImportError('SourceUnreachable', `${what}: ${err.message}`, { cause: err });
   }
+  if (err instanceof ProtocolError) throw new ImportError('SourceHTTPError', `${what}: ${err.message}`, { cause: err });
   if (err instanceof ValidationError) throw new ImportError('InvalidConfiguration', err.message, { cause: err });
   if (err instanceof Error && err.name === 'AbortError') throw new ImportError('Interrupted', 'the import was interrupted', { cause: err });
   throw err;
@@ -122,12 +123,19 @@ async function* diskFileOf(client: RegistryClient, manifest: Manifest, ref: stri
     }
     const gzip = layer.mediaType === MEDIA.ociLayerGzip || layer.mediaType === MEDIA.dockerLayerGzip || layer.mediaType.endsWith('+gzip');
     const stream: AsyncIterable<Buffer> = gzip ? Readable.from(res.body).pipe(createGunzip()) : res.body;
-    for await (const entry of tarEntries(stream)) {
-      if ((entry.type === '0' || entry.type === '\0') && /^disk\/[^/]+$/.test(entry.name)) {
-        yield* entry.body;
-        res.body.destroy();
-        return;
+    try {
+      for await (const entry of tarEntries(stream)) {
+        if ((entry.type === '0' || entry.type === '\0') && /^disk\/[^/]+$/.test(entry.name)) {
+          yield* entry.body;
+          res.body.destroy();
+          return;
+        }
       }
+    } catch (err: unknown) {
+      if (err instanceof ProtocolError || (typeof err === 'object' && err !== null && 'code' in err && String(err.code).startsWith('Z_'))) {
+        throw new ImportError('NotADiskImage', `${ref}: layer ${layer.digest} is not a readable tar archive (${errorMessage(err)})`, { cause: err });
+      }
+      throw err;
     }
   }
   throw new ImportError('NotADiskImage', `${ref} holds no disk image (no file under disk/ in its layers)`);
