@@ -18,6 +18,14 @@ export const usbipConfigShape = {
     .describe('File with the cluster-wide shared secret (>= 32 bytes) nodes prove before any USB/IP byte; unset = no authentication (tests, local platform only).'),
   USBIP_ANONYMOUS_DEVLIST: env.bool(false).describe('Answer device lists to peers without the handshake (the stock `usbip list -r`); imports always need it when a secret is set.'),
   USBIP_REQUEST_TIMEOUT: env.duration('10s').describe('A peer must complete the handshake and its request (and answer ours) within this long.'),
+  USBIP_ADVERTISE_HOST: env
+    .optionalString()
+    .describe('Address other nodes reach this node\'s USB/IP server at (the DaemonSet sets status.hostIP); published with USBIP_PORT in the node annotation usb.virtualization.deckhouse.io/usbip-address. Unset: this node exports nothing to others.'),
+  USBIP_KERNEL: z
+    .enum(['sysfs', 'simulated'])
+    .default('sysfs')
+    .describe('sysfs: the usbip-host and vhci-hcd modules through sysfs (a real node); simulated: FakeKernelExport/FakeKernelImport in memory (local platform, tests; no device is really forwarded).'),
+  USBIP_MARK_INTERVAL: env.duration('5s').describe('Re-read the vhci ports and update this node\'s USB/IP labels and annotations this often (only changes are written).'),
   USBIP_STATE_DIR: z
     .string()
     .default('/var/run/virtualization-dra/usb')
