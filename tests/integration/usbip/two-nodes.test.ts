@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { writeFixtureSysfs } from '../../../daemons/dra/discovery/index.js';
-import { createNetns, type TestNetns } from '../route-forge/netns.js';
+import { createNetns, type TestNetns } from '../../../shared/testing/netns.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const PEER = join(import.meta.dirname, 'peer.ts');
