@@ -24,13 +24,14 @@ import { bundleUnits, logHas, numberFromLog, REPO_ROOT, startUnit, statusOf, wai
 import { WebhookRoute } from './webhook-wiring.js';
 import { STARTED_MESSAGE as REWRITER_STARTED } from '../daemons/api-rewriter/daemon.js';
 import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
+import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, virtApiEnv } from './subresources.js';
 import { prepareSimulatedUsbNode } from '../daemons/dra/simulated-node.js';
 
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
 /** The simulator's ServiceAccount and RBAC (not part of the install). */
 const SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/kubevirt-simulator/rbac.yaml');
-const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts', 'functions/pre-delete/index.ts', 'daemons/api-rewriter/main.ts', 'daemons/dra/main.ts'];
+const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts', 'functions/pre-delete/index.ts', 'daemons/api-rewriter/main.ts', 'daemons/dra/main.ts', 'functions/subresources/index.ts'];
 
 export interface PlatformOptions {
   flags: PlatformFlags;
@@ -57,6 +58,7 @@ export class Platform {
   readonly supervisor: Supervisor;
   private tokens: ServiceAccountTokens | undefined;
   private secretFiles: SecretFiles | undefined;
+  private subresourcesTls: SecretFiles | undefined;
   private admin: KubeClient | undefined;
   private bundles: Bundles | undefined;
   private route: WebhookRoute | undefined;
@@ -75,6 +77,7 @@ export class Platform {
   async stop(onStep: (name: string) => void = () => undefined): Promise<void> {
     this.tokens?.stop();
     this.secretFiles?.stop();
+    this.subresourcesTls?.stop();
     await this.triggers?.stop();
     await this.route?.stop();
     await this.supervisor.stopAll(10_000, onStep);
@@ -226,8 +229,8 @@ export class Platform {
     const { workDir, flags, say } = this.o;
     const tokens = new ServiceAccountTokens(o.admin, workDir, (m) => say(`warning: ${m}`));
     this.tokens = tokens;
-    const accounts = ['controller', 'admission', 'audit', ...(o.simulator ? ['kubevirt-simulator'] : [])];
-    const [controllerKc = '', admissionKc = '', auditKc = '', simulatorKc = ''] = await Promise.all(accounts.map((sa) => tokens.kubeconfigFor(sa)));
+    const accounts = ['controller', 'admission', 'audit', ...(o.simulator ? ['kubevirt-simulator', 'subresources'] : [])];
+    const [controllerKc = '', admissionKc = '', auditKc = '', simulatorKc = '', subresourcesKc = ''] = await Promise.all(accounts.map((sa) => tokens.kubeconfigFor(sa)));
     this.secretFiles = new SecretFiles(join(workDir, 'admission-tls'), { kube: o.admin, namespace: MODULE_NAMESPACE, name: ADMISSION_SECRET });
     await this.secretFiles.start();
     const tls = this.secretFiles;
@@ -277,11 +280,24 @@ export class Platform {
     ];
     if (o.simulator) {
       const logPath = logOf('kubevirt-simulator');
+      // The simulator serves the virt-api stand-in behind the subresources API (platform/subresources.ts).
+      const virtApi = virtApiEnv(await makeVirtApiPki(join(workDir, 'virt-api')), await freePort());
+      this.subresourcesTls = new SecretFiles(join(workDir, SUBRESOURCES_SECRET), { kube: o.admin, namespace: MODULE_NAMESPACE, name: SUBRESOURCES_SECRET });
+      await this.subresourcesTls.start();
+      const subTls = this.subresourcesTls;
       specs.push({
         name: 'kubevirt-simulator',
         entry: 'daemons/kubevirt-simulator/main.ts',
-        env: { KUBECONFIG: simulatorKc, LAUNCHER_PODS: 'true', GUEST_BOOT_DELAY: '1s', MIGRATION_DELAY: '2s' },
+        env: { KUBECONFIG: simulatorKc, LAUNCHER_PODS: 'true', GUEST_BOOT_DELAY: '1s', MIGRATION_DELAY: '2s', ...virtApi.simulator },
         ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),
+      }, {
+        name: 'subresources',
+        entry: 'functions/subresources/index.ts',
+        env: {
+          KUBECONFIG: subresourcesKc, PORT: '0', HOST: '127.0.0.1',
+          TLS_CERT_FILE: subTls.path('tls.crt'), TLS_KEY_FILE: subTls.path('tls.key'), TLS_RELOAD_INTERVAL_MS: '1000', ...virtApi.subresources,
+        },
+        ready: () => answers(listening('subresources'), 'https'),
       });
     }
     if (o.draEnv !== undefined) {
@@ -298,6 +314,12 @@ export class Platform {
     const admission = started.find((u) => u.spec.name === 'admission');
     const admissionPort = admission === undefined ? 0 : await portOf(admission.proc, () => listening('admission'));
     await o.onAdmissionPort?.(admissionPort);
+    const subresources = started.find((u) => u.spec.name === 'subresources');
+    if (subresources !== undefined) {
+      const port = await portOf(subresources.proc, () => listening('subresources'));
+      await routeApiService(o.admin, MODULE_NAMESPACE, port);
+      say(`  subresources API: APIService ${API_SERVICE} → Service ${MODULE_NAMESPACE}/subresources-api → 127.0.0.1:${port} (ExternalName); caBundle from the controller's CA; virt-api stand-in in the simulator`);
+    }
     await Promise.all(started.map(({ spec, proc }) => waitReady(spec, proc)));
     say(`  units ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     say(`  kube-api-rewriter: http://127.0.0.1:${numberFromLog(logOf('api-rewriter'), REWRITER_STARTED, 'proxyPort') ?? '?'} (kubevirt.io names over the renamed internal API)`);

@@ -3,9 +3,24 @@
  * machine without KubeVirt (the local platform of `npm start`). Never part of the install. Exit codes:
  * 0 after SIGTERM/SIGINT, 2 for invalid config, 1 for anything else.
  */
+import { readFile } from 'node:fs/promises';
 import { runDaemonIfMain } from '../../shared/daemon/main.js';
-import { loadConfig } from './config.js';
+import { rootLogger } from '../../shared/log/index.js';
+import { loadConfig, type SimulatorConfig } from './config.js';
 import { KubeVirtSimulator } from './simulator.js';
+import { VirtApiStandIn } from './virt-api/virt-api-stand-in.js';
+
+/** The virt-api stand-in, when configured (VIRT_API_PORT). */
+async function virtApiStandIn(config: SimulatorConfig): Promise<VirtApiStandIn | undefined> {
+  if (config.VIRT_API_PORT === undefined) return undefined;
+  const { VIRT_API_TLS_CERT_FILE: certFile, VIRT_API_TLS_KEY_FILE: keyFile, VIRT_API_CLIENT_CA_FILE: caFile } = config;
+  const tls = certFile !== undefined && keyFile !== undefined && caFile !== undefined
+    ? { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8'), clientCa: await readFile(caFile, 'utf8') }
+    : undefined;
+  const standIn = new VirtApiStandIn({ port: config.VIRT_API_PORT, host: config.VIRT_API_HOST, ...(tls === undefined ? {} : { tls }), log: rootLogger.child({ component: 'virt-api-stand-in' }) });
+  await standIn.start();
+  return standIn;
+}
 
 runDaemonIfMain(import.meta.url, 'kubevirt simulator', loadConfig, async ({ config, kube, signal }) => {
   const simulator = new KubeVirtSimulator(kube, {
@@ -16,10 +31,12 @@ runDaemonIfMain(import.meta.url, 'kubevirt simulator', loadConfig, async ({ conf
     migrationDelayMs: config.MIGRATION_DELAY,
     unschedulableTimeoutMs: config.MIGRATION_UNSCHEDULABLE_TIMEOUT,
   });
+  const virtApi = await virtApiStandIn(config);
   try {
     await simulator.start();
     await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
   } finally {
+    await virtApi?.stop();
     await simulator.stop();
   }
   return 0;

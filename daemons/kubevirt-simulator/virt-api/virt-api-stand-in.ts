@@ -15,6 +15,8 @@ import type { Logger } from '../../../shared/log/index.js';
 import { RfbServerSession } from './rfb.js';
 import { SerialConsoleSession } from './serial-console.js';
 
+/** The log line (with `port`) that says the stand-in serves. */
+export const VIRT_API_LISTENING = 'virt-api stand-in listening';
 export const KUBEVIRT_SUBRESOURCES = '/apis/subresources.kubevirt.io/v1';
 const PLAIN_PROTOCOL = 'plain.kubevirt.io';
 const CALL_PATH = /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([^/]+)\/(virtualmachineinstances|virtualmachines)\/([^/]+)\/([a-z]+)$/;
@@ -80,7 +82,7 @@ export class VirtApiStandIn {
       server.once('error', reject);
       server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', () => resolve());
     });
-    this.options.log.info({ url: this.url, mtls: tls !== undefined }, 'virt-api stand-in listening');
+    this.options.log.info({ port: this.port, url: this.url, mtls: tls !== undefined }, VIRT_API_LISTENING);
   }
 
   /**

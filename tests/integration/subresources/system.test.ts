@@ -387,7 +387,7 @@ describe('streams through the aggregator (WebSocket)', () => {
   });
 
   it('refuses a stream without the front-proxy certificate (401) and an SPDY upgrade (400), directly', async () => {
-    const ws = new WebSocket(`wss://127.0.0.1:${fn.port}${VM_PATH('running-vm', 'console')}`, ['plain.virtualization.deckhouse.io'], { ca: pki.caPem, servername: 'subresources-api.d8-virtualization.svc' });
+    const ws = new WebSocket(`wss://127.0.0.1:${fn.port}${VM_PATH('running-vm', 'console')}`, ['plain.virtualization.deckhouse.io'], { ca: pki.caPem, servername: 'subresources-api.d8-virtualization.svc' } as WebSocket.ClientOptions);
     const status = await new Promise<number | undefined>((resolve) => {
       ws.once('unexpected-response', (_req, res) => resolve(res.statusCode));
       ws.once('open', () => resolve(undefined));
