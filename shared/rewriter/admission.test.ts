@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { AdmissionReviewError, KUBEVIRT_RULES, Renamer, renameAdmissionResponse, restoreAdmissionRequest } from './index.js';
-import { renamedVmReview } from './testdata.js';
+import { renamedVmReview } from './testdata/reviews.js';
 
 const r = new Renamer(KUBEVIRT_RULES);
 const INT = 'internal.virtualization.deckhouse.io';
