@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +55,7 @@ beforeAll(async () => {
   filesDir = mkdtempSync(join(tmpdir(), 'disks-files-'));
   makeImage(filesDir, 'disk.qcow2', 'qcow2', 64);
   makeImage(filesDir, 'disk.raw', 'raw', 16);
+  writeFileSync(join(filesDir, 'notes.txt'), '<html>this is a web page, not a disk</html>\n'.repeat(100));
   qcow2Sha256 = createHash('sha256').update(readFileSync(join(filesDir, 'disk.qcow2'))).digest('hex');
   files = await serveDir(filesDir);
   storageClass = `disks-${scope.id}`;
@@ -150,17 +151,21 @@ describe('images', () => {
     expect(tags.status).toBe(404);
   });
 
-  it('a URL that answers 404 and a file that is not a disk image fail, each with its reason', async () => {
-    await c.images.create(vi('missing', `${files.url}/status/404`));
-    await c.images.create(vi('not-an-image', `${files.url}/broken/disk.raw`));
-    for (const [name, reason] of [['missing', 'SourceNotFound'], ['not-an-image', '']] as const) {
+  it('a 404, a text file and a truncated qcow2 fail, each with its reason, and nothing is pushed', async () => {
+    const cases = [
+      ['missing', `${files.url}/status/404`, /^SourceNotFound: /],
+      ['not-an-image', `${files.url}/notes.txt`, /^NotADiskImage: .*text/],
+      ['truncated', `${files.url}/broken/disk.qcow2`, /^(CorruptImage|SourceUnreachable): /],
+    ] as const;
+    for (const [name, url] of cases) await c.images.create(vi(name, url));
+    for (const [name, , reason] of cases) {
       const img = await eventually(async () => {
         const got = await c.images.get({ namespace: ns, name });
         return got.status?.phase === 'Failed' && got;
       }, `${name} Failed`);
-      const message = img.status?.conditions?.find((x) => x.type === 'Ready')?.message ?? '';
-      expect(message).toMatch(new RegExp(`^${reason}`));
-      expect(message.length).toBeGreaterThan(10);
+      expect(img.status?.conditions?.find((x) => x.type === 'Ready')?.message).toMatch(reason);
+      expect(img.status?.target?.registryURL).toBeUndefined();
+      expect((await fetch(`${registry.url}/v2/vi/${ns}/${name}/tags/list`)).status).toBe(404);
     }
   });
 
