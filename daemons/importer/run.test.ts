@@ -22,7 +22,9 @@ beforeAll(async () => {
   makeImage(dir, 'disk.vdi', 'vdi', 8);
   const qcow = readFileSync(join(dir, 'disk.qcow2'));
   writeFileSync(join(dir, 'truncated.qcow2'), qcow.subarray(0, Math.floor(qcow.length / 2)));
-  writeFileSync(join(dir, 'disk.raw.gz'), gzipSync(readFileSync(join(dir, 'disk.raw'))));
+  const gz = gzipSync(readFileSync(join(dir, 'disk.raw')));
+  writeFileSync(join(dir, 'disk.raw.gz'), gz);
+  writeFileSync(join(dir, 'truncated.raw.gz'), gz.subarray(0, Math.floor(gz.length / 2)));
   writeFileSync(join(dir, 'page.html'), '<!doctype html><html><body>Download here</body></html>\n');
   writeFileSync(join(dir, 'odd.bin'), Buffer.alloc(1000, 1));
   execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', join(dir, 'disk.raw'), '-F', 'raw', join(dir, 'backed.qcow2')]);
@@ -88,6 +90,7 @@ describe('importing from HTTP into a path', () => {
     ['an HTML page', 'page.html', {}, undefined, 'NotADiskImage', /text/],
     ['a file of no whole sector', 'odd.bin', {}, undefined, 'NotADiskImage', /512-byte sectors/],
     ['a truncated qcow2', 'truncated.qcow2', {}, undefined, 'CorruptImage', /qcow2 image is truncated/],
+    ['a truncated gzip', 'truncated.raw.gz', {}, undefined, 'CorruptImage', /gzip-compressed source is damaged/],
     ['a qcow2 with a backing file', 'backed.qcow2', {}, undefined, 'UnsupportedImage', /backing file/],
     ['a download that breaks off', 'disk.qcow2', {}, '/broken/disk.qcow2', 'SourceUnreachable', /broke off|announced/],
     ['a source over the size limit', 'disk.raw', { IMPORTER_MAX_SIZE: '1048576' }, undefined, 'SourceTooLarge', /larger than the limit of 1048576 bytes/],

@@ -111,3 +111,14 @@ describe('the uploader', () => {
     expect(readdirSync(up.out)).toEqual([]);
   });
 });
+
+describe('the uploader and the size limit', () => {
+  it('answers 422 SourceTooLarge mid-body and ends the run Failed', async () => {
+    const up = await startUploader({ IMPORTER_MAX_SIZE: String(1 << 20) });
+    const res = await send(up.port, { body: Buffer.alloc(4 << 20), length: 4 << 20 }).catch((e: unknown) => ({ status: 0, body: String(e) }));
+    // The answer may arrive before the client finished sending; either way the run ends SourceTooLarge.
+    if (res.status !== 0) expect([res.status, (JSON.parse(res.body) as { reason: string }).reason]).toEqual([422, 'SourceTooLarge']);
+    expect(((await up.outcome) as ImportError).reason).toBe('SourceTooLarge');
+    expect(readdirSync(up.out)).toEqual([]);
+  });
+});

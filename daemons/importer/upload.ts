@@ -48,7 +48,9 @@ export async function runUploader(ctx: ImportContext, onListening?: (port: numbe
       reply(res, 200, result);
       settle.resolve(result);
     } catch (err: unknown) {
-      if (!req.complete && !signal.aborted) {
+      // A decision about the content (too large, checksum, format) ends the run even mid-body.
+      const decided = err instanceof ImportError && err.reason !== 'SourceUnreachable';
+      if (!req.complete && !decided && !signal.aborted) {
         // The client went away (or sent less than it announced): nothing was decided about the image.
         log.warn({ err }, 'upload broke off; waiting for a new one');
         reply(res, 400, { reason: 'UploadInterrupted', message: 'the upload broke off before the whole body arrived; upload again' });
