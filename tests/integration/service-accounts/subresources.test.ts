@@ -1,16 +1,15 @@
 /**
  * The subresources aggregated API under the RBAC the install gives it
- * (knative/rbac/components/subresources.yaml). Its unit (functions/subresources) does not exist yet,
- * so only what every aggregated apiserver built on k8s.io/apiserver does is run here: delegated
- * authentication and authorization (TokenReview, SubjectAccessReview, through the binding to
- * `system:auth-delegator`) and reading the front-proxy CA from the ConfigMap
+ * (knative/rbac/components/subresources.yaml). First what every aggregated apiserver built on
+ * k8s.io/apiserver does: delegated authentication and authorization (TokenReview,
+ * SubjectAccessReview, through the binding to `system:auth-delegator`; the function host uses them for
+ * /metrics) and reading the front-proxy CA from the ConfigMap
  * kube-system/extension-apiserver-authentication (get, and list+watch narrowed to that name, through
  * the RoleBinding to `extension-apiserver-authentication-reader`), impersonating its ServiceAccount.
- * Each of those two bindings removed in turn denies some of these requests.
- *
- * Not tested until the unit exists: the rules of its own ClusterRole (VM lookups, console/VNC session
- * Leases, Events), because no code makes those requests yet, and a review of the rules' own contents
- * would only repeat the file.
+ * Each of those two bindings removed in turn denies some of these requests. Then the unit itself
+ * (functions/subresources), run as that ServiceAccount and called as the aggregator calls it: the
+ * requests it makes (the ConfigMap watch, VM lookups) are all allowed, each rule of its ClusterRole is
+ * needed by one of them, and the role grants nothing else.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Informer, KubeClient, kubeObjectSchema, type KubeObject } from '../../../shared/kube/index.js';
@@ -31,6 +30,13 @@ import {
   type ComponentRbac,
 } from './component-rbac.js';
 import { waitFor } from '../../../shared/testing/wait.js';
+import { readFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { serve } from '../../../shared/runtime/index.js';
+import { subresources } from '../../../functions/subresources/index.js';
+import { createCA, freshNamespace, getTestEnv, issueCert } from '../../env/index.js';
+import { deniedWithoutEachRule, rulesRemovedOneByOne, serviceAccountKubeconfig, unusedGrants } from './component-rbac.js';
 
 const AUTH_CONFIGMAP = 'extension-apiserver-authentication';
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
@@ -62,7 +68,7 @@ async function review(path: string, spec: object): Promise<{ status?: Record<str
   return (await kube.rest.request({ method: 'POST', path, body: { apiVersion: group, kind, spec }, what: `create ${kind}` })) as { status?: Record<string, unknown> };
 }
 
-describe('the subresources API ServiceAccount (its unit does not exist yet)', () => {
+describe('the subresources API ServiceAccount', () => {
   it('acts as the subresources ServiceAccount', async () => {
     expect((await whoAmI(kube)).username).toBe('system:serviceaccount:d8-virtualization:subresources');
   });
@@ -138,6 +144,72 @@ describe('the subresources API ServiceAccount (its unit does not exist yet)', ()
     ]);
   });
 
-  it.todo('is denied a request it makes whenever any one rule of its ClusterRole is removed (needs functions/subresources)');
-  it.todo('is granted nothing by its ClusterRole that the unit does not request (needs functions/subresources)');
+});
+
+describe('the subresources function as its ServiceAccount', () => {
+  let unitRequests: ApiRequest[] = [];
+
+  it('serves the aggregator with every request it makes allowed (ConfigMap watch, VM lookups)', async () => {
+    const env = getTestEnv();
+    const dir = join(env.workDir, 'service-accounts', 'subresources-unit');
+    const ca = await createCA(dir, 'subresources');
+    const serving = await issueCert(ca, dir, 'serving', { commonName: 'subresources-api', usage: 'server', ipAddresses: ['127.0.0.1'] });
+    const pki = join(env.workDir, 'pki');
+    const [caPem, frontCert, frontKey] = await Promise.all([
+      readFile(ca.certPath, 'utf8'), readFile(join(pki, 'front-proxy-client.crt'), 'utf8'), readFile(join(pki, 'front-proxy-client.key'), 'utf8'),
+    ]);
+    const ns = await freshNamespace('subresources-sa');
+    const vm = await kubectl(['apply', '-f', '-'], {
+      stdin: `apiVersion: virtualization.deckhouse.io/v1alpha2\nkind: VirtualMachine\nmetadata: {name: vm1, namespace: ${ns}}\nspec: {virtualMachineClassName: generic, cpu: {cores: 1}, memory: {size: 1Gi}, blockDeviceRefs: [{kind: VirtualDisk, name: root}]}\n`,
+    });
+    if (vm.code !== 0) throw new Error(vm.stderr);
+
+    const since = Date.now();
+    const fn = await serve(subresources, {
+      env: { PORT: '0', HOST: '127.0.0.1', METRICS_AUTH: 'none', TLS_CERT_FILE: serving.certPath, TLS_KEY_FILE: serving.keyPath, KUBECONFIG: await serviceAccountKubeconfig(rbac) },
+    });
+    const get = (path: string): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = httpsRequest({ host: '127.0.0.1', port: fn.port, path, ca: caPem, cert: frontCert, key: frontKey, headers: { 'X-Remote-User': 'admin' } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const base = `/apis/subresources.virtualization.deckhouse.io/v1alpha2/namespaces/${ns}/virtualmachines`;
+      // Not ready (401/503) until the ConfigMap watch has delivered the front-proxy CA.
+      const found = await waitFor('the VM through the function', async () => {
+        const res = await get(`${base}/vm1`);
+        return res.status === 200 ? res : undefined;
+      });
+      expect(JSON.parse(found.body)).toMatchObject({ kind: 'VirtualMachine', metadata: { name: 'vm1', namespace: ns } });
+      expect((await get(`${base}/ghost/scale`)).status).toBe(404);
+    } finally {
+      await fn.close();
+    }
+    const seen = await requestsMadeBy(kube, rbac, since);
+    unitRequests = seen.map((s) => s.request);
+    expect(seen.filter((s) => s.codes.includes(403)).map((s) => describeRequest(s.request))).toEqual([]);
+    expect([...new Set(unitRequests.map(describeRequest))].sort()).toEqual([
+      `get virtualmachines.virtualization.deckhouse.io in ${ns} named ghost`,
+      `get virtualmachines.virtualization.deckhouse.io in ${ns} named vm1`,
+      `list configmaps in kube-system named ${AUTH_CONFIGMAP}`,
+      `watch configmaps in kube-system named ${AUTH_CONFIGMAP}`,
+    ]);
+  });
+
+  it('is denied a request it makes whenever any one rule of its ClusterRole is removed', async () => {
+    expect(unitRequests.length).toBeGreaterThan(0);
+    const results = await deniedWithoutEachRule(admin, rbac, unitRequests);
+    expect(results).toHaveLength(rulesRemovedOneByOne(rbac).length);
+    expect(results.filter((r) => r.denied.length === 0).map((r) => r.variant)).toEqual([]);
+  }, 120_000);
+
+  it('is granted nothing by its ClusterRole that the unit does not request', () => {
+    expect(unitRequests.length).toBeGreaterThan(0);
+    expect(unusedGrants(rbac, unitRequests)).toEqual([]);
+  });
 });
