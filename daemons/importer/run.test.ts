@@ -93,6 +93,7 @@ describe('importing from HTTP into a path', () => {
     ['a truncated gzip', 'truncated.raw.gz', {}, undefined, 'CorruptImage', /gzip-compressed source is damaged/],
     ['a qcow2 with a backing file', 'backed.qcow2', {}, undefined, 'UnsupportedImage', /backing file/],
     ['a download that breaks off', 'disk.qcow2', {}, '/broken/disk.qcow2', 'SourceUnreachable', /broke off|announced/],
+    ['a source that stops sending', 'disk.raw', { IMPORTER_HTTP_TIMEOUT: '500ms' }, '/stall/disk.raw', 'SourceUnreachable', /sent nothing for 500 ms|broke off/],
     ['a source over the size limit', 'disk.raw', { IMPORTER_MAX_SIZE: '1048576' }, undefined, 'SourceTooLarge', /larger than the limit of 1048576 bytes/],
   ])('fails clearly on %s and leaves nothing behind', async (_what, name, extra, path, reason, message) => {
     rmSync(join(out, `${name}.img`), { force: true });

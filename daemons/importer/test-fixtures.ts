@@ -33,7 +33,8 @@ export interface FileServer {
 
 /**
  * Serve the files of `dir` with Content-Length. `/broken/<file>` announces the whole file and closes
- * the connection after half of it; `/status/<code>` answers that status.
+ * the connection after half of it; `/stall/<file>` sends 4 KiB of it and then nothing; `/status/<code>`
+ * answers that status.
  */
 export async function serveDir(dir: string): Promise<FileServer> {
   const requests: string[] = [];
@@ -43,7 +44,8 @@ export async function serveDir(dir: string): Promise<FileServer> {
     const status = /^\/status\/(\d{3})$/.exec(path);
     if (status) return void res.writeHead(Number(status[1])).end('nope');
     const broken = path.startsWith('/broken/');
-    const file = join(dir, broken ? path.slice('/broken'.length) : path);
+    const stall = path.startsWith('/stall/');
+    const file = join(dir, broken || stall ? path.slice(path.indexOf('/', 1)) : path);
     let size: number;
     try {
       size = statSync(file).size;
@@ -51,7 +53,8 @@ export async function serveDir(dir: string): Promise<FileServer> {
       return void res.writeHead(404).end('not found');
     }
     res.writeHead(200, { 'content-length': size, 'content-type': 'application/octet-stream' });
-    if (broken) createReadStream(file, { end: Math.floor(size / 2) }).on('end', () => res.destroy()).pipe(res, { end: false });
+    if (stall) res.write(Buffer.alloc(4096));
+    else if (broken) createReadStream(file, { end: Math.floor(size / 2) }).on('end', () => res.destroy()).pipe(res, { end: false });
     else createReadStream(file, { highWaterMark: 1 << 20 }).pipe(res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
