@@ -16,6 +16,7 @@ import { vmipReconciler } from './reconcilers/ipam/vmip.js';
 import { vmReconciler } from './reconcilers/vm/index.js';
 import { vmClassReconciler } from './reconcilers/vmclass/index.js';
 import { vmopReconciler } from './reconcilers/vmop/index.js';
+import { startUsbReconcilers, type UsbReconcilers } from './reconcilers/usb/index.js';
 import type { ProgressReader } from './reconcilers/provisioning/helpers.js';
 import { storageReconcilers, type StorageReconcilers } from './reconcilers/storage.js';
 import type { VolumeHotplug } from './reconcilers/vmbda/hotplug.js';
@@ -30,6 +31,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Where guest power events are read (virt-launcher pods by default). */
   launcher?: LauncherPods;
+  /** Run the USB reconcilers (ResourceSlice → NodeUSBDevice → USBDevice → ResourceClaimTemplate); off by default, like the original's USB gate. */
+  usb?: boolean;
   /** How attachments hot-plug volumes (the subresource API by default). */
   hotplug?: VolumeHotplug;
   /** How importer progress is read (the importer Pod's metrics endpoint by default). */
@@ -75,9 +78,11 @@ export async function startController(options: StartOptions): Promise<RunningCon
   });
   // The certificate manager runs beside the reconcilers, on the same leadership (ADR 0006).
   let certificates: RunningCertificates | undefined;
+  let usb: UsbReconcilers | undefined;
   const stop = async (): Promise<void> => {
     stopping.abort();
     await certificates?.done;
+    await usb?.stop();
     await Promise.all(everyRunner.map((r) => r.stop()));
     await Promise.all(everyCache.map((c) => c.informer.stop()));
     await cidrs.stop();
@@ -91,6 +96,8 @@ export async function startController(options: StartOptions): Promise<RunningCon
     throw err;
   }
   for (const runner of everyRunner) runner.start();
+  // USB passthrough (the original's feature gate USB): on its own informers, never delaying the rest.
+  if (options.usb === true) usb = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log) });
   if (options.config.CERT_ISSUER !== 'off') {
     certificates = runCertificates(options.kube, options.config, signal, childLogger({ component: 'certificates' }, log), options.config.POD_NAME);
   }
