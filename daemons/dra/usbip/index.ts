@@ -25,6 +25,7 @@ export { startUsbipServer, type UsbipServer, type UsbipServerOptions } from './s
 export { UsbipImporter, NoFreePortError, type AttachRequest } from './importer.js';
 export { planDevices, nodeMarks, parseAddress, type DevicePlan, type AllocatedDevice, type PublishedDevice } from './gateway.js';
 export { usbipConfigShape, type UsbipConfig } from './config.js';
+export { prepareRemote, unprepareRemote, type PreparedDevice } from './prepare.js';
 export { UsbipProtocolError } from './protocol.js';
 
 export interface GatewayOptions {
