@@ -202,7 +202,13 @@ async function upgrade(up: UpgradeRequest, ctx: Ctx): Promise<void> {
     backend.terminate();
     return;
   }
+  // A handshake `ws` refuses (bad key or version) never reaches the callback: virt-api's side goes too.
+  let upgraded = false;
+  socket.once('close', () => {
+    if (!upgraded) backend.terminate();
+  });
   ctx.state.sockets.handleUpgrade(request, socket, head, (client) => {
+    upgraded = true;
     const { streams } = ctx.state.metrics;
     streams.inc({ subresource: sub.name });
     ctx.log.info({ sub: sub.name, namespace, name, user: auth.user.name }, 'stream opened');

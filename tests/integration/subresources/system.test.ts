@@ -410,4 +410,20 @@ describe('streams through the aggregator (WebSocket)', () => {
     });
     expect(spdy).toMatch(/^400 .*only WebSocket upgrades are served \(got Upgrade: SPDY\/3\.1\); SPDY is not supported/);
   });
+
+  it('answers a broken WebSocket handshake 400 and lets go of the virt-api side it had opened', async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const req = request({
+        host: '127.0.0.1', port: fn.port, path: VM_PATH('running-vm', 'console'), ca: pki.caPem, servername: 'subresources-api.d8-virtualization.svc',
+        cert: pki.frontProxy.cert, key: pki.frontProxy.key,
+        headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'not a key', 'X-Remote-User': 'admin' },
+      });
+      req.on('response', (res) => resolve(String(res.statusCode)));
+      req.on('upgrade', () => reject(new Error('upgraded')));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer).toBe('400');
+    await waitFor('virt-api to see no console open', () => Promise.resolve(virtApi.open.console === 0 ? true : undefined));
+  });
 });
