@@ -150,8 +150,8 @@ export class Preparer {
       usbAddress: usbAddress(e.info),
     }));
     if (devices.length > 0) {
-      await this.opts.cdi.write(claim.uid, claimSpec(claim.uid, cdiDevices, owner));
-      await this.annotate(rc, claim, devices);
+      // Independent: the spec file and the claim's address annotation at the same time.
+      await Promise.all([this.opts.cdi.write(claim.uid, claimSpec(claim.uid, cdiDevices, owner)), this.annotate(rc, claim, devices)]);
     }
     const prepared: PreparedClaim = { namespace: claim.namespace, name: claim.name, devices };
     this.opts.checkpoint.set(claim.uid, prepared);
