@@ -63,6 +63,9 @@ function sendOnce(url: string, opts: RequestOptions): Promise<Response> {
       method: opts.method ?? 'GET',
       headers: opts.headers,
       signal: opts.signal,
+      // A fresh connection per request: an importer makes a handful, and a kept-alive socket the
+      // server has just closed would fail the next request with "socket hang up".
+      agent: false,
       ...(isHttps ? { ca: opts.tls?.ca !== undefined && opts.tls.ca.length > 0 ? [...opts.tls.ca] : undefined, rejectUnauthorized: opts.tls?.insecure !== true } : {}),
     });
     if (opts.timeoutMs !== undefined) {

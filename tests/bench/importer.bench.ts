@@ -28,7 +28,7 @@ import { interleaved, knobs, medianBy, print, printComparison, timed, type Measu
 const settings = knobs(
   z.object({
     BENCH_IMPORT_MIB: env.int(1024, 64).describe('Size of the sparse raw image in MiB'),
-    BENCH_ROUNDS: env.int(5, 1).describe('Runs per row, interleaved; the median run is reported'),
+    BENCH_ROUNDS: env.int(9, 1).describe('Runs per row, interleaved; the median run is reported (the copies of a sparse file take tens of ms: noise needs rounds)'),
     BENCH_DIR: env.string(tmpdir()).describe('Directory (disk) holding the image and the copies'),
   }),
 );
