@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { metricsAuthConfigShape } from '../../shared/authz/metrics.js';
 import { env, parseConfig } from '../../shared/config/index.js';
 import { DEFAULT_DRIVER_NAME } from './devices.js';
+import { usbipConfigShape } from './usbip/config.js';
 
 /** DNS subdomain: the driver name is the `driver` of slices and claims and part of socket paths. */
 const driverName = z
@@ -32,6 +33,8 @@ export const DraConfigSchema = z.object({
   HEALTH_HOST: env.string('0.0.0.0').describe('Address the health and metrics server listens on (host network: the node\'s addresses).'),
   // /metrics behind Kubernetes authn/authz (shared/authz): METRICS_AUTH (kubernetes | none), METRICS_AUTH_RESOURCE_ATTRIBUTES.
   ...metricsAuthConfigShape,
+  // The USB/IP gateway (usbip/README.md): USBIP_ENABLED (default false), USBIP_HOST, USBIP_PORT, ...
+  ...usbipConfigShape,
   LOG_LEVEL: env.logLevel().describe('Log level.'),
 });
 

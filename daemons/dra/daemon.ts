@@ -14,6 +14,7 @@ import { Checkpoint } from './plugin/checkpoint.js';
 import { Preparer } from './plugin/prepare.js';
 import { startKubeletPlugin, type KubeletPlugin } from './plugin/server.js';
 import { SlicePublisher } from './publisher.js';
+import { startUsbipGateway, type UsbipGateway } from './usbip/index.js';
 
 export const FIELD_MANAGER = 'virtualization-dra';
 
@@ -56,6 +57,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
   let byName = new Map<string, UsbDeviceInfo>();
   let published = false;
   let plugin: KubeletPlugin | undefined;
+  let usbip: UsbipGateway | undefined;
   const publisher = new SlicePublisher({
     slices: kube.resource(resourceSliceDescriptor, ResourceSliceSchema, FIELD_MANAGER),
     nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
@@ -113,6 +115,16 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
   const started = (async (): Promise<void> => {
     log.info({ healthPort: (await health).port, sysRoot: config.SYS_ROOT, driver: config.DRIVER_NAME }, 'started: health and metrics served');
     await monitor.start();
+    if (config.USBIP_ENABLED) {
+      // The server answers from the monitor's last scan, not a sysfs scan per request.
+      usbip = await startUsbipGateway({
+        config,
+        log,
+        registry: metrics.registry,
+        nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
+        scan: () => Promise.resolve({ devices, skipped: [], ignored: [] }),
+      });
+    }
     await preparer.start();
     if (signal.aborted) return;
     plugin = await startKubeletPlugin({ driver: config.DRIVER_NAME, pluginsDir: config.KUBELET_PLUGINS_DIR, registryDir: config.KUBELET_REGISTRY_DIR, preparer, log, metrics });
@@ -128,6 +140,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
     } finally {
       clearInterval(resync);
       await plugin?.close();
+      await usbip?.close();
       await monitor.stop();
       if (config.REMOVE_SLICES_ON_EXIT) {
         try {
