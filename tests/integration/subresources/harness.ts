@@ -136,3 +136,20 @@ export async function registerApiService(cluster: Cluster, pki: Pki, port: numbe
 export async function stopCluster(cluster: Cluster | undefined): Promise<void> {
   await cluster?.apiserver.stop();
 }
+
+/** The whole wiring at once: an apiserver of its own, the PKI, the virt-api stand-in, the function and its APIService. */
+export interface Stack {
+  readonly cluster: Cluster;
+  readonly pki: Pki;
+  virtApi: VirtApiStandIn;
+  readonly fn: ServerHandle;
+}
+
+export async function startStack(name: string): Promise<Stack> {
+  const cluster = await startCluster();
+  const pki = await makePki(name);
+  const virtApi = await startVirtApi(pki);
+  const fn = await startSubresources(cluster, pki, virtApi.url);
+  await registerApiService(cluster, pki, fn.port);
+  return { cluster, pki, virtApi, fn };
+}

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import type { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
-import { makePki, registerApiService, startCluster, startSubresources, startVirtApi, stopCluster, type Cluster, type Pki } from './harness.js';
+import { startStack, startVirtApi, stopCluster, type Cluster, type Pki } from './harness.js';
 
 const GROUP_PATH = '/apis/subresources.virtualization.deckhouse.io/v1alpha2';
 const NS = 'vms';
@@ -49,11 +49,7 @@ let virtApi: VirtApiStandIn;
 let fn: ServerHandle;
 
 beforeAll(async () => {
-  cluster = await startCluster();
-  pki = await makePki('system');
-  virtApi = await startVirtApi(pki);
-  fn = await startSubresources(cluster, pki, virtApi.url);
-  await registerApiService(cluster, pki, fn.port);
+  ({ cluster, pki, virtApi, fn } = await startStack('system'));
   await cluster.apply(`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${NS}}\n`);
   for (const [name, phase] of [['running-vm', 'Running'], ['stopped-vm', 'Stopped']] as const) {
     await cluster.apply(vmYaml(name));
