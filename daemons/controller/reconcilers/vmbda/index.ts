@@ -39,7 +39,29 @@ export const vmbdaIndexes: Record<string, (a: VMBDA) => string[]> = {
   [VMBDA_BY_VM]: (a) => [`${a.metadata.namespace ?? ''}/${a.spec.virtualMachineName}`],
 };
 
+/**
+ * Requests sent by this process, by attachment uid and operation, with when: a request is not sent
+ * again within RESEND_AFTER_MS even when the status that records it was not stored (a 409) or the
+ * instance in the cache does not show it yet.
+ */
+class SentRequests {
+  private readonly sent = new Map<string, number>();
+  recent(key: string, now: number): boolean {
+    const at = this.sent.get(key);
+    return at !== undefined && now - at < RESEND_AFTER_MS;
+  }
+  clear(key: string): void {
+    this.sent.delete(key);
+  }
+  mark(key: string, now: number): void {
+    this.sent.set(key, now);
+    if (this.sent.size > 10_000) this.sent.delete(this.sent.keys().next().value ?? '');
+  }
+}
+const RESEND_AFTER_MS = 30_000;
+
 export function vmbdaReconciler(d: StorageDeps): ReconcileFn {
+  const sent = new SentRequests();
   const cache = d.storage.caches.vmbdas;
   const client = d.storage.clients.vmbdas;
   return handlerChain<VMBDA, Status, State>({
@@ -47,7 +69,7 @@ export function vmbdaReconciler(d: StorageDeps): ReconcileFn {
     load: (key) => cache.get(key),
     invalid: (key) => cache.invalid(key),
     init: (a) => ({ obj: a, status: clone(a.status) ?? {} }),
-    handlers: [observe(d), deletion(d), blockDevice(d), virtualMachine(d), conflict(d), capacity(d), attach(d)],
+    handlers: [observe(d), deletion(d, sent), blockDevice(d), virtualMachine(d), conflict(d), capacity(d), attach(d, sent)],
     statusOf: (a) => a.status,
     writeStatus: async (a, patch, signal) => {
       const body = conditionalMergePatch({ status: patch }, a.metadata.resourceVersion);
@@ -81,22 +103,27 @@ function observe(d: StorageDeps): Handler<State> {
 }
 
 /** Keeps `vmbda-cleanup`; on delete unplugs the volume this attachment plugged and waits until it is gone. */
-function deletion(d: StorageDeps): Handler<State> {
+function deletion(d: StorageDeps, sent: SentRequests): Handler<State> {
   return {
     name: 'deletion',
     async handle(s, ctx): Promise<HandlerOutcome | void> {
       const a = s.obj;
       const opts = { signal: ctx.signal };
       if (a.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(a, Finalizer.vmbdaCleanup)) d.storage.caches.vmbdas.remember(await addFinalizer(d.storage.clients.vmbdas, a, Finalizer.vmbdaCleanup, opts));
-        return;
+        if (hasFinalizer(a, Finalizer.vmbdaCleanup)) return;
+        d.storage.caches.vmbdas.remember(await addFinalizer(d.storage.clients.vmbdas, a, Finalizer.vmbdaCleanup, opts));
+        // The finalizer's own event brings the attachment back: act on that version, not this one.
+        s.deferStatus = true;
+        return { stop: true };
       }
       s.status.phase = 'Terminating';
       const volume = volumeOf(a);
       const ours = findCondition(a.status?.conditions, C.Attached.type)?.reason !== C.Attached.reason.Conflict;
       if (ours && volumeState(s.kvvmi, volume).present) {
         const pending = findCondition(a.status?.conditions, C.Terminating.type)?.reason === C.Terminating.reason.DetachPending;
-        if (!pending) {
+        const key = `${a.metadata.uid ?? ''}/remove`;
+        if (!pending && !sent.recent(key, ctx.now.getTime())) {
+          sent.mark(key, ctx.now.getTime());
           await d.storage.hotplug.removeVolume({ namespace: a.metadata.namespace ?? '', vm: a.spec.virtualMachineName, name: volume }, ctx.signal);
         }
         conditionOn(s, ctx, { type: C.Terminating.type, status: 'True', reason: C.Terminating.reason.DetachPending, message: `waiting for volume ${volume} to leave the virtual machine` });
@@ -201,7 +228,7 @@ function capacity(d: StorageDeps): Handler<State> {
 }
 
 /** Ask once (AttachmentRequestSent), then follow the instance until the volume is Ready. */
-function attach(d: StorageDeps): Handler<State> {
+function attach(d: StorageDeps, sent: SentRequests): Handler<State> {
   return {
     name: 'attach',
     async handle(s, ctx): Promise<HandlerOutcome | void> {
@@ -217,8 +244,10 @@ function attach(d: StorageDeps): Handler<State> {
         return;
       }
       s.status.phase = 'InProgress';
-      const sent = findCondition(a.status?.conditions, C.Attached.type)?.reason === C.Attached.reason.AttachmentRequestSent;
-      if (!sent && !state.present) {
+      const recorded = findCondition(a.status?.conditions, C.Attached.type)?.reason === C.Attached.reason.AttachmentRequestSent;
+      const key = `${a.metadata.uid ?? ''}/add/${volume}`;
+      if (!recorded && !state.present && !sent.recent(key, ctx.now.getTime())) {
+        sent.mark(key, ctx.now.getTime());
         try {
           await d.storage.hotplug.addVolume(
             {
@@ -234,6 +263,7 @@ function attach(d: StorageDeps): Handler<State> {
           );
         } catch (err: unknown) {
           if (ctx.signal.aborted) throw err;
+          sent.clear(key);
           conditionOn(s, ctx, { type: C.Attached.type, status: 'False', reason: C.Attached.reason.NotAttached, message: `the hot-plug request failed: ${errorMessage(err)}` });
           return { requeueAfterMs: 2 * RECHECK_MS };
         }

@@ -4,7 +4,7 @@
  * filled from an image on a PVC bound by kube-controller-manager, grow-only resize, and a hot-plug into
  * a running VM (KubeVirt played by the simulator and KubeVirtHotplugFake).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -28,6 +28,9 @@ import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
 import { NodePlayer } from './node-player.js';
 
 const MiB = 1024 * 1024;
+/** Waits that include importer runs (a Node process each): generous for a busy 2-core machine. */
+const IMPORT = 120_000;
+jest.setTimeout(4 * IMPORT);
 
 let kube: KubeClient;
 let c: Clients;
@@ -77,6 +80,8 @@ beforeAll(async () => {
     DVCR_ADDRESS: registry.host,
     DVCR_PLAIN_HTTP: 'true',
     DEPENDENCY_RECHECK_INTERVAL: '1s',
+    // Short, so an upload that never starts fails within the test.
+    UPLOAD_WAIT_TIMEOUT: '8s',
   });
   ctl = { running: await startController({ kube, config, signal: abort.signal, hotplug }), abort };
   kubevirt = new KubeVirtSimulator(kube, { namespace: ns, autoRunOn: `node-1-${scope.id}` });
@@ -126,7 +131,7 @@ describe('images', () => {
     const img = await eventually(async () => {
       const got = await c.clusterImages.get({ name: cviName });
       return ready(got) && got;
-    }, 'cluster image Ready');
+    }, 'cluster image Ready', IMPORT);
     expect(img.status).toMatchObject({ format: 'qcow2', cdrom: false, progress: '100%', size: { unpackedBytes: String(64 * MiB), unpacked: '64Mi' } });
     expect(img.status?.target?.registryURL).toBe(`${registry.host}/cvi/${cviName}:${created.metadata.uid ?? ''}`);
     expect(img.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Ready' });
@@ -134,7 +139,7 @@ describe('images', () => {
     // The image is really in the registry, and the importer Pod is cleaned up once Ready is stored.
     const manifest = await fetch(`${registry.url}/v2/cvi/${cviName}/manifests/${created.metadata.uid ?? ''}`, { headers: { accept: 'application/vnd.oci.image.manifest.v1+json' } });
     expect(manifest.status).toBe(200);
-    await eventually(async () => (await sc.helperPods.list({ namespace: ns, labelSelector: 'virtualization.deckhouse.io/helper' })).items.every((p) => !p.metadata.annotations?.['virtualization.deckhouse.io/owner']?.includes(cviName)), 'importer Pod removed');
+    await eventually(async () => (await sc.helperPods.list({ namespace: ns, labelSelector: 'virtualization.deckhouse.io/helper' })).items.every((p) => !p.metadata.annotations?.['virtualization.deckhouse.io/owner']?.includes(cviName)), 'importer Pod removed', IMPORT);
   });
 
   it('a checksum mismatch fails with a reason a person understands, and nothing is pushed', async () => {
@@ -142,7 +147,7 @@ describe('images', () => {
     const img = await eventually(async () => {
       const got = await c.images.get({ namespace: ns, name: 'bad-sum' });
       return got.status?.phase === 'Failed' && got;
-    }, 'image Failed');
+    }, 'image Failed', IMPORT);
     const cond = img.status?.conditions?.find((x) => x.type === 'Ready');
     expect(cond).toMatchObject({ status: 'False', reason: 'ProvisioningFailed' });
     expect(cond?.message).toMatch(/^ChecksumMismatch: .*sha256/i);
@@ -162,11 +167,46 @@ describe('images', () => {
       const img = await eventually(async () => {
         const got = await c.images.get({ namespace: ns, name });
         return got.status?.phase === 'Failed' && got;
-      }, `${name} Failed`);
+      }, `${name} Failed`, IMPORT);
       expect(img.status?.conditions?.find((x) => x.type === 'Ready')?.message).toMatch(reason);
       expect(img.status?.target?.registryURL).toBeUndefined();
       expect((await fetch(`${registry.url}/v2/vi/${ns}/${name}/tags/list`)).status).toBe(404);
     }
+  });
+
+  it('an upload: WaitForUserUpload with the in-cluster URL, the bytes PUT to the uploader, then Ready', async () => {
+    const upload = (name: string): VirtualImage => ({
+      apiVersion: API_VERSION,
+      kind: 'VirtualImage',
+      metadata: { name, namespace: ns },
+      spec: { storage: 'ContainerRegistry', dataSource: { type: 'Upload', upload: { checksum: { sha256: qcow2Sha256 } } } },
+    });
+    await c.images.create(upload('uploaded'));
+    const waiting = await eventually(async () => {
+      const got = await c.images.get({ namespace: ns, name: 'uploaded' });
+      return got.status?.phase === 'WaitForUserUpload' && got;
+    }, 'image WaitForUserUpload', IMPORT);
+    expect(waiting.status?.imageUploadURLs?.inCluster).toBe(`http://d8v-upload-vi-uploaded.${ns}.svc/upload`);
+    await sc.services.get({ namespace: ns, name: 'd8v-upload-vi-uploaded' });
+    // The Service would route to the Pod; here its program listens on a local port.
+    const port = await eventually(() => player.uploadPort('d8v-upload-vi-uploaded'), 'uploader listening', IMPORT);
+    const res = await fetch(`http://127.0.0.1:${String(port)}/upload`, { method: 'PUT', body: readFileSync(join(filesDir, 'disk.qcow2')) });
+    expect(res.status).toBe(200);
+    const img = await eventually(async () => {
+      const got = await c.images.get({ namespace: ns, name: 'uploaded' });
+      return ready(got) && got;
+    }, 'uploaded image Ready', IMPORT);
+    expect(img.status).toMatchObject({ format: 'qcow2', size: { unpackedBytes: String(64 * MiB) } });
+    expect(img.status?.imageUploadURLs).toBeUndefined();
+    await eventually(() => gone(() => sc.services.get({ namespace: ns, name: 'd8v-upload-vi-uploaded' })), 'uploader Service removed', IMPORT);
+
+    // An upload that never starts fails after UPLOAD_WAIT_TIMEOUT.
+    await c.images.create(upload('never'));
+    const failed = await eventually(async () => {
+      const got = await c.images.get({ namespace: ns, name: 'never' });
+      return got.status?.phase === 'Failed' && got;
+    }, 'unstarted upload Failed', IMPORT);
+    expect(failed.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ reason: 'WaitForUserUploadTimeout', message: expect.stringMatching(/^UploadTimeout: /) as unknown });
   });
 
   it('a VirtualImage from another image waits for it (DatasourceReady=False) and names it', async () => {
@@ -190,7 +230,7 @@ describe('disks', () => {
     const vd = await eventually(async () => {
       const got = await c.disks.get({ namespace: ns, name: 'root' });
       return ready(got) && got;
-    }, 'disk Ready');
+    }, 'disk Ready', IMPORT);
     const pvcName = vd.status?.target?.persistentVolumeClaimName ?? '';
     const pvc = await sc.pvcs.get({ namespace: ns, name: pvcName });
     expect(pvc.spec).toMatchObject({ storageClassName: storageClass, resources: { requests: { storage: String(64 * MiB) } } });

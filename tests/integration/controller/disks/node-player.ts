@@ -18,7 +18,7 @@ import type { KubeClient } from '../../../../shared/kube/index.js';
 import { sleep } from '../../../../shared/kube/index.js';
 import { DATA_DIR, SOURCE_DIR } from '../../../../daemons/controller/reconcilers/provisioning/importer.js';
 import type { HelperPod, StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
-import { startImporter } from '../../importer/process.js';
+import { startImporter, type ImporterProcess } from '../../importer/process.js';
 
 const PVSchema = z.looseObject({ apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema, spec: z.looseObject({}) });
 
@@ -45,6 +45,7 @@ export class NodePlayer {
   private readonly started = new Set<string>();
   private readonly pvs = new Set<string>();
   private readonly running = new Set<Promise<void>>();
+  private readonly processes = new Map<string, ImporterProcess>();
   private stopped = false;
   private loop: Promise<void> | undefined;
 
@@ -54,6 +55,12 @@ export class NodePlayer {
     private readonly namespace: string,
     private readonly storageClass: string,
   ) {}
+
+  /** The local port an uploader Pod's program listens on, once it does (undefined before). */
+  uploadPort(pod: string): number | undefined {
+    const line = this.processes.get(pod)?.logs.find((l) => l['msg'] === 'uploader listening');
+    return typeof line?.['port'] === 'number' ? line['port'] : undefined;
+  }
 
   /** The directory backing a PVC (its volume's contents). */
   dirOf(claim: string): string {
@@ -137,13 +144,15 @@ export class NodePlayer {
       }
       return value;
     };
-    const env: Record<string, string> = { LOG_LEVEL: 'warn', UPLOADER_PORT: '0' };
+    const env: Record<string, string> = { LOG_LEVEL: 'info', UPLOADER_PORT: '0', UPLOADER_HOST: '127.0.0.1' };
     for (const e of container.env ?? []) {
       // The termination log and the metrics port are this machine's, not the Pod's.
-      if (e.name === 'IMPORTER_TERMINATION_LOG' || e.name === 'IMPORTER_METRICS_PORT' || e.name === 'UPLOADER_PORT') continue;
+      if (e.name === 'IMPORTER_TERMINATION_LOG' || e.name === 'IMPORTER_METRICS_PORT' || e.name === 'UPLOADER_PORT' || e.name === 'UPLOADER_HOST') continue;
       env[e.name] = local(e.value);
     }
-    const { code, result } = await startImporter(env).done;
+    const proc = startImporter(env);
+    this.processes.set(pod.metadata.name ?? '', proc);
+    const { code, result } = await proc.done;
     this.runs.push({ pod: pod.metadata.name ?? '', code, result });
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const status = {
