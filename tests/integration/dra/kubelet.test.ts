@@ -129,6 +129,16 @@ describe('the kubelet plugin, called as kubelet does', () => {
     expect(ok.claims[first.uid]?.error).toBe('');
   });
 
+  it('refuses a body over 4 MiB and an API version it does not serve, and keeps serving', async () => {
+    const raw = new Client(`unix://${socketsOf(daemon).dra}`, credentials.createInsecure());
+    clients.push(raw);
+    const send = (path: string, body: Buffer): Promise<ServiceError | null> =>
+      new Promise((resolve) => raw.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, body, new Metadata(), (e) => resolve(e)));
+    expect((await send('/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources', Buffer.alloc(5 * 1024 * 1024)))?.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect((await send('/v1alpha3.Node/NodePrepareResources', Buffer.alloc(0)))?.code).toBe(status.UNIMPLEMENTED);
+    expect((await dra('v1beta1').prepare([second])).claims[second.uid]?.error).toBe('');
+  });
+
   it('unprepares after a daemon restart: the checkpoint survives, the CDI files go', async () => {
     await daemon.stop();
     expect(await exists(join(node.env.KUBELET_REGISTRY_DIR, 'virtualization-usb-reg.sock'))).toBe(false);
