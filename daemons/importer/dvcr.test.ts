@@ -10,9 +10,8 @@ import { parseImageReference } from '../../shared/oci/reference.js';
 import { TAR_END, tarHeader, tarPadding } from '../../shared/oci/tar.js';
 import { startTestRegistry, type TestRegistry } from '../../shared/oci/test-registry.js';
 import { ANNOTATION_FORMAT, ANNOTATION_VIRTUAL_SIZE } from './dvcr.js';
-import { ImportError } from './errors.js';
 import { runImport } from './run.js';
-import { contextFor, makeImage, serveDir, type FileServer } from './test-fixtures.js';
+import { contextFor, importFailure, makeImage, serveDir, type FileServer } from './test-fixtures.js';
 
 let dir: string;
 let scratch: string;
@@ -35,23 +34,29 @@ afterAll(async () => {
 
 const sha256 = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
-/** Push an image the way `docker build` of a containerDisk would: one gzip layer with disk/<name>. */
-async function pushContainerDisk(repo: string, name: string, content: Buffer): Promise<void> {
+/** Push a one-layer image: `docker` gives the shape `docker build` makes (gzip layer), else OCI with a plain tar layer. */
+async function pushOneLayer(repo: string, layer: Buffer, shape: 'docker' | 'oci'): Promise<void> {
   const client = new RegistryClient(parseImageReference(`${registry.url}/${repo}:v1`));
-  const layer = gzipSync(Buffer.concat([tarHeader({ name: 'etc/hostname', size: 2 }), Buffer.from('x\n'), tarPadding(2), tarHeader({ name: `disk/${name}`, size: content.length }), content, tarPadding(content.length), TAR_END]));
   await client.pushBlob(layer, sha256(layer));
   const config = Buffer.from('{"architecture":"amd64","os":"linux"}');
   await client.pushBlob(config, sha256(config));
+  const docker = shape === 'docker';
+  const mediaType = docker ? MEDIA.dockerManifest : MEDIA.ociManifest;
   await client.putManifest(
-    { schemaVersion: 2, mediaType: MEDIA.dockerManifest, config: { mediaType: 'application/vnd.docker.container.image.v1+json', digest: sha256(config), size: config.length }, layers: [{ mediaType: MEDIA.dockerLayerGzip, digest: sha256(layer), size: layer.length }] },
-    MEDIA.dockerManifest,
+    {
+      schemaVersion: 2,
+      mediaType,
+      config: { mediaType: docker ? 'application/vnd.docker.container.image.v1+json' : MEDIA.ociConfig, digest: sha256(config), size: config.length },
+      layers: [{ mediaType: docker ? MEDIA.dockerLayerGzip : MEDIA.ociLayerTar, digest: sha256(layer), size: layer.length }],
+    },
+    mediaType,
   );
 }
 
-async function failure(p: Promise<unknown>): Promise<ImportError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(ImportError);
-  return err as ImportError;
+/** A containerDisk: one gzip layer with an unrelated file and disk/<name>. */
+async function pushContainerDisk(repo: string, name: string, content: Buffer): Promise<void> {
+  const tar = Buffer.concat([tarHeader({ name: 'etc/hostname', size: 2 }), Buffer.from('x\n'), tarPadding(2), tarHeader({ name: `disk/${name}`, size: content.length }), content, tarPadding(content.length), TAR_END]);
+  await pushOneLayer(repo, gzipSync(tar), 'docker');
 }
 
 describe('DVCR as the destination', () => {
@@ -80,7 +85,7 @@ describe('DVCR as the destination', () => {
   });
 
   it('fails with DestinationError when DVCR does not answer, and cleans the scratch space', async () => {
-    const err = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`, IMPORTER_DESTINATION_ENDPOINT: 'http://127.0.0.1:1/vi/ns/x:1', IMPORTER_TEMP_DIR: scratch })));
+    const err = await importFailure(runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`, IMPORTER_DESTINATION_ENDPOINT: 'http://127.0.0.1:1/vi/ns/x:1', IMPORTER_TEMP_DIR: scratch })));
     expect(err.reason).toBe('DestinationError');
     expect(err.message).toMatch(/cannot push to DVCR http:\/\/127\.0\.0\.1:1\/vi\/ns\/x:1: cannot reach/);
     expect(readdirSync(scratch)).toEqual([]);
@@ -95,17 +100,12 @@ describe('a container image as the source', () => {
   });
 
   it('fails with NotADiskImage for an image without disk/, SourceNotFound for a missing tag', async () => {
-    const client = new RegistryClient(parseImageReference(`${registry.url}/images/app:v1`));
-    const layer = Buffer.concat([tarHeader({ name: 'bin/app', size: 3 }), Buffer.from('abc'), tarPadding(3), TAR_END]);
-    await client.pushBlob(layer, sha256(layer));
-    const config = Buffer.from('{}');
-    await client.pushBlob(config, sha256(config));
-    await client.putManifest({ schemaVersion: 2, mediaType: MEDIA.ociManifest, config: { mediaType: MEDIA.ociConfig, digest: sha256(config), size: 2 }, layers: [{ mediaType: MEDIA.ociLayerTar, digest: sha256(layer), size: layer.length }] }, MEDIA.ociManifest);
+    await pushOneLayer('images/app', Buffer.concat([tarHeader({ name: 'bin/app', size: 3 }), Buffer.from('abc'), tarPadding(3), TAR_END]), 'oci');
     const dest = { IMPORTER_DESTINATION_PATH: join(scratch, 'never.img') };
-    const noDisk = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/app:v1`, ...dest })));
+    const noDisk = await importFailure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/app:v1`, ...dest })));
     expect(noDisk.reason).toBe('NotADiskImage');
     expect(noDisk.message).toMatch(/no file under disk\//);
-    const missing = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/none:v1`, ...dest })));
+    const missing = await importFailure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/none:v1`, ...dest })));
     expect(missing.reason).toBe('SourceNotFound');
     expect(readdirSync(scratch)).toEqual([]);
   });
@@ -126,7 +126,7 @@ describe('a DVCR that wants credentials (htpasswd)', () => {
     const common = { IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`, IMPORTER_DESTINATION_ENDPOINT: `${secured.url}/vi/ns/auth:1`, IMPORTER_TEMP_DIR: scratch };
     try {
       expect(await runImport(contextFor({ ...common, IMPORTER_DESTINATION_AUTH_CONFIG: auth }))).toMatchObject({ phase: 'Succeeded', format: 'qcow2' });
-      const err = await failure(runImport(contextFor(common)));
+      const err = await importFailure(runImport(contextFor(common)));
       expect(err.reason).toBe('DestinationError');
       expect(err.message).toMatch(/asks for credentials and none were given/);
     } finally {
@@ -137,14 +137,9 @@ describe('a DVCR that wants credentials (htpasswd)', () => {
 
 describe('a registry source that breaks the protocol', () => {
   it('fails with NotADiskImage for a layer that is no tar archive, SourceHTTPError for a manifest that is no JSON', async () => {
-    const client = new RegistryClient(parseImageReference(`${registry.url}/images/junk:v1`));
-    const layer = Buffer.alloc(4096, 0x41);
-    await client.pushBlob(layer, sha256(layer));
-    const config = Buffer.from('{}');
-    await client.pushBlob(config, sha256(config));
-    await client.putManifest({ schemaVersion: 2, mediaType: MEDIA.ociManifest, config: { mediaType: MEDIA.ociConfig, digest: sha256(config), size: 2 }, layers: [{ mediaType: MEDIA.ociLayerTar, digest: sha256(layer), size: layer.length }] }, MEDIA.ociManifest);
+    await pushOneLayer('images/junk', Buffer.alloc(4096, 0x41), 'oci');
     const dest = { IMPORTER_DESTINATION_PATH: join(scratch, 'never.img') };
-    const junk = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/junk:v1`, ...dest })));
+    const junk = await importFailure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/junk:v1`, ...dest })));
     expect(junk.reason).toBe('NotADiskImage');
     expect(junk.message).toMatch(/is not a readable tar archive \(tar header: "AAAAAAAA" is not an octal number\)/);
 
@@ -152,7 +147,7 @@ describe('a registry source that breaks the protocol', () => {
     await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
     try {
       const port = (liar.address() as { port: number }).port;
-      const err = await failure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `http://127.0.0.1:${port}/images/x:v1`, ...dest })));
+      const err = await importFailure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `http://127.0.0.1:${port}/images/x:v1`, ...dest })));
       expect(err.reason).toBe('SourceHTTPError');
       expect(err.message).toMatch(/manifest of images\/x:v1 is not JSON/);
     } finally {

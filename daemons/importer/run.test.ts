@@ -5,9 +5,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { ImportError } from './errors.js';
 import { runImport } from './run.js';
-import { contextFor, makeImage, serveDir, type FileServer } from './test-fixtures.js';
+import { contextFor, importFailure, makeImage, serveDir, type FileServer } from './test-fixtures.js';
 
 let dir: string;
 let out: string;
@@ -39,12 +38,6 @@ afterAll(async () => {
 
 function importTo(name: string, extra: Record<string, string> = {}, path = `/${name}`): ReturnType<typeof runImport> {
   return runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}${path}`, IMPORTER_DESTINATION_PATH: join(out, `${name}.img`), ...extra }));
-}
-
-async function failure(p: Promise<unknown>): Promise<ImportError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(ImportError);
-  return err as ImportError;
 }
 
 /** Nothing but finished images in the destination directory: no .importing or .converting leftovers. */
@@ -97,7 +90,7 @@ describe('importing from HTTP into a path', () => {
     ['a source over the size limit', 'disk.raw', { IMPORTER_MAX_SIZE: '1048576' }, undefined, 'SourceTooLarge', /larger than the limit of 1048576 bytes/],
   ])('fails clearly on %s and leaves nothing behind', async (_what, name, extra, path, reason, message) => {
     rmSync(join(out, `${name}.img`), { force: true });
-    const err = await failure(importTo(name, extra, path));
+    const err = await importFailure(importTo(name, extra, path));
     expect(err.reason).toBe(reason);
     expect(err.message).toMatch(message);
     expect(leftovers()).toEqual([]);
@@ -106,7 +99,7 @@ describe('importing from HTTP into a path', () => {
 
   it('fails with SourceUnreachable when nothing listens', async () => {
     const ctx = contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: 'http://127.0.0.1:1/disk.img', IMPORTER_DESTINATION_PATH: join(out, 'never.img') });
-    const err = await failure(runImport(ctx));
+    const err = await importFailure(runImport(ctx));
     expect(err.reason).toBe('SourceUnreachable');
     expect(err.message).toMatch(/ECONNREFUSED/);
   });
@@ -136,7 +129,7 @@ describe('importing from a local file (a PVC mount)', () => {
     ['truncated.qcow2', 'CorruptImage'],
     ['missing.img', 'SourceNotFound'],
   ])('fails on %s with %s and leaves nothing behind', async (name, reason) => {
-    expect((await failure(fromFile(name))).reason).toBe(reason);
+    expect((await importFailure(fromFile(name))).reason).toBe(reason);
     expect(leftovers()).toEqual([]);
     expect(readdirSync(out)).not.toContain(`file-${name}.img`);
   });

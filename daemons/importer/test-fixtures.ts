@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { childLogger } from '../../shared/log/index.js';
 import { loadConfig } from './config.js';
+import { ImportError } from './errors.js';
 import { Progress } from './progress.js';
 import type { ImportContext } from './run.js';
 
@@ -75,4 +76,14 @@ export function contextFor(env: Record<string, string>, signal: AbortSignal = ne
   const log = childLogger({ component: 'importer-test' });
   log.level = config.LOG_LEVEL;
   return { config, signal, log, progress: new Progress(log, config.IMPORTER_PROGRESS_INTERVAL) };
+}
+
+/** The ImportError a run failed with; throws when it succeeded or failed with anything else. */
+export async function importFailure(run: Promise<unknown>): Promise<ImportError> {
+  const outcome = await run.then(
+    (value: unknown) => ({ value }),
+    (err: unknown) => ({ err }),
+  );
+  if ('err' in outcome && outcome.err instanceof ImportError) return outcome.err;
+  throw new Error(`expected the run to fail with an ImportError, got ${'err' in outcome ? String(outcome.err) : `success ${JSON.stringify(outcome.value)}`}`);
 }
