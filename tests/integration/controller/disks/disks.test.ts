@@ -286,6 +286,29 @@ describe('disks', () => {
     expect(waiting.status?.conditions?.find((x) => x.type === 'Ready')?.message).toMatch(/needs spec.persistentVolumeClaim.size/);
   });
 
+  it('an image stored on a PVC goes through DVCR into its claim, and a disk copies that claim', async () => {
+    await c.images.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualImage',
+      metadata: { name: 'on-pvc', namespace: ns },
+      spec: { storage: 'PersistentVolumeClaim', persistentVolumeClaim: { storageClassName: storageClass }, dataSource: { type: 'HTTP', http: { url: `${files.url}/disk.raw` } } },
+    });
+    const img = await eventually(async () => {
+      const got = await c.images.get({ namespace: ns, name: 'on-pvc' });
+      return ready(got) && got;
+    }, 'PVC image Ready', IMPORT);
+    const imgPVC = img.status?.target?.persistentVolumeClaimName ?? '';
+    expect(img.status).toMatchObject({ storageClassName: storageClass, format: 'raw', target: { registryURL: expect.stringContaining(`/vi/${ns}/on-pvc:`) as unknown } });
+    expect(statSync(join(player.dirOf(imgPVC), 'disk.img')).size).toBe(16 * MiB);
+    await c.disks.create(disk('from-pvc-image', { dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'on-pvc' } }, persistentVolumeClaim: { storageClassName: storageClass } }));
+    const vd = await eventually(async () => {
+      const got = await c.disks.get({ namespace: ns, name: 'from-pvc-image' });
+      return ready(got) && got;
+    }, 'disk from PVC image Ready', IMPORT);
+    const file = join(player.dirOf(vd.status?.target?.persistentVolumeClaimName ?? ''), 'disk.img');
+    expect(readFileSync(file).equals(readFileSync(join(filesDir, 'disk.raw')))).toBe(true);
+  });
+
   it('a disk smaller than its image fails with the size named', async () => {
     await c.disks.create(disk('too-small', { dataSource: { type: 'ObjectRef', objectRef: { kind: 'ClusterVirtualImage', name: cviName } }, persistentVolumeClaim: { size: '1Mi', storageClassName: storageClass } }));
     const vd = await eventually(async () => {
