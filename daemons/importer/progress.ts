@@ -33,6 +33,11 @@ export class Progress {
     this.timer ??= setInterval(() => this.report(), this.intervalMs).unref();
   }
 
+  /** The size became known after the start (a registry source learns it from the layer's tar header). */
+  setTotal(total: number): void {
+    this.total = total;
+  }
+
   add(n: number): void {
     this.bytes += n;
   }

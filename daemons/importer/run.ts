@@ -52,7 +52,7 @@ export async function runImport(ctx: ImportContext): Promise<ImportSuccess> {
   const endpoint = config.IMPORTER_ENDPOINT ?? '';
   let opened: OpenedSource;
   if (config.IMPORTER_SOURCE === 'http') opened = await openHttp(endpoint, config, signal);
-  else if (config.IMPORTER_SOURCE === 'registry') opened = await openRegistry(endpoint, config, signal);
+  else if (config.IMPORTER_SOURCE === 'registry') opened = await openRegistry(endpoint, config, signal, (bytes) => ctx.progress.setTotal(bytes));
   else if (config.IMPORTER_SOURCE === 'file') return importLocalFile(endpoint, ctx);
   else throw new ImportError('InvalidConfiguration', 'an upload is received by the uploader, not opened');
   return importStream(opened, ctx);

@@ -94,7 +94,8 @@ function pickFromIndex(manifests: readonly Descriptor[]): Descriptor | undefined
   return manifests.find((m) => m.platform?.os === 'linux' && m.platform.architecture === 'amd64') ?? (manifests.length === 1 ? manifests[0] : undefined);
 }
 
-export async function openRegistry(ref: string, config: ImporterConfig, signal: AbortSignal): Promise<OpenedSource> {
+/** `onSize` learns the disk file's size once its tar entry is reached (the total of the progress). */
+export async function openRegistry(ref: string, config: ImporterConfig, signal: AbortSignal, onSize?: (bytes: number) => void): Promise<OpenedSource> {
   try {
     const image = parseImageReference(ref);
     const credentials = config.IMPORTER_AUTH_CONFIG !== undefined ? credentialsFromDockerConfig(config.IMPORTER_AUTH_CONFIG, image.registry) : undefined;
@@ -105,14 +106,14 @@ export async function openRegistry(ref: string, config: ImporterConfig, signal: 
       if (chosen === undefined) throw new ImportError('UnsupportedImage', `${ref} is a multi-platform index without a linux/amd64 image`);
       ({ manifest } = await client.getManifest(chosen.digest));
     }
-    return { body: diskFileOf(client, manifest, ref), total: undefined };
+    return { body: diskFileOf(client, manifest, ref, onSize), total: undefined };
   } catch (err: unknown) {
     return sourceFailure(err, `cannot pull ${ref}`);
   }
 }
 
 /** The content of the first regular file under `disk/` in the image's layers, last layer first. */
-async function* diskFileOf(client: RegistryClient, manifest: Manifest, ref: string): AsyncGenerator<Buffer> {
+async function* diskFileOf(client: RegistryClient, manifest: Manifest, ref: string, onSize?: (bytes: number) => void): AsyncGenerator<Buffer> {
   const layers = [...(manifest.layers ?? [])].reverse();
   for (const layer of layers) {
     let res;
@@ -126,6 +127,7 @@ async function* diskFileOf(client: RegistryClient, manifest: Manifest, ref: stri
     try {
       for await (const entry of tarEntries(stream)) {
         if ((entry.type === '0' || entry.type === '\0') && /^disk\/[^/]+$/.test(entry.name)) {
+          onSize?.(entry.size);
           yield* entry.body;
           res.body.destroy();
           return;
