@@ -55,24 +55,17 @@ export class Preparer {
   prepare(claims: readonly Claim[]): Promise<Record<string, PrepareResult>> {
     return this.serialized(async () => {
       const out: Record<string, PrepareResult> = {};
-      const added: string[] = [];
       for (const claim of claims) {
         if (out[claim.uid] !== undefined && claim.uid !== '') continue;
         try {
-          const { devices, isNew } = await this.prepareOne(claim);
+          const devices = await this.prepareOne(claim);
           out[claim.uid] = { devices: devices.map((d) => ({ request_names: d.requestNames, pool_name: d.poolName, device_name: d.deviceName, cdi_device_ids: d.cdiDeviceIds })) };
-          if (isNew) added.push(claim.uid);
         } catch (err: unknown) {
           out[claim.uid] = { devices: [], error: this.claimError('prepare', claim, err) };
         }
       }
-      const failed = await this.save(added.length > 0);
-      if (failed !== undefined) {
-        for (const uid of added) {
-          this.opts.checkpoint.delete(uid);
-          out[uid] = { devices: [], error: `the checkpoint of prepared claims could not be written: ${failed}` };
-        }
-      }
+      // A claim that failed after its checkpoint was written left the file ahead of memory.
+      await this.save(false);
       this.count('prepare', out);
       return out;
     });
@@ -100,11 +93,12 @@ export class Preparer {
     });
   }
 
-  private async prepareOne(claim: Claim): Promise<{ devices: CheckpointDevice[]; isNew: boolean }> {
+  /** Prepare one claim; its checkpoint is written before the answer (at the same time as its CDI spec and annotation). */
+  private async prepareOne(claim: Claim): Promise<CheckpointDevice[]> {
     if (!claim.uid) throw new ClaimError('the claim has no uid');
     if (!claim.namespace || !claim.name) throw new ClaimError(`claim ${claim.uid} has no namespace or name`);
     const known = this.opts.checkpoint.get(claim.uid);
-    if (known !== undefined) return { devices: known.devices, isNew: false };
+    if (known !== undefined) return known.devices;
 
     let rc: ResourceClaim;
     try {
@@ -149,13 +143,23 @@ export class Preparer {
       busId: e.info.busId,
       usbAddress: usbAddress(e.info),
     }));
-    if (devices.length > 0) {
-      // Independent: the spec file and the claim's address annotation at the same time.
-      await Promise.all([this.opts.cdi.write(claim.uid, claimSpec(claim.uid, cdiDevices, owner)), this.annotate(rc, claim, devices)]);
-    }
     const prepared: PreparedClaim = { namespace: claim.namespace, name: claim.name, devices };
     this.opts.checkpoint.set(claim.uid, prepared);
-    return { devices, isNew: true };
+    // Independent, so at the same time: the spec file, the claim's address annotation, the checkpoint.
+    const [spec, annotation, saved] = await Promise.allSettled([
+      devices.length > 0 ? this.opts.cdi.write(claim.uid, claimSpec(claim.uid, cdiDevices, owner)) : Promise.resolve(),
+      devices.length > 0 ? this.annotate(rc, claim, devices) : Promise.resolve(),
+      this.save(true),
+    ]);
+    const failure = spec.status === 'rejected' ? (spec.reason as unknown) : annotation.status === 'rejected' ? (annotation.reason as unknown) : undefined;
+    const notSaved = saved.status === 'fulfilled' ? saved.value : undefined;
+    if (failure !== undefined || notSaved !== undefined) {
+      this.opts.checkpoint.delete(claim.uid);
+      this.dirty = true;
+      if (failure !== undefined) throw failure instanceof Error ? failure : new Error(errorMessage(failure));
+      throw new Error(`the checkpoint of prepared claims could not be written: ${notSaved ?? ''}`);
+    }
+    return devices;
   }
 
   /** The host addresses on the claim, sorted by device name; written only when they differ. */
