@@ -24,14 +24,15 @@ import { bundleUnits, logHas, numberFromLog, REPO_ROOT, startUnit, statusOf, wai
 import { WebhookRoute } from './webhook-wiring.js';
 import { STARTED_MESSAGE as REWRITER_STARTED } from '../daemons/api-rewriter/daemon.js';
 import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
-import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, virtApiEnv } from './subresources.js';
+import { LocalRouteForge } from './route-forge.js';
 import { prepareSimulatedUsbNode } from '../daemons/dra/simulated-node.js';
+import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, virtApiEnv } from './subresources.js';
 
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
 /** The simulator's ServiceAccount and RBAC (not part of the install). */
 const SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/kubevirt-simulator/rbac.yaml');
-const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts', 'functions/pre-delete/index.ts', 'daemons/api-rewriter/main.ts', 'daemons/dra/main.ts', 'functions/subresources/index.ts'];
+const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts', 'functions/pre-delete/index.ts', 'daemons/api-rewriter/main.ts', 'daemons/route-forge/main.ts', 'daemons/dra/main.ts', 'functions/subresources/index.ts'];
 
 export interface PlatformOptions {
   flags: PlatformFlags;
@@ -64,6 +65,7 @@ export class Platform {
   private route: WebhookRoute | undefined;
   private triggers: ModuleConfigTriggers | undefined;
   private sourceKube: KubeClient | undefined;
+  private routeForge: LocalRouteForge | undefined;
 
   constructor(private readonly o: PlatformOptions) {
     this.supervisor = new Supervisor(join(o.workDir, 'platform.json'));
@@ -81,6 +83,7 @@ export class Platform {
     await this.triggers?.stop();
     await this.route?.stop();
     await this.supervisor.stopAll(10_000, onStep);
+    await this.routeForge?.stop();
     this.sourceKube?.close();
     this.admin?.close();
     await this.bundles?.remove();
@@ -118,6 +121,8 @@ export class Platform {
     this.bundles = bundles;
     say(`  nodes: ${nodes.join(', ')} (${kwokTime}); install: ${report.applied} objects applied (${installTime})`);
     for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
+    this.routeForge = new LocalRouteForge(admin, kubectl, say);
+    const routeForgeEnv = await this.routeForge.prepare(nodes);
     // virtualization-dra on the first node, over a SIMULATED sysfs tree (kwok nodes have no USB).
     const draEnv = nodes[0] === undefined ? undefined : await prepareSimulatedUsbNode(join(workDir, 'dra'), nodes[0]);
     const { units } = await this.startUnits({
@@ -125,6 +130,7 @@ export class Platform {
       cluster,
       auditPort,
       simulator: true,
+      routeForgeEnv,
       draEnv,
       onAdmissionPort: async (admissionPort) => {
         const route = new WebhookRoute(admin, { namespace: MODULE_NAMESPACE, name: ADMISSION_SERVICE, port: admissionPort }, (m) => say(`warning: ${m}`));
@@ -221,6 +227,8 @@ export class Platform {
     /** Fixed when the apiserver's audit webhook was configured with it; else the unit picks one. */
     auditPort?: number;
     simulator: boolean;
+    /** Run route-forge with this environment (a network namespace or dry-run): local platform only. */
+    routeForgeEnv?: Record<string, string>;
     /** Run virtualization-dra with this environment (a simulated node): local platform only. */
     draEnv?: Record<string, string>;
     /** Called as soon as the admission function listens (before it is ready: it needs its certificate). */
@@ -298,6 +306,15 @@ export class Platform {
           TLS_CERT_FILE: subTls.path('tls.crt'), TLS_KEY_FILE: subTls.path('tls.key'), TLS_RELOAD_INTERVAL_MS: '1000', ...virtApi.subresources,
         },
         ready: () => answers(listening('subresources'), 'https'),
+      });
+    }
+    if (o.routeForgeEnv !== undefined) {
+      const env = o.routeForgeEnv;
+      specs.push({
+        name: 'route-forge',
+        entry: 'daemons/route-forge/main.ts',
+        env: { KUBECONFIG: await tokens.kubeconfigFor('route-forge'), HEALTH_PORT: '0', HEALTH_HOST: '127.0.0.1', VIRTUAL_MACHINE_CIDRS: flags.vmCidr, ...env },
+        ready: () => answers(numberFromLog(logOf('route-forge'), 'started: health and metrics served', 'healthPort'), 'http'),
       });
     }
     if (o.draEnv !== undefined) {

@@ -217,6 +217,8 @@ export class Syncer {
       this.echoesUntil = performance.now() + 2_000;
       this.report(changes, failed, lines);
       metrics.pendingChanges.set(undefined, failed.size);
+      const applied = lines.filter((_, i) => !failed.has(changes[i]));
+      if (applied.length > 0) log.info({ changes: applied.length, commands: applied.slice(0, 20) }, 'changes applied');
     }
     const ownRules = read.state.rules.filter((r) => r.table === String(table) && r.dst !== undefined).map((r) => r.dst ?? '');
     this.previous = afterApplying(desired, { routes: read.state.routes, ruleDsts: ownRules }, dryRun ? [] : changes, failed);

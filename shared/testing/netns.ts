@@ -1,7 +1,8 @@
 /**
- * Network namespaces for the route-forge tests and benchmark, made by the test itself: a node as
- * Cilium leaves it (`cilium_host`/`cilium_net`, a veth pair as in Cilium, since this kernel has no
- * dummy links), one link towards the other nodes, and nothing that reaches outside the namespace.
+ * Network namespaces for the route-forge and USB/IP tests, the benchmarks and the local platform,
+ * made by whoever uses them: a node as Cilium leaves it (`cilium_host`/`cilium_net`, a veth pair as
+ * in Cilium, since this kernel has no dummy links), one link towards the other nodes, and nothing
+ * that reaches outside the namespace.
  * Every address used is inside the namespace; no packet is ever sent.
  */
 import { execFile } from 'node:child_process';

@@ -16,7 +16,7 @@ import { installCrds } from '../env/crds.js';
 import { newKubeConfig } from '../env/index.js';
 import { runKubectl } from '../env/kubectl.js';
 import { CILIUM_NODE_CRD } from '../integration/route-forge/cluster.js';
-import type { TestNetns } from '../integration/route-forge/netns.js';
+import type { TestNetns } from '../../shared/testing/netns.js';
 import { nowMs, print } from './lib.js';
 import { compiledArgs } from './processes.js';
 

@@ -24,7 +24,7 @@ import { RouteForgeMetrics } from '../../daemons/route-forge/metrics.js';
 import type { VmAddress } from '../../daemons/route-forge/model.js';
 import { Syncer } from '../../daemons/route-forge/syncer.js';
 import { formatIPv4, parseIPv4 } from '../../shared/api/ipv4.js';
-import { createNetns, setUpNode, type TestNetns } from '../integration/route-forge/netns.js';
+import { createNetns, setUpNode, type TestNetns } from '../../shared/testing/netns.js';
 import { interleaved, knobs, medianBy, nowMs, print, printComparison, summarize, type Measurement } from './lib.js';
 import { runEndToEnd } from './route-forge-e2e.js';
 

@@ -115,10 +115,15 @@ describe('npm start', () => {
     // Nobody but the demo's users: the simulator, kwok and the garbage collector kill no launcher pod.
     expect(records.filter((r) => r.name.includes('killed abnormal way'))).toEqual([]);
 
+    // route-forge routed the demo VM's address (in a network namespace as root, else as a dry run).
+    const routeForgeLog = await readFile(join(workDir, 'units', 'route-forge.log'), 'utf8');
+    expect(routeForgeLog).toMatch(/"msg":"(changes applied|dry run: changes not applied)"/);
+    expect(running.some((v) => routeForgeLog.includes(`${v.ip}/32`) || routeForgeLog.includes(`${v.ip} `))).toBe(true);
+
     // The command printed the time to Running, and every process it started is gone.
     expect(output).toMatch(/time from npm start to the demo VM Running: \d+\.\d s/);
     const children = recordedChildren(workDir).map((c) => c.name);
-    expect(children).toEqual(expect.arrayContaining(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'controller', 'admission', 'audit', 'kubevirt-simulator']));
+    expect(children).toEqual(expect.arrayContaining(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'controller', 'admission', 'audit', 'kubevirt-simulator', 'route-forge']));
     expect(survivors(workDir)).toEqual([]);
   }, 240_000);
 

@@ -8,7 +8,7 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import { CiliumNodeSchema, RoutedVmSchema, ciliumNodeDescriptor, vmDescriptor, type CiliumNode } from '../../../daemons/route-forge/kube.js';
 import { kubectl, newKubeConfig } from '../../env/index.js';
 
-export const CILIUM_NODE_CRD = fileURLToPath(new URL('./ciliumnode-crd.yaml', import.meta.url));
+export const CILIUM_NODE_CRD = fileURLToPath(new URL('../../../platform/cilium/ciliumnode-crd.yaml', import.meta.url));
 
 /** Apply the CiliumNode CRD and wait until it is Established (idempotent). */
 export async function installCiliumNodeCrd(): Promise<void> {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { freshNamespace } from '../../env/index.js';
 import { ClusterWriter, installCiliumNodeCrd } from './cluster.js';
-import { createNetns, setUpNode, type TestNetns } from './netns.js';
+import { createNetns, setUpNode, type TestNetns } from '../../../shared/testing/netns.js';
 import { metricValue, spawnRouteForge, type RouteForgeProcess } from './process.js';
 
 const TABLE = 1490;
