@@ -33,9 +33,10 @@ export function d8v(args: readonly string[], opts: { kubeconfig?: string } = {})
   });
 }
 
-/** A kubeconfig file (`as:` impersonation, which kubectl honours too) for `user` of the test apiserver. */
-export async function kubeconfigFileFor(user: string, dir: string): Promise<string> {
+/** A kubeconfig file (`as:` impersonation, which kubectl honours too) for `user` of the test apiserver
+ *  (or of the apiserver of the admin kubeconfig `base`). */
+export async function kubeconfigFileFor(user: string, dir: string, base?: string): Promise<string> {
   const path = join(dir, `${user.replace(/[^\w.-]/g, '_')}.kubeconfig`);
-  await writeFile(path, impersonatingKubeConfig(user).exportConfig(), { mode: 0o600 });
+  await writeFile(path, impersonatingKubeConfig(user, base).exportConfig(), { mode: 0o600 });
   return path;
 }
