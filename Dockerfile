@@ -13,7 +13,7 @@ FROM node:${NODE_MAJOR}-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-# The rest of the context (.dockerignore lets in only tsconfigs, shared/, functions/, daemons/).
+# The rest of the context (.dockerignore lets in only tsconfigs, shared/, functions/, daemons/, proto/gen/).
 COPY . .
 RUN npx tsc -p tsconfig.build.json \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund

@@ -14,16 +14,20 @@ beforeAll(async () => {
 });
 
 /**
- * The workloads that run as root, each with the one capability it adds and why. Programming a node's
+ * The workloads that run as root, each with the capabilities it adds and why. Programming a node's
  * routes needs CAP_NET_ADMIN, and Kubernetes gives a non-root process no ambient capabilities, so an
- * added capability would be gone after exec for a non-root user.
+ * added capability would be gone after exec for a non-root user. The DRA daemon adds none: it only
+ * needs to own kubelet's root-owned plugin directories and /var/run/cdi.
  */
-const ROOT_WITH_CAPABILITY: Record<string, string> = { 'DaemonSet/d8-virtualization/route-forge': 'NET_ADMIN' };
+const ROOT_WITH_CAPABILITIES: Record<string, string[]> = {
+  'DaemonSet/d8-virtualization/route-forge': ['NET_ADMIN'],
+  'DaemonSet/d8-virtualization/dra': [],
+};
 
 /** What a container's (or its pod's) securityContext must say, as [field, expected] pairs. */
 function securityProblems(m: Manifest): string[] {
   const podContext = (podSpecOf(m)?.['securityContext'] as Record<string, unknown> | undefined) ?? {};
-  const rootWith = ROOT_WITH_CAPABILITY[keyOf(m)];
+  const rootWith = ROOT_WITH_CAPABILITIES[keyOf(m)];
   return containersOf(m).flatMap((c) => {
     const ctx = c.securityContext ?? {};
     const problems: string[] = [];
@@ -31,8 +35,8 @@ function securityProblems(m: Manifest): string[] {
     if (rootWith === undefined) {
       if ((ctx['runAsNonRoot'] ?? podContext['runAsNonRoot']) !== true) problems.push('runAsNonRoot');
       if (added.length > 0) problems.push(`capabilities.add ${added.join(',')}`);
-    } else if (JSON.stringify(added) !== JSON.stringify([rootWith])) {
-      problems.push(`capabilities.add exactly ${rootWith}`);
+    } else if (JSON.stringify(added) !== JSON.stringify(rootWith)) {
+      problems.push(`capabilities.add exactly [${rootWith.join(',')}]`);
     }
     if (ctx['allowPrivilegeEscalation'] !== false) problems.push('allowPrivilegeEscalation');
     if (ctx['readOnlyRootFilesystem'] !== true) problems.push('readOnlyRootFilesystem');
@@ -42,10 +46,11 @@ function securityProblems(m: Manifest): string[] {
 }
 
 describe('workloads of the install', () => {
-  it('include a Knative Service for each function the design lists, the controller Deployment, the route-forge DaemonSet and the hook Job', () => {
+  it('include a Knative Service for each function the design lists, the controller Deployment, the route-forge and DRA DaemonSets and the hook Job', () => {
     const names = workloads.map(keyOf).sort();
     expect(names).toEqual(
       [
+        'DaemonSet/d8-virtualization/dra',
         'DaemonSet/d8-virtualization/route-forge',
         'Deployment/d8-virtualization/controller',
         'Job/d8-virtualization/pre-delete-hook',
@@ -57,7 +62,7 @@ describe('workloads of the install', () => {
     );
   });
 
-  it('run every container as non-root (route-forge: root with NET_ADMIN only), without privilege escalation or other capabilities, on a read-only root', () => {
+  it('run every container as non-root (route-forge: root with NET_ADMIN only; dra: root with no capability), without privilege escalation or other capabilities, on a read-only root', () => {
     expect(workloads.flatMap(securityProblems)).toEqual([]);
   });
 
