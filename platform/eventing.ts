@@ -59,7 +59,11 @@ export class ModuleConfigTriggers {
       ModuleConfigSchema,
       'moduleconfig-source',
     );
-    const inf = new Informer<ModuleConfig>({ client, signal: this.abort.signal, logger: rootLogger.child({ component: 'moduleconfig-source' }, { level: 'silent' }) });
+    const inf = new Informer<ModuleConfig>({
+      client,
+      signal: this.abort.signal,
+      logger: rootLogger.child({ component: 'moduleconfig-source' }, { level: 'silent' }),
+    });
     let synced = false;
     // Only changes after the first list: the Triggers pass updates and deletions, never the replayed adds.
     inf.on('update', (o) => {

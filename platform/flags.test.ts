@@ -4,8 +4,15 @@ import { FlagError, HELP, parseFlags } from './flags.js';
 describe('npm start flags', () => {
   it('defaults to a local platform whose demo is decided later, two nodes and 10.66.0.0/16', () => {
     expect(parseFlags([])).toEqual({
-      help: false, demo: undefined, exitAfterDemo: false, kubeconfig: undefined, nodes: 2,
-      vmCidr: '10.66.0.0/16', workDir: undefined, keep: false, plain: undefined,
+      help: false,
+      demo: undefined,
+      exitAfterDemo: false,
+      kubeconfig: undefined,
+      nodes: 2,
+      vmCidr: '10.66.0.0/16',
+      workDir: undefined,
+      keep: false,
+      plain: undefined,
     });
   });
 

@@ -45,7 +45,9 @@ export class ServiceAccountTokens {
     await this.writeToken(sa);
     this.issued.add(sa);
     const path = join(this.dir, `sa-${sa}.kubeconfig`);
-    await writeFile(path, `apiVersion: v1
+    await writeFile(
+      path,
+      `apiVersion: v1
 kind: Config
 clusters:
 - name: cluster
@@ -58,7 +60,8 @@ users:
     auth-provider: {name: tokenFile, config: {tokenFile: "${this.tokenPath(sa)}"}}
 contexts: [{name: ${sa}, context: {cluster: cluster, user: "${serviceAccountUser(sa, this.namespace)}", namespace: ${this.namespace}}}]
 current-context: ${sa}
-`);
+`,
+    );
     if (this.timer === undefined) {
       this.timer = setInterval(() => void this.refreshAll(), REFRESH_MS);
       this.timer.unref();
@@ -90,7 +93,9 @@ current-context: ${sa}
 
   private async refreshAll(): Promise<void> {
     for (const sa of this.issued) {
-      await this.writeToken(sa).catch((err: unknown) => this.warn(`the token of ServiceAccount ${sa} was not renewed (${errorMessage(err)}); trying again in ten minutes`));
+      await this.writeToken(sa).catch((err: unknown) =>
+        this.warn(`the token of ServiceAccount ${sa} was not renewed (${errorMessage(err)}); trying again in ten minutes`),
+      );
     }
   }
 }

@@ -50,7 +50,12 @@ export async function applyCrds(kubectl: Kubectl): Promise<void> {
   const names: string[] = [];
   for (const dir of [`${KNATIVE_DIR}crds`, `${KNATIVE_DIR}standalone`]) {
     const out = await kubectl(['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-k', dir, '-o', 'name']);
-    names.push(...out.trim().split('\n').filter((n) => n !== ''));
+    names.push(
+      ...out
+        .trim()
+        .split('\n')
+        .filter((n) => n !== ''),
+    );
   }
   await kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...names]);
 }
@@ -61,8 +66,7 @@ async function servedKinds(kube: KubeClient, apiVersions: readonly string[]): Pr
   for (const gv of apiVersions) {
     const path = gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`;
     const list = (await kube.rest.request({ method: 'GET', path, what: `discover ${gv}` }).catch(() => undefined)) as
-      | { resources?: { kind: string; name: string }[] }
-      | undefined;
+      { resources?: { kind: string; name: string }[] } | undefined;
     for (const r of list?.resources ?? []) if (!r.name.includes('/')) served.add(`${gv}/${r.kind}`);
   }
   return served;

@@ -34,7 +34,9 @@ function commandLine(pid: number): string {
 export function earlierWorkDirs(bases: readonly string[], extra: readonly string[] = []): string[] {
   const dirs = bases.flatMap((b) => {
     try {
-      return readdirSync(b).filter((d) => d.startsWith('virt-platform-')).map((d) => join(b, d));
+      return readdirSync(b)
+        .filter((d) => d.startsWith('virt-platform-'))
+        .map((d) => join(b, d));
     } catch {
       return [];
     }

@@ -40,16 +40,21 @@ current-context: local
 /** The apiserver's audit webhook backend: a kubeconfig pointing at the audit function's route. */
 async function auditWebhookArgs(workDir: string, auditPort: number): Promise<string[]> {
   const path = join(workDir, 'audit-webhook.kubeconfig');
-  await writeFile(path, `apiVersion: v1
+  await writeFile(
+    path,
+    `apiVersion: v1
 kind: Config
 clusters: [{name: audit, cluster: {server: "http://127.0.0.1:${auditPort}/audit-webhook"}}]
 users: [{name: kube-apiserver, user: {}}]
 contexts: [{name: audit, context: {cluster: audit, user: kube-apiserver}}]
 current-context: audit
-`);
+`,
+  );
   return [
-    `--audit-webhook-config-file=${path}`, '--audit-webhook-mode=batch',
-    '--audit-webhook-batch-max-wait=200ms', '--audit-webhook-batch-throttle-enable=false',
+    `--audit-webhook-config-file=${path}`,
+    '--audit-webhook-mode=batch',
+    '--audit-webhook-batch-max-wait=200ms',
+    '--audit-webhook-batch-throttle-enable=false',
   ];
 }
 
@@ -90,12 +95,22 @@ export async function startKwok(cluster: LocalCluster, opts: { binDir: string; w
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const logPath = join(opts.workDir, `kwok-${attempt}.log`);
-    const proc = spawnLogged('kwok', join(dir, 'kwok'), [
-      `--kubeconfig=${kubeconfig}`, `--config=${join(dir, 'stages.yaml')}`,
-      '--manage-all-nodes=false', `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
-      '--node-lease-duration-seconds=40', `--cidr=${POD_CIDR}`, '--node-ip=10.255.0.1',
-      `--server-address=127.0.0.1:${port}`,
-    ], logPath, { detached: true });
+    const proc = spawnLogged(
+      'kwok',
+      join(dir, 'kwok'),
+      [
+        `--kubeconfig=${kubeconfig}`,
+        `--config=${join(dir, 'stages.yaml')}`,
+        '--manage-all-nodes=false',
+        `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+        '--node-lease-duration-seconds=40',
+        `--cidr=${POD_CIDR}`,
+        '--node-ip=10.255.0.1',
+        `--server-address=127.0.0.1:${port}`,
+      ],
+      logPath,
+      { detached: true },
+    );
     try {
       await waitUntil('kwok /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, {
         timeoutMs: START_TIMEOUT_MS,
@@ -124,8 +139,11 @@ export async function createNodes(admin: KubeClient, count: number): Promise<str
         name,
         annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
         labels: {
-          'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
-          'node-role.kubernetes.io/worker': '', type: 'kwok',
+          'kubernetes.io/hostname': name,
+          'kubernetes.io/os': 'linux',
+          'kubernetes.io/arch': 'amd64',
+          'node-role.kubernetes.io/worker': '',
+          type: 'kwok',
         },
       },
       spec: { podCIDR: `10.244.${i}.0/24`, podCIDRs: [`10.244.${i}.0/24`] },

@@ -129,10 +129,18 @@ async function main(argv: readonly string[]): Promise<number> {
     if (demo) {
       const [operator, viewer] = await Promise.all([ready.userKubectl(OPERATOR.name), ready.userKubectl(VIEWER.name)]);
       const result = await Promise.race([
-        runDemo({ admin: ready.admin, kubectl: { admin: ready.kubectl, operator, viewer }, auditLog: ready.local ? ready.auditLog : undefined, say: (l) => view?.step(l), t0 }),
+        runDemo({
+          admin: ready.admin,
+          kubectl: { admin: ready.kubectl, operator, viewer },
+          auditLog: ready.local ? ready.auditLog : undefined,
+          say: (l) => view?.step(l),
+          t0,
+        }),
         interrupted,
       ]);
-      view.step(`demo done: ${DEMO_NAMESPACE}/${DEMO_VM} was Running ${(result.vmRunningAfterMs / 1000).toFixed(1)} s after npm start, then restarted and migrated to ${result.migratedTo}`);
+      view.step(
+        `demo done: ${DEMO_NAMESPACE}/${DEMO_VM} was Running ${(result.vmRunningAfterMs / 1000).toFixed(1)} s after npm start, then restarted and migrated to ${result.migratedTo}`,
+      );
       say(`time from npm start to the demo VM Running: ${(result.vmRunningAfterMs / 1000).toFixed(1)} s`);
     }
     if (flags.exitAfterDemo) {

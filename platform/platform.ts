@@ -32,7 +32,17 @@ export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
 /** The simulator's ServiceAccount and RBAC (not part of the install). */
 const SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/kubevirt-simulator/rbac.yaml');
-const UNIT_ENTRIES = ['daemons/controller/main.ts', 'functions/audit/index.ts', 'functions/admission/index.ts', 'daemons/kubevirt-simulator/main.ts', 'functions/pre-delete/index.ts', 'daemons/api-rewriter/main.ts', 'daemons/route-forge/main.ts', 'daemons/dra/main.ts', 'functions/subresources/index.ts'];
+const UNIT_ENTRIES = [
+  'daemons/controller/main.ts',
+  'functions/audit/index.ts',
+  'functions/admission/index.ts',
+  'daemons/kubevirt-simulator/main.ts',
+  'functions/pre-delete/index.ts',
+  'daemons/api-rewriter/main.ts',
+  'daemons/route-forge/main.ts',
+  'daemons/dra/main.ts',
+  'functions/subresources/index.ts',
+];
 
 export interface PlatformOptions {
   flags: PlatformFlags;
@@ -112,10 +122,15 @@ export class Platform {
     const [[nodes, kwokTime], [report, installTime], [bundles]] = await Promise.all([
       took(startKwok(cluster, { binDir, workDir, supervisor: this.supervisor }).then(() => createNodes(admin, flags.nodes))),
       // The CRDs and the rest at once: nothing else of the install is an object of our CRDs.
-      took(Promise.all([applyCrds(kubectl), applyInstall(kubectl, admin).then(async (r) => {
-        await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SIMULATOR_RBAC]);
-        return r;
-      })]).then(([, r]) => r)),
+      took(
+        Promise.all([
+          applyCrds(kubectl),
+          applyInstall(kubectl, admin).then(async (r) => {
+            await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SIMULATOR_RBAC]);
+            return r;
+          }),
+        ]).then(([, r]) => r),
+      ),
       took(bundleUnits(UNIT_ENTRIES)),
     ]);
     this.bundles = bundles;
@@ -136,7 +151,9 @@ export class Platform {
         const route = new WebhookRoute(admin, { namespace: MODULE_NAMESPACE, name: ADMISSION_SERVICE, port: admissionPort }, (m) => say(`warning: ${m}`));
         this.route = route;
         const rerouted = await route.start();
-        say(`  webhooks: Service ${MODULE_NAMESPACE}/${ADMISSION_SERVICE} → 127.0.0.1:${admissionPort} (ExternalName) for ${rerouted} webhook(s); caBundle from the controller's CA`);
+        say(
+          `  webhooks: Service ${MODULE_NAMESPACE}/${ADMISSION_SERVICE} → 127.0.0.1:${admissionPort} (ExternalName) for ${rerouted} webhook(s); caBundle from the controller's CA`,
+        );
       },
     });
     this.sourceKube = KubeClient.fromSource({ kubeconfigPath: await this.tokens?.kubeconfigFor('moduleconfig-source') });
@@ -144,10 +161,14 @@ export class Platform {
     await this.triggers.start();
     say('  pre-delete: started on demand, by the first update or deletion of a ModuleConfig (as its Knative Triggers would)');
     say('applying ModuleConfig virtualization (validated by our admission webhook)');
-    await waitFor('the ModuleConfig accepted through the admission webhook', async () => {
-      await kubectl(['apply', '-f', '-'], JSON.stringify(moduleConfig(flags.vmCidr)));
-      return true;
-    }, { timeoutMs: 60_000, intervalMs: 500 });
+    await waitFor(
+      'the ModuleConfig accepted through the admission webhook',
+      async () => {
+        await kubectl(['apply', '-f', '-'], JSON.stringify(moduleConfig(flags.vmCidr)));
+        return true;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
     return {
       local: true,
       server: state.server,
@@ -177,11 +198,15 @@ export class Platform {
       (err: unknown) => String(err),
     );
     if (missing !== undefined || crd !== undefined) {
-      throw new Error(`the install is not applied to that cluster (namespace ${MODULE_NAMESPACE}, its ServiceAccounts and the CRDs are needed): apply it first with \`kubectl apply -k knative/\`\n${missing ?? crd ?? ''}`);
+      throw new Error(
+        `the install is not applied to that cluster (namespace ${MODULE_NAMESPACE}, its ServiceAccounts and the CRDs are needed): apply it first with \`kubectl apply -k knative/\`\n${missing ?? crd ?? ''}`,
+      );
     }
     this.bundles = await bundleUnits(UNIT_ENTRIES);
     const { units, ports } = await this.startUnits({ admin, simulator: false });
-    say(`  the cluster's apiserver keeps calling its own webhooks and audit sink; the local admission (https://127.0.0.1:${ports.admission}) and audit (http://127.0.0.1:${ports.audit}) serve for you to call`);
+    say(
+      `  the cluster's apiserver keeps calling its own webhooks and audit sink; the local admission (https://127.0.0.1:${ports.admission}) and audit (http://127.0.0.1:${ports.audit}) serve for you to call`,
+    );
     return {
       local: false,
       server,
@@ -206,7 +231,9 @@ export class Platform {
             name: 'pre-delete',
             entry: 'functions/pre-delete/index.ts',
             env: {
-              KUBECONFIG: (await this.tokens?.kubeconfigFor('pre-delete')) ?? '', PORT: '0', HOST: '127.0.0.1',
+              KUBECONFIG: (await this.tokens?.kubeconfigFor('pre-delete')) ?? '',
+              PORT: '0',
+              HOST: '127.0.0.1',
               // The Knative Service's value (knative/functions/pre-delete.yaml), below its request timeout.
               WAIT_TIMEOUT: '540s',
             },
@@ -238,7 +265,9 @@ export class Platform {
     const tokens = new ServiceAccountTokens(o.admin, workDir, (m) => say(`warning: ${m}`));
     this.tokens = tokens;
     const accounts = ['controller', 'admission', 'audit', ...(o.simulator ? ['kubevirt-simulator', 'subresources'] : [])];
-    const [controllerKc = '', admissionKc = '', auditKc = '', simulatorKc = '', subresourcesKc = ''] = await Promise.all(accounts.map((sa) => tokens.kubeconfigFor(sa)));
+    const [controllerKc = '', admissionKc = '', auditKc = '', simulatorKc = '', subresourcesKc = ''] = await Promise.all(
+      accounts.map((sa) => tokens.kubeconfigFor(sa)),
+    );
     this.secretFiles = new SecretFiles(join(workDir, 'admission-tls'), { kube: o.admin, namespace: MODULE_NAMESPACE, name: ADMISSION_SECRET });
     await this.secretFiles.start();
     const tls = this.secretFiles;
@@ -252,8 +281,13 @@ export class Platform {
         name: 'controller',
         entry: 'daemons/controller/main.ts',
         env: {
-          KUBECONFIG: controllerKc, POD_NAME: `controller-local-${process.pid}`, POD_NAMESPACE: MODULE_NAMESPACE,
-          HEALTH_PORT: '0', HEALTH_HOST: '127.0.0.1', VIRTUAL_MACHINE_CIDRS: flags.vmCidr, CERT_ISSUER: 'self',
+          KUBECONFIG: controllerKc,
+          POD_NAME: `controller-local-${process.pid}`,
+          POD_NAMESPACE: MODULE_NAMESPACE,
+          HEALTH_PORT: '0',
+          HEALTH_HOST: '127.0.0.1',
+          VIRTUAL_MACHINE_CIDRS: flags.vmCidr,
+          CERT_ISSUER: 'self',
           // No kubelet runs importer Pods and no provisioner binds PVCs here yet: the demo plays the disk.
           STORAGE_RECONCILERS: 'false',
         },
@@ -271,8 +305,12 @@ export class Platform {
         name: 'admission',
         entry: 'functions/admission/index.ts',
         env: {
-          KUBECONFIG: admissionKc, PORT: '0', HOST: '127.0.0.1',
-          TLS_CERT_FILE: tls.path('tls.crt'), TLS_KEY_FILE: tls.path('tls.key'), TLS_RELOAD_INTERVAL_MS: '1000',
+          KUBECONFIG: admissionKc,
+          PORT: '0',
+          HOST: '127.0.0.1',
+          TLS_CERT_FILE: tls.path('tls.crt'),
+          TLS_KEY_FILE: tls.path('tls.key'),
+          TLS_RELOAD_INTERVAL_MS: '1000',
           ...(o.cluster !== undefined ? { CLUSTER_POD_SUBNET_CIDR: POD_CIDR, CLUSTER_SERVICE_SUBNET_CIDR: SERVICE_CIDR } : {}),
         },
         // Ready only with a sound certificate: the controller issues it, the Secret files bring it.
@@ -293,20 +331,28 @@ export class Platform {
       this.subresourcesTls = new SecretFiles(join(workDir, SUBRESOURCES_SECRET), { kube: o.admin, namespace: MODULE_NAMESPACE, name: SUBRESOURCES_SECRET });
       await this.subresourcesTls.start();
       const subTls = this.subresourcesTls;
-      specs.push({
-        name: 'kubevirt-simulator',
-        entry: 'daemons/kubevirt-simulator/main.ts',
-        env: { KUBECONFIG: simulatorKc, LAUNCHER_PODS: 'true', GUEST_BOOT_DELAY: '1s', MIGRATION_DELAY: '2s', ...virtApi.simulator },
-        ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),
-      }, {
-        name: 'subresources',
-        entry: 'functions/subresources/index.ts',
-        env: {
-          KUBECONFIG: subresourcesKc, PORT: '0', HOST: '127.0.0.1',
-          TLS_CERT_FILE: subTls.path('tls.crt'), TLS_KEY_FILE: subTls.path('tls.key'), TLS_RELOAD_INTERVAL_MS: '1000', ...virtApi.subresources,
+      specs.push(
+        {
+          name: 'kubevirt-simulator',
+          entry: 'daemons/kubevirt-simulator/main.ts',
+          env: { KUBECONFIG: simulatorKc, LAUNCHER_PODS: 'true', GUEST_BOOT_DELAY: '1s', MIGRATION_DELAY: '2s', ...virtApi.simulator },
+          ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),
         },
-        ready: () => answers(listening('subresources'), 'https'),
-      });
+        {
+          name: 'subresources',
+          entry: 'functions/subresources/index.ts',
+          env: {
+            KUBECONFIG: subresourcesKc,
+            PORT: '0',
+            HOST: '127.0.0.1',
+            TLS_CERT_FILE: subTls.path('tls.crt'),
+            TLS_KEY_FILE: subTls.path('tls.key'),
+            TLS_RELOAD_INTERVAL_MS: '1000',
+            ...virtApi.subresources,
+          },
+          ready: () => answers(listening('subresources'), 'https'),
+        },
+      );
     }
     if (o.routeForgeEnv !== undefined) {
       const env = o.routeForgeEnv;
@@ -335,11 +381,15 @@ export class Platform {
     if (subresources !== undefined) {
       const port = await portOf(subresources.proc, () => listening('subresources'));
       await routeApiService(o.admin, MODULE_NAMESPACE, port);
-      say(`  subresources API: APIService ${API_SERVICE} → Service ${MODULE_NAMESPACE}/subresources-api → 127.0.0.1:${port} (ExternalName); caBundle from the controller's CA; virt-api stand-in in the simulator`);
+      say(
+        `  subresources API: APIService ${API_SERVICE} → Service ${MODULE_NAMESPACE}/subresources-api → 127.0.0.1:${port} (ExternalName); caBundle from the controller's CA; virt-api stand-in in the simulator`,
+      );
     }
     await Promise.all(started.map(({ spec, proc }) => waitReady(spec, proc)));
     say(`  units ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    say(`  kube-api-rewriter: http://127.0.0.1:${numberFromLog(logOf('api-rewriter'), REWRITER_STARTED, 'proxyPort') ?? '?'} (kubevirt.io names over the renamed internal API)`);
+    say(
+      `  kube-api-rewriter: http://127.0.0.1:${numberFromLog(logOf('api-rewriter'), REWRITER_STARTED, 'proxyPort') ?? '?'} (kubevirt.io names over the renamed internal API)`,
+    );
     return {
       units: Object.fromEntries(started.map(({ spec, proc }) => [spec.name, proc])),
       ports: { admission: admissionPort, audit: listening('audit') ?? 0 },
@@ -362,4 +412,3 @@ async function portOf(proc: LoggedProcess, read: () => number | undefined): Prom
   });
   return port ?? 0;
 }
-

@@ -30,7 +30,15 @@ export async function makeVirtApiPki(dir: string): Promise<VirtApiPki> {
   const notBefore = new Date(Date.now() - 60_000);
   const notAfter = new Date(Date.now() + 30 * 24 * 3600 * 1000);
   const ca = issueCertificate({ commonName: 'virt-api-stand-in-ca', usage: 'ca', notBefore, notAfter });
-  const serving = issueCertificate({ commonName: 'virt-api', usage: 'server', ipAddresses: ['127.0.0.1'], dnsNames: ['localhost'], notBefore, notAfter, issuer: ca });
+  const serving = issueCertificate({
+    commonName: 'virt-api',
+    usage: 'server',
+    ipAddresses: ['127.0.0.1'],
+    dnsNames: ['localhost'],
+    notBefore,
+    notAfter,
+    issuer: ca,
+  });
   const client = issueCertificate({ commonName: 'virtualization-api-proxy', usage: 'client', notBefore, notAfter, issuer: ca });
   const pki: VirtApiPki = {
     caFile: join(dir, 'ca.crt'),
@@ -52,7 +60,12 @@ export async function makeVirtApiPki(dir: string): Promise<VirtApiPki> {
 /** The simulator's keys for the stand-in, and the subresources function's keys for reaching it. */
 export function virtApiEnv(pki: VirtApiPki, port: number): { simulator: Record<string, string>; subresources: Record<string, string> } {
   return {
-    simulator: { VIRT_API_PORT: String(port), VIRT_API_TLS_CERT_FILE: pki.servingCertFile, VIRT_API_TLS_KEY_FILE: pki.servingKeyFile, VIRT_API_CLIENT_CA_FILE: pki.caFile },
+    simulator: {
+      VIRT_API_PORT: String(port),
+      VIRT_API_TLS_CERT_FILE: pki.servingCertFile,
+      VIRT_API_TLS_KEY_FILE: pki.servingKeyFile,
+      VIRT_API_CLIENT_CA_FILE: pki.caFile,
+    },
     subresources: {
       VIRT_API_URL: `https://127.0.0.1:${port}`,
       VIRT_API_CA_FILE: pki.caFile,

@@ -19,7 +19,14 @@ interface WebhookConfiguration {
   webhooks?: { name: string; clientConfig: { service?: { name: string; namespace: string; port?: number } } }[];
 }
 
-async function request(kube: KubeClient, method: 'GET' | 'POST' | 'DELETE' | 'PATCH', path: string, what: string, body?: unknown, contentType?: string): Promise<unknown> {
+async function request(
+  kube: KubeClient,
+  method: 'GET' | 'POST' | 'DELETE' | 'PATCH',
+  path: string,
+  what: string,
+  body?: unknown,
+  contentType?: string,
+): Promise<unknown> {
   return kube.rest.request({ method, path, what, ...(body !== undefined ? { body } : {}), ...(contentType !== undefined ? { contentType } : {}) });
 }
 
@@ -81,7 +88,14 @@ async function repairConversion(kube: KubeClient, crd: CustomResourceDefinition,
   const service = crd.spec.conversion?.webhook?.clientConfig?.service;
   if (service?.name !== t.name || service.namespace !== t.namespace || service.port === t.port) return 0;
   const patch = { spec: { conversion: { webhook: { clientConfig: { service: { port: t.port } } } } } };
-  await request(kube, 'PATCH', `${CRD_PATH}/${crd.metadata.name}`, `patch CustomResourceDefinition ${crd.metadata.name}`, patch, 'application/merge-patch+json');
+  await request(
+    kube,
+    'PATCH',
+    `${CRD_PATH}/${crd.metadata.name}`,
+    `patch CustomResourceDefinition ${crd.metadata.name}`,
+    patch,
+    'application/merge-patch+json',
+  );
   return 1;
 }
 
@@ -150,9 +164,13 @@ export class WebhookRoute {
     };
     for (const kind of WEBHOOK_KINDS) {
       const kindName = kind === 'validatingwebhookconfigurations' ? 'ValidatingWebhookConfiguration' : 'MutatingWebhookConfiguration';
-      watch('admissionregistration.k8s.io', kind, kindName, (o) => repairWebhookConfiguration(this.kube, kind, o as unknown as WebhookConfiguration, this.target));
+      watch('admissionregistration.k8s.io', kind, kindName, (o) =>
+        repairWebhookConfiguration(this.kube, kind, o as unknown as WebhookConfiguration, this.target),
+      );
     }
-    watch('apiextensions.k8s.io', 'customresourcedefinitions', 'CustomResourceDefinition', (o) => repairConversion(this.kube, o as unknown as CustomResourceDefinition, this.target));
+    watch('apiextensions.k8s.io', 'customresourcedefinitions', 'CustomResourceDefinition', (o) =>
+      repairConversion(this.kube, o as unknown as CustomResourceDefinition, this.target),
+    );
     await Promise.all(this.informers.map((i) => i.synced));
     return first;
   }

@@ -10,9 +10,7 @@ try {
   process.stdout.write(`no jest results in ${file}: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 }
-const brokenFiles = (results.testResults ?? []).filter(
-  (r) => r.status === 'failed' && (r.assertionResults ?? []).every((a) => a.status !== 'failed'),
-);
+const brokenFiles = (results.testResults ?? []).filter((r) => r.status === 'failed' && (r.assertionResults ?? []).every((a) => a.status !== 'failed'));
 for (const r of brokenFiles) process.stdout.write(`test file failed to run: ${r.name}\n`);
 const failed = results.numFailedTests + brokenFiles.length;
 const skipped = (results.numPendingTests ?? 0) + (results.numTodoTests ?? 0);

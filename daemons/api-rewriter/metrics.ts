@@ -41,7 +41,15 @@ export class ApiRewriterMetrics {
       help: 'Apiserver connections that failed, by stage (connect: answered 503; stream: a response or watch broke midway).',
       labelNames: ['stage'],
     });
-    this.watchEvents = r.counter({ name: `${PREFIX}watch_events_total`, help: 'Watch events passed to clients, by whether they were rewritten.', labelNames: ['rewritten'] });
-    this.bodiesParsed = r.counter({ name: `${PREFIX}bodies_parsed_total`, help: 'Bodies parsed to be rewritten (the others passed as bytes), by side.', labelNames: ['side'] });
+    this.watchEvents = r.counter({
+      name: `${PREFIX}watch_events_total`,
+      help: 'Watch events passed to clients, by whether they were rewritten.',
+      labelNames: ['rewritten'],
+    });
+    this.bodiesParsed = r.counter({
+      name: `${PREFIX}bodies_parsed_total`,
+      help: 'Bodies parsed to be rewritten (the others passed as bytes), by side.',
+      labelNames: ['side'],
+    });
   }
 }

@@ -97,10 +97,18 @@ describe('kube-api-rewriter proxy', () => {
   });
 
   it('refuses a malformed JSON body with 400 naming the problem, without calling the apiserver, and keeps serving', async () => {
-    const bad = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"apiVersion": kubevirt' });
+    const bad = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"apiVersion": kubevirt',
+    });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: expect.stringContaining('not valid JSON') });
-    const badPatch = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines/x`, { method: 'PATCH', headers: { 'content-type': 'application/json-patch+json' }, body: '{"op":"add"}' });
+    const badPatch = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines/x`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json-patch+json' },
+      body: '{"op":"add"}',
+    });
     expect(badPatch.status).toBe(400);
     expect(((await badPatch.json()) as { message: string }).message).toMatch(/JSON Patch must be an array/);
     expect(seen).toHaveLength(0);
@@ -109,9 +117,17 @@ describe('kube-api-rewriter proxy', () => {
   });
 
   it('refuses protobuf bodies with 415 and bodies over the limit with 413', async () => {
-    const proto = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`, { method: 'POST', headers: { 'content-type': 'application/vnd.kubernetes.protobuf' }, body: 'k8s\0' });
+    const proto = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/vnd.kubernetes.protobuf' },
+      body: 'k8s\0',
+    });
     expect(proto.status).toBe(415);
-    const huge = await fetch(`${proxyUrl}/api/v1/namespaces/a/configmaps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: { x: 'y'.repeat(10_000) } }) });
+    const huge = await fetch(`${proxyUrl}/api/v1/namespaces/a/configmaps`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { x: 'y'.repeat(10_000) } }),
+    });
     expect(huge.status).toBe(413);
     expect(((await huge.json()) as { message: string }).message).toContain('larger than 4096 bytes');
     expect(seen).toHaveLength(0);
@@ -121,7 +137,9 @@ describe('kube-api-rewriter proxy', () => {
   it('passes unrelated requests and their bytes through untouched', async () => {
     const raw = '{"kind":"Lease",  "spec":{"holderIdentity":"kubevirt.io/odd"}}';
     script = (_req, _body, res) => res.writeHead(200, { 'content-type': 'application/json', 'x-extra': '1' }).end(raw);
-    const res = await fetch(`${proxyUrl}/apis/coordination.k8s.io/v1/namespaces/a/leases/l?x=1`, { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+    const res = await fetch(`${proxyUrl}/apis/coordination.k8s.io/v1/namespaces/a/leases/l?x=1`, {
+      headers: { accept: 'application/vnd.kubernetes.protobuf' },
+    });
     expect(await res.text()).toBe(raw);
     expect(res.headers.get('x-extra')).toBe('1');
     expect(seen[0]?.url).toBe('/apis/coordination.k8s.io/v1/namespaces/a/leases/l?x=1');
@@ -140,13 +158,17 @@ describe('kube-api-rewriter proxy', () => {
     const go = new Promise<void>((resolve) => (release = resolve));
     script = (_req, _body, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.write(JSON.stringify({ type: 'ADDED', object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name: 'a' } } }) + '\n');
+      res.write(
+        JSON.stringify({ type: 'ADDED', object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name: 'a' } } }) + '\n',
+      );
       void go.then(() => {
         res.write('{"type":"MODIFIED","object":{"apiVersion":"internal.virtua');
         setImmediate(() => res.socket?.destroy());
       });
     };
-    const res = await new Promise<http.IncomingMessage>((resolve, reject) => http.get(`${proxyUrl}/apis/kubevirt.io/v1/virtualmachines?watch=true`, resolve).on('error', reject));
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      http.get(`${proxyUrl}/apis/kubevirt.io/v1/virtualmachines?watch=true`, resolve).on('error', reject),
+    );
     expect(res.statusCode).toBe(200);
     const received: string[] = [];
     let first: () => void = () => undefined;
@@ -174,7 +196,9 @@ describe('kube-api-rewriter proxy', () => {
     const socket = net.connect(port, '127.0.0.1');
     let received = '';
     socket.setEncoding('utf8').on('data', (c: string) => (received += c));
-    socket.write('GET /apis/kubevirt.io/v1/namespaces/a/virtualmachineinstances/v/portforward HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n');
+    socket.write(
+      'GET /apis/kubevirt.io/v1/namespaces/a/virtualmachineinstances/v/portforward HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n',
+    );
     await waitFor('the upgrade answer', () => received.includes('\r\n\r\n'));
     expect(received).toMatch(/^HTTP\/1\.1 101 /);
     socket.write('ping');
@@ -187,7 +211,16 @@ describe('kube-api-rewriter proxy', () => {
   it('answers 503 with a Status when the apiserver is unreachable', async () => {
     const downKc = kubeConfigFor(1);
     const down = await upstreamFromKubeConfig(downKc);
-    const server = http.createServer(createProxyHandler({ renamer: new Renamer(KUBEVIRT_RULES), upstream: down, metrics: new ApiRewriterMetrics(), log: rootLogger, maxRequestBodyBytes: 4096, maxResponseBodyBytes: 4096 }));
+    const server = http.createServer(
+      createProxyHandler({
+        renamer: new Renamer(KUBEVIRT_RULES),
+        upstream: down,
+        metrics: new ApiRewriterMetrics(),
+        log: rootLogger,
+        maxRequestBodyBytes: 4096,
+        maxResponseBodyBytes: 4096,
+      }),
+    );
     const port = await listen(server);
     try {
       const res = await fetch(`http://127.0.0.1:${port}/apis/kubevirt.io/v1/virtualmachines`);

@@ -33,7 +33,18 @@ export interface ProxyOptions {
 }
 
 /** Request headers never forwarded: hop-by-hop ones, and the client's own credentials and host. */
-const DROP_REQUEST = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization']);
+const DROP_REQUEST = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'authorization',
+]);
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
@@ -131,9 +142,17 @@ function jsonAccept(accept: string | undefined): string {
 
 async function requestBody(opts: ProxyOptions, plan: RequestPlan, req: http.IncomingMessage): Promise<Buffer> {
   const contentType = req.headers['content-type'] ?? 'application/json';
-  const raw = await readAll(req, opts.maxRequestBodyBytes, () => new BodyError(413, 'too_large', `the request body is larger than ${opts.maxRequestBodyBytes} bytes, the most this proxy rewrites`));
+  const raw = await readAll(
+    req,
+    opts.maxRequestBodyBytes,
+    () => new BodyError(413, 'too_large', `the request body is larger than ${opts.maxRequestBodyBytes} bytes, the most this proxy rewrites`),
+  );
   if (contentType.startsWith(PROTOBUF) || contentType.includes('cbor')) {
-    throw new BodyError(415, 'unsupported_media_type', `the proxy rewrites JSON bodies only; send ${plan.endpoint.resource ?? 'this resource'} as application/json, not ${contentType}`);
+    throw new BodyError(
+      415,
+      'unsupported_media_type',
+      `the proxy rewrites JSON bodies only; send ${plan.endpoint.resource ?? 'this resource'} as application/json, not ${contentType}`,
+    );
   }
   if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return raw;
   opts.metrics.bodiesParsed.inc({ side: 'request' });
@@ -146,7 +165,8 @@ async function requestBody(opts: ProxyOptions, plan: RequestPlan, req: http.Inco
   }
   const patchKind = req.method === 'PATCH' ? patchKindOf(contentType) : undefined;
   try {
-    const out = patchKind !== undefined ? rewritePatch(opts.renamer, patchKind, doc, 'rename', plan.hintKind) : rewriteObject(opts.renamer, doc, 'rename', plan.hintKind);
+    const out =
+      patchKind !== undefined ? rewritePatch(opts.renamer, patchKind, doc, 'rename', plan.hintKind) : rewriteObject(opts.renamer, doc, 'rename', plan.hintKind);
     return Buffer.from(JSON.stringify(out));
   } catch (err: unknown) {
     if (err instanceof PatchError) throw new BodyError(400, 'invalid_patch', err.message);
@@ -182,7 +202,11 @@ async function respond(
   }
   let raw: Buffer;
   try {
-    raw = await readAll(upstreamRes, opts.maxResponseBodyBytes, () => new BodyError(502, 'too_large', `the apiserver's answer is larger than ${opts.maxResponseBodyBytes} bytes, the most this proxy rewrites`));
+    raw = await readAll(
+      upstreamRes,
+      opts.maxResponseBodyBytes,
+      () => new BodyError(502, 'too_large', `the apiserver's answer is larger than ${opts.maxResponseBodyBytes} bytes, the most this proxy rewrites`),
+    );
   } catch (err: unknown) {
     opts.metrics.upstreamErrors.inc({ stage: 'stream' });
     if (err instanceof BodyError) {
@@ -219,7 +243,13 @@ function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer
   return Buffer.from(JSON.stringify(restoreDocument(opts.renamer, plan, doc)));
 }
 
-function streamWatch(opts: ProxyOptions, plan: RequestPlan, upstreamRes: http.IncomingMessage, res: http.ServerResponse, headers: http.OutgoingHttpHeaders): void {
+function streamWatch(
+  opts: ProxyOptions,
+  plan: RequestPlan,
+  upstreamRes: http.IncomingMessage,
+  res: http.ServerResponse,
+  headers: http.OutgoingHttpHeaders,
+): void {
   const { metrics, log } = opts;
   delete headers['content-length'];
   delete headers['content-encoding'];

@@ -10,7 +10,11 @@ import type { UpstreamTarget } from './upstream.js';
 
 const DROP = new Set(['host', 'authorization', 'proxy-authorization']);
 
-export function createUpgradeHandler(renamer: Renamer, upstream: UpstreamTarget, log: Logger): (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function createUpgradeHandler(
+  renamer: Renamer,
+  upstream: UpstreamTarget,
+  log: Logger,
+): (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     try {
       const headers: http.OutgoingHttpHeaders = {};

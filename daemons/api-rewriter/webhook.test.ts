@@ -14,7 +14,13 @@ import { createWebhookHandler } from './webhook.js';
 
 const INT = 'internal.virtualization.deckhouse.io';
 const now = Date.now();
-const cert = issueCertificate({ commonName: 'localhost', ipAddresses: ['127.0.0.1'], usage: 'server', notBefore: new Date(now - 60_000), notAfter: new Date(now + 3_600_000) });
+const cert = issueCertificate({
+  commonName: 'localhost',
+  ipAddresses: ['127.0.0.1'],
+  usage: 'server',
+  notBefore: new Date(now - 60_000),
+  notAfter: new Date(now + 3_600_000),
+});
 const received: { url: string; body: string }[] = [];
 let kubevirtWebhook: https.Server;
 let proxy: https.Server;
@@ -28,11 +34,14 @@ async function listen(server: https.Server): Promise<number> {
 
 function post(path: string, body: string): Promise<{ status: number; json: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port: proxyPort, path, method: 'POST', ca: cert.certPem, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Record<string, unknown> }));
-    });
+    const req = https.request(
+      { host: '127.0.0.1', port: proxyPort, path, method: 'POST', ca: cert.certPem, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Record<string, unknown> }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -48,11 +57,16 @@ beforeAll(async () => {
       received.push({ url: req.url ?? '', body });
       const uid = (JSON.parse(body) as { request: { uid: string } }).request.uid;
       const patch = Buffer.from(JSON.stringify(answerPatch)).toString('base64');
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true, patchType: 'JSONPatch', patch } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true, patchType: 'JSONPatch', patch } }));
     });
   });
   const target = new URL(`https://127.0.0.1:${await listen(kubevirtWebhook)}`);
-  proxy = https.createServer({ cert: cert.certPem, key: cert.keyPem }, createWebhookHandler({ renamer: new Renamer(KUBEVIRT_RULES), target, metrics: new ApiRewriterMetrics(), log: rootLogger, maxBodyBytes: 64 * 1024 }));
+  proxy = https.createServer(
+    { cert: cert.certPem, key: cert.keyPem },
+    createWebhookHandler({ renamer: new Renamer(KUBEVIRT_RULES), target, metrics: new ApiRewriterMetrics(), log: rootLogger, maxBodyBytes: 64 * 1024 }),
+  );
   proxyPort = await listen(proxy);
 });
 
@@ -62,7 +76,7 @@ afterAll(async () => {
 });
 
 describe('webhook proxy', () => {
-  it('restores the review for KubeVirt\'s webhook and renames its patch for the apiserver', async () => {
+  it("restores the review for KubeVirt's webhook and renames its patch for the apiserver", async () => {
     const res = await post('/virtualmachines-mutate?timeout=10s', JSON.stringify(review));
     expect(res.status).toBe(200);
     const seen = JSON.parse(received.at(-1)?.body ?? '{}') as typeof review;
@@ -71,7 +85,9 @@ describe('webhook proxy', () => {
     expect(seen.request.object.metadata.labels).toEqual({ 'kubevirt.io/a': 'b' });
     const response = res.json['response'] as { patch: string; allowed: boolean };
     expect(response.allowed).toBe(true);
-    expect(JSON.parse(Buffer.from(response.patch, 'base64').toString())).toEqual([{ op: 'add', path: `/metadata/labels/kubevirt.${INT}~1mutated`, value: 'yes' }]);
+    expect(JSON.parse(Buffer.from(response.patch, 'base64').toString())).toEqual([
+      { op: 'add', path: `/metadata/labels/kubevirt.${INT}~1mutated`, value: 'yes' },
+    ]);
   });
 
   it('passes reviews of paths it does not know as they are', async () => {

@@ -70,7 +70,15 @@ async function handleWebhook(opts: WebhookProxyOptions, agent: https.Agent, req:
   const headers: http.OutgoingHttpHeaders = { ...req.headers, host: opts.target.host, 'content-length': body.length };
   delete headers['transfer-encoding'];
   delete headers['connection'];
-  const upstreamReq = https.request({ protocol: 'https:', hostname: opts.target.hostname, port: opts.target.port, path: req.url, method: req.method, headers, agent });
+  const upstreamReq = https.request({
+    protocol: 'https:',
+    hostname: opts.target.hostname,
+    port: opts.target.port,
+    path: req.url,
+    method: req.method,
+    headers,
+    agent,
+  });
   upstreamReq.on('error', (err) => {
     if (res.headersSent) return;
     metrics.upstreamErrors.inc({ stage: 'connect' });

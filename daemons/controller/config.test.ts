@@ -19,6 +19,10 @@ describe('controller configuration', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(ConfigError);
-    expect((caught as ConfigError).problems.map((p) => p.path).sort()).toEqual(['LEADER_ELECTION_RENEW_DEADLINE', 'RECONCILE_WORKERS', 'VIRTUAL_MACHINE_CIDRS']);
+    expect((caught as ConfigError).problems.map((p) => p.path).sort()).toEqual([
+      'LEADER_ELECTION_RENEW_DEADLINE',
+      'RECONCILE_WORKERS',
+      'VIRTUAL_MACHINE_CIDRS',
+    ]);
   });
 });

@@ -8,7 +8,12 @@ import { parseServingSecrets } from './certificates/run.js';
 const cidrList = z
   .string()
   .default('')
-  .transform((text) => text.split(',').map((s) => s.trim()).filter((s) => s !== ''))
+  .transform((text) =>
+    text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  )
   .refine((list) => list.every(isAlignedCIDR), 'every entry must be an IPv4 subnet aligned to its mask, e.g. 10.66.10.0/24');
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -52,7 +57,9 @@ export const ControllerConfigSchema = z.object({
   CERT_ISSUER: z
     .enum(['self', 'external', 'off'])
     .default('self')
-    .describe('self: issue a CA and serving certificates and rotate them; external: the Secrets are filled by someone else (Deckhouse, cert-manager), only inject their ca.crt; off: do neither.'),
+    .describe(
+      'self: issue a CA and serving certificates and rotate them; external: the Secrets are filled by someone else (Deckhouse, cert-manager), only inject their ca.crt; off: do neither.',
+    ),
   CERT_CA_SECRET: env.string('virtualization-ca').describe('Secret in POD_NAMESPACE holding the self-managed CA.'),
   CERT_SERVING_SECRETS: servingSecrets.describe('Serving certificates to issue, `secret:service` pairs, comma-separated.'),
   CERT_CA_VALIDITY: env.duration('87600h').describe('Lifetime of a new CA (renewed after two thirds of it).'),

@@ -1,9 +1,5 @@
 /** What the reconcilers share: clients, caches and the ports to the outside world. */
-import type {
-  InternalVirtualMachine,
-  InternalVirtualMachineInstance,
-  InternalVirtualMachineInstanceMigration,
-} from '../../shared/api/internal/resources.js';
+import type { InternalVirtualMachine, InternalVirtualMachineInstance, InternalVirtualMachineInstanceMigration } from '../../shared/api/internal/resources.js';
 import type { VirtualMachineIPAddress, VirtualMachineIPAddressLease } from '../../shared/api/resources/addresses.js';
 import type { VirtualDisk } from '../../shared/api/resources/virtualdisk.js';
 import type { ClusterVirtualImage, VirtualImage } from '../../shared/api/resources/virtualimage.js';

@@ -17,7 +17,12 @@ describe('event sources', () => {
     } as unknown as CacheSource<KubeObject>;
     const enqueued: string[] = [];
     const runner = { enqueue: (key: string) => void enqueued.push(key) } as unknown as Runner;
-    enqueueOn(new ObjectCache(src), runner, (o) => [o.metadata.name ?? ''], () => false);
+    enqueueOn(
+      new ObjectCache(src),
+      runner,
+      (o) => [o.metadata.name ?? ''],
+      () => false,
+    );
 
     const a = { metadata: { name: 'a', resourceVersion: '1' } };
     const a2 = { metadata: { name: 'a', resourceVersion: '2' } };

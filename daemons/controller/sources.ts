@@ -75,17 +75,29 @@ const keysOf = (objs: readonly KubeObject[]): string[] => objs.map(keyOf);
 export function wireSources(caches: Caches, r: Runners): void {
   const self = (o: KubeObject): string[] => [keyOf(o)];
   // VirtualMachine: itself, its internal objects, class, devices and address.
-  enqueueOn(caches.vms, r.vm, self, (vm, old) => vm.metadata.generation !== old.metadata.generation || vm.metadata.deletionTimestamp !== old.metadata.deletionTimestamp);
+  enqueueOn(
+    caches.vms,
+    r.vm,
+    self,
+    (vm, old) => vm.metadata.generation !== old.metadata.generation || vm.metadata.deletionTimestamp !== old.metadata.deletionTimestamp,
+  );
   enqueueOn(caches.kvvms, r.vm, self);
   enqueueOn(caches.kvvmis, r.vm, self);
   enqueueOn(caches.classes, r.vm, (c) => keysOf(caches.vms.byIndex(VMIndex.byClass, c.metadata.name ?? '')));
   enqueueOn(caches.disks, r.vm, (d) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('VirtualDisk', ns(d), d.metadata.name ?? ''))));
   enqueueOn(caches.images, r.vm, (i) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('VirtualImage', ns(i), i.metadata.name ?? ''))));
-  enqueueOn(caches.clusterImages, r.vm, (i) => keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('ClusterVirtualImage', undefined, i.metadata.name ?? ''))));
+  enqueueOn(caches.clusterImages, r.vm, (i) =>
+    keysOf(caches.vms.byIndex(VMIndex.byDevice, deviceKey('ClusterVirtualImage', undefined, i.metadata.name ?? ''))),
+  );
   enqueueOn(caches.vmips, r.vm, (ip) => [...ownerVMKeys(ip), ...keysOf(caches.vms.byIndex(VMIndex.byIPAddress, keyOf(ip)))], statusChanged);
   // VirtualMachineOperation: itself and its siblings on the same VM (one runs at a time), and whatever
   // its VM, instance or migration does.
-  enqueueOn(caches.vmops, r.vmop, (op) => [keyOf(op), ...keysOf(caches.vmops.byIndex(VMOP_BY_VM, `${ns(op)}/${op.spec.virtualMachineName}`))], phaseOrMetaChanged);
+  enqueueOn(
+    caches.vmops,
+    r.vmop,
+    (op) => [keyOf(op), ...keysOf(caches.vmops.byIndex(VMOP_BY_VM, `${ns(op)}/${op.spec.virtualMachineName}`))],
+    phaseOrMetaChanged,
+  );
   enqueueOn(caches.vms, r.vmop, (vm) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(vm))));
   enqueueOn(caches.kvvms, r.vmop, (o) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(o))));
   enqueueOn(caches.kvvmis, r.vmop, (o) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(o))));

@@ -14,7 +14,11 @@ const nodeName = z
   .min(1, 'is required (the node this daemon runs on)')
   .max(253)
   .refine((n) => /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(n), 'must be a node name (DNS subdomain)');
-const absolutePath = (def: string) => z.string().default(def).refine((p) => p.startsWith('/'), 'must be an absolute path');
+const absolutePath = (def: string) =>
+  z
+    .string()
+    .default(def)
+    .refine((p) => p.startsWith('/'), 'must be an absolute path');
 
 /** Environment of virtualization-dra: every key documented, with a default. */
 export const DraConfigSchema = z.object({
@@ -28,9 +32,9 @@ export const DraConfigSchema = z.object({
   RESCAN_INTERVAL: env.duration('2s').describe('Poll sysfs for USB changes this often (sysfs sends no inotify events).'),
   RESCAN_DEBOUNCE: env.duration('200ms').describe('Changes seen by inotify within this window coalesce into one scan.'),
   RESYNC_INTERVAL: env.duration('5m').describe('Re-apply the ResourceSlices this often, repairing slices deleted or edited by others.'),
-  REMOVE_SLICES_ON_EXIT: env.bool(true).describe('Delete this node\'s ResourceSlices on SIGTERM/SIGINT.'),
-  HEALTH_PORT: env.port(4107).describe('Port of /health/liveness, /health/readiness and /metrics (the original\'s healthz port 4107); 0 picks a free one.'),
-  HEALTH_HOST: env.string('0.0.0.0').describe('Address the health and metrics server listens on (host network: the node\'s addresses).'),
+  REMOVE_SLICES_ON_EXIT: env.bool(true).describe("Delete this node's ResourceSlices on SIGTERM/SIGINT."),
+  HEALTH_PORT: env.port(4107).describe("Port of /health/liveness, /health/readiness and /metrics (the original's healthz port 4107); 0 picks a free one."),
+  HEALTH_HOST: env.string('0.0.0.0').describe("Address the health and metrics server listens on (host network: the node's addresses)."),
   // /metrics behind Kubernetes authn/authz (shared/authz): METRICS_AUTH (kubernetes | none), METRICS_AUTH_RESOURCE_ATTRIBUTES.
   ...metricsAuthConfigShape,
   // The USB/IP gateway (usbip/README.md): USBIP_ENABLED (default false), USBIP_HOST, USBIP_PORT, ...

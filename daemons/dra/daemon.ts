@@ -67,7 +67,10 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
   });
   const publish = async (force: boolean): Promise<void> => {
     try {
-      const result = await publisher.publish(allocatableDevices(devices).map((d) => sliceDevice(d, config.NODE_NAME)), { force, signal });
+      const result = await publisher.publish(
+        allocatableDevices(devices).map((d) => sliceDevice(d, config.NODE_NAME)),
+        { force, signal },
+      );
       metrics.publishes.inc({ result: result.changed ? 'changed' : 'resync' });
       metrics.poolGeneration.set(undefined, result.generation);
       published = true;
@@ -127,7 +130,14 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
     }
     await preparer.start();
     if (signal.aborted) return;
-    plugin = await startKubeletPlugin({ driver: config.DRIVER_NAME, pluginsDir: config.KUBELET_PLUGINS_DIR, registryDir: config.KUBELET_REGISTRY_DIR, preparer, log, metrics });
+    plugin = await startKubeletPlugin({
+      driver: config.DRIVER_NAME,
+      pluginsDir: config.KUBELET_PLUGINS_DIR,
+      registryDir: config.KUBELET_REGISTRY_DIR,
+      preparer,
+      log,
+      metrics,
+    });
     resync = setInterval(() => {
       void publish(true).catch((err: unknown) => log.warn({ err }, 'ResourceSlice resync failed; retried at the next one'));
     }, config.RESYNC_INTERVAL);

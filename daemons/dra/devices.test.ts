@@ -3,10 +3,27 @@ import { buildSlices, MAX_DEVICES_PER_SLICE, poolFingerprint, sliceDevice, slice
 import type { UsbDeviceInfo } from './discovery/index.js';
 
 const info: UsbDeviceInfo = {
-  busId: '3-2.1', sysPath: '/sys/bus/usb/devices/3-2.1', realPath: '/sys/devices/pci0000:00/0000:00:14.0/usb3/3-2/3-2.1',
-  busNum: 3, devNum: 5, vendorId: '0403', productId: '6001', bcdDevice: '0600', speed: '1.5',
-  deviceClass: '00', deviceSubClass: '00', deviceProtocol: '00', configurationValue: 1, numConfigurations: 1, numInterfaces: 1,
-  interfaces: [], product: 'x'.repeat(80), devicePath: '/dev/bus/usb/003/005', major: 189, minor: 260, viaVhci: false,
+  busId: '3-2.1',
+  sysPath: '/sys/bus/usb/devices/3-2.1',
+  realPath: '/sys/devices/pci0000:00/0000:00:14.0/usb3/3-2/3-2.1',
+  busNum: 3,
+  devNum: 5,
+  vendorId: '0403',
+  productId: '6001',
+  bcdDevice: '0600',
+  speed: '1.5',
+  deviceClass: '00',
+  deviceSubClass: '00',
+  deviceProtocol: '00',
+  configurationValue: 1,
+  numConfigurations: 1,
+  numInterfaces: 1,
+  interfaces: [],
+  product: 'x'.repeat(80),
+  devicePath: '/dev/bus/usb/003/005',
+  major: 189,
+  minor: 260,
+  viaVhci: false,
 };
 
 describe('device names and attributes', () => {

@@ -68,9 +68,7 @@ export const ResourceClaimSchema = z.looseObject({
   spec: z.looseObject({}).optional(),
   status: z
     .looseObject({
-      allocation: z
-        .looseObject({ devices: z.looseObject({ results: z.array(AllocationResultSchema).optional() }).optional() })
-        .optional(),
+      allocation: z.looseObject({ devices: z.looseObject({ results: z.array(AllocationResultSchema).optional() }).optional() }).optional(),
     })
     .optional(),
 });

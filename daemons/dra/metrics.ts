@@ -19,13 +19,28 @@ export class DraMetrics {
   constructor() {
     const r = this.registry;
     this.devices = r.gauge({ name: `${PREFIX}devices`, help: 'USB devices found on the node and published.' });
-    this.skippedEntries = r.gauge({ name: `${PREFIX}skipped_entries`, help: 'sysfs USB entries skipped at the last scan because files were missing or garbage.' });
+    this.skippedEntries = r.gauge({
+      name: `${PREFIX}skipped_entries`,
+      help: 'sysfs USB entries skipped at the last scan because files were missing or garbage.',
+    });
     this.scans = r.counter({ name: `${PREFIX}scans_total`, help: 'sysfs scans (poll, inotify, resync).' });
     this.scanDuration = r.histogram({ name: `${PREFIX}scan_duration_seconds`, help: 'Time one sysfs scan took.' });
-    this.publishes = r.counter({ name: `${PREFIX}slice_publishes_total`, help: 'ResourceSlice publications by result (changed, resync, failed).', labelNames: ['result'] });
-    this.poolGeneration = r.gauge({ name: `${PREFIX}pool_generation`, help: 'Generation of the node\'s pool last published.' });
-    this.rpcs = r.counter({ name: `${PREFIX}kubelet_rpcs_total`, help: 'kubelet gRPC calls by method, DRA version and result.', labelNames: ['method', 'version', 'result'] });
-    this.claimResults = r.counter({ name: `${PREFIX}claims_total`, help: 'Claims prepared or unprepared by method and result (ok, error).', labelNames: ['method', 'result'] });
+    this.publishes = r.counter({
+      name: `${PREFIX}slice_publishes_total`,
+      help: 'ResourceSlice publications by result (changed, resync, failed).',
+      labelNames: ['result'],
+    });
+    this.poolGeneration = r.gauge({ name: `${PREFIX}pool_generation`, help: "Generation of the node's pool last published." });
+    this.rpcs = r.counter({
+      name: `${PREFIX}kubelet_rpcs_total`,
+      help: 'kubelet gRPC calls by method, DRA version and result.',
+      labelNames: ['method', 'version', 'result'],
+    });
+    this.claimResults = r.counter({
+      name: `${PREFIX}claims_total`,
+      help: 'Claims prepared or unprepared by method and result (ok, error).',
+      labelNames: ['method', 'result'],
+    });
     this.rpcDuration = r.histogram({ name: `${PREFIX}kubelet_rpc_duration_seconds`, help: 'Time one kubelet gRPC call took.', labelNames: ['method'] });
     this.preparedClaims = r.gauge({ name: `${PREFIX}prepared_claims`, help: 'Claims prepared on this node (checkpointed).' });
   }

@@ -5,16 +5,38 @@ import { DeviceMonitor } from './monitor.js';
 import { waitFor } from '../../shared/testing/wait.js';
 
 const device = (busId: string): UsbDeviceInfo => ({
-  busId, sysPath: `/sys/bus/usb/devices/${busId}`, realPath: '', busNum: 1, devNum: 2, vendorId: '0001', productId: '0002', bcdDevice: '0100',
-  speed: '480', deviceClass: '00', deviceSubClass: '00', deviceProtocol: '00', configurationValue: 1, numConfigurations: 1,
-  numInterfaces: 0, interfaces: [], devicePath: '/dev/bus/usb/001/002', viaVhci: false,
+  busId,
+  sysPath: `/sys/bus/usb/devices/${busId}`,
+  realPath: '',
+  busNum: 1,
+  devNum: 2,
+  vendorId: '0001',
+  productId: '0002',
+  bcdDevice: '0100',
+  speed: '480',
+  deviceClass: '00',
+  deviceSubClass: '00',
+  deviceProtocol: '00',
+  configurationValue: 1,
+  numConfigurations: 1,
+  numInterfaces: 0,
+  interfaces: [],
+  devicePath: '/dev/bus/usb/001/002',
+  viaVhci: false,
 });
 
 /** A scan function whose result the test sets; counts calls. */
 function fakeScan(): { scan: () => Promise<ScanResult>; set: (r: ScanResult) => void; calls: () => number } {
   let result: ScanResult = { devices: [], skipped: [], ignored: [] };
   let calls = 0;
-  return { scan: () => { calls++; return Promise.resolve(result); }, set: (r) => (result = r), calls: () => calls };
+  return {
+    scan: () => {
+      calls++;
+      return Promise.resolve(result);
+    },
+    set: (r) => (result = r),
+    calls: () => calls,
+  };
 }
 
 let monitor: DeviceMonitor | undefined;
@@ -36,7 +58,14 @@ describe('DeviceMonitor', () => {
 
   it('coalesces triggers within the debounce window into one scan', async () => {
     const fake = fakeScan();
-    monitor = new DeviceMonitor({ sysRoot: '/nonexistent', debounceMs: 50, pollMs: 3_600_000, log: pino({ level: 'silent' }), onChange: () => undefined, scan: fake.scan });
+    monitor = new DeviceMonitor({
+      sysRoot: '/nonexistent',
+      debounceMs: 50,
+      pollMs: 3_600_000,
+      log: pino({ level: 'silent' }),
+      onChange: () => undefined,
+      scan: fake.scan,
+    });
     await monitor.start();
     for (let i = 0; i < 10; i++) monitor.trigger();
     await waitFor('the debounced scan', () => fake.calls() === 2);

@@ -64,7 +64,10 @@ export class SlicePublisher {
     const stored = new Set(existing.map((s) => s.metadata.name));
     for (const slice of this.desired) await this.write(slice, stored.has(slice.metadata.name), opts.signal);
     const wanted = new Set(this.desired.map((s) => s.metadata.name));
-    await this.deleteAll(existing.filter((s) => !wanted.has(s.metadata.name ?? '')), opts.signal);
+    await this.deleteAll(
+      existing.filter((s) => !wanted.has(s.metadata.name ?? '')),
+      opts.signal,
+    );
     this.fingerprint = fingerprint;
     if (changed) this.opts.log.info({ generation: this.generation, devices: devices.length, slices: this.desired.length }, 'ResourceSlices published');
     return { changed, generation: this.generation, slices: this.desired.length };

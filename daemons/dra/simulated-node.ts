@@ -12,7 +12,16 @@ export const SIMULATED_USB_DEVICES: readonly FixtureDevice[] = [
   { busId: '1-1', devNum: 2, vendorId: '0529', productId: '0001', manufacturer: 'SIMULATED AKS', product: 'SIMULATED HASP HL key', serial: 'SIM-0001' },
   { busId: '1-2', devNum: 3, vendorId: '05e3', productId: '0608', deviceClass: '09', product: 'SIMULATED hub' },
   { busId: '1-2.1', devNum: 4, vendorId: '076b', productId: '3021', speed: '12', product: 'SIMULATED smart-card reader' },
-  { busId: '2-1', devNum: 2, vendorId: '0403', productId: '6001', speed: '12', manufacturer: 'SIMULATED FTDI', product: 'SIMULATED serial adapter', serial: 'SIM-0002' },
+  {
+    busId: '2-1',
+    devNum: 2,
+    vendorId: '0403',
+    productId: '6001',
+    speed: '12',
+    manufacturer: 'SIMULATED FTDI',
+    product: 'SIMULATED serial adapter',
+    serial: 'SIM-0002',
+  },
 ];
 
 /** Writes the simulated node under `dir` and returns the daemon's environment for it. */

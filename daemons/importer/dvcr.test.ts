@@ -55,15 +55,31 @@ async function pushOneLayer(repo: string, layer: Buffer, shape: 'docker' | 'oci'
 
 /** A containerDisk: one gzip layer with an unrelated file and disk/<name>. */
 async function pushContainerDisk(repo: string, name: string, content: Buffer): Promise<void> {
-  const tar = Buffer.concat([tarHeader({ name: 'etc/hostname', size: 2 }), Buffer.from('x\n'), tarPadding(2), tarHeader({ name: `disk/${name}`, size: content.length }), content, tarPadding(content.length), TAR_END]);
+  const tar = Buffer.concat([
+    tarHeader({ name: 'etc/hostname', size: 2 }),
+    Buffer.from('x\n'),
+    tarPadding(2),
+    tarHeader({ name: `disk/${name}`, size: content.length }),
+    content,
+    tarPadding(content.length),
+    TAR_END,
+  ]);
   await pushOneLayer(repo, gzipSync(tar), 'docker');
 }
 
 describe('DVCR as the destination', () => {
   it('pushes a qcow2 from HTTP as an OCI image with disk/disk.img, format and virtual size, then a registry import reads it back to raw', async () => {
     const target = `${registry.url}/vi/ns/disk:uid-1`;
-    const pushed = await runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.qcow2`, IMPORTER_DESTINATION_ENDPOINT: target, IMPORTER_TEMP_DIR: scratch }));
-    expect(pushed).toMatchObject({ phase: 'Succeeded', sourceFormat: 'qcow2', format: 'qcow2', virtualSize: 20 << 20, destination: { registryURL: `${registry.host}/vi/ns/disk:uid-1` } });
+    const pushed = await runImport(
+      contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.qcow2`, IMPORTER_DESTINATION_ENDPOINT: target, IMPORTER_TEMP_DIR: scratch }),
+    );
+    expect(pushed).toMatchObject({
+      phase: 'Succeeded',
+      sourceFormat: 'qcow2',
+      format: 'qcow2',
+      virtualSize: 20 << 20,
+      destination: { registryURL: `${registry.host}/vi/ns/disk:uid-1` },
+    });
     const { manifest, digest } = await new RegistryClient(parseImageReference(target)).getManifest();
     expect('digest' in pushed.destination && pushed.destination.digest).toBe(digest);
     expect(manifest.annotations).toEqual({ [ANNOTATION_FORMAT]: 'qcow2', [ANNOTATION_VIRTUAL_SIZE]: String(20 << 20) });
@@ -80,12 +96,28 @@ describe('DVCR as the destination', () => {
   });
 
   it('stores a vmdk as qcow2', async () => {
-    const result = await runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`, IMPORTER_DESTINATION_ENDPOINT: `${registry.url}/cvi/vm:u2`, IMPORTER_TEMP_DIR: scratch }));
+    const result = await runImport(
+      contextFor({
+        IMPORTER_SOURCE: 'http',
+        IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`,
+        IMPORTER_DESTINATION_ENDPOINT: `${registry.url}/cvi/vm:u2`,
+        IMPORTER_TEMP_DIR: scratch,
+      }),
+    );
     expect(result).toMatchObject({ sourceFormat: 'vmdk', format: 'qcow2', virtualSize: 4 << 20 });
   });
 
   it('fails with DestinationError when DVCR does not answer, and cleans the scratch space', async () => {
-    const err = await importFailure(runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`, IMPORTER_DESTINATION_ENDPOINT: 'http://127.0.0.1:1/vi/ns/x:1', IMPORTER_TEMP_DIR: scratch })));
+    const err = await importFailure(
+      runImport(
+        contextFor({
+          IMPORTER_SOURCE: 'http',
+          IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`,
+          IMPORTER_DESTINATION_ENDPOINT: 'http://127.0.0.1:1/vi/ns/x:1',
+          IMPORTER_TEMP_DIR: scratch,
+        }),
+      ),
+    );
     expect(err.reason).toBe('DestinationError');
     expect(err.message).toMatch(/cannot push to DVCR http:\/\/127\.0\.0\.1:1\/vi\/ns\/x:1: cannot reach/);
     expect(readdirSync(scratch)).toEqual([]);
@@ -95,7 +127,14 @@ describe('DVCR as the destination', () => {
 describe('a container image as the source', () => {
   it('takes the file under disk/ of a gzip-layered containerDisk', async () => {
     await pushContainerDisk('images/cd', 'fedora.qcow2', readFileSync(join(dir, 'disk.qcow2')));
-    const result = await runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/cd:v1`, IMPORTER_DESTINATION_ENDPOINT: `${registry.url}/vi/ns/cd:u3`, IMPORTER_TEMP_DIR: scratch }));
+    const result = await runImport(
+      contextFor({
+        IMPORTER_SOURCE: 'registry',
+        IMPORTER_ENDPOINT: `${registry.url}/images/cd:v1`,
+        IMPORTER_DESTINATION_ENDPOINT: `${registry.url}/vi/ns/cd:u3`,
+        IMPORTER_TEMP_DIR: scratch,
+      }),
+    );
     expect(result).toMatchObject({ sourceFormat: 'qcow2', format: 'qcow2', virtualSize: 20 << 20 });
   });
 
@@ -123,7 +162,12 @@ describe('a DVCR that wants credentials (htpasswd)', () => {
   it('pushes with the .dockerconfigjson credentials and names the problem without them', async () => {
     const auth = join(scratch, '..', `dvcr-auth-${process.pid}.json`);
     writeFileSync(auth, JSON.stringify({ auths: { [secured.host]: { auth: Buffer.from('importer:s3cret').toString('base64') } } }));
-    const common = { IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`, IMPORTER_DESTINATION_ENDPOINT: `${secured.url}/vi/ns/auth:1`, IMPORTER_TEMP_DIR: scratch };
+    const common = {
+      IMPORTER_SOURCE: 'http',
+      IMPORTER_ENDPOINT: `${server.url}/disk.vmdk`,
+      IMPORTER_DESTINATION_ENDPOINT: `${secured.url}/vi/ns/auth:1`,
+      IMPORTER_TEMP_DIR: scratch,
+    };
     try {
       expect(await runImport(contextFor({ ...common, IMPORTER_DESTINATION_AUTH_CONFIG: auth }))).toMatchObject({ phase: 'Succeeded', format: 'qcow2' });
       const err = await importFailure(runImport(contextFor(common)));
@@ -147,7 +191,9 @@ describe('a registry source that breaks the protocol', () => {
     await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
     try {
       const port = (liar.address() as { port: number }).port;
-      const err = await importFailure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `http://127.0.0.1:${port}/images/x:v1`, ...dest })));
+      const err = await importFailure(
+        runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `http://127.0.0.1:${port}/images/x:v1`, ...dest })),
+      );
       expect(err.reason).toBe('SourceHTTPError');
       expect(err.message).toMatch(/manifest of images\/x:v1 is not JSON/);
     } finally {

@@ -15,7 +15,14 @@ describe('detectFormat', () => {
     ['qcow2', head(1 << 20, [[0, [0x51, 0x46, 0x49, 0xfb]]]), 1 << 20],
     ['vmdk', head(1 << 20, [[0, 'KDMV']]), 1 << 20],
     ['vmdk', head(4096, [[0, '# Disk DescriptorFile\n']]), 4096],
-    ['vdi', head(1 << 20, [[0, '<<< Oracle VM VirtualBox Disk Image >>>\n'], [0x40, [0x7f, 0x10, 0xda, 0xbe]]]), 1 << 20],
+    [
+      'vdi',
+      head(1 << 20, [
+        [0, '<<< Oracle VM VirtualBox Disk Image >>>\n'],
+        [0x40, [0x7f, 0x10, 0xda, 0xbe]],
+      ]),
+      1 << 20,
+    ],
     ['iso', head(1 << 20, [[0x8001, 'CD001']]), 1 << 20],
     ['iso', head(1 << 20, [[0x9001, 'CD001']]), 1 << 20],
     ['raw', head(1 << 20, []), 1 << 20],

@@ -45,7 +45,10 @@ export function detectFormat(head: Uint8Array, size: number): Detection {
   if (size === 0) return { kind: 'not-an-image', why: 'the source is empty' };
   if (looksLikeText(head)) return { kind: 'not-an-image', why: 'the source is text (an HTML page or a document?), not a disk image' };
   if (size % SECTOR !== 0) {
-    return { kind: 'not-an-image', why: `the source is ${size} bytes, not a qcow2, vmdk, vdi or iso image, and not a raw disk (a raw disk is a whole number of 512-byte sectors)` };
+    return {
+      kind: 'not-an-image',
+      why: `the source is ${size} bytes, not a qcow2, vmdk, vdi or iso image, and not a raw disk (a raw disk is a whole number of 512-byte sectors)`,
+    };
   }
   return { kind: 'image', format: 'raw' };
 }

@@ -24,7 +24,13 @@ afterAll(async () => {
 describe('runOnce', () => {
   it('writes the result to the termination log', async () => {
     const log = join(dir, 'ok.json');
-    const config = loadConfig({ LOG_LEVEL: 'silent', IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/disk.qcow2`, IMPORTER_DESTINATION_PATH: join(dir, 'out.img'), IMPORTER_TERMINATION_LOG: log });
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      IMPORTER_SOURCE: 'http',
+      IMPORTER_ENDPOINT: `${server.url}/disk.qcow2`,
+      IMPORTER_DESTINATION_PATH: join(dir, 'out.img'),
+      IMPORTER_TERMINATION_LOG: log,
+    });
     const result = await runOnce(config, new AbortController().signal);
     expect(result).toMatchObject({ phase: 'Succeeded', virtualSize: 8 << 20 });
     expect(JSON.parse(readFileSync(log, 'utf8'))).toEqual(result);
@@ -33,7 +39,15 @@ describe('runOnce', () => {
   it('serves progress gauges while it runs and ends Interrupted when stopped', async () => {
     const port = await freePort();
     const log = join(dir, 'stopped.json');
-    const config = loadConfig({ LOG_LEVEL: 'silent', IMPORTER_SOURCE: 'upload', UPLOADER_PORT: '0', UPLOADER_HOST: '127.0.0.1', IMPORTER_DESTINATION_PATH: join(dir, 'up.img'), IMPORTER_TERMINATION_LOG: log, IMPORTER_METRICS_PORT: String(port) });
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      IMPORTER_SOURCE: 'upload',
+      UPLOADER_PORT: '0',
+      UPLOADER_HOST: '127.0.0.1',
+      IMPORTER_DESTINATION_PATH: join(dir, 'up.img'),
+      IMPORTER_TERMINATION_LOG: log,
+      IMPORTER_METRICS_PORT: String(port),
+    });
     const stop = new AbortController();
     const running = runOnce(config, stop.signal);
     const metrics = await waitFor('/metrics', async () => {

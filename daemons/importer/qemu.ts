@@ -22,7 +22,11 @@ function run(args: readonly string[], signal?: AbortSignal): Promise<RunResult> 
   return new Promise((resolve, reject) => {
     execFile('qemu-img', [...args], { maxBuffer: 16 << 20, signal }, (err, stdout, stderr) => {
       if (err !== null && typeof err.code !== 'number') {
-        reject(signal?.aborted === true ? new ImportError('Interrupted', 'the import was interrupted') : new ImportError('InternalError', `cannot run qemu-img: ${err.message}`, { cause: err }));
+        reject(
+          signal?.aborted === true
+            ? new ImportError('Interrupted', 'the import was interrupted')
+            : new ImportError('InternalError', `cannot run qemu-img: ${err.message}`, { cause: err }),
+        );
         return;
       }
       resolve({ code: err === null ? 0 : Number(err.code), stdout, stderr });
@@ -57,7 +61,11 @@ export async function checkImage(path: string, format: DiskFormat, signal?: Abor
     corruptions = undefined;
   }
   const truncated = /exceeding the end of the file/.test(res.stderr);
-  const what = truncated ? 'is truncated (it refers to data past its end)' : corruptions !== undefined ? `has ${corruptions} corruptions` : `failed the consistency check (${firstError(res.stderr)})`;
+  const what = truncated
+    ? 'is truncated (it refers to data past its end)'
+    : corruptions !== undefined
+      ? `has ${corruptions} corruptions`
+      : `failed the consistency check (${firstError(res.stderr)})`;
   throw new ImportError('CorruptImage', `the ${format} image ${what}`);
 }
 

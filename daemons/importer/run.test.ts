@@ -37,7 +37,9 @@ afterAll(async () => {
 });
 
 function importTo(name: string, extra: Record<string, string> = {}, path = `/${name}`): ReturnType<typeof runImport> {
-  return runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}${path}`, IMPORTER_DESTINATION_PATH: join(out, `${name}.img`), ...extra }));
+  return runImport(
+    contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}${path}`, IMPORTER_DESTINATION_PATH: join(out, `${name}.img`), ...extra }),
+  );
 }
 
 /** Nothing but finished images in the destination directory: no .importing or .converting leftovers. */
@@ -77,7 +79,14 @@ describe('importing from HTTP into a path', () => {
   });
 
   it.each([
-    ['a checksum mismatch', 'disk.raw', { IMPORTER_CHECKSUMS: JSON.stringify({ sha256: '0'.repeat(64) }) }, undefined, 'ChecksumMismatch', /sha256 checksum of the source is [0-9a-f]{64}, expected 0{64}/],
+    [
+      'a checksum mismatch',
+      'disk.raw',
+      { IMPORTER_CHECKSUMS: JSON.stringify({ sha256: '0'.repeat(64) }) },
+      undefined,
+      'ChecksumMismatch',
+      /sha256 checksum of the source is [0-9a-f]{64}, expected 0{64}/,
+    ],
     ['a 404', 'missing.img', {}, undefined, 'SourceNotFound', /missing\.img was not found \(HTTP 404\)/],
     ['a server error', 'x', {}, '/status/503', 'SourceHTTPError', /answered HTTP 503/],
     ['an HTML page', 'page.html', {}, undefined, 'NotADiskImage', /text/],
@@ -86,7 +95,14 @@ describe('importing from HTTP into a path', () => {
     ['a truncated gzip', 'truncated.raw.gz', {}, undefined, 'CorruptImage', /gzip-compressed source is damaged/],
     ['a qcow2 with a backing file', 'backed.qcow2', {}, undefined, 'UnsupportedImage', /backing file/],
     ['a download that breaks off', 'disk.qcow2', {}, '/broken/disk.qcow2', 'SourceUnreachable', /broke off|announced/],
-    ['a source that stops sending', 'disk.raw', { IMPORTER_HTTP_TIMEOUT: '500ms' }, '/stall/disk.raw', 'SourceUnreachable', /sent nothing for 500 ms|broke off/],
+    [
+      'a source that stops sending',
+      'disk.raw',
+      { IMPORTER_HTTP_TIMEOUT: '500ms' },
+      '/stall/disk.raw',
+      'SourceUnreachable',
+      /sent nothing for 500 ms|broke off/,
+    ],
     ['a source over the size limit', 'disk.raw', { IMPORTER_MAX_SIZE: '1048576' }, undefined, 'SourceTooLarge', /larger than the limit of 1048576 bytes/],
   ])('fails clearly on %s and leaves nothing behind', async (_what, name, extra, path, reason, message) => {
     rmSync(join(out, `${name}.img`), { force: true });
@@ -120,7 +136,9 @@ describe('importing from a local file (a PVC mount)', () => {
 
   it('converts a qcow2 file where it lies, and verifies a checksum by reading it', async () => {
     expect(await fromFile('disk.qcow2')).toMatchObject({ sourceFormat: 'qcow2', format: 'raw', virtualSize: 24 << 20 });
-    const sha256 = createHash('sha256').update(readFileSync(join(dir, 'disk.qcow2'))).digest('hex');
+    const sha256 = createHash('sha256')
+      .update(readFileSync(join(dir, 'disk.qcow2')))
+      .digest('hex');
     expect((await fromFile('disk.qcow2', { IMPORTER_CHECKSUMS: JSON.stringify({ sha256 }) })).checksums).toEqual({ sha256 });
   });
 

@@ -80,10 +80,20 @@ async function scratchFor(config: ImporterConfig): Promise<Scratch> {
   const destPath = config.IMPORTER_DESTINATION_PATH;
   if (destPath !== undefined) {
     const files = [`${destPath}.importing`, `${destPath}.converting`];
-    return { received: files[0] ?? '', converted: files[1] ?? '', copied: files[0] ?? '', cleanup: async () => void (await Promise.all(files.map((f) => rm(f, { force: true })))) };
+    return {
+      received: files[0] ?? '',
+      converted: files[1] ?? '',
+      copied: files[0] ?? '',
+      cleanup: async () => void (await Promise.all(files.map((f) => rm(f, { force: true })))),
+    };
   }
   const dir = await mkdtemp(join(config.IMPORTER_TEMP_DIR ?? tmpdir(), 'importer-'));
-  return { received: join(dir, 'source'), converted: join(dir, 'converted'), copied: join(dir, 'copied'), cleanup: () => rm(dir, { recursive: true, force: true }) };
+  return {
+    received: join(dir, 'source'),
+    converted: join(dir, 'converted'),
+    copied: join(dir, 'copied'),
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
 }
 
 /** A complete image in a local file, verified by nothing yet. */
@@ -104,9 +114,12 @@ export async function importStream(opened: OpenedSource, ctx: ImportContext): Pr
   const scratch = await scratchFor(config);
   try {
     progress.start(opened.total);
-    const got = await receiveToFile(opened.body, scratch.received, { expected: config.IMPORTER_CHECKSUMS, maxSize: config.IMPORTER_MAX_SIZE, progress, signal }).catch((err: unknown) =>
-      sourceFailure(err, 'cannot receive the source'),
-    );
+    const got = await receiveToFile(opened.body, scratch.received, {
+      expected: config.IMPORTER_CHECKSUMS,
+      maxSize: config.IMPORTER_MAX_SIZE,
+      progress,
+      signal,
+    }).catch((err: unknown) => sourceFailure(err, 'cannot receive the source'));
     progress.finish();
     if (opened.total !== undefined && got.sourceSize !== opened.total) {
       throw new ImportError('SourceUnreachable', `the source announced ${opened.total} bytes but sent ${got.sourceSize}`);
@@ -127,7 +140,12 @@ async function importLocalFile(path: string, ctx: ImportContext): Promise<Import
   const { config } = ctx;
   const started = Date.now();
   const info = await stat(path).catch(() => undefined);
-  const wantsStream = info === undefined || !info.isFile() || config.IMPORTER_CHECKSUMS.md5 !== undefined || config.IMPORTER_CHECKSUMS.sha256 !== undefined || config.IMPORTER_MAX_SIZE > 0;
+  const wantsStream =
+    info === undefined ||
+    !info.isFile() ||
+    config.IMPORTER_CHECKSUMS.md5 !== undefined ||
+    config.IMPORTER_CHECKSUMS.sha256 !== undefined ||
+    config.IMPORTER_MAX_SIZE > 0;
   const head = wantsStream ? undefined : await readHead(path);
   if (info === undefined || head === undefined || (head[0] === 0x1f && head[1] === 0x8b)) return importStream(await openFile(path), ctx);
   const scratch = await scratchFor(config);
@@ -159,11 +177,15 @@ async function store(image: LocalImage, scratch: Scratch, ctx: ImportContext, st
   const detection = detectFormat(image.head, image.size);
   if (detection.kind === 'not-an-image') throw new ImportError('NotADiskImage', `not a disk image: ${detection.why}`);
   if (detection.kind === 'compressed') {
-    throw new ImportError('UnsupportedImage', `the ${image.compression === 'gzip' ? 'unpacked source is again' : 'source is'} ${detection.compression}-compressed; only gzip is unpacked`);
+    throw new ImportError(
+      'UnsupportedImage',
+      `the ${image.compression === 'gzip' ? 'unpacked source is again' : 'source is'} ${detection.compression}-compressed; only gzip is unpacked`,
+    );
   }
   const sourceFormat = detection.format;
   // A raw or iso image is its own virtual size; the others are read by qemu-img.
-  const info = sourceFormat === 'raw' || sourceFormat === 'iso' ? { virtualSize: image.size, backingFile: undefined } : await imageInfo(image.path, sourceFormat, signal);
+  const info =
+    sourceFormat === 'raw' || sourceFormat === 'iso' ? { virtualSize: image.size, backingFile: undefined } : await imageInfo(image.path, sourceFormat, signal);
   if (info.backingFile !== undefined) {
     throw new ImportError('UnsupportedImage', `the ${sourceFormat} image has a backing file (${info.backingFile}); import a standalone image`);
   }
@@ -201,7 +223,18 @@ async function store(image: LocalImage, scratch: Scratch, ctx: ImportContext, st
     destination = { registryURL: pushed.registryURL, digest: pushed.digest };
     storedSize = pushed.layerSize;
   }
-  return { phase: 'Succeeded', source: config.IMPORTER_SOURCE, sourceFormat, format, virtualSize: info.virtualSize, storedSize, sourceSize: image.sourceSize, checksums: image.checksums, destination, durationMs: Date.now() - started };
+  return {
+    phase: 'Succeeded',
+    source: config.IMPORTER_SOURCE,
+    sourceFormat,
+    format,
+    virtualSize: info.virtualSize,
+    storedSize,
+    sourceSize: image.sourceSize,
+    checksums: image.checksums,
+    destination,
+    durationMs: Date.now() - started,
+  };
 }
 
 /** `cp --sparse=always`: holes of the source and all-zero blocks become holes of the copy. */
@@ -209,7 +242,14 @@ function copySparse(from: string, to: string, signal: AbortSignal): Promise<void
   return new Promise((resolve, reject) => {
     execFile('cp', ['--sparse=always', '--', from, to], { signal }, (err, _stdout, stderr) => {
       if (err === null) resolve();
-      else reject(new ImportError(signal.aborted ? 'Interrupted' : 'DestinationError', signal.aborted ? 'the import was interrupted' : `copying the image failed: ${stderr.trim() || err.message}`, { cause: err }));
+      else
+        reject(
+          new ImportError(
+            signal.aborted ? 'Interrupted' : 'DestinationError',
+            signal.aborted ? 'the import was interrupted' : `copying the image failed: ${stderr.trim() || err.message}`,
+            { cause: err },
+          ),
+        );
     });
   });
 }
@@ -227,8 +267,14 @@ async function pushToDvcr(
   } catch (err: unknown) {
     throw new ImportError('InvalidConfiguration', `IMPORTER_DESTINATION_ENDPOINT: ${errorMessage(err)}`, { cause: err });
   }
-  const credentials = config.IMPORTER_DESTINATION_AUTH_CONFIG !== undefined ? credentialsFromDockerConfig(config.IMPORTER_DESTINATION_AUTH_CONFIG, ref.registry) : undefined;
-  const client = new RegistryClient(ref, { credentials, tls: { ca: readCaDir(config.IMPORTER_CERT_DIR), insecure: config.DESTINATION_INSECURE_TLS }, timeoutMs: config.IMPORTER_HTTP_TIMEOUT, signal });
+  const credentials =
+    config.IMPORTER_DESTINATION_AUTH_CONFIG !== undefined ? credentialsFromDockerConfig(config.IMPORTER_DESTINATION_AUTH_CONFIG, ref.registry) : undefined;
+  const client = new RegistryClient(ref, {
+    credentials,
+    tls: { ca: readCaDir(config.IMPORTER_CERT_DIR), insecure: config.DESTINATION_INSECURE_TLS },
+    timeoutMs: config.IMPORTER_HTTP_TIMEOUT,
+    signal,
+  });
   ctx.log.info({ destination: endpoint, bytes: file.size }, 'pushing to DVCR');
   try {
     return await pushDisk(client, ref, file);

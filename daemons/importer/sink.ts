@@ -71,7 +71,12 @@ export async function receiveToFile(source: AsyncIterable<Buffer>, path: string,
   const md5 = opts.expected.md5 !== undefined ? createHash('md5') : undefined;
   const sha256 = opts.expected.sha256 !== undefined ? createHash('sha256') : undefined;
   const counter = { n: 0 };
-  const raw = metered(source, [md5, sha256].filter((h) => h !== undefined), opts, counter);
+  const raw = metered(
+    source,
+    [md5, sha256].filter((h) => h !== undefined),
+    opts,
+    counter,
+  );
   // Peek at the first bytes to see whether the source is gzip-compressed.
   const first = await raw.next();
   const firstChunk = first.done === true ? Buffer.alloc(0) : first.value;

@@ -99,7 +99,12 @@ export async function openRegistry(ref: string, config: ImporterConfig, signal: 
   try {
     const image = parseImageReference(ref);
     const credentials = config.IMPORTER_AUTH_CONFIG !== undefined ? credentialsFromDockerConfig(config.IMPORTER_AUTH_CONFIG, image.registry) : undefined;
-    const client = new RegistryClient(image, { credentials, tls: { ca: readCaDir(config.IMPORTER_CERT_DIR), insecure: config.INSECURE_TLS }, timeoutMs: config.IMPORTER_HTTP_TIMEOUT, signal });
+    const client = new RegistryClient(image, {
+      credentials,
+      tls: { ca: readCaDir(config.IMPORTER_CERT_DIR), insecure: config.INSECURE_TLS },
+      timeoutMs: config.IMPORTER_HTTP_TIMEOUT,
+      signal,
+    });
     let { manifest } = await client.getManifest();
     if (manifest.manifests !== undefined) {
       const chosen = pickFromIndex(manifest.manifests);

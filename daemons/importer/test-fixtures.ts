@@ -55,7 +55,10 @@ export async function serveDir(dir: string): Promise<FileServer> {
     }
     res.writeHead(200, { 'content-length': size, 'content-type': 'application/octet-stream' });
     if (stall) res.write(Buffer.alloc(4096));
-    else if (broken) createReadStream(file, { end: Math.floor(size / 2) }).on('end', () => res.destroy()).pipe(res, { end: false });
+    else if (broken)
+      createReadStream(file, { end: Math.floor(size / 2) })
+        .on('end', () => res.destroy())
+        .pipe(res, { end: false });
     else createReadStream(file, { highWaterMark: 1 << 20 }).pipe(res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -27,14 +27,26 @@ interface Started {
 async function startUploader(env: Record<string, string> = {}): Promise<Started> {
   const out = mkdtempSync(join(dir, 'pvc-'));
   let port = 0;
-  const outcome = runUploader(contextFor({ IMPORTER_SOURCE: 'upload', IMPORTER_DESTINATION_PATH: join(out, 'disk.img'), UPLOADER_PORT: '0', UPLOADER_HOST: '127.0.0.1', ...env }), (p) => (port = p)).catch((e: unknown) => e as ImportError);
+  const outcome = runUploader(
+    contextFor({ IMPORTER_SOURCE: 'upload', IMPORTER_DESTINATION_PATH: join(out, 'disk.img'), UPLOADER_PORT: '0', UPLOADER_HOST: '127.0.0.1', ...env }),
+    (p) => (port = p),
+  ).catch((e: unknown) => e as ImportError);
   await waitFor('the uploader to listen', () => port);
   return { port, outcome, out };
 }
 
-function send(port: number, opts: { method?: string; path?: string; body?: Buffer; length?: number; abortAfter?: number }): Promise<{ status: number; body: string }> {
+function send(
+  port: number,
+  opts: { method?: string; path?: string; body?: Buffer; length?: number; abortAfter?: number },
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: opts.method ?? 'PUT', path: opts.path ?? '/upload', headers: opts.length !== undefined ? { 'content-length': opts.length } : {} });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: opts.method ?? 'PUT',
+      path: opts.path ?? '/upload',
+      headers: opts.length !== undefined ? { 'content-length': opts.length } : {},
+    });
     req.once('response', (res) => {
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));

@@ -81,7 +81,13 @@ export async function runUploader(ctx: ImportContext, onListening?: (port: numbe
   server.timeout = config.IMPORTER_HTTP_TIMEOUT;
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(new ImportError('InternalError', `the upload endpoint cannot listen on ${config.UPLOADER_HOST}:${config.UPLOADER_PORT}: ${err.message}`, { cause: err })));
+    server.once('error', (err) =>
+      reject(
+        new ImportError('InternalError', `the upload endpoint cannot listen on ${config.UPLOADER_HOST}:${config.UPLOADER_PORT}: ${err.message}`, {
+          cause: err,
+        }),
+      ),
+    );
     server.listen(config.UPLOADER_PORT, config.UPLOADER_HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;

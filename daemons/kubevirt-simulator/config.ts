@@ -10,9 +10,17 @@ export const SimulatorConfigSchema = z.object({
   GUEST_BOOT_DELAY: env.duration('1s', { allowZero: true }).describe('How long a guest boots once its launcher pod runs.'),
   MIGRATION_DELAY: env.duration('2s', { allowZero: true }).describe('How long a live migration copies memory once its target pod runs.'),
   MIGRATION_UNSCHEDULABLE_TIMEOUT: env.duration('30s').describe('A migration whose target pod cannot be placed fails after this long.'),
-  VIRT_API_PORT: z.coerce.number().int().min(0).max(65535).optional().describe("Serve the virt-api stand-in (virt-api/) on this port (0 picks one, logged as `port`); unset: no stand-in."),
+  VIRT_API_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .describe('Serve the virt-api stand-in (virt-api/) on this port (0 picks one, logged as `port`); unset: no stand-in.'),
   VIRT_API_HOST: env.string('127.0.0.1').describe('Address the virt-api stand-in binds.'),
-  VIRT_API_TLS_CERT_FILE: env.optionalString().describe("The stand-in's PEM serving certificate (with VIRT_API_TLS_KEY_FILE and VIRT_API_CLIENT_CA_FILE: mutual TLS; without: plain HTTP)."),
+  VIRT_API_TLS_CERT_FILE: env
+    .optionalString()
+    .describe("The stand-in's PEM serving certificate (with VIRT_API_TLS_KEY_FILE and VIRT_API_CLIENT_CA_FILE: mutual TLS; without: plain HTTP)."),
   VIRT_API_TLS_KEY_FILE: env.optionalString().describe('PEM key of VIRT_API_TLS_CERT_FILE.'),
   VIRT_API_CLIENT_CA_FILE: env.optionalString().describe('PEM CA that client certificates (the subresources API) must chain to.'),
   LOG_LEVEL: env.logLevel().describe('Log level.'),

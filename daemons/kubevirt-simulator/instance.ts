@@ -20,7 +20,10 @@ export interface InstanceView {
 }
 
 const uidOf = (vmi: VMI): string => vmi.metadata.uid ?? '';
-const isOf = (vmi: VMI) => (p: LauncherPod): boolean => p.metadata.labels?.[CREATED_BY_LABEL] === uidOf(vmi);
+const isOf =
+  (vmi: VMI) =>
+  (p: LauncherPod): boolean =>
+    p.metadata.labels?.[CREATED_BY_LABEL] === uidOf(vmi);
 
 /** The pod the guest runs in now: the one the instance lists as active, else its first (non-migration) pod. */
 export function activePod(vmi: VMI, pods: readonly LauncherPod[]): LauncherPod | undefined {

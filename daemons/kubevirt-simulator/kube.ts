@@ -31,9 +31,7 @@ export const LauncherPodSchema = z.looseObject({
       phase: z.string().optional(),
       podIP: z.string().optional(),
       conditions: z.array(conditionSchema).optional(),
-      containerStatuses: z
-        .array(z.looseObject({ name: z.string(), state: z.looseObject({ terminated: terminatedSchema.optional() }).optional() }))
-        .optional(),
+      containerStatuses: z.array(z.looseObject({ name: z.string(), state: z.looseObject({ terminated: terminatedSchema.optional() }).optional() })).optional(),
     })
     .optional(),
 });

@@ -45,7 +45,17 @@ describe('launcher pods', () => {
   });
 
   it('keeps a migration target off the source node in every required term and adds the migration node selector', () => {
-    const withTerms = { ...vmi, spec: { ...vmi.spec, affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'a', operator: 'Exists' }] }, {}] } } } } };
+    const withTerms = {
+      ...vmi,
+      spec: {
+        ...vmi.spec,
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'a', operator: 'Exists' }] }, {}] },
+          },
+        },
+      },
+    };
     const p = buildLauncherPod(withTerms, { migrationUid: 'm-1', sourceNode: 'node-1', addedNodeSelector: { rack: '2' } });
     expect(p.metadata.labels?.[MIGRATION_LABEL]).toBe('m-1');
     const spec = p.spec as Record<string, unknown>;
@@ -59,7 +69,9 @@ describe('launcher pods', () => {
       },
     });
     expect((buildLauncherPod(vmi, { migrationUid: 'm', sourceNode: 'n' }).spec as Record<string, unknown>)['affinity']).toEqual({
-      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n'] }] }] } },
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n'] }] }] },
+      },
     });
   });
 

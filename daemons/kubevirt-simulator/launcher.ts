@@ -79,7 +79,7 @@ export function buildLauncherPod(vmi: InternalVirtualMachineInstance, target?: T
 
 /** The instance's affinity plus a required term keeping the pod off `node` (added to every term). */
 function awayFrom(affinity: Spec['affinity'], node: string): Record<string, unknown> {
-  const base = (affinity ?? {});
+  const base = affinity ?? {};
   const nodeAffinity = (base['nodeAffinity'] ?? {}) as Record<string, unknown>;
   const required = (nodeAffinity['requiredDuringSchedulingIgnoredDuringExecution'] ?? {}) as { nodeSelectorTerms?: Record<string, unknown>[] };
   const terms = required.nodeSelectorTerms !== undefined && required.nodeSelectorTerms.length > 0 ? required.nodeSelectorTerms : [{}];

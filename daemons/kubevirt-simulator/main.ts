@@ -14,10 +14,16 @@ import { VirtApiStandIn } from './virt-api/virt-api-stand-in.js';
 async function virtApiStandIn(config: SimulatorConfig): Promise<VirtApiStandIn | undefined> {
   if (config.VIRT_API_PORT === undefined) return undefined;
   const { VIRT_API_TLS_CERT_FILE: certFile, VIRT_API_TLS_KEY_FILE: keyFile, VIRT_API_CLIENT_CA_FILE: caFile } = config;
-  const tls = certFile !== undefined && keyFile !== undefined && caFile !== undefined
-    ? { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8'), clientCa: await readFile(caFile, 'utf8') }
-    : undefined;
-  const standIn = new VirtApiStandIn({ port: config.VIRT_API_PORT, host: config.VIRT_API_HOST, ...(tls === undefined ? {} : { tls }), log: rootLogger.child({ component: 'virt-api-stand-in' }) });
+  const tls =
+    certFile !== undefined && keyFile !== undefined && caFile !== undefined
+      ? { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8'), clientCa: await readFile(caFile, 'utf8') }
+      : undefined;
+  const standIn = new VirtApiStandIn({
+    port: config.VIRT_API_PORT,
+    host: config.VIRT_API_HOST,
+    ...(tls === undefined ? {} : { tls }),
+    log: rootLogger.child({ component: 'virt-api-stand-in' }),
+  });
   await standIn.start();
   return standIn;
 }

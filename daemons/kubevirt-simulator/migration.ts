@@ -28,7 +28,14 @@ export async function deleteOrphanTargets(ctx: StepContext, vmi: VMI | undefined
     await remove(() => ctx.c.pods.delete(ref(p.metadata.namespace ?? '', p.metadata.name ?? '')));
   }
   const state = vmi?.status?.migrationState;
-  if (vmi !== undefined && state?.migrationUid && state.startTimestamp && state.completed !== true && state.failed !== true && !liveUids.has(state.migrationUid)) {
+  if (
+    vmi !== undefined &&
+    state?.migrationUid &&
+    state.startTimestamp &&
+    state.completed !== true &&
+    state.failed !== true &&
+    !liveUids.has(state.migrationUid)
+  ) {
     await ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
       status: { migrationState: { ...state, abortStatus: 'Succeeded', failed: true, endTimestamp: now() } },
     });
@@ -63,7 +70,11 @@ export async function advanceMigration(ctx: StepContext, m: VMIM, vmi: VMI | und
   };
   if (phase === '' || phase === 'Pending') {
     if (target === undefined) {
-      const pod = buildLauncherPod(vmi, { migrationUid: m.metadata.uid ?? '', sourceNode: vmi.status.nodeName ?? '', addedNodeSelector: m.spec.addedNodeSelector });
+      const pod = buildLauncherPod(vmi, {
+        migrationUid: m.metadata.uid ?? '',
+        sourceNode: vmi.status.nodeName ?? '',
+        addedNodeSelector: m.spec.addedNodeSelector,
+      });
       await ctx.c.pods.create(pod);
     }
     return setPhase('Scheduling');

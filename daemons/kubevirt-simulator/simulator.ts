@@ -13,7 +13,12 @@
  * Every VM is handled on its own chain (never two steps of one VM at once); any watch event on the
  * VM, its instance, its pods or its migrations brings the next step.
  */
-import { INTERNAL_API_VERSION, type InternalVirtualMachine, type InternalVirtualMachineInstance, type InternalVirtualMachineInstanceMigration } from '../../shared/api/internal/resources.js';
+import {
+  INTERNAL_API_VERSION,
+  type InternalVirtualMachine,
+  type InternalVirtualMachineInstance,
+  type InternalVirtualMachineInstanceMigration,
+} from '../../shared/api/internal/resources.js';
 import { errorMessage } from '../../shared/errors/index.js';
 import { Informer, ownerReferenceTo, type KubeClient, type KubeObject } from '../../shared/kube/index.js';
 import { rootLogger, type Logger } from '../../shared/log/index.js';
@@ -86,7 +91,7 @@ export class KubeVirtSimulator {
       const pods = new Informer<LauncherPod>({ ...base, client: this.c.pods, labelSelector: `${LAUNCHER_LABEL}=${LAUNCHER_VALUE}` });
       this.watch(pods, (p) => `${p.metadata.namespace ?? ''}/${p.metadata.labels?.[DOMAIN_LABEL] ?? ''}`);
       this.migrations = new Informer<VMIM>({ ...base, client: this.c.migrations });
-      this.watch(this.migrations, (m) => `${m.metadata.namespace ?? ''}/${(m).spec.vmiName}`);
+      this.watch(this.migrations, (m) => `${m.metadata.namespace ?? ''}/${m.spec.vmiName}`);
     }
     await Promise.all(this.informers.map((i) => i.synced));
     this.log.info({ namespace: this.options.namespace ?? '(all)', launcherPods: this.options.launcherPods === true }, 'kubevirt simulator started');
@@ -208,7 +213,9 @@ export class KubeVirtSimulator {
         : vmi.metadata.deletionTimestamp !== undefined
           ? 'Stopping'
           : phase === 'Running'
-            ? (migrating ? 'Migrating' : 'Running')
+            ? migrating
+              ? 'Migrating'
+              : 'Running'
             : unschedulable
               ? 'ErrorUnschedulable'
               : 'Starting';

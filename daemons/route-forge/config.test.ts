@@ -3,10 +3,16 @@ import { ConfigError } from '../../shared/errors/index.js';
 import { loadConfig } from './config.js';
 
 describe('route-forge configuration', () => {
-  it('parses the environment into a frozen config with the original\'s defaults', () => {
+  it("parses the environment into a frozen config with the original's defaults", () => {
     const config = loadConfig({ VIRTUAL_MACHINE_CIDRS: '10.66.0.0/16, 10.67.0.0/24' });
     expect(config.VIRTUAL_MACHINE_CIDRS).toEqual(['10.66.0.0/16', '10.67.0.0/24']);
-    expect([config.ROUTE_TABLE_ID, config.LOCAL_DEVICE, config.DRY_RUN, config.HEALTH_PORT, config.RESYNC_INTERVAL]).toEqual([1490, 'cilium_host', false, 4105, 60_000]);
+    expect([config.ROUTE_TABLE_ID, config.LOCAL_DEVICE, config.DRY_RUN, config.HEALTH_PORT, config.RESYNC_INTERVAL]).toEqual([
+      1490,
+      'cilium_host',
+      false,
+      4105,
+      60_000,
+    ]);
     expect(config.METRICS_AUTH).toBe('kubernetes');
     expect(Object.isFrozen(config)).toBe(true);
   });

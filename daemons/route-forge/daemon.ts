@@ -91,7 +91,11 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
     if (vms.delete(vmAddressOf(vm).key)) syncer.trigger('kube');
   });
 
-  const nodeInformer = new Informer<CiliumNode>({ client: kube.resource(ciliumNodeDescriptor, CiliumNodeSchema, FIELD_MANAGER), signal, logger: log.child({ informer: 'CiliumNode' }) });
+  const nodeInformer = new Informer<CiliumNode>({
+    client: kube.resource(ciliumNodeDescriptor, CiliumNodeSchema, FIELD_MANAGER),
+    signal,
+    logger: log.child({ informer: 'CiliumNode' }),
+  });
   const upsertNode = (node: CiliumNode): void => {
     const name = node.metadata.name ?? '';
     const ip = internalIPOf(node);
@@ -106,7 +110,10 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
   });
 
   const run = async (): Promise<void> => {
-    log.info({ healthPort: (await health).port, table: config.ROUTE_TABLE_ID, dryRun: config.DRY_RUN, netns: config.NETNS }, 'started: health and metrics served');
+    log.info(
+      { healthPort: (await health).port, table: config.ROUTE_TABLE_ID, dryRun: config.DRY_RUN, netns: config.NETNS },
+      'started: health and metrics served',
+    );
     if (config.MODULE_CONFIG_WATCH) {
       cidrs.onChange(() => syncer.trigger('kube'));
       await cidrs.start({ moduleConfigs: kube.resource(moduleConfigDescriptor, ModuleConfigSchema, FIELD_MANAGER) }, signal, log);

@@ -23,11 +23,25 @@ const desiredFor = (vms: VmAddress[], cidrs = CIDRS): ReturnType<typeof computeD
 describe('the route of one VM', () => {
   it.each<[string, VmAddress, Omit<Route, 'dst' | 'type' | 'metric'>]>([
     ['on this node: through the local device, from the local address', vm('a/local', '10.66.0.5', 'local'), { dev: 'cilium_host', prefsrc: '10.0.0.1' }],
-    ['on a node on the same link: via the node address itself', vm('a/onlink', '10.66.0.6', 'onlink'), { gateway: '10.200.0.2', dev: 'eth0', prefsrc: '10.200.0.1' }],
-    ['on a node behind a gateway: via that gateway, as the kernel routes the node', vm('a/routed', '10.66.0.7', 'routed'), { gateway: '10.200.0.3', dev: 'eth0', prefsrc: '10.200.0.1' }],
+    [
+      'on a node on the same link: via the node address itself',
+      vm('a/onlink', '10.66.0.6', 'onlink'),
+      { gateway: '10.200.0.2', dev: 'eth0', prefsrc: '10.200.0.1' },
+    ],
+    [
+      'on a node behind a gateway: via that gateway, as the kernel routes the node',
+      vm('a/routed', '10.66.0.7', 'routed'),
+      { gateway: '10.200.0.3', dev: 'eth0', prefsrc: '10.200.0.1' },
+    ],
   ])('%s', (_, address, expected) => {
     const desired = desiredFor([address]);
-    expect(desired.routes.get(`${address.ip ?? ''}/32`)).toEqual({ dst: `${address.ip ?? ''}/32`, type: 'unicast', metric: 0, gateway: undefined, ...expected });
+    expect(desired.routes.get(`${address.ip ?? ''}/32`)).toEqual({
+      dst: `${address.ip ?? ''}/32`,
+      type: 'unicast',
+      metric: 0,
+      gateway: undefined,
+      ...expected,
+    });
     expect(desired.owners.get(`${address.ip ?? ''}/32`)).toBe(address.key);
     expect(desired.skipped).toEqual([]);
   });
@@ -86,7 +100,13 @@ describe('CIDRs', () => {
 
 describe('node addresses to look up', () => {
   it('are those of the nodes hosting a routable VM, each once', () => {
-    const vms = [vm('a/1', '10.66.0.1', 'onlink'), vm('a/2', '10.66.0.2', 'onlink'), vm('a/3', '10.66.0.3', 'local'), vm('a/4', '10.55.0.4', 'routed'), vm('a/5', '10.66.0.5', 'bare')];
+    const vms = [
+      vm('a/1', '10.66.0.1', 'onlink'),
+      vm('a/2', '10.66.0.2', 'onlink'),
+      vm('a/3', '10.66.0.3', 'local'),
+      vm('a/4', '10.55.0.4', 'routed'),
+      vm('a/5', '10.66.0.5', 'bare'),
+    ];
     expect(nodeAddressesToLookUp({ vms, nodes, cidrs: CIDRS })).toEqual(['10.0.0.1', '10.200.0.2']);
   });
 });

@@ -35,7 +35,9 @@ function place(vm: VmAddress, subnets: readonly Subnet[], nodes: ReadonlyMap<str
   if (vm.node === undefined || vm.node === '') return skipOf(vm, 'no-node', `status.nodeName is empty (address ${vm.ip})`);
   const nodeIP = nodes.get(vm.node);
   if (nodeIP !== undefined) return nodeIP;
-  return nodes.has(vm.node) ? skipOf(vm, 'no-internal-ip', `CiliumNode ${vm.node} has no IPv4 CiliumInternalIP`) : skipOf(vm, 'no-cilium-node', `no CiliumNode ${vm.node}`);
+  return nodes.has(vm.node)
+    ? skipOf(vm, 'no-internal-ip', `CiliumNode ${vm.node} has no IPv4 CiliumInternalIP`)
+    : skipOf(vm, 'no-cilium-node', `no CiliumNode ${vm.node}`);
 }
 
 function skipOf(vm: VmAddress, reason: Skip['reason'], detail: string): Skip {
@@ -136,7 +138,11 @@ export function desiredFromPlan(p: Plan, lookups: ReadonlyMap<string, Lookup>, l
   for (const { vm, ip, nodeIP } of p.placed) {
     const lookup = lookups.get(nodeIP);
     if (lookup === undefined || !lookup.ok) {
-      skipped.push({ vm: vm.key, reason: 'node-unreachable', detail: `no route to node ${vm.node ?? ''} at ${nodeIP}: ${lookup?.ok === false ? lookup.error : 'not looked up'}` });
+      skipped.push({
+        vm: vm.key,
+        reason: 'node-unreachable',
+        detail: `no route to node ${vm.node ?? ''} at ${nodeIP}: ${lookup?.ok === false ? lookup.error : 'not looked up'}`,
+      });
       keep.add(`${ip}/32`);
       continue;
     }

@@ -10,7 +10,11 @@ const lookups = new Map<string, Lookup>([
   ['10.200.0.2', { ok: true, local: false, dev: 'eth0', prefsrc: '10.200.0.1' }],
   ['10.250.0.1', { ok: false, error: 'Network is unreachable' }],
 ]);
-const nodes = new Map<string, string | undefined>([['a', '10.0.0.1'], ['b', '10.200.0.2'], ['far', '10.250.0.1']]);
+const nodes = new Map<string, string | undefined>([
+  ['a', '10.0.0.1'],
+  ['b', '10.200.0.2'],
+  ['far', '10.250.0.1'],
+]);
 const vms: VmAddress[] = [
   { key: 'ns/local', ip: '10.66.0.5', node: 'a', deleting: false },
   { key: 'ns/remote', ip: '10.66.0.6', node: 'b', deleting: false },
@@ -28,25 +32,61 @@ const lines = (state: KernelState, d = desired()): string[] => diff(d, state, T)
 
 describe('the diff against the kernel', () => {
   it.each<[string, KernelState, string[]]>([
-    ['from empty: routes first, then the rule', { routes: [], rules: [] }, [
-      'route replace blackhole 10.66.0.0/16 table 1490 metric 100',
-      'route replace 10.66.0.5/32 dev cilium_host src 10.0.0.1 table 1490',
-      'route replace 10.66.0.6/32 via 10.200.0.2 dev eth0 src 10.200.0.1 table 1490',
-      'rule add to 10.66.0.0/16 lookup 1490 priority 1490',
-    ]],
+    [
+      'from empty: routes first, then the rule',
+      { routes: [], rules: [] },
+      [
+        'route replace blackhole 10.66.0.0/16 table 1490 metric 100',
+        'route replace 10.66.0.5/32 dev cilium_host src 10.0.0.1 table 1490',
+        'route replace 10.66.0.6/32 via 10.200.0.2 dev eth0 src 10.200.0.1 table 1490',
+        'rule add to 10.66.0.0/16 lookup 1490 priority 1490',
+      ],
+    ],
     ['converged: nothing', converged, []],
-    ['a route deleted by hand: put back', { ...converged, routes: [blackhole, local] }, ['route replace 10.66.0.6/32 via 10.200.0.2 dev eth0 src 10.200.0.1 table 1490']],
-    ['a route changed by hand: replaced', { ...converged, routes: [blackhole, local, { ...remote, gateway: '10.200.0.9' }] }, ['route replace 10.66.0.6/32 via 10.200.0.2 dev eth0 src 10.200.0.1 table 1490']],
-    ['a source address lost: replaced', { ...converged, routes: [blackhole, { ...local, prefsrc: undefined }, remote] }, ['route replace 10.66.0.5/32 dev cilium_host src 10.0.0.1 table 1490']],
-    ['a stale route of a gone VM: removed', { ...converged, routes: [...converged.routes, { dst: '10.66.9.9/32', type: 'unicast', gateway: '10.200.0.2', metric: 0 }] }, ['route del 10.66.9.9/32 table 1490 metric 0']],
-    ['the same destination with another metric: removed, ours kept', { ...converged, routes: [...converged.routes, { ...remote, metric: 5 }] }, ['route del 10.66.0.6/32 table 1490 metric 5']],
-    ['a rule and blackhole of a CIDR no longer configured: removed', {
-      routes: [...converged.routes, { dst: '10.99.0.0/16', type: 'blackhole', metric: 100 }],
-      rules: [...converged.rules, { priority: T, dst: '10.99.0.0/16', table: String(T) }],
-    }, ['rule del priority 1490 to 10.99.0.0/16 lookup 1490', 'route del 10.99.0.0/16 table 1490 metric 100']],
-    ['our rule with another priority: replaced', { ...converged, rules: [{ ...rule, priority: 100 }] }, ['rule add to 10.66.0.0/16 lookup 1490 priority 1490', 'rule del priority 100 to 10.66.0.0/16 lookup 1490']],
+    [
+      'a route deleted by hand: put back',
+      { ...converged, routes: [blackhole, local] },
+      ['route replace 10.66.0.6/32 via 10.200.0.2 dev eth0 src 10.200.0.1 table 1490'],
+    ],
+    [
+      'a route changed by hand: replaced',
+      { ...converged, routes: [blackhole, local, { ...remote, gateway: '10.200.0.9' }] },
+      ['route replace 10.66.0.6/32 via 10.200.0.2 dev eth0 src 10.200.0.1 table 1490'],
+    ],
+    [
+      'a source address lost: replaced',
+      { ...converged, routes: [blackhole, { ...local, prefsrc: undefined }, remote] },
+      ['route replace 10.66.0.5/32 dev cilium_host src 10.0.0.1 table 1490'],
+    ],
+    [
+      'a stale route of a gone VM: removed',
+      { ...converged, routes: [...converged.routes, { dst: '10.66.9.9/32', type: 'unicast', gateway: '10.200.0.2', metric: 0 }] },
+      ['route del 10.66.9.9/32 table 1490 metric 0'],
+    ],
+    [
+      'the same destination with another metric: removed, ours kept',
+      { ...converged, routes: [...converged.routes, { ...remote, metric: 5 }] },
+      ['route del 10.66.0.6/32 table 1490 metric 5'],
+    ],
+    [
+      'a rule and blackhole of a CIDR no longer configured: removed',
+      {
+        routes: [...converged.routes, { dst: '10.99.0.0/16', type: 'blackhole', metric: 100 }],
+        rules: [...converged.rules, { priority: T, dst: '10.99.0.0/16', table: String(T) }],
+      },
+      ['rule del priority 1490 to 10.99.0.0/16 lookup 1490', 'route del 10.99.0.0/16 table 1490 metric 100'],
+    ],
+    [
+      'our rule with another priority: replaced',
+      { ...converged, rules: [{ ...rule, priority: 100 }] },
+      ['rule add to 10.66.0.0/16 lookup 1490 priority 1490', 'rule del priority 100 to 10.66.0.0/16 lookup 1490'],
+    ],
     ['a duplicate of our rule: removed', { ...converged, rules: [rule, { ...rule }] }, ['rule del priority 1490 to 10.66.0.0/16 lookup 1490']],
-    ['rules of other tables and rules without destination: left alone', { ...converged, rules: [...converged.rules, { priority: 5, dst: '10.99.0.0/16', table: 'main' }, { priority: 7, table: String(T) }] }, []],
+    [
+      'rules of other tables and rules without destination: left alone',
+      { ...converged, rules: [...converged.rules, { priority: 5, dst: '10.99.0.0/16', table: 'main' }, { priority: 7, table: String(T) }] },
+      [],
+    ],
   ])('%s', (_, state, expected) => {
     expect(lines(state)).toEqual(expected);
   });

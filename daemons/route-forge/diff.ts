@@ -9,14 +9,7 @@
 import { routeKey, type Change, type DesiredState, type KernelState, type Route, type Rule } from './model.js';
 
 export function sameRoute(a: Route, b: Route): boolean {
-  return (
-    a.dst === b.dst &&
-    a.type === b.type &&
-    a.metric === b.metric &&
-    a.gateway === b.gateway &&
-    a.dev === b.dev &&
-    a.prefsrc === b.prefsrc
-  );
+  return a.dst === b.dst && a.type === b.type && a.metric === b.metric && a.gateway === b.gateway && a.dev === b.dev && a.prefsrc === b.prefsrc;
 }
 
 export function diffRoutes(desired: DesiredState, actual: readonly Route[]): { replace: Change[]; remove: Change[] } {

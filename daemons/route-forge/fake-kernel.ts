@@ -60,7 +60,14 @@ export class FakeKernel implements Kernel {
     const metric = Number(arg('metric') ?? 0);
     if (words[0] === 'route' && words[1] === 'replace') {
       const blackhole = words[2] === 'blackhole';
-      const route: Route = { dst: words[blackhole ? 3 : 2] ?? '', type: blackhole ? 'blackhole' : 'unicast', gateway: arg('via'), dev: arg('dev'), prefsrc: arg('src'), metric };
+      const route: Route = {
+        dst: words[blackhole ? 3 : 2] ?? '',
+        type: blackhole ? 'blackhole' : 'unicast',
+        gateway: arg('via'),
+        dev: arg('dev'),
+        prefsrc: arg('src'),
+        metric,
+      };
       this.routes.set(routeKey(route), route);
     } else if (words[0] === 'route' && words[1] === 'del') {
       this.routes.delete(routeKey({ dst: words[2] ?? '', metric }));

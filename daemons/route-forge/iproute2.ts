@@ -136,7 +136,8 @@ export class IpRoute2 implements Kernel {
     const [rules, routes] = answers;
     if (rules === undefined) throw new IpCommandError(`ip rule show failed: ${failures[0] ?? ''}`);
     // A table that never held a route "does not exist": it is empty.
-    if (routes === undefined && !/does not exist/.test(failures[1] ?? '')) throw new IpCommandError(`ip route show table ${table} failed: ${failures[1] ?? ''}`);
+    if (routes === undefined && !/does not exist/.test(failures[1] ?? ''))
+      throw new IpCommandError(`ip route show table ${table} failed: ${failures[1] ?? ''}`);
     return { lookups, state: { rules: parseRules(rules), routes: routes === undefined ? [] : parseRoutes(routes) } };
   }
 

@@ -27,9 +27,21 @@ describe('iproute2 JSON', () => {
   });
 
   it.each([
-    ['a local address', '[{"type":"local","dst":"10.0.0.1","dev":"lo","table":"local","prefsrc":"10.0.0.1","flags":[],"uid":0,"cache":["local"]}]', { ok: true, local: true, dev: 'lo', prefsrc: '10.0.0.1', gateway: undefined }],
-    ['an address on a link', '[{"dst":"10.200.0.2","dev":"veth0","prefsrc":"10.200.0.1","flags":[],"uid":0,"cache":[]}]', { ok: true, local: false, dev: 'veth0', prefsrc: '10.200.0.1', gateway: undefined }],
-    ['an address behind a gateway', '[{"dst":"10.201.0.7","gateway":"10.200.0.2","dev":"veth0","prefsrc":"10.200.0.1","flags":[],"uid":0,"cache":[]}]', { ok: true, local: false, dev: 'veth0', prefsrc: '10.200.0.1', gateway: '10.200.0.2' }],
+    [
+      'a local address',
+      '[{"type":"local","dst":"10.0.0.1","dev":"lo","table":"local","prefsrc":"10.0.0.1","flags":[],"uid":0,"cache":["local"]}]',
+      { ok: true, local: true, dev: 'lo', prefsrc: '10.0.0.1', gateway: undefined },
+    ],
+    [
+      'an address on a link',
+      '[{"dst":"10.200.0.2","dev":"veth0","prefsrc":"10.200.0.1","flags":[],"uid":0,"cache":[]}]',
+      { ok: true, local: false, dev: 'veth0', prefsrc: '10.200.0.1', gateway: undefined },
+    ],
+    [
+      'an address behind a gateway',
+      '[{"dst":"10.201.0.7","gateway":"10.200.0.2","dev":"veth0","prefsrc":"10.200.0.1","flags":[],"uid":0,"cache":[]}]',
+      { ok: true, local: false, dev: 'veth0', prefsrc: '10.200.0.1', gateway: '10.200.0.2' },
+    ],
   ])('parses the lookup of %s', (_, text, expected) => {
     expect(parseLookup(text)).toEqual(expected);
   });

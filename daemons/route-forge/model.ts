@@ -38,19 +38,17 @@ export interface Rule {
 
 /** Where the kernel sends packets for a node's CiliumInternalIP (`ip -json route get`). */
 export type Lookup =
-  | { readonly ok: true; readonly local: boolean; readonly gateway?: string | undefined; readonly dev?: string | undefined; readonly prefsrc?: string | undefined }
+  | {
+      readonly ok: true;
+      readonly local: boolean;
+      readonly gateway?: string | undefined;
+      readonly dev?: string | undefined;
+      readonly prefsrc?: string | undefined;
+    }
   | { readonly ok: false; readonly error: string };
 
 /** Why a VM has no route of its own now. */
-export type SkipReason =
-  | 'no-ip'
-  | 'invalid-ip'
-  | 'outside-cidrs'
-  | 'no-node'
-  | 'no-cilium-node'
-  | 'no-internal-ip'
-  | 'node-unreachable'
-  | 'duplicate-ip';
+export type SkipReason = 'no-ip' | 'invalid-ip' | 'outside-cidrs' | 'no-node' | 'no-cilium-node' | 'no-internal-ip' | 'node-unreachable' | 'duplicate-ip';
 
 export const SKIP_REASONS: readonly SkipReason[] = [
   'no-ip',

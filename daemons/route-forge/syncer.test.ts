@@ -9,7 +9,13 @@ import { Syncer } from './syncer.js';
 const log = rootLogger.child({ test: 'syncer' });
 log.level = 'silent';
 
-function world(opts: { dryRun?: boolean } = {}): { kernel: FakeKernel; vms: Map<string, VmAddress>; syncer: Syncer; metrics: RouteForgeMetrics; value: (name: string, labels?: Record<string, string>) => number } {
+function world(opts: { dryRun?: boolean } = {}): {
+  kernel: FakeKernel;
+  vms: Map<string, VmAddress>;
+  syncer: Syncer;
+  metrics: RouteForgeMetrics;
+  value: (name: string, labels?: Record<string, string>) => number;
+} {
   const kernel = new FakeKernel();
   kernel.lookups.set('10.0.0.1', { ok: true, local: true, dev: 'lo', prefsrc: '10.0.0.1' });
   kernel.lookups.set('10.200.0.2', { ok: true, local: false, dev: 'eth0', prefsrc: '10.200.0.1' });
@@ -17,7 +23,10 @@ function world(opts: { dryRun?: boolean } = {}): { kernel: FakeKernel; vms: Map<
     ['ns/local', { key: 'ns/local', ip: '10.66.0.5', node: 'a', deleting: false }],
     ['ns/remote', { key: 'ns/remote', ip: '10.66.0.6', node: 'b', deleting: false }],
   ]);
-  const nodes = new Map<string, string | undefined>([['a', '10.0.0.1'], ['b', '10.200.0.2']]);
+  const nodes = new Map<string, string | undefined>([
+    ['a', '10.0.0.1'],
+    ['b', '10.200.0.2'],
+  ]);
   const metrics = new RouteForgeMetrics();
   const syncer = new Syncer({
     kernel,
@@ -31,8 +40,13 @@ function world(opts: { dryRun?: boolean } = {}): { kernel: FakeKernel; vms: Map<
     routingCheckIntervalMs: 0,
   });
   const value = (name: string, labels: Record<string, string> = {}): number => {
-    const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',');
-    const line = metrics.registry.expose().split('\n').find((l) => l.startsWith(wanted === '' ? `${name} ` : `${name}{${wanted}} `));
+    const wanted = Object.entries(labels)
+      .map(([k, v]) => `${k}="${v}"`)
+      .join(',');
+    const line = metrics.registry
+      .expose()
+      .split('\n')
+      .find((l) => l.startsWith(wanted === '' ? `${name} ` : `${name}{${wanted}} `));
     return Number(line?.split(' ')[1] ?? 0);
   };
   return { kernel, vms, syncer, metrics, value };
@@ -110,7 +124,7 @@ describe('the syncer', () => {
     await running;
   });
 
-  it('takes the monitor\'s echo of its own write for what it is, and any other change of the table for drift', async () => {
+  it("takes the monitor's echo of its own write for what it is, and any other change of the table for drift", async () => {
     const { syncer } = world();
     await syncer.syncOnce();
     syncer.tableChanged({ deleted: false, key: '10.66.0.6/32' });

@@ -15,10 +15,16 @@ const lookups = (): FakeLookups => {
 
 describe('validate', () => {
   it('denies a request for another kind than the webhook admits', async () => {
-    const { decision } = await validate(virtualMachineValidator, request(vm(), { kind: { group: 'virtualization.deckhouse.io', version: 'v1alpha2', kind: 'VirtualDisk' } }), context(lookups()));
+    const { decision } = await validate(
+      virtualMachineValidator,
+      request(vm(), { kind: { group: 'virtualization.deckhouse.io', version: 'v1alpha2', kind: 'VirtualDisk' } }),
+      context(lookups()),
+    );
     expect(decision).toEqual({
       allowed: false,
-      violations: [{ path: 'kind', message: 'this webhook admits virtualization.deckhouse.io/* VirtualMachine, not virtualization.deckhouse.io/v1alpha2 VirtualDisk' }],
+      violations: [
+        { path: 'kind', message: 'this webhook admits virtualization.deckhouse.io/* VirtualMachine, not virtualization.deckhouse.io/v1alpha2 VirtualDisk' },
+      ],
       warnings: [],
     });
   });
@@ -41,9 +47,11 @@ describe('validate', () => {
     const l = lookups();
     const bad = vm(
       (o) =>
-        void ((o.spec.virtualMachineIPAddressName = ''),
-        (o.spec.blockDeviceRefs = [{ kind: 'VirtualDisk', name: '' }]),
-        (o.spec.networks = [{ type: 'Main', virtualMachineMACAddressName: '' }])),
+        void (
+          (o.spec.virtualMachineIPAddressName = ''),
+          (o.spec.blockDeviceRefs = [{ kind: 'VirtualDisk', name: '' }]),
+          (o.spec.networks = [{ type: 'Main', virtualMachineMACAddressName: '' }])
+        ),
     );
     const { decision } = await validate(virtualMachineValidator, request(bad), context(l));
     expect(decision.violations.map((v) => v.path)).toEqual([
@@ -66,7 +74,11 @@ describe('validate', () => {
   });
 
   it('admits a DELETE without judging the object', async () => {
-    const { decision } = await validate(virtualMachineValidator, request(null, { operation: 'DELETE', kind: { group: 'virtualization.deckhouse.io', version: 'v1alpha2', kind: 'VirtualMachine' } }), context(lookups()));
+    const { decision } = await validate(
+      virtualMachineValidator,
+      request(null, { operation: 'DELETE', kind: { group: 'virtualization.deckhouse.io', version: 'v1alpha2', kind: 'VirtualMachine' } }),
+      context(lookups()),
+    );
     expect(decision.allowed).toBe(true);
   });
 
@@ -87,7 +99,12 @@ describe('validate', () => {
   });
 
   it('turns a check that throws into a denial and hands the error back', async () => {
-    const boom: Check<unknown> = { name: 'the test check holds', run: () => { throw new TypeError('bug'); } };
+    const boom: Check<unknown> = {
+      name: 'the test check holds',
+      run: () => {
+        throw new TypeError('bug');
+      },
+    };
     const validator: Validator<unknown> = { group: 'g', kind: 'K', parse: (raw) => ({ ok: true, value: raw }), checks: [boom] };
     const outcome = await validate(validator, request({ apiVersion: 'g/v1', kind: 'K' }), context(lookups()));
     expect(outcome.decision.violations).toEqual([{ path: '', message: 'internal error while checking that the test check holds: bug' }]);

@@ -9,8 +9,7 @@ import { decodeReview, describeProblems, encodeReview, type AdmissionReviewOut }
 import type { AdmissionAnswer, Webhook } from './webhooks.js';
 
 export type Answered =
-  | { readonly ok: true; readonly review: AdmissionReviewOut; readonly answer: AdmissionAnswer }
-  | { readonly ok: false; readonly message: string };
+  { readonly ok: true; readonly review: AdmissionReviewOut; readonly answer: AdmissionAnswer } | { readonly ok: false; readonly message: string };
 
 export async function answerReview(webhook: Webhook, body: unknown, ctx: RuleContext): Promise<Answered> {
   const decoded = decodeReview(body);

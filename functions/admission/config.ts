@@ -6,7 +6,12 @@ import { parseSubnet } from '../../shared/api/ipv4.js';
 const cidrList = z
   .string()
   .default('')
-  .transform((text) => text.split(',').map((s) => s.trim()).filter((s) => s !== ''))
+  .transform((text) =>
+    text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  )
   .refine((list) => list.every((c) => parseSubnet(c) !== undefined), 'must be a comma-separated list of IPv4 subnets such as 10.111.0.0/16');
 
 export const admissionConfig = z.object({

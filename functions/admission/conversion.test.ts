@@ -27,7 +27,9 @@ const convert = (desired: string, objects: unknown[]): unknown => {
 
 describe('the conversion webhook', () => {
   it('writes v1alpha2 core fractions as v1alpha3 percent strings, keeping Auto, metadata and status', () => {
-    expect(convert('v1alpha3', [cls('v1alpha2', { coreFractions: [5, 100], defaultCoreFraction: 5 }), cls('v1alpha2', { defaultCoreFraction: 'Auto' })])).toEqual({
+    expect(
+      convert('v1alpha3', [cls('v1alpha2', { coreFractions: [5, 100], defaultCoreFraction: 5 }), cls('v1alpha2', { defaultCoreFraction: 'Auto' })]),
+    ).toEqual({
       uid: 'r1',
       result: { status: 'Success' },
       convertedObjects: [cls('v1alpha3', { coreFractions: ['5%', '100%'], defaultCoreFraction: '5%' }), cls('v1alpha3', { defaultCoreFraction: 'Auto' })],

@@ -38,7 +38,9 @@ const CLASS_API_VERSIONS = new Map(CLASS_VERSIONS.map((v) => [`${GROUP}/${v}`, v
 export function answerConversion(body: unknown): ConversionAnswer {
   const parsed = ConversionReviewSchema.safeParse(body);
   if (!parsed.success) {
-    const why = zodProblems(parsed.error).map((p) => `${p.path || '<root>'}: ${p.message}`).join('; ');
+    const why = zodProblems(parsed.error)
+      .map((p) => `${p.path || '<root>'}: ${p.message}`)
+      .join('; ');
     return { ok: false, message: `invalid ConversionReview: ${why}` };
   }
   const { uid, desiredAPIVersion, objects } = parsed.data.request;

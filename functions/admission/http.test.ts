@@ -47,7 +47,11 @@ describe('admission over HTTP', () => {
 
   it('admits a good VirtualMachine with the request uid', async () => {
     const res = await post(VM_PATH, review(vm()));
-    expect(res.json()).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'b3c8f0d2-1111-4a4a-9c9c-000000000001', allowed: true } });
+    expect(res.json()).toEqual({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: 'b3c8f0d2-1111-4a4a-9c9c-000000000001', allowed: true },
+    });
   });
 
   it('denies a bad VirtualMachine listing every violation with its path', async () => {
@@ -73,7 +77,11 @@ describe('admission over HTTP', () => {
   it.each([
     ['a body that is not JSON', '{"apiVersion": ', /JSON/],
     ['an empty body', '', /empty|JSON/],
-    ['a wrong apiVersion', JSON.stringify({ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: request(vm()) }), /apiVersion: must be admission.k8s.io\/v1/],
+    [
+      'a wrong apiVersion',
+      JSON.stringify({ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: request(vm()) }),
+      /apiVersion: must be admission.k8s.io\/v1/,
+    ],
     ['a wrong kind', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'Review', request: request(vm()) }), /kind: must be AdmissionReview/],
     ['a missing request.uid', review(vm(), { uid: undefined }), /request.uid/],
   ])('answers 400 with a readable message for %s, and keeps serving', async (_what, body, message) => {
@@ -96,7 +104,9 @@ describe('admission over HTTP', () => {
     const body = res.json() as { response: { allowed: boolean; status: { message: string } } };
     expect(res.status).toBe(200);
     expect(body.response.allowed).toBe(false);
-    expect(body.response.status.message).toMatch(/^kind: this webhook admits virtualization.deckhouse.io\/\* VirtualMachine, not virtualization.deckhouse.io\/v1alpha2 VirtualDisk/);
+    expect(body.response.status.message).toMatch(
+      /^kind: this webhook admits virtualization.deckhouse.io\/\* VirtualMachine, not virtualization.deckhouse.io\/v1alpha2 VirtualDisk/,
+    );
   });
 
   it('counts reviews by webhook and result', async () => {

@@ -1,10 +1,7 @@
 import { pointerSegment } from '../../shared/kube/index.js';
 
 /** The operations a mutating webhook answers with (a subset of shared/kube's JsonPatchOp). */
-export type JsonPatchOp =
-  | { op: 'add'; path: string; value: unknown }
-  | { op: 'replace'; path: string; value: unknown }
-  | { op: 'remove'; path: string };
+export type JsonPatchOp = { op: 'add'; path: string; value: unknown } | { op: 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /**
  * The one place a mutation becomes a JSON Patch (RFC 6902): defaulting changes a copy of the object,

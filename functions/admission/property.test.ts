@@ -25,17 +25,31 @@ const KINDS: Record<string, { group: string; version: string; kind: string; samp
     group: 'virtualization.deckhouse.io',
     version: 'v1alpha3',
     kind: 'VirtualMachineClass',
-    sample: () => ({ ...vmClass(), apiVersion: 'virtualization.deckhouse.io/v1alpha3', spec: { cpu: { type: 'Host' }, sizingPolicies: [{ cores: { min: 1, max: 4 }, coreFractions: ['10%', '100%'], defaultCoreFraction: '10%' }] } }),
+    sample: () => ({
+      ...vmClass(),
+      apiVersion: 'virtualization.deckhouse.io/v1alpha3',
+      spec: { cpu: { type: 'Host' }, sizingPolicies: [{ cores: { min: 1, max: 4 }, coreFractions: ['10%', '100%'], defaultCoreFraction: '10%' }] },
+    }),
   },
   vmpool: { group: 'virtualization.deckhouse.io', version: 'v1alpha2', kind: 'VirtualMachinePool', sample: () => pool() },
-  'vmpool-scale': { group: 'autoscaling', version: 'v1', kind: 'Scale', sample: () => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'ns1' }, spec: { replicas: 2 } }) },
+  'vmpool-scale': {
+    group: 'autoscaling',
+    version: 'v1',
+    kind: 'Scale',
+    sample: () => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'ns1' }, spec: { replicas: 2 } }),
+  },
   moduleconfig: { group: 'deckhouse.io', version: 'v1alpha1', kind: 'ModuleConfig', sample: () => moduleConfig({ virtualMachineCIDRs: ['10.66.0.0/16'] }) },
 };
 
 /** A world where most lookups find something, so that checks get past their early returns. */
 function busyWorld(): World {
   const w = emptyWorld();
-  w.classes.push(typed.vmClass(), typed.vmClass((c) => void ((c.metadata.name = 'odd'), (c.spec.sizingPolicies = [{ cores: { min: 1, max: 2 }, coreFractions: [], defaultCoreFraction: 'Auto' }]))));
+  w.classes.push(
+    typed.vmClass(),
+    typed.vmClass(
+      (c) => void ((c.metadata.name = 'odd'), (c.spec.sizingPolicies = [{ cores: { min: 1, max: 2 }, coreFractions: [], defaultCoreFraction: 'Auto' }])),
+    ),
+  );
   w.vms.push(typed.vm((o) => void ((o.metadata.name = 'vm2'), (o.spec.usbDevices = [{ name: 'token' }]))));
   w.attachments.push(typed.vmbda());
   w.operations.push(typed.vmop((o) => void ((o.metadata.name = 'earlier'), (o.status = { phase: 'InProgress' }))));
@@ -52,7 +66,32 @@ function busyWorld(): World {
 }
 
 const domainValue = fc.oneof(
-  fc.constantFrom('', 'a', 'vm1', 'root', 'generic', 'odd', '10Gi', '0', '-1Gi', '1e400', '50%', 'Auto', '0%', '10.66.0.5', 'ip-10-66-0-5', 'Main', 'Network', 'Legacy', 'Ready', 'Migrating', 'virtualization.deckhouse.io/x', 'a'.repeat(70), '10.66.0.0/16', '10.111.0.0/24'),
+  fc.constantFrom(
+    '',
+    'a',
+    'vm1',
+    'root',
+    'generic',
+    'odd',
+    '10Gi',
+    '0',
+    '-1Gi',
+    '1e400',
+    '50%',
+    'Auto',
+    '0%',
+    '10.66.0.5',
+    'ip-10-66-0-5',
+    'Main',
+    'Network',
+    'Legacy',
+    'Ready',
+    'Migrating',
+    'virtualization.deckhouse.io/x',
+    'a'.repeat(70),
+    '10.66.0.0/16',
+    '10.111.0.0/24',
+  ),
   fc.constantFrom(0, 1, -1, 16, 17, 248, 249, 2 ** 31, 1.5, Number.MAX_SAFE_INTEGER),
   fc.boolean(),
   fc.constant(null),
@@ -103,7 +142,11 @@ async function admitsWithoutFailure(webhook: Webhook, body: unknown): Promise<vo
 
 const envelope = (webhook: Webhook, object: unknown, oldObject: unknown, op: Operation): unknown => {
   const k = KINDS[webhook.name];
-  const req = request(object, { oldObject: op === 'UPDATE' ? oldObject : undefined, operation: op, kind: k === undefined ? undefined : { group: k.group, version: k.version, kind: k.kind } });
+  const req = request(object, {
+    oldObject: op === 'UPDATE' ? oldObject : undefined,
+    operation: op,
+    kind: k === undefined ? undefined : { group: k.group, version: k.version, kind: k.kind },
+  });
   return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req };
 };
 
@@ -111,7 +154,10 @@ describe.each(WEBHOOKS.map((w) => [w.name, w] as const))('webhook %s on arbitrar
   const sample = KINDS[webhook.name]?.sample ?? (() => ({}));
 
   it('answers any JSON body without throwing', async () => {
-    await fc.assert(fc.asyncProperty(fc.jsonValue(), (body) => admitsWithoutFailure(webhook, body)), { numRuns: 100 });
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), (body) => admitsWithoutFailure(webhook, body)),
+      { numRuns: 100 },
+    );
   });
 
   it('answers a well-formed review of any object without a failing check', async () => {

@@ -24,11 +24,7 @@ describe('AdminCheck', () => {
     expect(await check.isAdmin({ username: 'ann' })).toBe(true);
     expect(await check.isAdmin({ username: 'bob' })).toBe(true);
     expect(await check.isAdmin({ username: 'eve' })).toBe(false);
-    expect(r.calls).toEqual([
-      'ann moduleconfigs',
-      'bob moduleconfigs', 'bob virtualmachineclasses',
-      'eve moduleconfigs', 'eve virtualmachineclasses',
-    ]);
+    expect(r.calls).toEqual(['ann moduleconfigs', 'bob moduleconfigs', 'bob virtualmachineclasses', 'eve moduleconfigs', 'eve virtualmachineclasses']);
   });
 
   it('remembers answers per user and groups until the TTL passes', async () => {

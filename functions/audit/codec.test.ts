@@ -4,8 +4,7 @@ import { auditEvent, vectorEvent } from './testing/events.js';
 
 const ndjson = (...lines: string[]): string => lines.join('\n');
 const good = (): string => JSON.stringify(vectorEvent(auditEvent()));
-const summary = (results: ElementResult[]): string[] =>
-  results.map((r) => (r.ok ? `${r.index}:ok` : `${r.index}:${r.reason}`));
+const summary = (results: ElementResult[]): string[] => results.map((r) => (r.ok ? `${r.index}:ok` : `${r.index}:${r.reason}`));
 const FIVE_MB = 5 * 1024 * 1024;
 
 describe('decodeBody', () => {
@@ -41,9 +40,7 @@ describe('decodeBody', () => {
 
   it('rejects an element of unknown shape and keeps the rest of the batch', () => {
     const batch = [vectorEvent(auditEvent()), { hello: 'world' }, 42, vectorEvent({ kind: 'Pod' }), { message: 7 }];
-    expect(summary(decodeBody(JSON.stringify(batch)))).toEqual([
-      '0:ok', '1:missing_message', '2:unknown_shape', '3:unknown_shape', '4:unknown_shape',
-    ]);
+    expect(summary(decodeBody(JSON.stringify(batch)))).toEqual(['0:ok', '1:missing_message', '2:unknown_shape', '3:unknown_shape', '4:unknown_shape']);
   });
 
   it('rejects an audit event missing required fields, naming them', () => {

@@ -10,12 +10,7 @@ import { AUDIT_API_VERSION, auditEventSchema, type AuditEvent } from './event.js
 import { jsonSyntaxError } from './json-syntax.js';
 
 /** Stable reasons for rejecting one element (used as a metric label). */
-export type RejectReason =
-  | 'line_too_large'
-  | 'invalid_json'
-  | 'missing_message'
-  | 'unknown_shape'
-  | 'invalid_audit_event';
+export type RejectReason = 'line_too_large' | 'invalid_json' | 'missing_message' | 'unknown_shape' | 'invalid_audit_event';
 
 export interface Accepted {
   readonly ok: true;

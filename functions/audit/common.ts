@@ -22,11 +22,7 @@ const RELEVANT_RESOURCES: ReadonlySet<string> = new Set(['pods', 'moduleconfigs'
 export function isRelevant(ev: AuditEvent): boolean {
   const ref = ev.objectRef;
   if (ref === undefined) return false;
-  return (
-    VIRTUALIZATION_GROUPS.has(ref.apiGroup ?? '') ||
-    RELEVANT_RESOURCES.has(ref.resource ?? '') ||
-    ref.namespace === MODULE_NAMESPACE
-  );
+  return VIRTUALIZATION_GROUPS.has(ref.apiGroup ?? '') || RELEVANT_RESOURCES.has(ref.resource ?? '') || ref.namespace === MODULE_NAMESPACE;
 }
 
 /** `system:` users are ignored, except the module's service accounts in `d8-service-accounts`. */

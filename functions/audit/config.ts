@@ -18,10 +18,7 @@ const ceOverrides = z
 
 export const auditConfigSchema = z.object({
   KUBECONFIG: env.optionalString().describe('kubeconfig for enrichment; unset: the in-cluster service account'),
-  AUDIT_ENRICHMENT: z
-    .enum(['kube', 'none'])
-    .default('kube')
-    .describe('kube: informers on the apiserver; none: no lookups, every enrichment field is unknown'),
+  AUDIT_ENRICHMENT: z.enum(['kube', 'none']).default('kube').describe('kube: informers on the apiserver; none: no lookups, every enrichment field is unknown'),
   AUDIT_MAX_LINE_BYTES: env.int(4 * 1024 * 1024, 1024).describe('Largest audit line accepted; larger ones are rejected'),
   AUDIT_SYNC_WAIT_MS: env.int(3_000).describe('How long the first batch waits for the informers to sync'),
   AUDIT_DELETED_TTL_MS: env.int(180_000, 1).describe('How long deleted objects stay available for enrichment'),

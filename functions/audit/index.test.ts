@@ -33,7 +33,11 @@ describe('audit function over HTTP', () => {
   });
 
   it('rejects a 5 MB NDJSON line and still processes its neighbours', async () => {
-    const body = [JSON.stringify({ message: golden('vm-manage-patch', 'input') }), 'x'.repeat(5 * 1024 * 1024), JSON.stringify({ message: golden('vm-access-vnc-finished', 'input') })].join('\n');
+    const body = [
+      JSON.stringify({ message: golden('vm-manage-patch', 'input') }),
+      'x'.repeat(5 * 1024 * 1024),
+      JSON.stringify({ message: golden('vm-access-vnc-finished', 'input') }),
+    ].join('\n');
     const res = await audit.post('/vector', body, { 'content-type': 'application/x-ndjson' });
     expect(JSON.parse(res.text)).toMatchObject({ accepted: 2, rejections: [{ index: 1, reason: 'line_too_large' }] });
     expect(take()).toEqual([golden('vm-manage-patch', 'expected'), golden('vm-access-vnc-finished', 'expected')]);
@@ -46,7 +50,12 @@ describe('audit function over HTTP', () => {
   });
 
   it('takes an apiserver EventList on the webhook path', async () => {
-    const list = { kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [JSON.parse(golden('integrity-check-failed', 'input')) as unknown, auditEvent()] };
+    const list = {
+      kind: 'EventList',
+      apiVersion: 'audit.k8s.io/v1',
+      metadata: {},
+      items: [JSON.parse(golden('integrity-check-failed', 'input')) as unknown, auditEvent()],
+    };
     const res = await audit.post('/audit-webhook', JSON.stringify(list));
     expect(JSON.parse(res.text)).toMatchObject({ received: 2, accepted: 2, records: 1, ignored: 1 });
     expect(take()).toEqual([golden('integrity-check-failed', 'expected')]);
@@ -67,7 +76,14 @@ describe('audit function over HTTP', () => {
   });
 
   it('takes a structured CloudEvent whose data is an audit Event', async () => {
-    const ce = { specversion: '1.0', id: 'e1', type: 'audit.event', source: '/test', datacontenttype: 'application/json', data: JSON.parse(golden('module-control-disabled', 'input')) as unknown };
+    const ce = {
+      specversion: '1.0',
+      id: 'e1',
+      type: 'audit.event',
+      source: '/test',
+      datacontenttype: 'application/json',
+      data: JSON.parse(golden('module-control-disabled', 'input')) as unknown,
+    };
     const res = await audit.post('/', JSON.stringify(ce), { 'content-type': 'application/cloudevents+json' });
     expect(res.status).toBe(204);
     expect(take()).toEqual([golden('module-control-disabled', 'expected')]);
@@ -78,7 +94,10 @@ describe('audit function over HTTP', () => {
     const broken = { specversion: '1.0', id: 'b2', type: 'audit.event', source: '/test', data: { hello: 'world' } };
     const res = await audit.post('/', JSON.stringify([good, broken]), { 'content-type': 'application/cloudevents-batch+json' });
     const results = (JSON.parse(res.text) as { results: Array<{ id: string; status: number }> }).results;
-    expect(results.map((r) => [r.id, r.status])).toEqual([['b1', 204], ['b2', 400]]);
+    expect(results.map((r) => [r.id, r.status])).toEqual([
+      ['b1', 204],
+      ['b2', 400],
+    ]);
     expect(take()).toEqual([golden('vm-manage-create', 'expected')]);
   });
 

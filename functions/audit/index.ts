@@ -32,10 +32,15 @@ export interface AuditOverrides {
 function sinkFor(config: AuditConfig, metrics: AuditMetrics, log: Logger): CloudEventSink | undefined {
   if (config.K_SINK === undefined) return undefined;
   return new CloudEventSink({
-    url: config.K_SINK, source: config.AUDIT_CE_SOURCE, extensions: config.K_CE_OVERRIDES,
-    maxAttempts: config.AUDIT_SINK_MAX_ATTEMPTS, concurrency: config.AUDIT_SINK_CONCURRENCY,
-    queueLimit: config.AUDIT_SINK_QUEUE_LIMIT, timeoutMs: config.AUDIT_SINK_TIMEOUT_MS,
-    backoff: { initialMs: 200, maxMs: 5_000, jitter: 0.2 }, log: log.child({ output: 'sink' }),
+    url: config.K_SINK,
+    source: config.AUDIT_CE_SOURCE,
+    extensions: config.K_CE_OVERRIDES,
+    maxAttempts: config.AUDIT_SINK_MAX_ATTEMPTS,
+    concurrency: config.AUDIT_SINK_CONCURRENCY,
+    queueLimit: config.AUDIT_SINK_QUEUE_LIMIT,
+    timeoutMs: config.AUDIT_SINK_TIMEOUT_MS,
+    backoff: { initialMs: 200, maxMs: 5_000, jitter: 0.2 },
+    log: log.child({ output: 'sink' }),
     onResult: (result) => metrics.sink.inc({ result }),
   });
 }

@@ -47,8 +47,14 @@ export class KubeEnrichment implements Enrichment {
       return informer.start();
     };
     this.informers = {
-      vm: make('vm'), vd: make('vd'), vmop: make('vmop'), pod: make('pod'), node: make('node'),
-      module: make('module'), moduleConfig: make('moduleConfig'), internalVMI: make('internalVMI'),
+      vm: make('vm'),
+      vd: make('vd'),
+      vmop: make('vmop'),
+      pod: make('pod'),
+      node: make('node'),
+      module: make('module'),
+      moduleConfig: make('moduleConfig'),
+      internalVMI: make('internalVMI'),
     };
   }
 

@@ -30,11 +30,13 @@ export const resources = {
     descriptor: { ...VIRT, plural: 'virtualmachines', kind: 'VirtualMachine', namespaced: true },
     schema: view({
       spec: z.object({ blockDeviceRefs: z.array(z.object({ kind: str, name: str })).optional() }).optional(),
-      status: z.object({
-        nodeName: str,
-        guestOSInfo: z.object({ name: str }).optional(),
-        versions: z.object({ qemu: str, libvirt: str }).optional(),
-      }).optional(),
+      status: z
+        .object({
+          nodeName: str,
+          guestOSInfo: z.object({ name: str }).optional(),
+          versions: z.object({ qemu: str, libvirt: str }).optional(),
+        })
+        .optional(),
     }),
   },
   vd: {
@@ -49,12 +51,18 @@ export const resources = {
     descriptor: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
     schema: view({
       spec: z.object({ nodeName: str }).optional(),
-      status: z.object({
-        containerStatuses: z.array(z.object({
-          name: str,
-          state: z.object({ terminated: z.object({ message: str }).optional() }).optional(),
-        })).optional(),
-      }).optional(),
+      status: z
+        .object({
+          containerStatuses: z
+            .array(
+              z.object({
+                name: str,
+                state: z.object({ terminated: z.object({ message: str }).optional() }).optional(),
+              }),
+            )
+            .optional(),
+        })
+        .optional(),
     }),
   },
   node: {
@@ -71,8 +79,11 @@ export const resources = {
   },
   internalVMI: {
     descriptor: {
-      group: 'internal.virtualization.deckhouse.io', version: 'v1',
-      plural: 'internalvirtualizationvirtualmachineinstances', kind: 'InternalVirtualizationVirtualMachineInstance', namespaced: true,
+      group: 'internal.virtualization.deckhouse.io',
+      version: 'v1',
+      plural: 'internalvirtualizationvirtualmachineinstances',
+      kind: 'InternalVirtualizationVirtualMachineInstance',
+      namespaced: true,
     },
     schema: view({}),
   },

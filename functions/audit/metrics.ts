@@ -14,13 +14,31 @@ export interface AuditMetrics {
 
 export function auditMetrics(registry: Registry): AuditMetrics {
   return {
-    elements: registry.counter({ name: 'audit_elements_total', help: 'Batch elements received, by input and result (accepted, rejected)', labelNames: ['input', 'result'] }),
-    rejected: registry.counter({ name: 'audit_rejected_elements_total', help: 'Batch elements rejected, by input and reason', labelNames: ['input', 'reason'] }),
-    events: registry.counter({ name: 'audit_events_total', help: 'Accepted audit events by outcome (record, duplicate, unmatched, not_logged, undecidable, failed)', labelNames: ['outcome'] }),
+    elements: registry.counter({
+      name: 'audit_elements_total',
+      help: 'Batch elements received, by input and result (accepted, rejected)',
+      labelNames: ['input', 'result'],
+    }),
+    rejected: registry.counter({
+      name: 'audit_rejected_elements_total',
+      help: 'Batch elements rejected, by input and reason',
+      labelNames: ['input', 'reason'],
+    }),
+    events: registry.counter({
+      name: 'audit_events_total',
+      help: 'Accepted audit events by outcome (record, duplicate, unmatched, not_logged, undecidable, failed)',
+      labelNames: ['outcome'],
+    }),
     records: registry.counter({ name: 'audit_records_total', help: 'Records written, by event kind', labelNames: ['kind'] }),
-    sink: registry.counter({ name: 'audit_sink_records_total', help: 'Records sent to K_SINK, by result (delivered, failed, dropped)', labelNames: ['result'] }),
+    sink: registry.counter({
+      name: 'audit_sink_records_total',
+      help: 'Records sent to K_SINK, by result (delivered, failed, dropped)',
+      labelNames: ['result'],
+    }),
     batchSeconds: registry.histogram({
-      name: 'audit_batch_duration_seconds', help: 'Time to decode, enrich and write one batch', labelNames: ['input'],
+      name: 'audit_batch_duration_seconds',
+      help: 'Time to decode, enrich and write one batch',
+      labelNames: ['input'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
     }),
   };

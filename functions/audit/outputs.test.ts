@@ -12,7 +12,6 @@ import { MemoryDestination } from './testing/memory-destination.js';
 import { golden } from './testing/golden.js';
 import { serveAudit, type ServedAudit } from './testing/serve.js';
 
-
 interface Received {
   headers: IncomingMessage['headers'];
   body: string;
@@ -47,19 +46,29 @@ describe('record outputs', () => {
       { is_admin: false, source_ip: '', forbid_reason: 'unknown' },
     );
     recordWriter(out).write(record);
-    expect(out.lines).toEqual(['{"type":"Forbidden operation","level":"warn","name":"n","datetime":"d","uid":"u","request_subject":"s","operation_result":"forbid","is_admin":false,"source_ip":"","forbid_reason":"unknown"}']);
+    expect(out.lines).toEqual([
+      '{"type":"Forbidden operation","level":"warn","name":"n","datetime":"d","uid":"u","request_subject":"s","operation_result":"forbid","is_admin":false,"source_ip":"","forbid_reason":"unknown"}',
+    ]);
   });
 
   it('sends each record to K_SINK as a binary CloudEvent, retrying a 503', async () => {
     const sink = await receiver([503, 202]);
     // METRICS_AUTH none here and below: these tests read /metrics without a token.
     const audit: ServedAudit = await serveAudit({ K_SINK: sink.url, K_CE_OVERRIDES: '{"extensions":{"cluster":"prod"}}', METRICS_AUTH: 'none' });
-    cleanup.push(() => audit.close(), () => new Promise((r) => sink.server.close(() => r())));
+    cleanup.push(
+      () => audit.close(),
+      () => new Promise((r) => sink.server.close(() => r())),
+    );
     await audit.post('/vector', JSON.stringify([{ message: golden('vm-manage-create', 'input') }]));
     await waitFor('the retried delivery', () => sink.received.length === 2);
     const [first, second] = sink.received;
     expect(second?.body).toBe(golden('vm-manage-create', 'expected'));
-    expect(second?.headers).toMatchObject({ 'ce-type': 'io.deckhouse.virtualization.audit.record.v1', 'ce-subject': 'vm-manage', 'ce-cluster': 'prod', 'content-type': 'application/json' });
+    expect(second?.headers).toMatchObject({
+      'ce-type': 'io.deckhouse.virtualization.audit.record.v1',
+      'ce-subject': 'vm-manage',
+      'ce-cluster': 'prod',
+      'content-type': 'application/json',
+    });
     expect(second?.headers['ce-id']).toBe(first?.headers['ce-id']);
     await waitFor('the record on stdout', () => audit.lines.length === 1);
     const metrics = await (await fetch(`${audit.server.url}/metrics`)).text();
@@ -69,7 +78,10 @@ describe('record outputs', () => {
   it('gives up at once on a 400 from K_SINK and keeps the record on stdout', async () => {
     const sink = await receiver([400]);
     const audit = await serveAudit({ K_SINK: sink.url, METRICS_AUTH: 'none' });
-    cleanup.push(() => audit.close(), () => new Promise((r) => sink.server.close(() => r())));
+    cleanup.push(
+      () => audit.close(),
+      () => new Promise((r) => sink.server.close(() => r())),
+    );
     await audit.post('/vector', JSON.stringify([{ message: golden('vm-manage-patch', 'input') }]));
     const metrics = async (): Promise<string> => (await fetch(`${audit.server.url}/metrics`)).text();
     await waitFor('the delivery counted as failed', async () => (await metrics()).includes('audit_sink_records_total{result="failed"} 1'));
@@ -80,8 +92,18 @@ describe('record outputs', () => {
   it('still writes records, with unknown fields, when the apiserver cannot be reached', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'audit-'));
     const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfig, ['apiVersion: v1', 'kind: Config', 'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
-      'users: [{name: u, user: {token: t}}]', 'contexts: [{name: x, context: {cluster: c, user: u}}]', 'current-context: x', ''].join('\n'));
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: x, context: {cluster: c, user: u}}]',
+        'current-context: x',
+        '',
+      ].join('\n'),
+    );
     const audit = await serveAudit({ KUBECONFIG: kubeconfig, AUDIT_SYNC_WAIT_MS: '200' }, null);
     cleanup.push(() => audit.close());
     const res = await audit.post('/vector', JSON.stringify([{ message: golden('vm-manage-create', 'input') }, { message: golden('forbid', 'input') }]));
@@ -89,7 +111,8 @@ describe('record outputs', () => {
     expect(audit.lines).toEqual([
       golden('vm-manage-create', 'expected').replace(
         /"node_network_address".*"libvirt_version":"[^"]*"/,
-        '"node_network_address":"unknown","virtual_machine_name":"unknown","virtual_machine_namespace":"unknown","virtualmachine_uid":"unknown","virtualmachine_os":"unknown","storageclasses":"unknown","qemu_version":"unknown","libvirt_version":"unknown"'),
+        '"node_network_address":"unknown","virtual_machine_name":"unknown","virtual_machine_namespace":"unknown","virtualmachine_uid":"unknown","virtualmachine_os":"unknown","storageclasses":"unknown","qemu_version":"unknown","libvirt_version":"unknown"',
+      ),
       golden('forbid', 'expected'),
     ]);
   });

@@ -17,16 +17,49 @@ const KEY_ORDERS = [
 ];
 
 const word = fc.constantFrom(
-  'create', 'update', 'patch', 'delete', 'get', 'list', 'ResponseComplete', 'RequestReceived', 'RequestResponse',
-  'pods', 'virtualmachines', 'virtualmachineoperations', 'moduleconfigs', 'internalvirtualizationvirtualmachineinstances',
-  'd8-virtualization', 'ns1', 'vm1', 'virt-launcher-vm1-x7k2p', 'console', 'forbid', 'system:node:n', 'jane',
-  'subresources.virtualization.deckhouse.io', 'virtualization.deckhouse.io', '',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'get',
+  'list',
+  'ResponseComplete',
+  'RequestReceived',
+  'RequestResponse',
+  'pods',
+  'virtualmachines',
+  'virtualmachineoperations',
+  'moduleconfigs',
+  'internalvirtualizationvirtualmachineinstances',
+  'd8-virtualization',
+  'ns1',
+  'vm1',
+  'virt-launcher-vm1-x7k2p',
+  'console',
+  'forbid',
+  'system:node:n',
+  'jane',
+  'subresources.virtualization.deckhouse.io',
+  'virtualization.deckhouse.io',
+  '',
 );
 const value = fc.oneof(word, fc.anything());
 
 const GOLDEN_EVENTS = goldenEvents();
 
-const FIELDS = ['verb', 'stage', 'level', 'auditID', 'requestURI', 'user', 'objectRef', 'annotations', 'responseObject', 'sourceIPs', 'requestReceivedTimestamp'];
+const FIELDS = [
+  'verb',
+  'stage',
+  'level',
+  'auditID',
+  'requestURI',
+  'user',
+  'objectRef',
+  'annotations',
+  'responseObject',
+  'sourceIPs',
+  'requestReceivedTimestamp',
+];
 const objectish = fc.oneof(
   value,
   fc.record({ username: value }),
@@ -51,16 +84,27 @@ async function processAll(elements: ReturnType<typeof decodeValue>): Promise<Aud
 describe('decoder and dispatcher on arbitrary input', () => {
   it('decode any text or bytes into per-element results without throwing', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.uint8Array(), fc.json(), fc.array(fc.json()).map((a) => a.join('\n'))), (body) => {
-        const results = decodeBody(body);
-        results.forEach((r) => expect(r.index).toBeGreaterThanOrEqual(0));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.uint8Array(),
+          fc.json(),
+          fc.array(fc.json()).map((a) => a.join('\n')),
+        ),
+        (body) => {
+          const results = decodeBody(body);
+          results.forEach((r) => expect(r.index).toBeGreaterThanOrEqual(0));
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('decode any JSON value without throwing', () => {
-    fc.assert(fc.property(fc.anything(), (v) => void decodeValue(v)), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.anything(), (v) => void decodeValue(v)),
+      { numRuns: 500 },
+    );
   });
 
   it('dispatch mutated events to at most one record each, always in a documented field order', async () => {

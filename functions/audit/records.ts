@@ -89,30 +89,50 @@ export function forbidRecord(
   f: Pick<ForbidRecord, 'is_admin' | 'source_ip' | 'forbid_reason'>,
 ): ForbidRecord {
   return {
-    type: h.type, level: h.level, name: h.name,
-    datetime: c.datetime, uid: c.uid, request_subject: c.request_subject, operation_result: c.operation_result,
-    is_admin: f.is_admin, source_ip: f.source_ip, forbid_reason: f.forbid_reason,
+    type: h.type,
+    level: h.level,
+    name: h.name,
+    datetime: c.datetime,
+    uid: c.uid,
+    request_subject: c.request_subject,
+    operation_result: c.operation_result,
+    is_admin: f.is_admin,
+    source_ip: f.source_ip,
+    forbid_reason: f.forbid_reason,
   };
 }
 
 /** VM details before enrichment: every field `unknown`. */
 export function unknownVMDetails(): VMDetails {
   return {
-    node_network_address: UNKNOWN, virtual_machine_name: UNKNOWN, virtual_machine_namespace: UNKNOWN,
-    virtualmachine_uid: UNKNOWN, virtualmachine_os: UNKNOWN, storageclasses: UNKNOWN,
-    qemu_version: UNKNOWN, libvirt_version: UNKNOWN,
+    node_network_address: UNKNOWN,
+    virtual_machine_name: UNKNOWN,
+    virtual_machine_namespace: UNKNOWN,
+    virtualmachine_uid: UNKNOWN,
+    virtualmachine_os: UNKNOWN,
+    storageclasses: UNKNOWN,
+    qemu_version: UNKNOWN,
+    libvirt_version: UNKNOWN,
   };
 }
 
 export function vmRecord(h: Heading, c: CommonFields, actionType: string, d: VMDetails): VMRecord {
   return {
-    type: h.type, level: h.level, name: h.name,
-    datetime: c.datetime, uid: c.uid, request_subject: c.request_subject,
+    type: h.type,
+    level: h.level,
+    name: h.name,
+    datetime: c.datetime,
+    uid: c.uid,
+    request_subject: c.request_subject,
     action_type: actionType,
     node_network_address: d.node_network_address,
-    virtual_machine_name: d.virtual_machine_name, virtual_machine_namespace: d.virtual_machine_namespace,
-    virtualmachine_uid: d.virtualmachine_uid, virtualmachine_os: d.virtualmachine_os,
-    storageclasses: d.storageclasses, qemu_version: d.qemu_version, libvirt_version: d.libvirt_version,
+    virtual_machine_name: d.virtual_machine_name,
+    virtual_machine_namespace: d.virtual_machine_namespace,
+    virtualmachine_uid: d.virtualmachine_uid,
+    virtualmachine_os: d.virtualmachine_os,
+    storageclasses: d.storageclasses,
+    qemu_version: d.qemu_version,
+    libvirt_version: d.libvirt_version,
     operation_result: c.operation_result,
   };
 }
@@ -120,29 +140,51 @@ export function vmRecord(h: Heading, c: CommonFields, actionType: string, d: VMD
 /** Module details before enrichment (note the original's misspelt default component, kept as is). */
 export function defaultModuleDetails(actionType: string): ModuleDetails {
   return {
-    action_type: actionType, component: 'virtualizaion', node_network_address: UNKNOWN,
-    virtualization_version: UNKNOWN, virtualization_name: 'Deckhouse Virtualization Platform',
-    qemu_version: UNKNOWN, libvirt_version: UNKNOWN,
+    action_type: actionType,
+    component: 'virtualizaion',
+    node_network_address: UNKNOWN,
+    virtualization_version: UNKNOWN,
+    virtualization_name: 'Deckhouse Virtualization Platform',
+    qemu_version: UNKNOWN,
+    libvirt_version: UNKNOWN,
   };
 }
 
 export function moduleRecord(h: Heading, c: CommonFields, d: ModuleDetails): ModuleRecord {
   return {
-    type: h.type, level: h.level, name: h.name,
-    datetime: c.datetime, uid: c.uid, request_subject: c.request_subject, operation_result: c.operation_result,
-    action_type: d.action_type, component: d.component, node_network_address: d.node_network_address,
-    virtualization_version: d.virtualization_version, virtualization_name: d.virtualization_name,
-    qemu_version: d.qemu_version, libvirt_version: d.libvirt_version,
+    type: h.type,
+    level: h.level,
+    name: h.name,
+    datetime: c.datetime,
+    uid: c.uid,
+    request_subject: c.request_subject,
+    operation_result: c.operation_result,
+    action_type: d.action_type,
+    component: d.component,
+    node_network_address: d.node_network_address,
+    virtualization_version: d.virtualization_version,
+    virtualization_name: d.virtualization_name,
+    qemu_version: d.qemu_version,
+    libvirt_version: d.libvirt_version,
   };
 }
 
 export function integrityRecord(h: Heading<typeof RecordType.integrity>, c: CommonFields, d: IntegrityDetails): IntegrityRecord {
   return {
-    type: h.type, level: h.level, name: h.name,
-    datetime: c.datetime, uid: c.uid, request_subject: c.request_subject, operation_result: c.operation_result,
+    type: h.type,
+    level: h.level,
+    name: h.name,
+    datetime: c.datetime,
+    uid: c.uid,
+    request_subject: c.request_subject,
+    operation_result: c.operation_result,
     object_type: 'Virtual machine configuration',
-    virtual_machine_name: d.virtual_machine_name, virtual_machine_namespace: d.virtual_machine_namespace,
-    control_method: 'Integrity Check', reaction_type: 'info', integrity_check_algo: 'sha256',
-    reference_checksum: d.reference_checksum, current_checksum: d.current_checksum,
+    virtual_machine_name: d.virtual_machine_name,
+    virtual_machine_namespace: d.virtual_machine_namespace,
+    control_method: 'Integrity Check',
+    reaction_type: 'info',
+    integrity_check_algo: 'sha256',
+    reference_checksum: d.reference_checksum,
+    current_checksum: d.current_checksum,
   };
 }

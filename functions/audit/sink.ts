@@ -78,8 +78,13 @@ export class CloudEventSink {
     const id = createHash('sha256').update(line).digest('hex').slice(0, 32);
     const event = new CloudEvent<string>({
       ...this.options.extensions,
-      id, type: RECORD_EVENT_TYPE, source: this.options.source, subject: kind, time: record.datetime,
-      datacontenttype: 'application/json', data: line,
+      id,
+      type: RECORD_EVENT_TYPE,
+      source: this.options.source,
+      subject: kind,
+      time: record.datetime,
+      datacontenttype: 'application/json',
+      data: line,
     });
     const message = HTTP.binary(event);
     const headers: Record<string, string> = {};

@@ -50,4 +50,3 @@ describe('pre-delete configuration', () => {
     expect(() => parseConfig(preDeleteConfig, { RESOURCES })).toThrow(path);
   });
 });
-

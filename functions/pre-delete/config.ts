@@ -12,7 +12,11 @@ export interface Target {
 
 /** What the original pre-delete hook removes: the internal KubeVirt and CDI configuration. */
 export const DEFAULT_TARGETS: readonly Target[] = [
-  { gvr: { group: internalKubeVirt.group, version: internalKubeVirt.version, resource: internalKubeVirt.plural }, namespace: 'd8-virtualization', name: 'config' },
+  {
+    gvr: { group: internalKubeVirt.group, version: internalKubeVirt.version, resource: internalKubeVirt.plural },
+    namespace: 'd8-virtualization',
+    name: 'config',
+  },
   { gvr: { group: internalCDI.group, version: internalCDI.version, resource: internalCDI.plural }, name: 'config' },
 ];
 

@@ -1,12 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { waitFor } from '../../shared/testing/wait.js';
-import {
-  binaryHeaders,
-  listeningPort,
-  send,
-  startFunctionProcess,
-  type FunctionProcess,
-} from '../../shared/runtime/testing/index.js';
+import { binaryHeaders, listeningPort, send, startFunctionProcess, type FunctionProcess } from '../../shared/runtime/testing/index.js';
 
 /**
  * The function as a real process. Tests run from TypeScript sources, so the entry module is started

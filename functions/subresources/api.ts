@@ -64,7 +64,12 @@ export function apiGroupList(): object {
 }
 
 /** A metav1.Status failure, as every Kubernetes API answers errors (kubectl prints its message). */
-export function status(code: number, reason: string, message: string, details?: { name?: string; group?: string; kind?: string }): { status: number; body: object } {
+export function status(
+  code: number,
+  reason: string,
+  message: string,
+  details?: { name?: string; group?: string; kind?: string },
+): { status: number; body: object } {
   return {
     status: code,
     body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details === undefined ? {} : { details }), code },
@@ -78,9 +83,19 @@ export function openApiV2(): object {
     { name: 'namespace', in: 'path', required: true, type: 'string', uniqueItems: true },
     { name: 'name', in: 'path', required: true, type: 'string', uniqueItems: true },
   ];
-  paths[`${BASE_PATH}/`] = { get: { operationId: 'getSubresourcesVirtualizationDeckhouseIoV1alpha2APIResources', produces: ['application/json'], responses: { '200': { description: 'OK' } } } };
+  paths[`${BASE_PATH}/`] = {
+    get: {
+      operationId: 'getSubresourcesVirtualizationDeckhouseIoV1alpha2APIResources',
+      produces: ['application/json'],
+      responses: { '200': { description: 'OK' } },
+    },
+  };
   paths[`${BASE_PATH}/namespaces/{namespace}/virtualmachines/{name}`] = {
-    get: { operationId: 'readNamespacedVirtualMachine', produces: ['application/json'], responses: { '200': { description: 'OK', schema: { $ref: `#/definitions/${defName('VirtualMachine')}` } } } },
+    get: {
+      operationId: 'readNamespacedVirtualMachine',
+      produces: ['application/json'],
+      responses: { '200': { description: 'OK', schema: { $ref: `#/definitions/${defName('VirtualMachine')}` } } },
+    },
     parameters: nameParams,
   };
   for (const s of SUBRESOURCES) {

@@ -102,7 +102,12 @@ export class VirtApi {
   async dial(path: string, protocol: string, user: RemoteUser): Promise<WebSocket> {
     const tls = await this.material();
     const url = this.options.url.replace(/^http/, 'ws').replace(/\/$/, '') + path;
-    const ws = new WebSocket(url, [protocol], { ...tls, headers: this.headers(user) as Record<string, string>, handshakeTimeout: this.options.timeoutMs, maxPayload: 16 * 1024 * 1024 });
+    const ws = new WebSocket(url, [protocol], {
+      ...tls,
+      headers: this.headers(user) as Record<string, string>,
+      handshakeTimeout: this.options.timeoutMs,
+      maxPayload: 16 * 1024 * 1024,
+    });
     return new Promise<WebSocket>((resolve, reject) => {
       ws.once('open', () => resolve(ws));
       ws.once('unexpected-response', (_req, res) => {

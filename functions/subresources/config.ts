@@ -2,9 +2,12 @@
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 
-const list = z
-  .string()
-  .transform((text) => text.split(',').map((s) => s.trim()).filter((s) => s !== ''));
+const list = z.string().transform((text) =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== ''),
+);
 
 export const subresourcesConfig = z.object({
   KUBECONFIG: env.optionalString().describe('Kubeconfig for VM lookups and the front-proxy ConfigMap; unset uses the pod service account'),
@@ -25,9 +28,7 @@ export const subresourcesConfig = z.object({
     .describe('X-Remote-Group values sent to virt-api (comma-separated)'),
   VIRT_API_TIMEOUT_MS: env.int(10_000, 100).describe('Deadline of one call to virt-api (connect and answer; streams only for the handshake)'),
   LOOKUP_TIMEOUT_MS: env.int(5_000, 100).describe('Deadline of one apiserver read (VM lookup)'),
-  STREAM_BUFFER_BYTES: env
-    .int(1024 * 1024, 1024)
-    .describe('Bytes a stream may hold queued towards a slow side before reading from the other side pauses'),
+  STREAM_BUFFER_BYTES: env.int(1024 * 1024, 1024).describe('Bytes a stream may hold queued towards a slow side before reading from the other side pauses'),
 });
 
 export type SubresourcesConfig = z.infer<typeof subresourcesConfig>;

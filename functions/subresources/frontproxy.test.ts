@@ -9,7 +9,14 @@ const ca = issueCertificate({ commonName: 'front-proxy-ca', usage: 'ca', notBefo
 const otherCa = issueCertificate({ commonName: 'other-ca', usage: 'ca', notBefore: year(-1), notAfter: year(5) });
 const leaf = (issuer: CertificatePair, opts: { cn?: string; usage?: 'client' | 'server'; notAfter?: Date } = {}): X509Certificate =>
   new X509Certificate(
-    issueCertificate({ commonName: opts.cn ?? 'front-proxy-client', usage: opts.usage ?? 'client', ...(opts.usage === 'server' ? { dnsNames: ['x.example'] } : {}), notBefore: year(-1), notAfter: opts.notAfter ?? year(1), issuer }).certPem,
+    issueCertificate({
+      commonName: opts.cn ?? 'front-proxy-client',
+      usage: opts.usage ?? 'client',
+      ...(opts.usage === 'server' ? { dnsNames: ['x.example'] } : {}),
+      notBefore: year(-1),
+      notAfter: opts.notAfter ?? year(1),
+      issuer,
+    }).certPem,
   );
 
 const data = {
@@ -26,7 +33,11 @@ describe('parseRequestHeaderConfig', () => {
   it.each([
     ['no CA', {}, 'no requestheader-client-ca-file'],
     ['a CA that is no PEM', { ...data, 'requestheader-client-ca-file': 'garbage' }, 'holds no PEM certificate'],
-    ['a broken CA', { ...data, 'requestheader-client-ca-file': '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' }, 'certificate 1 does not parse'],
+    [
+      'a broken CA',
+      { ...data, 'requestheader-client-ca-file': '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' },
+      'certificate 1 does not parse',
+    ],
     ['names that are no JSON', { ...data, 'requestheader-allowed-names': '[front' }, 'requestheader-allowed-names is not a JSON list of strings'],
     ['headers of the wrong type', { ...data, 'requestheader-group-headers': '[1]' }, 'requestheader-group-headers is not a JSON list of strings'],
     ['no user header', { ...data, 'requestheader-username-headers': '[]' }, 'no header can name the user'],

@@ -36,7 +36,9 @@ const ANY_USAGE = '2.5.29.37.0';
 export function parseRequestHeaderConfig(data: Readonly<Record<string, string>> | undefined): RequestHeaderConfig {
   const caPem = data?.['requestheader-client-ca-file'];
   if (caPem === undefined || caPem.trim() === '') {
-    throw new Error(`${AUTH_CONFIGMAP.namespace}/${AUTH_CONFIGMAP.name} has no requestheader-client-ca-file: the apiserver runs without --requestheader-client-ca-file (no aggregation layer)`);
+    throw new Error(
+      `${AUTH_CONFIGMAP.namespace}/${AUTH_CONFIGMAP.name} has no requestheader-client-ca-file: the apiserver runs without --requestheader-client-ca-file (no aggregation layer)`,
+    );
   }
   const cas = splitPem(caPem).map((pem, i) => {
     try {
@@ -116,7 +118,10 @@ export function authenticate(
 }
 
 function commonName(cert: X509Certificate): string | undefined {
-  return cert.subject.split('\n').find((line) => line.startsWith('CN='))?.slice(3);
+  return cert.subject
+    .split('\n')
+    .find((line) => line.startsWith('CN='))
+    ?.slice(3);
 }
 
 function safeDecode(text: string): string {

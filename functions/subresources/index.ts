@@ -94,7 +94,12 @@ const vmNotFound = (namespace: string, name: string): { status: number; body: ob
   });
 
 /** The VM, or the answer when it is missing or not in a phase the subresource needs. */
-async function lookUp(ctx: Ctx, namespace: string, name: string, sub: api.Subresource | undefined): Promise<{ vm: KubeObject } | { refusal: { status: number; body: object } }> {
+async function lookUp(
+  ctx: Ctx,
+  namespace: string,
+  name: string,
+  sub: api.Subresource | undefined,
+): Promise<{ vm: KubeObject } | { refusal: { status: number; body: object } }> {
   let vm;
   try {
     vm = await ctx.state.vms.get(namespace, name, ctx.signal);
@@ -106,7 +111,13 @@ async function lookUp(ctx: Ctx, namespace: string, name: string, sub: api.Subres
   if (sub?.needsRunning === true) {
     const allowed = sub.stream ? ['Running', 'Migrating'] : ['Running'];
     if (!allowed.includes(vm.phase ?? '')) {
-      return { refusal: api.status(400, 'BadRequest', `VirtualMachine ${namespace}/${name} is ${vm.phase ?? 'without a phase'}: ${sub.name} needs it ${allowed.join(' or ')}`) };
+      return {
+        refusal: api.status(
+          400,
+          'BadRequest',
+          `VirtualMachine ${namespace}/${name} is ${vm.phase ?? 'without a phase'}: ${sub.name} needs it ${allowed.join(' or ')}`,
+        ),
+      };
     }
   }
   return { vm: vm.object };
@@ -146,7 +157,8 @@ async function getVmOrSub(req: RouteRequest, ctx: Ctx): Promise<RouteResponse> {
   if (sub !== undefined && sub !== 'scale') {
     const subresource = subresourceOf(sub);
     if (subresource === undefined) return api.status(404, 'NotFound', `virtualmachines/${sub} is not a subresource of ${api.GROUP_VERSION}`);
-    if (subresource.stream) return api.status(400, 'BadRequest', `virtualmachines/${sub} needs an Upgrade: websocket (WebSocket subprotocol ${STREAM_PROTOCOLS[0]})`);
+    if (subresource.stream)
+      return api.status(400, 'BadRequest', `virtualmachines/${sub} needs an Upgrade: websocket (WebSocket subprotocol ${STREAM_PROTOCOLS[0]})`);
     return api.status(405, 'MethodNotAllowed', `virtualmachines/${sub} takes PUT`);
   }
   const found = await lookUp(ctx, namespace, name, undefined);
@@ -159,7 +171,10 @@ async function getVmOrSub(req: RouteRequest, ctx: Ctx): Promise<RouteResponse> {
         apiVersion: 'autoscaling/v1',
         metadata: { name: md.name, namespace: md.namespace, uid: md.uid, resourceVersion: md.resourceVersion, creationTimestamp: md.creationTimestamp },
         spec: { replicas: 1 },
-        status: { replicas: 1, selector: `kubevirt.internal.virtualization.deckhouse.io=virt-launcher,vm.kubevirt.internal.virtualization.deckhouse.io/name=${md.name}` },
+        status: {
+          replicas: 1,
+          selector: `kubevirt.internal.virtualization.deckhouse.io=virt-launcher,vm.kubevirt.internal.virtualization.deckhouse.io/name=${md.name}`,
+        },
       },
     };
   }
@@ -229,7 +244,9 @@ export const subresources = defineFunction({
   config: subresourcesConfig,
   clientCertificates: 'request',
   init: ({ config, log, metrics }): SubresourcesState => {
-    const kube = KubeClient.fromSource(config.KUBECONFIG === undefined ? { inCluster: true } : { kubeconfigPath: config.KUBECONFIG }, { requestTimeoutMs: config.LOOKUP_TIMEOUT_MS });
+    const kube = KubeClient.fromSource(config.KUBECONFIG === undefined ? { inCluster: true } : { kubeconfigPath: config.KUBECONFIG }, {
+      requestTimeoutMs: config.LOOKUP_TIMEOUT_MS,
+    });
     const authConfig = new Informer<KubeObject>({
       client: kube.resource(CONFIGMAPS, kubeObjectSchema, 'subresources'),
       namespace: AUTH_CONFIGMAP.namespace,
@@ -257,8 +274,16 @@ export const subresources = defineFunction({
       }),
       metrics: {
         streams: metrics.gauge({ name: 'subresources_streams_open', help: 'Console, VNC and port-forward sessions open now.', labelNames: ['subresource'] }),
-        backendFailures: metrics.counter({ name: 'subresources_virt_api_failures_total', help: 'Calls and streams virt-api could not take (unreachable, refused the stream).', labelNames: ['subresource'] }),
-        refused: metrics.counter({ name: 'subresources_unauthenticated_total', help: 'Requests refused before any work: no valid front-proxy certificate or user (unauthenticated), or no front-proxy configuration.', labelNames: ['reason'] }),
+        backendFailures: metrics.counter({
+          name: 'subresources_virt_api_failures_total',
+          help: 'Calls and streams virt-api could not take (unreachable, refused the stream).',
+          labelNames: ['subresource'],
+        }),
+        refused: metrics.counter({
+          name: 'subresources_unauthenticated_total',
+          help: 'Requests refused before any work: no valid front-proxy certificate or user (unauthenticated), or no front-proxy configuration.',
+          labelNames: ['reason'],
+        }),
       },
       parsed: undefined,
     };
@@ -271,7 +296,9 @@ export const subresources = defineFunction({
     {
       method: 'get',
       path: '/openapi/v3',
-      handle: guarded(json({ paths: { [`apis/${api.GROUP}/${api.VERSION}`]: { serverRelativeURL: `/openapi/v3/apis/${api.GROUP}/${api.VERSION}?hash=${V3_HASH}` } } })),
+      handle: guarded(
+        json({ paths: { [`apis/${api.GROUP}/${api.VERSION}`]: { serverRelativeURL: `/openapi/v3/apis/${api.GROUP}/${api.VERSION}?hash=${V3_HASH}` } } }),
+      ),
     },
     { method: 'get', path: `/openapi/v3/apis/${api.GROUP}/${api.VERSION}`, handle: guarded(json(V3_DOC)) },
     { method: 'get', path: VM_ROUTE, handle: guarded(getVmOrSub) },

@@ -28,7 +28,9 @@ describe('plainUpstream', () => {
   });
 
   it('escapes names in paths', () => {
-    expect(plainUpstream('unfreeze', 'n s', 'v/m', q(''), Buffer.alloc(0)).path).toBe('/apis/subresources.kubevirt.io/v1/namespaces/n%20s/virtualmachineinstances/v%2Fm/unfreeze');
+    expect(plainUpstream('unfreeze', 'n s', 'v/m', q(''), Buffer.alloc(0)).path).toBe(
+      '/apis/subresources.kubevirt.io/v1/namespaces/n%20s/virtualmachineinstances/v%2Fm/unfreeze',
+    );
   });
 
   it.each([

@@ -56,7 +56,13 @@ export function plainUpstream(sub: string, namespace: string, name: string, quer
       const requestName = query.get('requestName') ?? '';
       return {
         path: vm(namespace, name, sub),
-        body: json({ name: claim, resourceClaimTemplateName: template, ...(requestName === '' ? {} : { requestName }), hotpluggable: true, ...withDryRun(query) }),
+        body: json({
+          name: claim,
+          resourceClaimTemplateName: template,
+          ...(requestName === '' ? {} : { requestName }),
+          hotpluggable: true,
+          ...withDryRun(query),
+        }),
       };
     }
     case 'removeresourceclaim': {
@@ -94,7 +100,8 @@ function addVolume(namespace: string, name: string, query: URLSearchParams, body
   const kind = query.get('volumeKind') ?? '';
   if (volume === '' && kind === '') return { path: vmi(namespace, name, 'addvolume'), body };
   if (volume === '') throw new OptionsError('addvolume: query name is required');
-  if (!(VOLUME_KINDS as readonly string[]).includes(kind)) throw new OptionsError(`addvolume: query volumeKind must be one of ${VOLUME_KINDS.join(', ')}, got ${JSON.stringify(kind)}`);
+  if (!(VOLUME_KINDS as readonly string[]).includes(kind))
+    throw new OptionsError(`addvolume: query volumeKind must be one of ${VOLUME_KINDS.join(', ')}, got ${JSON.stringify(kind)}`);
   const pvcName = query.get('pvcName') ?? '';
   const image = query.get('image') ?? '';
   const serial = query.get('serial') ?? '';
@@ -105,7 +112,8 @@ function addVolume(namespace: string, name: string, query: URLSearchParams, body
     volumeSource = { persistentVolumeClaim: { claimName: pvcName, hotpluggable: true } };
   } else if (kind === 'VirtualImage') {
     if ((pvcName === '') === (image === '')) throw new OptionsError('addvolume: volumeKind VirtualImage needs exactly one of query pvcName and image');
-    volumeSource = pvcName !== '' ? { persistentVolumeClaim: { claimName: pvcName, readOnly: true, hotpluggable: true } } : { containerDisk: { image, hotpluggable: true } };
+    volumeSource =
+      pvcName !== '' ? { persistentVolumeClaim: { claimName: pvcName, readOnly: true, hotpluggable: true } } : { containerDisk: { image, hotpluggable: true } };
   } else {
     if (image === '') throw new OptionsError('addvolume: volumeKind ClusterVirtualImage needs query image');
     volumeSource = { containerDisk: { image, hotpluggable: true } };
@@ -122,8 +130,10 @@ export function streamUpstreamPath(sub: string, namespace: string, name: string,
   if (sub !== 'portforward') throw new OptionsError(`unknown stream subresource ${sub}`);
   const portText = query.get('port') ?? '';
   const port = Number(portText);
-  if (!/^\d+$/.test(portText) || port < 1 || port > 65535) throw new OptionsError(`portforward: query port must be a port number 1-65535, got ${JSON.stringify(portText)}`);
+  if (!/^\d+$/.test(portText) || port < 1 || port > 65535)
+    throw new OptionsError(`portforward: query port must be a port number 1-65535, got ${JSON.stringify(portText)}`);
   const protocol = query.get('protocol') ?? '';
-  if (protocol !== '' && protocol !== 'tcp' && protocol !== 'udp') throw new OptionsError(`portforward: query protocol must be tcp or udp, got ${JSON.stringify(protocol)}`);
+  if (protocol !== '' && protocol !== 'tcp' && protocol !== 'udp')
+    throw new OptionsError(`portforward: query protocol must be tcp or udp, got ${JSON.stringify(protocol)}`);
   return vmi(namespace, name, `portforward/${port}${protocol === '' ? '' : `/${protocol}`}`);
 }

@@ -24,10 +24,14 @@ async function pair(): Promise<{ peer: WebSocket; served: WebSocket }> {
   return { peer, served: await served };
 }
 
-const closeOf = (ws: WebSocket): Promise<[number, string]> => new Promise((r) => ws.once('close', (code: number, reason: Buffer) => r([code, reason.toString()])));
+const closeOf = (ws: WebSocket): Promise<[number, string]> =>
+  new Promise((r) => ws.once('close', (code: number, reason: Buffer) => r([code, reason.toString()])));
 
 /** A user's client, and virt-api, with the relay between them. */
-async function session(signal = new AbortController().signal, highWaterBytes = 1 << 20): Promise<{ user: WebSocket; virtApi: WebSocket; ended: Promise<RelayEnd> }> {
+async function session(
+  signal = new AbortController().signal,
+  highWaterBytes = 1 << 20,
+): Promise<{ user: WebSocket; virtApi: WebSocket; ended: Promise<RelayEnd> }> {
   const [client, backend] = [await pair(), await pair()];
   const ended = relay(client.served, backend.peer, { highWaterBytes, signal, log: rootLogger });
   return { user: client.peer, virtApi: backend.served, ended };

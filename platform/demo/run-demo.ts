@@ -10,7 +10,21 @@ import { errorMessage } from '../../shared/errors/index.js';
 import type { KubeClient } from '../../shared/kube/index.js';
 import type { Kubectl } from '../install.js';
 import { auditRecords, operationRow, vmRow, type OperationRow, type VMRow } from './snapshot.js';
-import { DEMO_CLASS, DEMO_DISK, DEMO_NAMESPACE, DEMO_VM, OPERATOR, VIEWER, disk, namespace, operation, readyDiskStatus, roleBinding, vm, vmClass } from './objects.js';
+import {
+  DEMO_CLASS,
+  DEMO_DISK,
+  DEMO_NAMESPACE,
+  DEMO_VM,
+  OPERATOR,
+  VIEWER,
+  disk,
+  namespace,
+  operation,
+  readyDiskStatus,
+  roleBinding,
+  vm,
+  vmClass,
+} from './objects.js';
 
 export interface DemoDeps {
   admin: KubeClient;
@@ -36,7 +50,13 @@ const yaml = (o: unknown): string => JSON.stringify(o);
 const GROUP = '/apis/virtualization.deckhouse.io/v1alpha2';
 
 async function getVM(admin: KubeClient): Promise<VMRow> {
-  return vmRow((await admin.rest.request({ method: 'GET', path: `${GROUP}/namespaces/${DEMO_NAMESPACE}/virtualmachines/${DEMO_VM}`, what: 'get the demo VM' })) as Parameters<typeof vmRow>[0]);
+  return vmRow(
+    (await admin.rest.request({
+      method: 'GET',
+      path: `${GROUP}/namespaces/${DEMO_NAMESPACE}/virtualmachines/${DEMO_VM}`,
+      what: 'get the demo VM',
+    })) as Parameters<typeof vmRow>[0],
+  );
 }
 
 async function getOp(admin: KubeClient, name: string): Promise<OperationRow> {
@@ -45,11 +65,15 @@ async function getOp(admin: KubeClient, name: string): Promise<OperationRow> {
 }
 
 async function operationCompletes(d: DemoDeps, name: string): Promise<void> {
-  await waitFor(`operation ${name} Completed`, async () => {
-    const op = await getOp(d.admin, name);
-    if (op.phase === 'Failed') throw new Error(`operation ${name} failed (${op.detail})`);
-    return op.phase === 'Completed';
-  }, WAIT);
+  await waitFor(
+    `operation ${name} Completed`,
+    async () => {
+      const op = await getOp(d.admin, name);
+      if (op.phase === 'Failed') throw new Error(`operation ${name} failed (${op.detail})`);
+      return op.phase === 'Completed';
+    },
+    WAIT,
+  );
 }
 
 const running = (v: VMRow): boolean => v.phase === 'Running' && v.node !== '' && v.ip !== '';
@@ -61,10 +85,16 @@ export async function runDemo(d: DemoDeps): Promise<DemoResult> {
 
   d.say(`▶ VirtualMachineClass ${DEMO_CLASS} (CPU model Nehalem, 1-4 cores)`);
   await admin(['apply', '-f', '-'], yaml(vmClass()));
-  await waitFor('the class Ready', async () => {
-    const cls = (await d.admin.rest.request({ method: 'GET', path: `${GROUP}/virtualmachineclasses/${DEMO_CLASS}`, what: 'get the demo class' })) as { status?: { phase?: string } };
-    return cls.status?.phase === 'Ready';
-  }, WAIT);
+  await waitFor(
+    'the class Ready',
+    async () => {
+      const cls = (await d.admin.rest.request({ method: 'GET', path: `${GROUP}/virtualmachineclasses/${DEMO_CLASS}`, what: 'get the demo class' })) as {
+        status?: { phase?: string };
+      };
+      return cls.status?.phase === 'Ready';
+    },
+    WAIT,
+  );
   d.say(`✓ class ${DEMO_CLASS} Ready on the simulated nodes`);
 
   d.say(`▶ ${OPERATOR.name}: VirtualDisk ${DEMO_DISK} (blank, 10Gi)`);
@@ -74,29 +104,41 @@ export async function runDemo(d: DemoDeps): Promise<DemoResult> {
 
   d.say(`▶ ${OPERATOR.name}: VirtualMachine ${DEMO_VM} (1 core, 1Gi, runPolicy AlwaysOn)`);
   await operator(['apply', '-f', '-'], yaml(vm()));
-  const first = await waitFor('the VM Running', async () => {
-    const v = await getVM(d.admin);
-    return running(v) && v;
-  }, WAIT);
+  const first = await waitFor(
+    'the VM Running',
+    async () => {
+      const v = await getVM(d.admin);
+      return running(v) && v;
+    },
+    WAIT,
+  );
   const vmRunningAfterMs = Date.now() - d.t0;
   d.say(`✓ ${DEMO_VM} Running on ${first.node} with IP ${first.ip}: ${(vmRunningAfterMs / 1000).toFixed(1)} s after npm start`);
 
   d.say(`▶ ${OPERATOR.name}: VirtualMachineOperation restart-${DEMO_VM} (Restart)`);
   await operator(['apply', '-f', '-'], yaml(operation(`restart-${DEMO_VM}`, 'Restart')));
   await operationCompletes(d, `restart-${DEMO_VM}`);
-  const restarted = await waitFor('the VM Running again', async () => {
-    const v = await getVM(d.admin);
-    return running(v) && v;
-  }, WAIT);
+  const restarted = await waitFor(
+    'the VM Running again',
+    async () => {
+      const v = await getVM(d.admin);
+      return running(v) && v;
+    },
+    WAIT,
+  );
   d.say(`✓ restarted: a new instance runs on ${restarted.node}`);
 
   d.say(`▶ ${OPERATOR.name}: VirtualMachineOperation migrate-${DEMO_VM} (Migrate, live)`);
   await operator(['apply', '-f', '-'], yaml(operation(`migrate-${DEMO_VM}`, 'Migrate')));
   await operationCompletes(d, `migrate-${DEMO_VM}`);
-  const migrated = await waitFor('the VM Running on another node', async () => {
-    const v = await getVM(d.admin);
-    return running(v) && v.node !== restarted.node && v;
-  }, WAIT);
+  const migrated = await waitFor(
+    'the VM Running on another node',
+    async () => {
+      const v = await getVM(d.admin);
+      return running(v) && v.node !== restarted.node && v;
+    },
+    WAIT,
+  );
   d.say(`✓ migrated: ${restarted.node} → ${migrated.node}, same IP ${migrated.ip}`);
 
   d.say(`▶ ${VIEWER.name} (User role) tries to stop ${DEMO_VM}`);
@@ -115,10 +157,14 @@ export async function runDemo(d: DemoDeps): Promise<DemoResult> {
       `Virtual machine '${DEMO_VM}' has been restarted by '${OPERATOR.name}'`,
       `User '${VIEWER.name}' attempted to perform a forbidden operation`,
     ];
-    await waitFor('the audit records of the create, the restart and the refusal', async () => {
-      const names = (await auditRecords(log)).map((r) => r.name);
-      return wanted.every((w) => names.some((n) => n.startsWith(w)));
-    }, WAIT);
+    await waitFor(
+      'the audit records of the create, the restart and the refusal',
+      async () => {
+        const names = (await auditRecords(log)).map((r) => r.name);
+        return wanted.every((w) => names.some((n) => n.startsWith(w)));
+      },
+      WAIT,
+    );
     d.say('✓ audit records: created, restarted, forbidden (see AUDIT)');
   }
   return { vmRunningAfterMs, firstNode: first.node, migratedTo: migrated.node, ip: migrated.ip };

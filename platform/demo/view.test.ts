@@ -3,16 +3,29 @@ import type { Snapshot } from './snapshot.js';
 import { changes, frame, renderScreen, table } from './view.js';
 
 const snap = (over: Partial<Snapshot> = {}): Snapshot => ({
-  vms: [{ namespace: 'demo', name: 'vm', phase: 'Running', node: 'node-1', ip: '10.66.0.1', conditions: ['Running', '!AgentReady', 'VirtualMachineClassReady'] }],
+  vms: [
+    { namespace: 'demo', name: 'vm', phase: 'Running', node: 'node-1', ip: '10.66.0.1', conditions: ['Running', '!AgentReady', 'VirtualMachineClassReady'] },
+  ],
   operations: [{ namespace: 'demo', name: 'mig', type: 'Migrate', vm: 'vm', phase: 'InProgress', detail: 'Syncing' }],
-  nodes: [{ name: 'node-1', ready: true, launcherPods: 1 }, { name: 'node-2', ready: false, launcherPods: 0 }],
+  nodes: [
+    { name: 'node-1', ready: true, launcherPods: 1 },
+    { name: 'node-2', ready: false, launcherPods: 0 },
+  ],
   audit: [{ datetime: '2026-12-03T09:07:10Z', type: 'Manage VM', name: "Virtual machine 'vm' has been created by 'alice'" }],
   ...over,
 });
 
 describe('the live view', () => {
   it('aligns columns', () => {
-    expect(table(['A', 'LONGER'], [['xyz', '1'], ['', '22']])).toEqual(['A    LONGER', 'xyz  1', '     22']);
+    expect(
+      table(
+        ['A', 'LONGER'],
+        [
+          ['xyz', '1'],
+          ['', '22'],
+        ],
+      ),
+    ).toEqual(['A    LONGER', 'xyz  1', '     22']);
   });
 
   it('shows units, nodes, VMs with phase, node, IP and conditions, operations, audit records and the demo steps', () => {

@@ -30,7 +30,9 @@ const auditTime = (r: AuditRecord): string => (r.datetime.length >= 19 ? r.datet
 
 /** The whole screen as lines (not yet cut to the terminal's width); the demo's latest steps fill what `rows` leaves. */
 export function renderScreen(h: ViewHeader, s: Snapshot, steps: readonly string[], rows = 60): string[] {
-  const units = Object.entries(h.units).map(([n, up]) => `${n} ${up ? '●' : '✗'}`).join('  ');
+  const units = Object.entries(h.units)
+    .map(([n, up]) => `${n} ${up ? '●' : '✗'}`)
+    .join('  ');
   const nodes = s.nodes.map((n) => `${n.name} ${n.ready ? '●' : '○'}${n.launcherPods > 0 ? ` (${n.launcherPods} VM)` : ''}`).join('  ');
   const out = [
     `Virtualization module · local platform · up ${fmtDuration(h.uptimeMs)} · Ctrl-C stops everything`,
@@ -43,7 +45,9 @@ export function renderScreen(h: ViewHeader, s: Snapshot, steps: readonly string[
     ...(s.vms.length === 0 ? ['  (none)'] : table(['NAMESPACE', 'NAME', 'PHASE', 'NODE', 'IP', 'CONDITIONS'], s.vms.map(vmCells)).map((l) => `  ${l}`)),
     '',
     'OPERATIONS',
-    ...(s.operations.length === 0 ? ['  (none)'] : table(['NAMESPACE', 'NAME', 'TYPE', 'VM', 'PHASE', 'DETAIL'], s.operations.map(opCells)).map((l) => `  ${l}`)),
+    ...(s.operations.length === 0
+      ? ['  (none)']
+      : table(['NAMESPACE', 'NAME', 'TYPE', 'VM', 'PHASE', 'DETAIL'], s.operations.map(opCells)).map((l) => `  ${l}`)),
     '',
     'AUDIT (latest security records)',
     ...(s.audit.length === 0 ? ['  (none yet)'] : s.audit.slice(-6).map((r) => `  ${auditTime(r)}  ${r.type.padEnd(20)} ${r.name}`)),

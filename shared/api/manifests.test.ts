@@ -20,8 +20,7 @@ describe('the manifest table through the zod schemas', () => {
   });
 
   it('has a valid case for every kind and an invalid one for every public kind', () => {
-    const kinds = (valid: boolean): Set<string> =>
-      new Set(MANIFEST_CASES.filter((c) => c.expect.valid === valid).map((c) => c.manifest.kind));
+    const kinds = (valid: boolean): Set<string> => new Set(MANIFEST_CASES.filter((c) => c.expect.valid === valid).map((c) => c.manifest.kind));
     expect([...kinds(true)].sort()).toEqual(ALL_RESOURCES.map((d) => d.kind).sort());
     for (const def of PUBLIC_RESOURCES) expect(kinds(false)).toContain(def.kind);
   });

@@ -36,8 +36,16 @@ describe('the virtualization ModuleConfig settings', () => {
     ['an empty CIDR list', { dvcr, virtualMachineCIDRs: [] }, 'virtualMachineCIDRs'],
     ['an unknown log level', { dvcr, logLevel: 'trace' }, 'logLevel'],
     ['an unknown feature gate', { dvcr, featureGates: ['Teleport'] }, 'featureGates[0]'],
-    ['an empty allowed storage class list', { dvcr, virtualDisks: { allowedStorageClassSelector: { matchNames: [] } } }, 'virtualDisks.allowedStorageClassSelector.matchNames'],
-    ['a system network without a name', { dvcr, liveMigration: { network: { type: 'SystemNetwork', systemNetwork: {} } } }, 'liveMigration.network.systemNetwork.name'],
+    [
+      'an empty allowed storage class list',
+      { dvcr, virtualDisks: { allowedStorageClassSelector: { matchNames: [] } } },
+      'virtualDisks.allowedStorageClassSelector.matchNames',
+    ],
+    [
+      'a system network without a name',
+      { dvcr, liveMigration: { network: { type: 'SystemNetwork', systemNetwork: {} } } },
+      'liveMigration.network.systemNetwork.name',
+    ],
     ['a system network type without the network', { dvcr, liveMigration: { network: { type: 'SystemNetwork' } } }, 'liveMigration.network.systemNetwork'],
   ])('reject %s, naming the field', (_what, settings, field) => {
     const result = check(VirtualizationSettingsSchema, settings);
@@ -51,7 +59,12 @@ describe('the virtualization ModuleConfig settings', () => {
   });
 
   it('type the whole ModuleConfig object named virtualization', () => {
-    const mc = { apiVersion: 'deckhouse.io/v1alpha1', kind: 'ModuleConfig', metadata: { name: 'virtualization' }, spec: { enabled: true, version: 1, settings: { dvcr } } };
+    const mc = {
+      apiVersion: 'deckhouse.io/v1alpha1',
+      kind: 'ModuleConfig',
+      metadata: { name: 'virtualization' },
+      spec: { enabled: true, version: 1, settings: { dvcr } },
+    };
     expect(check(VirtualizationModuleConfigSchema, mc).ok).toBe(true);
     expect(check(VirtualizationModuleConfigSchema, { ...mc, metadata: { name: 'other' } }).ok).toBe(false);
   });

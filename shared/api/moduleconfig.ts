@@ -51,12 +51,7 @@ const LiveMigrationNetwork = z
   })
   .describe('The network live migration traffic uses.');
 
-export const FEATURE_GATES = [
-  'HotplugCPUWithLiveMigration',
-  'HotplugMemoryWithLiveMigration',
-  'HotplugCPUAndMemoryWithInPlaceResize',
-  'GPU',
-] as const;
+export const FEATURE_GATES = ['HotplugCPUWithLiveMigration', 'HotplugMemoryWithLiveMigration', 'HotplugCPUAndMemoryWithInPlaceResize', 'GPU'] as const;
 
 export const VirtualizationSettingsSchema = z.strictObject({
   highAvailability: z.boolean().optional().describe('Run control-plane components with several replicas.'),
@@ -73,19 +68,13 @@ export const VirtualizationSettingsSchema = z.strictObject({
   https: z
     .strictObject({
       mode: z.enum(['Disabled', 'CertManager', 'CustomCertificate', 'OnlyInURI']).default('CertManager'),
-      certManager: z
-        .strictObject({ clusterIssuerName: z.string().default('letsencrypt').describe('ClusterIssuer to use.') })
-        .optional(),
-      customCertificate: z
-        .strictObject({ secretName: z.string().optional().describe('Secret in d8-system with the certificate.') })
-        .default({}),
+      certManager: z.strictObject({ clusterIssuerName: z.string().default('letsencrypt').describe('ClusterIssuer to use.') }).optional(),
+      customCertificate: z.strictObject({ secretName: z.string().optional().describe('Secret in d8-system with the certificate.') }).default({}),
     })
     .optional()
     .describe('TLS of the upload endpoint; overrides the global https settings.'),
   dvcr: DvcrSchema,
-  audit: z
-    .strictObject({ enabled: z.boolean().default(false).describe('Emit security audit events.') })
-    .optional(),
+  audit: z.strictObject({ enabled: z.boolean().default(false).describe('Emit security audit events.') }).optional(),
   virtualImages: z
     .strictObject({
       storageClassName: z.string().optional().describe('Deprecated: use defaultStorageClassName.'),

@@ -7,12 +7,7 @@ import {
   internalVirtualMachineInstance,
   internalVirtualMachineInstanceMigration,
 } from './internal/resources.js';
-import {
-  virtualMachineIPAddress,
-  virtualMachineIPAddressLease,
-  virtualMachineMACAddress,
-  virtualMachineMACAddressLease,
-} from './resources/addresses.js';
+import { virtualMachineIPAddress, virtualMachineIPAddressLease, virtualMachineMACAddress, virtualMachineMACAddressLease } from './resources/addresses.js';
 import { virtualDiskSnapshot, virtualMachineSnapshot, virtualMachineSnapshotOperation } from './resources/snapshots.js';
 import { nodeUSBDevice, usbDevice } from './resources/usb.js';
 import { virtualDisk } from './resources/virtualdisk.js';

@@ -18,7 +18,12 @@ describe('the full objects of the round-trip test', () => {
     const schema = structuralSchema(def.schema);
     const props = schema['properties'] as Record<string, JsonSchema>;
     const parts: JsonSchema = { properties: Object.fromEntries(['spec', 'status'].filter((p) => props[p]).map((p) => [p, props[p]])) };
-    expect(uncovered(parts, FULL_OBJECTS.filter((o) => o.kind === kind))).toEqual([]);
+    expect(
+      uncovered(
+        parts,
+        FULL_OBJECTS.filter((o) => o.kind === kind),
+      ),
+    ).toEqual([]);
   });
 });
 

@@ -130,7 +130,11 @@ describe('AccessGuard', () => {
     clock.now = 5_000;
     await guard.check('Bearer good-token');
     await guard.check('Bearer other-token');
-    expect(reviewer.calls.filter((c) => c.startsWith('authenticate'))).toEqual(['authenticate good-token', 'authenticate other-token', 'authenticate other-token']);
+    expect(reviewer.calls.filter((c) => c.startsWith('authenticate'))).toEqual([
+      'authenticate good-token',
+      'authenticate other-token',
+      'authenticate other-token',
+    ]);
     clock.now = 10_000;
     await guard.check('Bearer good-token');
     expect(reviewer.calls.filter((c) => c.startsWith('authenticate'))).toHaveLength(4);

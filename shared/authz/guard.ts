@@ -73,12 +73,14 @@ export class AccessGuard implements RequestGuard {
     this.allowedTtlMs = options.allowedTtlMs ?? 10_000;
     this.deniedTtlMs = options.deniedTtlMs ?? 5_000;
     // staleMs 0: an expired verdict is never answered, not even while it is read again.
-    this.verdicts = options.cache ?? new TtlCache({
-      ttlMs: this.allowedTtlMs,
-      staleMs: 0,
-      maxEntries: options.maxEntries ?? 1024,
-      ...(options.now ? { now: options.now } : {}),
-    });
+    this.verdicts =
+      options.cache ??
+      new TtlCache({
+        ttlMs: this.allowedTtlMs,
+        staleMs: 0,
+        maxEntries: options.maxEntries ?? 1024,
+        ...(options.now ? { now: options.now } : {}),
+      });
   }
 
   /** How many verdicts are remembered (tests). */
@@ -90,7 +92,11 @@ export class AccessGuard implements RequestGuard {
     const token = bearerToken(authorization);
     if (token === undefined) return MISSING_TOKEN;
     try {
-      const decision = await this.verdicts.get(tokenKey(token), () => this.review(token), (d: AccessDecision) => (d.allowed ? this.allowedTtlMs : this.deniedTtlMs));
+      const decision = await this.verdicts.get(
+        tokenKey(token),
+        () => this.review(token),
+        (d: AccessDecision) => (d.allowed ? this.allowedTtlMs : this.deniedTtlMs),
+      );
       this.reviewed();
       return decision;
     } catch (err: unknown) {

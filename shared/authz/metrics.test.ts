@@ -27,7 +27,9 @@ describe('metrics auth config', () => {
   });
 
   it('takes resource attributes instead, as kube-rbac-proxy --resource-attributes', () => {
-    const settings = parseConfig(schema, { METRICS_AUTH_RESOURCE_ATTRIBUTES: 'namespace=d8-virtualization, resource=services,subresource=proxy,name=controller-metrics,group=' });
+    const settings = parseConfig(schema, {
+      METRICS_AUTH_RESOURCE_ATTRIBUTES: 'namespace=d8-virtualization, resource=services,subresource=proxy,name=controller-metrics,group=',
+    });
     expect(metricsAttributes(settings)).toEqual({
       resourceAttributes: { verb: 'get', namespace: 'd8-virtualization', resource: 'services', subresource: 'proxy', name: 'controller-metrics' },
     });
@@ -55,13 +57,22 @@ describe('the guard built from the config', () => {
     const guard = metricsGuardFromEnv({ METRICS_AUTH: 'kubernetes', METRICS_AUTH_RESOURCE_ATTRIBUTES: undefined, KUBECONFIG: undefined }, {}, log);
     const results = [await guard?.check(undefined), await guard?.check('Bearer x'), await guard?.check('Bearer y')];
     expect(results.map((d) => (d?.allowed === false ? d.status : 200))).toEqual([401, 503, 503]);
-    expect(results[1]).toMatchObject({ message: expect.stringMatching(/^METRICS_AUTH=kubernetes but there is no Kubernetes API .*KUBECONFIG is unset and this is not a pod/) });
+    expect(results[1]).toMatchObject({
+      message: expect.stringMatching(/^METRICS_AUTH=kubernetes but there is no Kubernetes API .*KUBECONFIG is unset and this is not a pod/),
+    });
     expect(lines.filter((l) => l.level >= 40)).toHaveLength(1);
   });
 
   it('with a KUBECONFIG that cannot be read: 503 naming the file', async () => {
     const { log } = capture();
-    const guard = metricsGuardFromEnv({ METRICS_AUTH: 'kubernetes', METRICS_AUTH_RESOURCE_ATTRIBUTES: undefined, KUBECONFIG: '/nonexistent/kubeconfig' }, {}, log);
-    expect(await guard?.check('Bearer x')).toMatchObject({ status: 503, message: expect.stringContaining('KUBECONFIG /nonexistent/kubeconfig cannot be loaded') });
+    const guard = metricsGuardFromEnv(
+      { METRICS_AUTH: 'kubernetes', METRICS_AUTH_RESOURCE_ATTRIBUTES: undefined, KUBECONFIG: '/nonexistent/kubeconfig' },
+      {},
+      log,
+    );
+    expect(await guard?.check('Bearer x')).toMatchObject({
+      status: 503,
+      message: expect.stringContaining('KUBECONFIG /nonexistent/kubeconfig cannot be loaded'),
+    });
   });
 });

@@ -26,7 +26,10 @@ const RESOURCE_KEYS = ['namespace', 'group', 'version', 'resource', 'subresource
 export function parseResourceAttributes(text: string): ResourceAttributes | string[] {
   const problems: string[] = [];
   const attrs: Record<string, string> = {};
-  for (const pair of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const pair of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const eq = pair.indexOf('=');
     const key = eq < 0 ? pair : pair.slice(0, eq).trim();
     if (eq < 0 || !(RESOURCE_KEYS as readonly string[]).includes(key)) {

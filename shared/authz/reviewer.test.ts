@@ -17,8 +17,16 @@ const review = (kind: string, status: unknown): unknown => ({
 
 describe('KubeReviewer', () => {
   it('POSTs a TokenReview and returns the user only when the token is authenticated', async () => {
-    const user = { username: 'system:serviceaccount:ns:sa', uid: 'u-1', groups: ['system:serviceaccounts'], extra: { 'authentication.kubernetes.io/pod-name': ['p'] } };
-    const { port, sent } = rest(review('TokenReview', { authenticated: true, user }), review('TokenReview', { authenticated: false, error: 'invalid bearer token' }));
+    const user = {
+      username: 'system:serviceaccount:ns:sa',
+      uid: 'u-1',
+      groups: ['system:serviceaccounts'],
+      extra: { 'authentication.kubernetes.io/pod-name': ['p'] },
+    };
+    const { port, sent } = rest(
+      review('TokenReview', { authenticated: true, user }),
+      review('TokenReview', { authenticated: false, error: 'invalid bearer token' }),
+    );
     const reviewer = new KubeReviewer(port, { audiences: ['https://kubernetes.default.svc'] });
     expect(await reviewer.authenticate('t0k3n')).toEqual(user);
     expect(await reviewer.authenticate('bad')).toBeUndefined();
@@ -35,15 +43,25 @@ describe('KubeReviewer', () => {
     const reviewer = new KubeReviewer(port);
     const user = { username: 'u', uid: 'id', groups: ['g'], extra: { k: ['v'] } };
     expect(await reviewer.authorize(user, METRICS_ATTRIBUTES)).toEqual({ allowed: true, reason: undefined });
-    expect(await reviewer.authorize({ username: 'u' }, { resourceAttributes: { verb: 'get', resource: 'services', subresource: 'proxy', namespace: 'n' } })).toEqual({ allowed: false, reason: 'nope' });
+    expect(
+      await reviewer.authorize({ username: 'u' }, { resourceAttributes: { verb: 'get', resource: 'services', subresource: 'proxy', namespace: 'n' } }),
+    ).toEqual({ allowed: false, reason: 'nope' });
     expect(sent.map((r) => [r.path, r.body])).toEqual([
       [
         '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-        { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'u', uid: 'id', groups: ['g'], extra: { k: ['v'] }, nonResourceAttributes: { path: '/metrics', verb: 'get' } } },
+        {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: { user: 'u', uid: 'id', groups: ['g'], extra: { k: ['v'] }, nonResourceAttributes: { path: '/metrics', verb: 'get' } },
+        },
       ],
       [
         '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-        { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'u', resourceAttributes: { verb: 'get', resource: 'services', subresource: 'proxy', namespace: 'n' } } },
+        {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: { user: 'u', resourceAttributes: { verb: 'get', resource: 'services', subresource: 'proxy', namespace: 'n' } },
+        },
       ],
     ]);
   });

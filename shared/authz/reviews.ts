@@ -61,9 +61,7 @@ export interface ResourceAttributes {
 }
 
 /** What the guard asks the authorizer: one of the two forms of a SubjectAccessReview spec. */
-export type AccessAttributes =
-  | { readonly nonResourceAttributes: NonResourceAttributes }
-  | { readonly resourceAttributes: ResourceAttributes };
+export type AccessAttributes = { readonly nonResourceAttributes: NonResourceAttributes } | { readonly resourceAttributes: ResourceAttributes };
 
 /** `get /metrics`, or `get services/proxy name in namespace`: for messages. */
 export function describeAttributes(attributes: AccessAttributes): string {

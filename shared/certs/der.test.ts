@@ -1,7 +1,24 @@
 import { describe, expect, it } from '@jest/globals';
 import {
-  bitString, boolean, encodeLength, explicit, generalizedTime, ia5String, implicit, integer, namedBits, octetString, oid,
-  readAll, readTime, readTlv, sequence, set, time, utcTime, utf8String,
+  bitString,
+  boolean,
+  encodeLength,
+  explicit,
+  generalizedTime,
+  ia5String,
+  implicit,
+  integer,
+  namedBits,
+  octetString,
+  oid,
+  readAll,
+  readTime,
+  readTlv,
+  sequence,
+  set,
+  time,
+  utcTime,
+  utf8String,
 } from './der.js';
 import { DerDecodeError } from './errors.js';
 

@@ -6,8 +6,17 @@ import { DerDecodeError } from './errors.js';
 
 /** Universal tags used here (X.680). */
 export const Tag = {
-  boolean: 0x01, integer: 0x02, bitString: 0x03, octetString: 0x04, oid: 0x06, utf8String: 0x0c,
-  ia5String: 0x16, utcTime: 0x17, generalizedTime: 0x18, sequence: 0x30, set: 0x31,
+  boolean: 0x01,
+  integer: 0x02,
+  bitString: 0x03,
+  octetString: 0x04,
+  oid: 0x06,
+  utf8String: 0x0c,
+  ia5String: 0x16,
+  utcTime: 0x17,
+  generalizedTime: 0x18,
+  sequence: 0x30,
+  set: 0x31,
 } as const;
 
 /** The length octets: short form below 128, else 0x80|n followed by n big-endian octets. */
@@ -98,7 +107,7 @@ export function namedBits(bits: readonly number[]): Buffer {
   if (bits.length === 0) return bitString(Buffer.alloc(0));
   const highest = Math.max(...bits);
   const bytes = Buffer.alloc(Math.floor(highest / 8) + 1);
-  for (const bit of bits) bytes[Math.floor(bit / 8)] |= 0x80 >> bit % 8;
+  for (const bit of bits) bytes[Math.floor(bit / 8)] |= 0x80 >> (bit % 8);
   return bitString(bytes, 7 - (highest % 8));
 }
 
@@ -197,7 +206,7 @@ export function readTlv(input: Buffer, offset = 0): Tlv {
 /** Every TLV laid end to end in `input` (the content of a SEQUENCE or SET). */
 export function readAll(input: Buffer): Tlv[] {
   const items: Tlv[] = [];
-  for (let offset = 0; offset < input.length; ) {
+  for (let offset = 0; offset < input.length;) {
     const item = readTlv(input, offset);
     items.push(item);
     offset = item.end;

@@ -20,9 +20,7 @@ export interface InspectInput {
   minRemainingMs?: number;
 }
 
-export type InspectResult =
-  | { ok: true; notBefore: Date; notAfter: Date; fingerprint: string }
-  | { ok: false; reason: string };
+export type InspectResult = { ok: true; notBefore: Date; notAfter: Date; fingerprint: string } | { ok: false; reason: string };
 
 class Rejected extends Error {}
 

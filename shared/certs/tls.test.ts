@@ -9,7 +9,12 @@ const times = { notBefore: new Date(now - 60_000), notAfter: new Date(now + 86_4
 const ca = issueCertificate({ commonName: 'virt-ca', usage: 'ca', ...times });
 const otherCa = issueCertificate({ commonName: 'virt-ca', usage: 'ca', ...times });
 const serving = issueCertificate({
-  commonName: 'admission', dnsNames: ['admission.d8-virtualization.svc'], ipAddresses: ['127.0.0.1'], usage: 'server', issuer: ca, ...times,
+  commonName: 'admission',
+  dnsNames: ['admission.d8-virtualization.svc'],
+  ipAddresses: ['127.0.0.1'],
+  usage: 'server',
+  issuer: ca,
+  ...times,
 });
 const client = issueCertificate({ commonName: 'virt-controller', usage: 'client', issuer: ca, ...times });
 

@@ -98,8 +98,11 @@ describe('issueCertificate', () => {
   it('reuses a given key, writes it as PKCS#8 and encodes validity to the second', () => {
     const key = generateKey();
     const pair = issueCertificate({
-      commonName: 'self', usage: 'ca', key: key.privateKey,
-      notBefore: new Date('2030-01-01T00:00:00.900Z'), notAfter: new Date('2060-01-01T00:00:00.900Z'),
+      commonName: 'self',
+      usage: 'ca',
+      key: key.privateKey,
+      notBefore: new Date('2030-01-01T00:00:00.900Z'),
+      notAfter: new Date('2060-01-01T00:00:00.900Z'),
     });
     expect(pair.keyPem).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
     const cert = new X509Certificate(pair.certPem);
@@ -122,7 +125,12 @@ describe('issueCertificate', () => {
   it('lists every inconsistency at once with its field path and a stable code', () => {
     const ca = issueCertificate({ commonName: 'ca', usage: 'ca', notBefore: new Date('2030-01-01Z'), notAfter: new Date('2031-01-01Z') });
     const base: IssueOptions = {
-      commonName: 'x', usage: 'server', dnsNames: ['x'], issuer: ca, notBefore: new Date('2030-02-01Z'), notAfter: new Date('2030-03-01Z'),
+      commonName: 'x',
+      usage: 'server',
+      dnsNames: ['x'],
+      issuer: ca,
+      notBefore: new Date('2030-02-01Z'),
+      notAfter: new Date('2030-03-01Z'),
     };
     expect(() => issueCertificate(base)).not.toThrow();
     const attempt = (opts: Partial<IssueOptions>): CertificateOptionsError => {

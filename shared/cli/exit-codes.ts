@@ -2,15 +2,7 @@
  * The exit codes of `d8v`, for scripts (README.md lists them). Errors are classified by class and
  * HTTP status, never by message text.
  */
-import {
-  AppError,
-  ConfigError,
-  KubeApiError,
-  NotFoundError,
-  ProtocolError,
-  TimeoutError,
-  UnavailableError,
-} from '../errors/index.js';
+import { AppError, ConfigError, KubeApiError, NotFoundError, ProtocolError, TimeoutError, UnavailableError } from '../errors/index.js';
 
 export const ExitCode = {
   /** Done: the operation completed, the session ended normally. */

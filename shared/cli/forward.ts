@@ -45,13 +45,7 @@ export interface Listener {
  * connection opens its own stream; a stream that fails is reported and closes that connection only.
  * The bound address of each listener is printed on stdout (`Forwarding from 127.0.0.1:PORT -> ...`).
  */
-export async function serveListeners(
-  conn: Connection,
-  listeners: readonly Listener[],
-  address: string,
-  io: Io,
-  signal: AbortSignal,
-): Promise<void> {
+export async function serveListeners(conn: Connection, listeners: readonly Listener[], address: string, io: Io, signal: AbortSignal): Promise<void> {
   const vm = listeners[0]?.target.vm ?? '';
   await getVirtualMachine(conn, vm, signal);
   const servers: net.Server[] = [];

@@ -49,7 +49,21 @@ describe('arguments', () => {
     const top = await d8v(['--help']);
     expect(top.code).toBe(0);
     expect(top.stdout).toMatch(/Exit codes:[\s\S]*3 +the VirtualMachine \(or namespace\) was not found/);
-    for (const cmd of ['start', 'stop', 'restart', 'migrate', 'console', 'vnc', 'port-forward', 'ssh', 'scp', 'freeze', 'unfreeze', 'addvolume', 'removevolume']) {
+    for (const cmd of [
+      'start',
+      'stop',
+      'restart',
+      'migrate',
+      'console',
+      'vnc',
+      'port-forward',
+      'ssh',
+      'scp',
+      'freeze',
+      'unfreeze',
+      'addvolume',
+      'removevolume',
+    ]) {
       const help = await d8v([cmd, '--help']);
       expect({ cmd, code: help.code }).toEqual({ cmd, code: 0 });
       expect(help.stdout).toContain(`Usage: d8v ${cmd}`);
@@ -132,7 +146,13 @@ class FakeApiServer {
       send(200, { apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'VirtualMachine', metadata: { name: 'vm', namespace: 'ns' } });
     } else if (req.method === 'POST' && path === `${base}/virtualmachineoperations`) {
       if (this.createStatus !== 201) {
-        send(this.createStatus, { kind: 'Status', status: 'Failure', reason: 'Forbidden', message: 'user "u" cannot create virtualmachineoperations', code: this.createStatus });
+        send(this.createStatus, {
+          kind: 'Status',
+          status: 'Failure',
+          reason: 'Forbidden',
+          message: 'user "u" cannot create virtualmachineoperations',
+          code: this.createStatus,
+        });
         return;
       }
       const op = body as { metadata: { generateName: string } };
@@ -141,11 +161,25 @@ class FakeApiServer {
     } else if (req.method === 'GET' && this.created && path === `${base}/virtualmachineoperations/${(this.created['metadata'] as { name: string }).name}`) {
       const step = this.phases.length > 1 ? this.phases.shift() : this.phases[0];
       const conditions = step?.reason
-        ? [{ type: 'Completed', status: step.phase === 'Completed' ? 'True' : 'False', reason: step.reason, message: step.message ?? '', lastTransitionTime: '2026-12-03T00:00:00Z' }]
+        ? [
+            {
+              type: 'Completed',
+              status: step.phase === 'Completed' ? 'True' : 'False',
+              reason: step.reason,
+              message: step.message ?? '',
+              lastTransitionTime: '2026-12-03T00:00:00Z',
+            },
+          ]
         : undefined;
       send(200, { ...this.created, status: step ? { phase: step.phase, progress: step.progress, conditions } : undefined });
     } else {
-      send(404, { kind: 'Status', status: 'Failure', reason: 'NotFound', message: `virtualmachines.virtualization.deckhouse.io "${path.split('/').pop() ?? ''}" not found`, code: 404 });
+      send(404, {
+        kind: 'Status',
+        status: 'Failure',
+        reason: 'NotFound',
+        message: `virtualmachines.virtualization.deckhouse.io "${path.split('/').pop() ?? ''}" not found`,
+        code: 404,
+      });
     }
   }
 }
@@ -159,7 +193,11 @@ describe('operations (fake apiserver)', () => {
   afterAll(() => api.stop());
 
   it('restart creates a Restart operation in the context namespace, prints its progress, exits 0 once Completed', async () => {
-    api.phases = [{ phase: 'Pending' }, { phase: 'InProgress', progress: '50%', reason: 'RestartInProgress' }, { phase: 'Completed', progress: '100%', reason: 'OperationCompleted' }];
+    api.phases = [
+      { phase: 'Pending' },
+      { phase: 'InProgress', progress: '50%', reason: 'RestartInProgress' },
+      { phase: 'Completed', progress: '100%', reason: 'OperationCompleted' },
+    ];
     const ran = await d8v(['restart', 'vm', '--kubeconfig', kubeconfig, '--force']);
     expect(ran).toMatchObject({ code: 0, stdout: 'VirtualMachine ns/vm restarted (virtualmachineoperation/restart-vm-x1y2z Completed)\n' });
     expect(ran.stderr.split('\n')).toEqual([
@@ -170,7 +208,11 @@ describe('operations (fake apiserver)', () => {
       '',
     ]);
     const create = api.requests.find((r) => r.method === 'POST');
-    expect(create?.body).toMatchObject({ kind: 'VirtualMachineOperation', metadata: { namespace: 'ns', generateName: 'restart-vm-' }, spec: { type: 'Restart', virtualMachineName: 'vm', force: true } });
+    expect(create?.body).toMatchObject({
+      kind: 'VirtualMachineOperation',
+      metadata: { namespace: 'ns', generateName: 'restart-vm-' },
+      spec: { type: 'Restart', virtualMachineName: 'vm', force: true },
+    });
     expect(create?.auth).toBe('Bearer secret');
   });
 
@@ -179,7 +221,9 @@ describe('operations (fake apiserver)', () => {
     const ran = await d8v(['migrate', 'vm', '--node-selector', 'zone=b', '--node-selector', 'disk=ssd', '--kubeconfig', kubeconfig]);
     expect(ran.code).toBe(1);
     expect(ran.stderr).toContain('error: VirtualMachineOperation ns/migrate-vm-x1y2z Failed: NotApplicableForVirtualMachinePhase: the VM is Stopped');
-    expect(api.requests.filter((r) => r.method === 'POST').pop()?.body).toMatchObject({ spec: { type: 'Migrate', migrate: { nodeSelector: { zone: 'b', disk: 'ssd' } } } });
+    expect(api.requests.filter((r) => r.method === 'POST').pop()?.body).toMatchObject({
+      spec: { type: 'Migrate', migrate: { nodeSelector: { zone: 'b', disk: 'ssd' } } },
+    });
   });
 
   it('a superseded operation exits 1', async () => {

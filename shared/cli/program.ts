@@ -98,10 +98,16 @@ export async function run(argv: readonly string[], io: Io, opts: RunOptions): Pr
     if (forceHelp !== undefined) cmd.option('--force', forceHelp, false);
     return cmd;
   };
-  const operationAction = (type: OperationType) => async (vm: string, o: { wait: boolean; timeout: number; force?: boolean; nodeSelector?: Record<string, string> }, cmd: Command) =>
-    withConnection(cmd, (conn) =>
-      runOperation(conn, { type, vm, force: o.force === true, nodeSelector: o.nodeSelector, wait: o.wait, timeoutMs: o.timeout, pollMs: opts.pollMs }, io, signal),
-    );
+  const operationAction =
+    (type: OperationType) => async (vm: string, o: { wait: boolean; timeout: number; force?: boolean; nodeSelector?: Record<string, string> }, cmd: Command) =>
+      withConnection(cmd, (conn) =>
+        runOperation(
+          conn,
+          { type, vm, force: o.force === true, nodeSelector: o.nodeSelector, wait: o.wait, timeoutMs: o.timeout, pollMs: opts.pollMs },
+          io,
+          signal,
+        ),
+      );
   operation('start', 'Start a stopped VM').action(operationAction('Start'));
   operation('stop', 'Stop a VM', 'power off at once instead of a guest shutdown').action(operationAction('Stop'));
   operation('restart', 'Restart a VM', 'power off and start again instead of a guest reboot').action(operationAction('Restart'));
@@ -152,7 +158,11 @@ export async function run(argv: readonly string[], io: Io, opts: RunOptions): Pr
       .addOption(new Option('-p, --port <port>', "the VM's SSH port").default(22).argParser(port))
       .option('-i, --identity-file <path>', 'private key for ssh')
       .option('-o, --ssh-option <KEY=VALUE>', 'an option for ssh/scp, as ssh -o (repeatable)', collect);
-  const sshOpts = (o: { port: number; identityFile?: string; sshOption?: string[] }): SshOptions => ({ port: o.port, identityFile: o.identityFile, options: o.sshOption ?? [] });
+  const sshOpts = (o: { port: number; identityFile?: string; sshOption?: string[] }): SshOptions => ({
+    port: o.port,
+    identityFile: o.identityFile,
+    options: o.sshOption ?? [],
+  });
 
   sshOptions(program.command('ssh'))
     .description('Run the system ssh to the VM, tunnelled through port-forward (no network path to the VM needed).')
@@ -216,11 +226,17 @@ export async function run(argv: readonly string[], io: Io, opts: RunOptions): Pr
     .option('--image <ref>', 'the container image (ClusterVirtualImage, or a VirtualImage in the registry)')
     .option('--serial <serial>', 'disk serial number seen by the guest')
     .option('--cdrom', 'attach as a CD-ROM', false)
-    .action((vm: string, name: string, o: { volumeKind: (typeof VOLUME_KINDS)[number]; pvcName?: string; image?: string; serial?: string; cdrom: boolean }, cmd: Command) =>
-      withConnection(cmd, async (conn) => {
-        await addVolume(conn, vm, { name, volumeKind: o.volumeKind, pvcName: o.pvcName, image: o.image, serial: o.serial, isCdrom: o.cdrom }, signal);
-        io.stdout.write(`volume ${name} added to VirtualMachine ${conn.namespace}/${vm}\n`);
-      }),
+    .action(
+      (
+        vm: string,
+        name: string,
+        o: { volumeKind: (typeof VOLUME_KINDS)[number]; pvcName?: string; image?: string; serial?: string; cdrom: boolean },
+        cmd: Command,
+      ) =>
+        withConnection(cmd, async (conn) => {
+          await addVolume(conn, vm, { name, volumeKind: o.volumeKind, pvcName: o.pvcName, image: o.image, serial: o.serial, isCdrom: o.cdrom }, signal);
+          io.stdout.write(`volume ${name} added to VirtualMachine ${conn.namespace}/${vm}\n`);
+        }),
     );
   program
     .command('removevolume')

@@ -32,7 +32,9 @@ class StandInSubresourceServer {
     if (path.startsWith(VMS) && (name === 'vm' || name === 'down')) {
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'VirtualMachine', metadata: { name, namespace: 'ns' } }));
     } else {
-      res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound', message: `virtualmachine "${name}" not found` }));
+      res
+        .writeHead(404, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound', message: `virtualmachine "${name}" not found` }));
     }
   });
 
@@ -40,7 +42,12 @@ class StandInSubresourceServer {
     this.server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
       const url = new URL(req.url ?? '/', 'http://x');
       const [vm, kind] = url.pathname.slice(SUB.length).split('/');
-      this.upgrades.push({ path: url.pathname, query: url.searchParams, protocol: String(req.headers['sec-websocket-protocol']), auth: req.headers.authorization });
+      this.upgrades.push({
+        path: url.pathname,
+        query: url.searchParams,
+        protocol: String(req.headers['sec-websocket-protocol']),
+        auth: req.headers.authorization,
+      });
       if (vm === 'down') {
         const body = JSON.stringify({ kind: 'Status', code: 503, reason: 'ServiceUnavailable', message: 'virt-api is unavailable' });
         socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
@@ -150,7 +157,10 @@ describe('sessions (stand-in subresources server)', () => {
       socket.end();
     }
     expect(standIn.upgrades.filter((u) => u.path === `${SUB}vm/portforward`).map((u) => [u.query.get('port'), u.query.get('protocol')])).toEqual(
-      expect.arrayContaining([['8080', 'tcp'], ['9090', 'tcp']]),
+      expect.arrayContaining([
+        ['8080', 'tcp'],
+        ['9090', 'tcp'],
+      ]),
     );
     s.stop.abort();
     expect(await s.done).toBe(0);
@@ -185,9 +195,29 @@ describe('sessions (stand-in subresources server)', () => {
 
   it('ssh runs the system ssh with d8v port-forward --stdio as its ProxyCommand, which reaches the VM port', async () => {
     const d8v = join(import.meta.dirname, 'd8v.js');
-    const child = spawn(process.execPath, [d8v, 'ssh', 'alice@vm', '--kubeconfig', kubeconfig, '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=DEBUG1', '--', 'true'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        d8v,
+        'ssh',
+        'alice@vm',
+        '--kubeconfig',
+        kubeconfig,
+        '-o',
+        'BatchMode=yes',
+        '-o',
+        'StrictHostKeyChecking=no',
+        '-o',
+        'UserKnownHostsFile=/dev/null',
+        '-o',
+        'LogLevel=DEBUG1',
+        '--',
+        'true',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
@@ -214,7 +244,20 @@ describe('helpers', () => {
     const proxy = proxyCommand(['/usr/bin/node', '/opt/my d8v.js'], { kubeconfig: '/k', context: 'c' }, 'ns', 'vm', 2222);
     expect(proxy).toBe(`/usr/bin/node '/opt/my d8v.js' port-forward --stdio -n ns --kubeconfig /k --context c vm 2222`);
     expect(sshArgs('P', 'ns', { vm: 'vm', user: 'root' }, { port: 22, identityFile: '/id', options: ['A=b'] }, ['uname', '-a'])).toEqual([
-      '-o', 'ProxyCommand=P', '-o', 'HostKeyAlias=vm/vm.ns', '-i', '/id', '-o', 'A=b', '-l', 'root', 'vm.ns', '--', 'uname', '-a',
+      '-o',
+      'ProxyCommand=P',
+      '-o',
+      'HostKeyAlias=vm/vm.ns',
+      '-i',
+      '/id',
+      '-o',
+      'A=b',
+      '-l',
+      'root',
+      'vm.ns',
+      '--',
+      'uname',
+      '-a',
     ]);
   });
 

@@ -40,7 +40,12 @@ describe('parseConfig', () => {
   });
 
   it('returns a deeply frozen object', () => {
-    const nested = z.object({ LIST: z.string().default('a,b').transform((s) => ({ items: s.split(',') })) });
+    const nested = z.object({
+      LIST: z
+        .string()
+        .default('a,b')
+        .transform((s) => ({ items: s.split(',') })),
+    });
     const cfg = parseConfig(nested, {});
     expect(Object.isFrozen(cfg)).toBe(true);
     expect(Object.isFrozen(cfg.LIST.items)).toBe(true);

@@ -20,10 +20,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
  * are the variable names; every key should carry `.describe()` and a default. All problems are
  * reported together in one ConfigError.
  */
-export function parseConfig<S extends z.ZodObject>(
-  schema: S,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): Readonly<z.infer<S>> {
+export function parseConfig<S extends z.ZodObject>(schema: S, env: Readonly<Record<string, string | undefined>> = process.env): Readonly<z.infer<S>> {
   const input: Record<string, string> = {};
   for (const key of Object.keys(schema.shape)) {
     const value = env[key];

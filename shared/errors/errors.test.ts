@@ -1,5 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
-import { AlreadyExistsError, BadRequestError, ConflictError, ProtocolError, UnavailableError, ValidationError, errorMessage, httpStatusOf, retryAfterMsOf } from './index.js';
+import {
+  AlreadyExistsError,
+  BadRequestError,
+  ConflictError,
+  ProtocolError,
+  UnavailableError,
+  ValidationError,
+  errorMessage,
+  httpStatusOf,
+  retryAfterMsOf,
+} from './index.js';
 
 describe('errors', () => {
   it('carry a stable code, an HTTP status and the cause', () => {

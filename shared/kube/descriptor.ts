@@ -63,8 +63,7 @@ export interface PathParts {
  */
 export function resourcePath(d: ResourceDescriptor, parts: PathParts = {}): string {
   const prefix = d.group === '' ? `/api/${d.version}` : `/apis/${d.group}/${d.version}`;
-  const scoped =
-    d.namespaced && parts.namespace !== undefined ? `${prefix}/namespaces/${encodeURIComponent(parts.namespace)}` : prefix;
+  const scoped = d.namespaced && parts.namespace !== undefined ? `${prefix}/namespaces/${encodeURIComponent(parts.namespace)}` : prefix;
   let path = `${scoped}/${d.plural}`;
   if (parts.name !== undefined) path += `/${encodeURIComponent(parts.name)}`;
   if (parts.subresource !== undefined) path += `/${parts.subresource}`;

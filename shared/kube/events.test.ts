@@ -32,7 +32,13 @@ class FakeEvents implements EventStore {
 }
 
 function recorder(events: FakeEvents, clock: { ms: number }): EventRecorder {
-  return new EventRecorder({ events, reportingController: 'virtualization.deckhouse.io/controller', reportingInstance: 'pod-1', now: () => clock.ms, seriesWindowMs: 60_000 });
+  return new EventRecorder({
+    events,
+    reportingController: 'virtualization.deckhouse.io/controller',
+    reportingInstance: 'pod-1',
+    now: () => clock.ms,
+    seriesWindowMs: 60_000,
+  });
 }
 
 describe('EventRecorder', () => {

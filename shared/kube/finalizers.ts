@@ -14,22 +14,12 @@ export function hasFinalizer(obj: { metadata: ObjectMeta }, finalizer: string): 
  * concurrent writers: the JSON patch tests the list it extends (or the resourceVersion), and a failed
  * test (422) or conflict (409) re-reads the object and tries again.
  */
-export async function addFinalizer<T extends KubeObject>(
-  client: ResourcePort<T>,
-  obj: T,
-  finalizer: string,
-  opts: CallOptions = {},
-): Promise<T> {
+export async function addFinalizer<T extends KubeObject>(client: ResourcePort<T>, obj: T, finalizer: string, opts: CallOptions = {}): Promise<T> {
   return patchUntilSettled(client, obj, (meta) => addFinalizerOps(meta, finalizer), opts);
 }
 
 /** Remove a finalizer if present (every copy); idempotent and guarded like addFinalizer. */
-export async function removeFinalizer<T extends KubeObject>(
-  client: ResourcePort<T>,
-  obj: T,
-  finalizer: string,
-  opts: CallOptions = {},
-): Promise<T> {
+export async function removeFinalizer<T extends KubeObject>(client: ResourcePort<T>, obj: T, finalizer: string, opts: CallOptions = {}): Promise<T> {
   return patchUntilSettled(client, obj, (meta) => removeFinalizerOps(meta, finalizer), opts);
 }
 

@@ -128,7 +128,11 @@ async function informerOn(api: FakeApiServer, options: Partial<InformerOptions<W
     seen.events.push(`invalid ${obj.metadata.name ?? ''}@${obj.metadata.resourceVersion ?? ''}`);
     seen.invalid.push({ obj, error });
   });
-  cleanups.push(() => api.close(), () => rest.close(), () => inf.stop());
+  cleanups.push(
+    () => api.close(),
+    () => rest.close(),
+    () => inf.stop(),
+  );
   return { inf, seen };
 }
 
@@ -153,11 +157,7 @@ describe('informer on bad input', () => {
     const api = new FakeApiServer();
     api.lists.push((res) => list(res, [widget('a', '1')], '1'));
     api.watches.push((res) =>
-      stream(res, [
-        line('MODIFIED', widget('a', '2', { size: 'big' })),
-        line('ADDED', widget('b', '3')),
-        line('ADDED', widget('never-valid', '4', {})),
-      ]),
+      stream(res, [line('MODIFIED', widget('a', '2', { size: 'big' })), line('ADDED', widget('b', '3')), line('ADDED', widget('never-valid', '4', {}))]),
     );
     const { inf, seen } = await informerOn(api);
     inf.start();

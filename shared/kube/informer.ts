@@ -157,7 +157,12 @@ export class Informer<T extends KubeObject> {
       let failure: unknown;
       try {
         if (this.resourceVersion === undefined) await this.relist(signal);
-        await runWatch(this.options.client.rest, this.watchRequest(timeoutSeconds, signal), (e) => this.onEvent(e), () => this.onConnected());
+        await runWatch(
+          this.options.client.rest,
+          this.watchRequest(timeoutSeconds, signal),
+          (e) => this.onEvent(e),
+          () => this.onConnected(),
+        );
       } catch (err: unknown) {
         failure = err;
         const kind = failureKind(err);

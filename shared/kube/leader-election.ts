@@ -161,13 +161,23 @@ export class LeaderElector {
     } catch (err: unknown) {
       if (!(err instanceof NotFoundError)) throw err;
       const sentAt = this.now();
-      const spec = acquiredSpec(undefined, identity, nowMicros(() => sentAt), durationSeconds);
+      const spec = acquiredSpec(
+        undefined,
+        identity,
+        nowMicros(() => sentAt),
+        durationSeconds,
+      );
       return { outcome: await this.write(() => leases.create({ metadata: { namespace, name }, spec }, { signal })), sentAt };
     }
     this.observe(current.spec);
     const sentAt = this.now();
     if (heldByOther(current.spec, identity, this.observed.atMs, sentAt)) return { outcome: 'held', sentAt };
-    const spec = acquiredSpec(current.spec, identity, nowMicros(() => sentAt), durationSeconds);
+    const spec = acquiredSpec(
+      current.spec,
+      identity,
+      nowMicros(() => sentAt),
+      durationSeconds,
+    );
     return { outcome: await this.write(() => leases.replace({ ...current, spec }, { signal })), sentAt };
   }
 

@@ -2,9 +2,7 @@ import type { ObjectMeta } from './descriptor.js';
 
 /** One RFC 6902 operation (the subset the apiserver accepts). */
 export type JsonPatchOp =
-  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
-  | { op: 'remove'; path: string }
-  | { op: 'move' | 'copy'; from: string; path: string };
+  { op: 'add' | 'replace' | 'test'; path: string; value: unknown } | { op: 'remove'; path: string } | { op: 'move' | 'copy'; from: string; path: string };
 
 /** Content types of the apiserver's PATCH verbs. */
 export const PatchType = {
@@ -109,7 +107,10 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
 export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOp[]): unknown {
   let root = structuredClone(doc);
   for (const op of ops) {
-    const segments = op.path.split('/').slice(1).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const segments = op.path
+      .split('/')
+      .slice(1)
+      .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
     if (op.op === 'move' || op.op === 'copy') throw new TypeError(`JSON patch op ${op.op} is not supported`);
     const value = 'value' in op ? op.value : undefined;
     if (op.op === 'test') {

@@ -1,14 +1,6 @@
 import type { ZodType } from 'zod';
 import { BadRequestError } from '../errors/index.js';
-import {
-  apiVersionOf,
-  describeObject,
-  refOf,
-  resourcePath,
-  type KubeObject,
-  type ObjectRef,
-  type ResourceDescriptor,
-} from './descriptor.js';
+import { apiVersionOf, describeObject, refOf, resourcePath, type KubeObject, type ObjectRef, type ResourceDescriptor } from './descriptor.js';
 import { decodeObject, type Decoded } from './decode.js';
 import { PatchType, type JsonPatchOp } from './patch.js';
 import type { HttpMethod, RestTransport } from './rest.js';

@@ -4,9 +4,7 @@ import { LabelledMetric, type MetricOptions, type MetricType } from './series.js
 import { formatLabels, formatValue } from './text.js';
 
 /** Latency buckets in seconds, from 1 ms to 10 s. */
-export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [
-  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-];
+export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface HistogramOptions<L extends string> extends MetricOptions<L> {
   /** Upper bounds, strictly increasing; `+Inf` is implied. */

@@ -52,9 +52,7 @@ describe('metrics registry', () => {
   it('escapes quotes, backslashes and newlines in label values and help text', () => {
     const registry = new Registry();
     registry.counter({ name: 'odd_total', help: 'line1\nline2 \\', labelNames: ['v'] }).inc({ v: 'a"b\\c\nd' });
-    expect(registry.expose()).toBe(
-      '# HELP odd_total line1\\nline2 \\\\\n# TYPE odd_total counter\nodd_total{v="a\\"b\\\\c\\nd"} 1\n',
-    );
+    expect(registry.expose()).toBe('# HELP odd_total line1\\nline2 \\\\\n# TYPE odd_total counter\nodd_total{v="a\\"b\\\\c\\nd"} 1\n');
   });
 
   it.each([

@@ -17,7 +17,9 @@ export function credentialsFromDockerConfig(path: string, registry: string): Cre
   try {
     doc = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err: unknown) {
-    throw new ValidationError('invalid docker config', [{ path, message: `not readable JSON: ${err instanceof Error ? err.message : String(err)}` }], { cause: err });
+    throw new ValidationError('invalid docker config', [{ path, message: `not readable JSON: ${err instanceof Error ? err.message : String(err)}` }], {
+      cause: err,
+    });
   }
   const auths = (doc as { auths?: Record<string, { auth?: string; username?: string; password?: string }> }).auths ?? {};
   const entry = auths[registry] ?? auths[`https://${registry}`] ?? auths[`http://${registry}`];

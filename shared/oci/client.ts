@@ -91,7 +91,7 @@ export class RegistryClient {
       });
       const body = await readBody(res);
       if (res.status !== 200) throw new RegistryError(`the registry's token service refused us (HTTP ${res.status})`, { upstreamStatus: res.status });
-      const token = (JSON.parse(body.toString('utf8')) as { token?: string; access_token?: string });
+      const token = JSON.parse(body.toString('utf8')) as { token?: string; access_token?: string };
       this.authorization = `Bearer ${token.token ?? token.access_token ?? ''}`;
     } else if (creds !== undefined) {
       this.authorization = basicHeader(creds);
@@ -147,7 +147,11 @@ export class RegistryClient {
     const location = await this.startUpload();
     const url = new URL(location);
     url.searchParams.set('digest', digest);
-    const res = await this.request(url.toString(), { method: 'PUT', body: data, headers: { 'content-type': 'application/octet-stream', 'content-length': data.length } }, 'pull,push');
+    const res = await this.request(
+      url.toString(),
+      { method: 'PUT', body: data, headers: { 'content-type': 'application/octet-stream', 'content-length': data.length } },
+      'pull,push',
+    );
     if (res.status !== 201) return this.fail(res, `committing blob ${digest}`);
     res.body.resume();
   }
@@ -169,7 +173,11 @@ export class RegistryClient {
   /** Put a manifest under the reference's tag; returns its digest. */
   async putManifest(manifest: Manifest, mediaType: string): Promise<string> {
     const data = Buffer.from(JSON.stringify(manifest));
-    const res = await this.request(this.url(`manifests/${this.ref.reference}`), { method: 'PUT', body: data, headers: { 'content-type': mediaType, 'content-length': data.length } }, 'pull,push');
+    const res = await this.request(
+      this.url(`manifests/${this.ref.reference}`),
+      { method: 'PUT', body: data, headers: { 'content-type': mediaType, 'content-length': data.length } },
+      'pull,push',
+    );
     if (res.status !== 201) return this.fail(res, `putting the manifest ${this.ref.repository}:${this.ref.reference}`);
     res.body.resume();
     return `sha256:${createHash('sha256').update(data).digest('hex')}`;

@@ -66,12 +66,16 @@ function sendOnce(url: string, opts: RequestOptions): Promise<Response> {
       // A fresh connection per request: an importer makes a handful, and a kept-alive socket the
       // server has just closed would fail the next request with "socket hang up".
       agent: false,
-      ...(isHttps ? { ca: opts.tls?.ca !== undefined && opts.tls.ca.length > 0 ? [...opts.tls.ca] : undefined, rejectUnauthorized: opts.tls?.insecure !== true } : {}),
+      ...(isHttps
+        ? { ca: opts.tls?.ca !== undefined && opts.tls.ca.length > 0 ? [...opts.tls.ca] : undefined, rejectUnauthorized: opts.tls?.insecure !== true }
+        : {}),
     });
     if (opts.timeoutMs !== undefined) {
       req.setTimeout(opts.timeoutMs, () => req.destroy(new TimeoutError(`${target.host} sent nothing for ${opts.timeoutMs} ms`)));
     }
-    req.once('error', (err) => reject(err instanceof TimeoutError || isAbort(err) ? err : new UnavailableError(`cannot reach ${target.host}: ${err.message}`, { cause: err })));
+    req.once('error', (err) =>
+      reject(err instanceof TimeoutError || isAbort(err) ? err : new UnavailableError(`cannot reach ${target.host}: ${err.message}`, { cause: err })),
+    );
     req.once('response', (res) => {
       // The no-progress timeout also covers the body: the socket's idle timer keeps running.
       resolve({ status: res.statusCode ?? 0, headers: res.headers, url, body: res });

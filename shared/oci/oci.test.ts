@@ -54,7 +54,11 @@ describe('tar', () => {
       const chunks: Buffer[] = [];
       for (let i = 0; i < archive.length; i += size) chunks.push(archive.subarray(i, i + size));
       const entries = await collect(Readable.from(chunks));
-      expect(entries.map((e) => [e.name, e.data.length])).toEqual([['disk/', 0], ['disk/disk.img', 5], ['other', 600]]);
+      expect(entries.map((e) => [e.name, e.data.length])).toEqual([
+        ['disk/', 0],
+        ['disk/disk.img', 5],
+        ['other', 600],
+      ]);
       expect(entries[1]?.data).toBe('hello');
     }
   });
@@ -94,7 +98,12 @@ describe('RegistryClient against a real docker-registry', () => {
     const configDigest = `sha256:${createHash('sha256').update(config).digest('hex')}`;
     await client.pushBlob(config, configDigest);
     const manifestDigest = await client.putManifest(
-      { schemaVersion: 2, mediaType: MEDIA.ociManifest, config: { mediaType: MEDIA.ociConfig, digest: configDigest, size: 2 }, layers: [{ mediaType: MEDIA.ociLayerTar, digest, size: data.length }] },
+      {
+        schemaVersion: 2,
+        mediaType: MEDIA.ociManifest,
+        config: { mediaType: MEDIA.ociConfig, digest: configDigest, size: 2 },
+        layers: [{ mediaType: MEDIA.ociLayerTar, digest, size: data.length }],
+      },
       MEDIA.ociManifest,
     );
     const got = await client.getManifest();
@@ -106,14 +115,22 @@ describe('RegistryClient against a real docker-registry', () => {
 
   it('refuses a blob whose digest is wrong, naming the registry answer', async () => {
     const client = new RegistryClient(parseImageReference(`${registry.url}/vi/ns/wrong:1`));
-    const err = await client.pushBlobStream(Readable.from([Buffer.from('abc')]), () => `sha256:${'0'.repeat(64)}`).then(() => undefined, (e: unknown) => e);
+    const err = await client
+      .pushBlobStream(Readable.from([Buffer.from('abc')]), () => `sha256:${'0'.repeat(64)}`)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(RegistryError);
     expect((err as RegistryError).upstreamStatus).toBe(400);
   });
 
   it('says a missing manifest is 404', async () => {
     const client = new RegistryClient(parseImageReference(`${registry.url}/vi/ns/none:1`));
-    const err = await client.getManifest().then(() => undefined, (e: unknown) => e);
+    const err = await client.getManifest().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((err as RegistryError).upstreamStatus).toBe(404);
   });
 });

@@ -106,7 +106,7 @@ class ByteReader {
   /** Exactly n bytes, or fewer at the end of the stream. */
   async read(n: number): Promise<Buffer> {
     await this.fill(n);
-    const all = this.buffered.length === 1 ? (this.buffered[0]) : Buffer.concat(this.buffered);
+    const all = this.buffered.length === 1 ? this.buffered[0] : Buffer.concat(this.buffered);
     const out = all.subarray(0, Math.min(n, all.length));
     const rest = all.subarray(out.length);
     this.buffered = rest.length > 0 ? [rest] : [];

@@ -30,7 +30,8 @@ function bcryptHash(password: string): string {
 }
 
 export async function startTestRegistry(opts: TestRegistryOptions = {}): Promise<TestRegistry> {
-  if (!existsSync(REGISTRY_BINARY)) throw new Error(`${REGISTRY_BINARY} is missing: install the Debian package docker-registry (tests/env/install-deps.sh does)`);
+  if (!existsSync(REGISTRY_BINARY))
+    throw new Error(`${REGISTRY_BINARY} is missing: install the Debian package docker-registry (tests/env/install-deps.sh does)`);
   const dir = mkdtempSync(join(tmpdir(), 'test-registry-'));
   const port = await freePort();
   const config = join(dir, 'config.yml');

@@ -15,13 +15,22 @@ describe('AdmissionReview rewrite', () => {
     expect(review.request.object).toEqual({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'vm', labels: { 'kubevirt.io/a': 'b' } } });
 
     const patch = [{ op: 'add', path: '/metadata/labels/kubevirt.io~1x', value: 'y' }];
-    const answer = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'u1', allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') } };
+    const answer = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: 'u1', allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') },
+    };
     renameAdmissionResponse(r, answer, 'VirtualMachine');
-    expect(JSON.parse(Buffer.from(answer.response.patch, 'base64').toString())).toEqual([{ op: 'add', path: `/metadata/labels/kubevirt.${INT}~1x`, value: 'y' }]);
+    expect(JSON.parse(Buffer.from(answer.response.patch, 'base64').toString())).toEqual([
+      { op: 'add', path: `/metadata/labels/kubevirt.${INT}~1x`, value: 'y' },
+    ]);
   });
 
   it('leaves reviews of other groups and validating answers alone', () => {
-    const review = { kind: 'AdmissionReview', request: { kind: { group: 'apps', version: 'v1', kind: 'Deployment' }, object: { metadata: { labels: { [`kubevirt.${INT}/a`]: 'b' } } } } };
+    const review = {
+      kind: 'AdmissionReview',
+      request: { kind: { group: 'apps', version: 'v1', kind: 'Deployment' }, object: { metadata: { labels: { [`kubevirt.${INT}/a`]: 'b' } } } },
+    };
     const before = structuredClone(review);
     expect(restoreAdmissionRequest(r, review)).toBeUndefined();
     expect(review).toEqual(before);
@@ -33,6 +42,8 @@ describe('AdmissionReview rewrite', () => {
   it('refuses bodies that are not AdmissionReviews or carry a broken patch', () => {
     expect(() => restoreAdmissionRequest(r, { kind: 'Pod' })).toThrow(AdmissionReviewError);
     expect(() => renameAdmissionResponse(r, { kind: 'AdmissionReview' }, undefined)).toThrow(/with a response/);
-    expect(() => renameAdmissionResponse(r, { response: { patchType: 'JSONPatch', patch: Buffer.from('{nope').toString('base64') } }, undefined)).toThrow(/not base64 JSON/);
+    expect(() => renameAdmissionResponse(r, { response: { patchType: 'JSONPatch', patch: Buffer.from('{nope').toString('base64') } }, undefined)).toThrow(
+      /not base64 JSON/,
+    );
   });
 });

@@ -17,7 +17,11 @@ describe('discovery and OpenAPI restore', () => {
     };
     const out = restore('/apis', doc) as typeof doc;
     expect(out.groups.map((g) => g.name)).toEqual(['apps', 'kubevirt.io']);
-    expect(out.groups[1]).toEqual({ name: 'kubevirt.io', versions: [{ groupVersion: 'kubevirt.io/v1', version: 'v1' }], preferredVersion: { groupVersion: 'kubevirt.io/v1', version: 'v1' } });
+    expect(out.groups[1]).toEqual({
+      name: 'kubevirt.io',
+      versions: [{ groupVersion: 'kubevirt.io/v1', version: 'v1' }],
+      preferredVersion: { groupVersion: 'kubevirt.io/v1', version: 'v1' },
+    });
   });
 
   it('restores an APIResourceList with subresources, short names and categories', () => {
@@ -25,15 +29,37 @@ describe('discovery and OpenAPI restore', () => {
       kind: 'APIResourceList',
       groupVersion: `${INT}/v1`,
       resources: [
-        { name: 'internalvirtualizationvirtualmachines', singularName: 'internalvirtualizationvirtualmachine', namespaced: true, kind: 'InternalVirtualizationVirtualMachine', shortNames: ['intvirtvm'], categories: ['intvirt'], verbs: ['get'] },
-        { name: 'internalvirtualizationvirtualmachines/status', singularName: '', namespaced: true, kind: 'InternalVirtualizationVirtualMachine', verbs: ['get'] },
+        {
+          name: 'internalvirtualizationvirtualmachines',
+          singularName: 'internalvirtualizationvirtualmachine',
+          namespaced: true,
+          kind: 'InternalVirtualizationVirtualMachine',
+          shortNames: ['intvirtvm'],
+          categories: ['intvirt'],
+          verbs: ['get'],
+        },
+        {
+          name: 'internalvirtualizationvirtualmachines/status',
+          singularName: '',
+          namespaced: true,
+          kind: 'InternalVirtualizationVirtualMachine',
+          verbs: ['get'],
+        },
       ],
     };
     expect(restore('/apis/kubevirt.io/v1', doc)).toEqual({
       kind: 'APIResourceList',
       groupVersion: 'kubevirt.io/v1',
       resources: [
-        { name: 'virtualmachines', singularName: 'virtualmachine', namespaced: true, kind: 'VirtualMachine', shortNames: ['vm'], categories: ['all'], verbs: ['get'] },
+        {
+          name: 'virtualmachines',
+          singularName: 'virtualmachine',
+          namespaced: true,
+          kind: 'VirtualMachine',
+          shortNames: ['vm'],
+          categories: ['all'],
+          verbs: ['get'],
+        },
         { name: 'virtualmachines/status', singularName: '', namespaced: true, kind: 'VirtualMachine', verbs: ['get'] },
       ],
     });
@@ -83,9 +109,17 @@ describe('discovery and OpenAPI restore', () => {
     );
     expect(restoreSchemaName(r, 'io.deckhouse.virtualization.internal.v1.InternalVirtualizationVirtualMachine')).toBe('io.kubevirt.v1.VirtualMachine');
     expect(restoreSchemaName(r, 'io.k8s.api.core.v1.Pod')).toBe('io.k8s.api.core.v1.Pod');
-    const index = { paths: { [`apis/${INT}/v1`]: { serverRelativeURL: `/openapi/v3/apis/${INT}/v1?hash=A` }, 'apis/apps/v1': { serverRelativeURL: '/openapi/v3/apis/apps/v1?hash=B' } } };
+    const index = {
+      paths: {
+        [`apis/${INT}/v1`]: { serverRelativeURL: `/openapi/v3/apis/${INT}/v1?hash=A` },
+        'apis/apps/v1': { serverRelativeURL: '/openapi/v3/apis/apps/v1?hash=B' },
+      },
+    };
     expect(restore('/openapi/v3', index)).toEqual({
-      paths: { 'apis/kubevirt.io/v1': { serverRelativeURL: '/openapi/v3/apis/kubevirt.io/v1?hash=A' }, 'apis/apps/v1': { serverRelativeURL: '/openapi/v3/apis/apps/v1?hash=B' } },
+      paths: {
+        'apis/kubevirt.io/v1': { serverRelativeURL: '/openapi/v3/apis/kubevirt.io/v1?hash=A' },
+        'apis/apps/v1': { serverRelativeURL: '/openapi/v3/apis/apps/v1?hash=B' },
+      },
     });
     const doc = {
       paths: {
@@ -98,17 +132,24 @@ describe('discovery and OpenAPI restore', () => {
       },
       components: {
         schemas: {
-          'io.deckhouse.virtualization.internal.v1.InternalVirtualizationVirtualMachine': { 'x-kubernetes-group-version-kind': [{ group: INT, version: 'v1', kind: 'InternalVirtualizationVirtualMachine' }] },
+          'io.deckhouse.virtualization.internal.v1.InternalVirtualizationVirtualMachine': {
+            'x-kubernetes-group-version-kind': [{ group: INT, version: 'v1', kind: 'InternalVirtualizationVirtualMachine' }],
+          },
         },
       },
     };
     expect(restore('/openapi/v3/apis/kubevirt.io/v1', doc)).toEqual({
       paths: {
         '/apis/kubevirt.io/v1/virtualmachines': {
-          get: { responses: { 200: { $ref: '#/components/schemas/io.kubevirt.v1.VirtualMachineList' } }, 'x-kubernetes-group-version-kind': { group: 'kubevirt.io', version: 'v1', kind: 'VirtualMachine' } },
+          get: {
+            responses: { 200: { $ref: '#/components/schemas/io.kubevirt.v1.VirtualMachineList' } },
+            'x-kubernetes-group-version-kind': { group: 'kubevirt.io', version: 'v1', kind: 'VirtualMachine' },
+          },
         },
       },
-      components: { schemas: { 'io.kubevirt.v1.VirtualMachine': { 'x-kubernetes-group-version-kind': [{ group: 'kubevirt.io', version: 'v1', kind: 'VirtualMachine' }] } } },
+      components: {
+        schemas: { 'io.kubevirt.v1.VirtualMachine': { 'x-kubernetes-group-version-kind': [{ group: 'kubevirt.io', version: 'v1', kind: 'VirtualMachine' }] } },
+      },
     });
   });
 });

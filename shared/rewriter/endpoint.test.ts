@@ -56,7 +56,14 @@ describe('planRequest', () => {
   });
 
   it('passes unknown paths and resources through unchanged', () => {
-    for (const url of ['/healthz', '/version', '/api', '/api/v1/namespaces/a/leases/x', '/apis/virtualization.deckhouse.io/v1alpha2/namespaces/a/virtualmachines', '/metrics?x=1']) {
+    for (const url of [
+      '/healthz',
+      '/version',
+      '/api',
+      '/api/v1/namespaces/a/leases/x',
+      '/apis/virtualization.deckhouse.io/v1alpha2/namespaces/a/virtualmachines',
+      '/metrics?x=1',
+    ]) {
       const p = planRequest(r, url);
       expect(p.upstreamUrl).toBe(url);
       expect(p.body).toBe('pass');

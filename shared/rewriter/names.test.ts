@@ -12,7 +12,10 @@ describe('Renamer', () => {
     expect(r.resourceName('kubevirt.io', 'virtualmachines/status', 'rename')).toBe('internalvirtualizationvirtualmachines/status');
     expect(r.resourceName(INT, 'internalvirtualizationvirtualmachines/status', 'restore')).toBe('virtualmachines/status');
     expect(r.typeMeta('kubevirt.io/v1', 'VirtualMachine', 'rename')).toEqual({ apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine' });
-    expect(r.typeMeta(`${INT}/v1`, 'InternalVirtualizationVirtualMachineList', 'restore')).toEqual({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineList' });
+    expect(r.typeMeta(`${INT}/v1`, 'InternalVirtualizationVirtualMachineList', 'restore')).toEqual({
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineList',
+    });
     expect(r.crdName('virtualmachines.kubevirt.io', 'rename')).toBe(`internalvirtualizationvirtualmachines.${INT}`);
     expect(r.crdName(`internalvirtualizationcdis.cdi.${INT}`, 'restore')).toBe('cdis.cdi.kubevirt.io');
   });

@@ -19,8 +19,7 @@ interface KeyIndex {
 }
 
 function keyIndex(rules: KeyRules, reverse: boolean): KeyIndex {
-  const flip = (record: Readonly<Record<string, string>>): Map<string, string> =>
-    new Map(Object.entries(record).map(([a, b]) => (reverse ? [b, a] : [a, b])));
+  const flip = (record: Readonly<Record<string, string>>): Map<string, string> => new Map(Object.entries(record).map(([a, b]) => (reverse ? [b, a] : [a, b])));
   return { names: flip(rules.names), prefixes: flip(rules.prefixes) };
 }
 

@@ -19,7 +19,13 @@ const vm = {
       {
         apiVersion: 'kubevirt.io/v1',
         manager: 'kubectl',
-        fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:kubevirt.io/vm': {}, 'f:app': {} }, 'f:finalizers': { '.': {}, 'v:"kubevirt.io/virtualMachineControllerFinalize"': {} } }, 'f:spec': { 'f:running': {} } },
+        fieldsV1: {
+          'f:metadata': {
+            'f:labels': { '.': {}, 'f:kubevirt.io/vm': {}, 'f:app': {} },
+            'f:finalizers': { '.': {}, 'v:"kubevirt.io/virtualMachineControllerFinalize"': {} },
+          },
+          'f:spec': { 'f:running': {} },
+        },
       },
     ],
   },
@@ -31,7 +37,11 @@ describe('rewriteObject', () => {
     const renamed = rewriteObject(r, clone(vm), 'rename') as typeof vm;
     expect(renamed.apiVersion).toBe(`${INT}/v1`);
     expect(renamed.kind).toBe('InternalVirtualizationVirtualMachine');
-    expect(renamed.metadata.labels).toEqual({ [`kubevirt.${INT}/vm`]: 'vm1', app: 'web', 'app.kubernetes.io/managed-by': 'virt-operator-internal-virtualization' });
+    expect(renamed.metadata.labels).toEqual({
+      [`kubevirt.${INT}/vm`]: 'vm1',
+      app: 'web',
+      'app.kubernetes.io/managed-by': 'virt-operator-internal-virtualization',
+    });
     expect(renamed.metadata.annotations).toEqual({ [`kubevirt.${INT}/latest-observed-api-version`]: 'v1', note: 'x' });
     expect(renamed.metadata.finalizers).toEqual([`kubevirt.${INT}/virtualMachineControllerFinalize`, 'other']);
     expect(renamed.metadata.ownerReferences[0]).toMatchObject({ apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachineInstance' });
@@ -45,12 +55,26 @@ describe('rewriteObject', () => {
   });
 
   it('restores the items of a list of renamed objects', () => {
-    const list = { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachineList', metadata: { resourceVersion: '9' }, items: [rewriteObject(r, clone(vm), 'rename')] };
-    expect(rewriteObject(r, list, 'restore')).toEqual({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineList', metadata: { resourceVersion: '9' }, items: [vm] });
+    const list = {
+      apiVersion: `${INT}/v1`,
+      kind: 'InternalVirtualizationVirtualMachineList',
+      metadata: { resourceVersion: '9' },
+      items: [rewriteObject(r, clone(vm), 'rename')],
+    };
+    expect(rewriteObject(r, list, 'restore')).toEqual({
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineList',
+      metadata: { resourceVersion: '9' },
+      items: [vm],
+    });
   });
 
   it('restores the row objects of a Table', () => {
-    const table = { kind: 'Table', apiVersion: 'meta.k8s.io/v1', rows: [{ cells: ['vm1'], object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { labels: { [`vm.${INT}/name`]: 'a' } } } }] };
+    const table = {
+      kind: 'Table',
+      apiVersion: 'meta.k8s.io/v1',
+      rows: [{ cells: ['vm1'], object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { labels: { [`vm.${INT}/name`]: 'a' } } } }],
+    };
     const out = rewriteObject(r, table, 'restore') as typeof table;
     expect(out.rows[0]?.object.metadata.labels).toEqual({ 'vm.kubevirt.io/name': 'a' });
   });
@@ -60,7 +84,17 @@ describe('rewriteObject', () => {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: { name: 'virtualmachines.kubevirt.io' },
-      spec: { group: 'kubevirt.io', names: { kind: 'VirtualMachine', listKind: 'VirtualMachineList', plural: 'virtualmachines', singular: 'virtualmachine', shortNames: ['vm', 'vms'], categories: ['all'] } },
+      spec: {
+        group: 'kubevirt.io',
+        names: {
+          kind: 'VirtualMachine',
+          listKind: 'VirtualMachineList',
+          plural: 'virtualmachines',
+          singular: 'virtualmachine',
+          shortNames: ['vm', 'vms'],
+          categories: ['all'],
+        },
+      },
     };
     const renamed = rewriteObject(r, clone(crd), 'rename') as typeof crd;
     expect(renamed.metadata.name).toBe(`internalvirtualizationvirtualmachines.${INT}`);
@@ -80,16 +114,31 @@ describe('rewriteObject', () => {
     expect(restored.spec).toEqual(crd.spec);
     expect(restored.status.acceptedNames).toEqual(crd.spec.names);
     // A CRD of some other group is left alone.
-    const other = { kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: { group: 'example.com', names: { plural: 'widgets', kind: 'Widget' } } };
+    const other = {
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      spec: { group: 'example.com', names: { plural: 'widgets', kind: 'Widget' } },
+    };
     expect(rewriteObject(r, clone(other), 'rename')).toEqual(other);
   });
 
   it('renames RBAC rules and webhook rules, keeping subresources and wildcards', () => {
-    const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', rules: [{ apiGroups: ['kubevirt.io', ''], resources: ['virtualmachines', 'virtualmachineinstances/status', 'pods', '*'], verbs: ['get'] }] };
+    const role = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      rules: [{ apiGroups: ['kubevirt.io', ''], resources: ['virtualmachines', 'virtualmachineinstances/status', 'pods', '*'], verbs: ['get'] }],
+    };
     const renamed = rewriteObject(r, clone(role), 'rename') as typeof role;
-    expect(renamed.rules[0]).toEqual({ apiGroups: [INT, ''], resources: ['internalvirtualizationvirtualmachines', 'internalvirtualizationvirtualmachineinstances/status', 'pods', '*'], verbs: ['get'] });
+    expect(renamed.rules[0]).toEqual({
+      apiGroups: [INT, ''],
+      resources: ['internalvirtualizationvirtualmachines', 'internalvirtualizationvirtualmachineinstances/status', 'pods', '*'],
+      verbs: ['get'],
+    });
     expect(rewriteObject(r, renamed, 'restore')).toEqual(role);
-    const hook = { kind: 'ValidatingWebhookConfiguration', webhooks: [{ name: 'w', rules: [{ apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], operations: ['CREATE'] }] }] };
+    const hook = {
+      kind: 'ValidatingWebhookConfiguration',
+      webhooks: [{ name: 'w', rules: [{ apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], operations: ['CREATE'] }] }],
+    };
     const renamedHook = rewriteObject(r, clone(hook), 'rename') as typeof hook;
     expect(renamedHook.webhooks[0]?.rules[0]).toMatchObject({ apiGroups: [INT], resources: ['internalvirtualizationvirtualmachines'] });
   });
@@ -102,8 +151,16 @@ describe('rewriteObject', () => {
       spec: {
         nodeSelector: { 'cpu-model.node.kubevirt.io/Haswell': 'true' },
         affinity: {
-          nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'cpu-feature.node.kubevirt.io/vmx', operator: 'In', values: ['true'] }] }] } },
-          podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: { labelSelector: { matchLabels: { 'kubevirt.io/created-by': 'x' } } } }] },
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'cpu-feature.node.kubevirt.io/vmx', operator: 'In', values: ['true'] }] }],
+            },
+          },
+          podAntiAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              { weight: 1, podAffinityTerm: { labelSelector: { matchLabels: { 'kubevirt.io/created-by': 'x' } } } },
+            ],
+          },
         },
       },
     };
@@ -117,7 +174,10 @@ describe('rewriteObject', () => {
       [`kubevirt.${INT}/created-by`]: 'x',
     });
     expect(rewriteObject(r, out, 'restore')).toEqual(pod);
-    const deploy = { kind: 'Deployment', spec: { selector: { matchLabels: { 'kubevirt.io': 'virt-api' } }, template: { metadata: { labels: { 'kubevirt.io': 'virt-api' } }, spec: {} } } };
+    const deploy = {
+      kind: 'Deployment',
+      spec: { selector: { matchLabels: { 'kubevirt.io': 'virt-api' } }, template: { metadata: { labels: { 'kubevirt.io': 'virt-api' } }, spec: {} } },
+    };
     const d = rewriteObject(r, clone(deploy), 'rename') as typeof deploy;
     expect(d.spec.selector.matchLabels).toEqual({ [`kubevirt.${INT}`]: 'virt-api' });
     expect(d.spec.template.metadata.labels).toEqual({ [`kubevirt.${INT}`]: 'virt-api' });
@@ -125,9 +185,21 @@ describe('rewriteObject', () => {
 
   it('renames PVC data sources, Event objects and Service selectors', () => {
     const pvc = { kind: 'PersistentVolumeClaim', spec: { dataSourceRef: { apiGroup: 'cdi.kubevirt.io', kind: 'VolumeImportSource', name: 's' } } };
-    expect((rewriteObject(r, clone(pvc), 'rename') as typeof pvc).spec.dataSourceRef).toEqual({ apiGroup: `cdi.${INT}`, kind: 'InternalVirtualizationVolumeImportSource', name: 's' });
-    const ev = { kind: 'Event', apiVersion: 'v1', involvedObject: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachineInstance', name: 'x' } };
-    expect((rewriteObject(r, clone(ev), 'restore') as typeof ev).involvedObject).toEqual({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'x' });
+    expect((rewriteObject(r, clone(pvc), 'rename') as typeof pvc).spec.dataSourceRef).toEqual({
+      apiGroup: `cdi.${INT}`,
+      kind: 'InternalVirtualizationVolumeImportSource',
+      name: 's',
+    });
+    const ev = {
+      kind: 'Event',
+      apiVersion: 'v1',
+      involvedObject: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachineInstance', name: 'x' },
+    };
+    expect((rewriteObject(r, clone(ev), 'restore') as typeof ev).involvedObject).toEqual({
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineInstance',
+      name: 'x',
+    });
     const svc = { kind: 'Service', spec: { selector: { 'kubevirt.io': 'virt-api' } } };
     expect((rewriteObject(r, clone(svc), 'rename') as typeof svc).spec.selector).toEqual({ [`kubevirt.${INT}`]: 'virt-api' });
   });
@@ -145,7 +217,11 @@ describe('rewriteObject', () => {
     const out = rewriteObject(r, status, 'restore') as typeof status;
     expect(out.message).toBe('virtualmachines.kubevirt.io "vm9" not found');
     expect(out.details).toEqual({ name: 'vm9', group: 'kubevirt.io', kind: 'virtualmachines' });
-    const invalid = { kind: 'Status', message: `InternalVirtualizationVirtualMachine.${INT} "x" is invalid`, details: { group: INT, kind: 'InternalVirtualizationVirtualMachine' } };
+    const invalid = {
+      kind: 'Status',
+      message: `InternalVirtualizationVirtualMachine.${INT} "x" is invalid`,
+      details: { group: INT, kind: 'InternalVirtualizationVirtualMachine' },
+    };
     const out2 = rewriteObject(r, invalid, 'restore') as typeof invalid;
     expect(out2.message).toBe('VirtualMachine.kubevirt.io "x" is invalid');
     expect(out2.details.kind).toBe('VirtualMachine');

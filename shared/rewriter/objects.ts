@@ -50,10 +50,11 @@ export function rewriteMetadata(r: Renamer, meta: unknown, dir: Direction): void
 function rewriteFieldSet(r: Renamer, fields: Obj, dir: Direction): void {
   const meta = fields['f:metadata'];
   if (!isRecord(meta)) return;
-  const renameKeys = (set: unknown, fn: (key: string) => string): unknown =>
-    mapRecord(set, (k, v) => [fn(k), v]);
-  const prefixed = (prefix: string, kind: 'labels' | 'annotations') => (k: string): string =>
-    k.startsWith(prefix) ? prefix + r.key(kind, k.slice(prefix.length), dir) : k;
+  const renameKeys = (set: unknown, fn: (key: string) => string): unknown => mapRecord(set, (k, v) => [fn(k), v]);
+  const prefixed =
+    (prefix: string, kind: 'labels' | 'annotations') =>
+    (k: string): string =>
+      k.startsWith(prefix) ? prefix + r.key(kind, k.slice(prefix.length), dir) : k;
   if (meta['f:labels'] !== undefined) meta['f:labels'] = renameKeys(meta['f:labels'], prefixed('f:', 'labels'));
   if (meta['f:annotations'] !== undefined) meta['f:annotations'] = renameKeys(meta['f:annotations'], prefixed('f:', 'annotations'));
   if (meta['f:finalizers'] !== undefined) {

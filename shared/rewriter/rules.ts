@@ -122,7 +122,12 @@ export const KUBEVIRT_RULES: RewriteRules = {
       resources: [
         res('VirtualMachineInstancetype', 'virtualmachineinstancetypes', ['vminstancetype', 'vminstancetypes', 'vmf', 'vmfs'], kubevirtCategories),
         res('VirtualMachinePreference', 'virtualmachinepreferences', ['vmpref', 'vmprefs', 'vmp', 'vmps'], kubevirtCategories),
-        res('VirtualMachineClusterInstancetype', 'virtualmachineclusterinstancetypes', ['vmclusterinstancetype', 'vmclusterinstancetypes', 'vmcf', 'vmcfs'], []),
+        res(
+          'VirtualMachineClusterInstancetype',
+          'virtualmachineclusterinstancetypes',
+          ['vmclusterinstancetype', 'vmclusterinstancetypes', 'vmcf', 'vmcfs'],
+          [],
+        ),
         res('VirtualMachineClusterPreference', 'virtualmachineclusterpreferences', ['vmcp', 'vmcps'], []),
       ],
     },

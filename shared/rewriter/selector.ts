@@ -45,7 +45,13 @@ function rewriteRequirement(r: Renamer, req: string, dir: Direction): string {
   const eq = EQ_OP.exec(rest);
   if (set) {
     const [, open = '', values = '', close = ''] = set;
-    newRest = open + values.split(',').map((v) => v.replace(v.trim(), value(v.trim()))).join(',') + close;
+    newRest =
+      open +
+      values
+        .split(',')
+        .map((v) => v.replace(v.trim(), value(v.trim())))
+        .join(',') +
+      close;
   } else if (eq) {
     const [, op = '', s1 = '', v = '', s2 = ''] = eq;
     newRest = op + s1 + value(v) + s2;

@@ -7,19 +7,33 @@ const r = new Renamer(KUBEVIRT_RULES);
 const INT = 'internal.virtualization.deckhouse.io';
 
 const event = (type: string, name: string): string =>
-  JSON.stringify({ type, object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name, labels: { [`kubevirt.${INT}/vm`]: name } } } }) + '\n';
-const restored = (type: string, name: string): unknown => ({ type, object: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name, labels: { 'kubevirt.io/vm': name } } } });
+  JSON.stringify({
+    type,
+    object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name, labels: { [`kubevirt.${INT}/vm`]: name } } },
+  }) + '\n';
+const restored = (type: string, name: string): unknown => ({
+  type,
+  object: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name, labels: { 'kubevirt.io/vm': name } } },
+});
 
 async function run(chunks: Buffer[], options: Partial<WatchTransformOptions> = {}): Promise<string> {
   const t = new WatchTransform(r, { mode: 'rewrite', direction: 'restore', ...options });
   const out: Buffer[] = [];
   await new Promise<void>((resolve, reject) => {
-    Readable.from(chunks).pipe(t).on('data', (b: Buffer) => out.push(b)).on('end', resolve).on('error', reject);
+    Readable.from(chunks)
+      .pipe(t)
+      .on('data', (b: Buffer) => out.push(b))
+      .on('end', resolve)
+      .on('error', reject);
   });
   return Buffer.concat(out).toString('utf8');
 }
 
-const lines = (text: string): unknown[] => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+const lines = (text: string): unknown[] =>
+  text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as unknown);
 
 describe('WatchTransform', () => {
   it('restores every event however the bytes are split into chunks', async () => {
@@ -49,9 +63,20 @@ describe('WatchTransform', () => {
   });
 
   it('only touches type meta of BOOKMARK events', async () => {
-    const bookmark = JSON.stringify({ type: 'BOOKMARK', object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { resourceVersion: '7', labels: { [`kubevirt.${INT}/x`]: '1' } } } }) + '\n';
+    const bookmark =
+      JSON.stringify({
+        type: 'BOOKMARK',
+        object: {
+          apiVersion: `${INT}/v1`,
+          kind: 'InternalVirtualizationVirtualMachine',
+          metadata: { resourceVersion: '7', labels: { [`kubevirt.${INT}/x`]: '1' } },
+        },
+      }) + '\n';
     expect(lines(await run([Buffer.from(bookmark)]))).toEqual([
-      { type: 'BOOKMARK', object: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { resourceVersion: '7', labels: { [`kubevirt.${INT}/x`]: '1' } } } },
+      {
+        type: 'BOOKMARK',
+        object: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { resourceVersion: '7', labels: { [`kubevirt.${INT}/x`]: '1' } } },
+      },
     ]);
   });
 

@@ -20,18 +20,16 @@ describe('loadStartConfig', () => {
   it('gives the defaults, frozen, when nothing is set', () => {
     const config = loadStartConfig(fnSchema, {});
     expect(config.host).toMatchObject({ PORT: 8080, BODY_LIMIT_BYTES: 1_048_576, DRAIN_TIMEOUT_MS: 20_000 });
-    expect([config.fn, config.tls, Object.isFrozen(config.host), Object.isFrozen(config.fn)]).toEqual([
-      { WIDGETS: 3 },
-      undefined,
-      true,
-      true,
-    ]);
+    expect([config.fn, config.tls, Object.isFrozen(config.host), Object.isFrozen(config.fn)]).toEqual([{ WIDGETS: 3 }, undefined, true, true]);
   });
 
   it('reports the problems of host keys, function keys and TLS keys together', () => {
-    expect(
-      problemsOf({ PORT: '70000', BODY_LIMIT_BYTES: '0', WIDGETS: 'many', TLS_CERT_FILE: '/nonexistent/cert.pem' }),
-    ).toEqual(['PORT', 'BODY_LIMIT_BYTES', 'TLS_KEY_FILE', 'WIDGETS']);
+    expect(problemsOf({ PORT: '70000', BODY_LIMIT_BYTES: '0', WIDGETS: 'many', TLS_CERT_FILE: '/nonexistent/cert.pem' })).toEqual([
+      'PORT',
+      'BODY_LIMIT_BYTES',
+      'TLS_KEY_FILE',
+      'WIDGETS',
+    ]);
   });
 
   it('takes the TLS file paths without reading them (a missing file is a readiness problem, not a start failure)', () => {

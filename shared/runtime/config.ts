@@ -12,37 +12,25 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export const serverConfigSchema = z.object({
   PORT: env.port(8080).describe('TCP port to listen on; 0 picks a free one (logged at start)'),
   HOST: env.optionalString().describe('Address to bind; unset binds every interface (IPv4 and IPv6)'),
-  LOG_LEVEL: z
-    .enum(LOG_LEVELS)
-    .optional()
-    .describe('Log level of this function; unset keeps the root level (info, or silent under NODE_ENV=test)'),
+  LOG_LEVEL: z.enum(LOG_LEVELS).optional().describe('Log level of this function; unset keeps the root level (info, or silent under NODE_ENV=test)'),
   BODY_LIMIT_BYTES: env.int(1024 * 1024, 1).describe('Largest request body accepted; larger ones get 413'),
-  DRAIN_TIMEOUT_MS: env
-    .int(20_000, 0)
-    .describe('On SIGTERM: how long in-flight requests and the shutdown hook may take before the process exits'),
-  REQUEST_TIMEOUT_MS: env
-    .int(30_000, 0)
-    .describe('How long a client may take to send a whole request (0 disables); guards against slow senders'),
+  DRAIN_TIMEOUT_MS: env.int(20_000, 0).describe('On SIGTERM: how long in-flight requests and the shutdown hook may take before the process exits'),
+  REQUEST_TIMEOUT_MS: env.int(30_000, 0).describe('How long a client may take to send a whole request (0 disables); guards against slow senders'),
   // /metrics behind Kubernetes authn/authz (shared/authz): METRICS_AUTH, METRICS_AUTH_RESOURCE_ATTRIBUTES.
   ...metricsAuthConfigShape,
-  KUBECONFIG: env
-    .optionalString()
-    .describe('Kubeconfig for the /metrics access reviews (METRICS_AUTH=kubernetes); unset: the pod service account'),
+  KUBECONFIG: env.optionalString().describe('Kubeconfig for the /metrics access reviews (METRICS_AUTH=kubernetes); unset: the pod service account'),
 });
 
 /** Parsed on their own so that the files are checked even when other keys are wrong. */
 export const tlsConfigSchema = z.object({
   TLS_CERT_FILE: env.optionalString().describe('PEM certificate chain; with TLS_KEY_FILE the host serves HTTPS'),
   TLS_KEY_FILE: env.optionalString().describe('PEM private key for TLS_CERT_FILE'),
-  TLS_RELOAD_INTERVAL_MS: env
-    .int(10_000, 50)
-    .describe('How often the TLS files are read again; a sound new pair is served without a restart'),
+  TLS_RELOAD_INTERVAL_MS: env.int(10_000, 50).describe('How often the TLS files are read again; a sound new pair is served without a restart'),
 });
 
 export const hostConfigSchema = serverConfigSchema.extend(tlsConfigSchema.shape);
 
 export type HostConfig = Readonly<z.infer<typeof hostConfigSchema>>;
-
 
 export interface StartConfig<Cfg> {
   readonly host: HostConfig;

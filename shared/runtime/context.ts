@@ -12,11 +12,7 @@ export interface HostedFunction<C extends z.ZodObject, S> {
  * The context of one request: a child logger carrying the request id and a signal that aborts when
  * the connection closes before the answer was sent.
  */
-export function requestContext<Cfg, S>(
-  base: FunctionContext<Cfg, S>,
-  requestId: string,
-  res: ServerResponse,
-): HandlerContext<Cfg, S> {
+export function requestContext<Cfg, S>(base: FunctionContext<Cfg, S>, requestId: string, res: ServerResponse): HandlerContext<Cfg, S> {
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort(new Error('the client connection closed before the answer was sent'));

@@ -80,8 +80,7 @@ describe('function host: CloudEvents over real HTTP', () => {
   });
 
   const binary = binaryHeaders({ id: 'm', type: 'probe.echo' });
-  const withoutHeader = (name: string): Record<string, string> =>
-    Object.fromEntries(Object.entries(binary).filter(([key]) => key !== name));
+  const withoutHeader = (name: string): Record<string, string> => Object.fromEntries(Object.entries(binary).filter(([key]) => key !== name));
 
   it.each<[string, TestRequest, number, RegExp]>([
     ['structured body that is not JSON', { ...structured({}), body: '{"id": "x",' }, 400, /structured CloudEvent body is not valid JSON/],
@@ -93,7 +92,12 @@ describe('function host: CloudEvents over real HTTP', () => {
     ['a time that is not RFC 3339', structured({ ...attributes('x'), time: 'yesterday' }), 400, /time "yesterday" is not an RFC 3339/],
     ['a source that is not a URI reference', structured({ ...attributes('x'), source: 'a b%' }), 400, /source must match format "uri-reference"/],
     ['a content type that is no CloudEvent', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' }, 400, /not a CloudEvent.*"text\/plain"/],
-    ['an unsupported structured format', { method: 'POST', headers: { 'content-type': 'application/cloudevents+xml' }, body: '<e/>' }, 400, /only application\/cloudevents\+json/],
+    [
+      'an unsupported structured format',
+      { method: 'POST', headers: { 'content-type': 'application/cloudevents+xml' }, body: '<e/>' },
+      400,
+      /only application\/cloudevents\+json/,
+    ],
     ['a batch that is not an array', { method: 'POST', headers: { 'content-type': BATCH }, body: '{}' }, 400, /must be a JSON array, got object/],
     ['a body over the limit', { method: 'POST', headers: binary, body: `"${'x'.repeat(PROBE_BODY_LIMIT)}"` }, 413, /larger than the limit of 1024 bytes/],
     ['a structured body truncated mid-document', { ...structured({}), body: JSON.stringify(attributes('t')).slice(0, 30) }, 400, /not valid JSON/],

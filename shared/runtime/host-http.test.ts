@@ -35,21 +35,13 @@ describe('function host: routes, health and metrics over real HTTP', () => {
   it('sends strings as text with the route headers, and no body as 204', async () => {
     const text = await send(`${host.url}/text`);
     const empty = await send(`${host.url}/empty`);
-    expect([text.status, text.body, text.headers['x-probe'], text.headers['content-type']]).toEqual([
-      200,
-      'plain text',
-      'yes',
-      'text/plain; charset=utf-8',
-    ]);
+    expect([text.status, text.body, text.headers['x-probe'], text.headers['content-type']]).toEqual([200, 'plain text', 'yes', 'text/plain; charset=utf-8']);
     expect([empty.status, empty.body]).toEqual([204, '']);
   });
 
   it('applies a route body limit smaller than the host one', async () => {
     const res = await send(`${host.url}/small`, { method: 'POST', body: 'x'.repeat(17) });
-    expect([res.status, (res.json() as { error: { message: string } }).error.message]).toEqual([
-      413,
-      'request body is larger than the limit of 16 bytes',
-    ]);
+    expect([res.status, (res.json() as { error: { message: string } }).error.message]).toEqual([413, 'request body is larger than the limit of 16 bytes']);
   });
 
   it('answers an unknown path with a JSON 404', async () => {
@@ -96,17 +88,8 @@ describe('function host: close()', () => {
     state.held.release(); // only now may the in-flight request answer, while the host is closing
     const finished = await held;
     const report = await closing;
-    expect([refused, finished.status, finished.headers['ce-id'], finished.headers['connection']]).toEqual([
-      'ECONNREFUSED',
-      200,
-      'held-reply',
-      'close',
-    ]);
-    expect([report, state.stopped, await host.close()]).toEqual([
-      { drained: true, hookCompleted: true, clean: true },
-      1,
-      report,
-    ]);
+    expect([refused, finished.status, finished.headers['ce-id'], finished.headers['connection']]).toEqual(['ECONNREFUSED', 200, 'held-reply', 'close']);
+    expect([report, state.stopped, await host.close()]).toEqual([{ drained: true, hookCompleted: true, clean: true }, 1, report]);
   });
 
   it('cuts requests still running at the drain deadline and reports an unclean stop', async () => {

@@ -35,11 +35,7 @@ export async function shutdown<C extends z.ZodObject, S>(parts: ShutdownParts<C,
   return { drained, hookCompleted, clean: drained && hookCompleted };
 }
 
-async function runShutdownHook<C extends z.ZodObject, S>(
-  def: FunctionDefinition<C, S>,
-  ctx: FunctionContext<z.infer<C>, S>,
-  ms: number,
-): Promise<boolean> {
+async function runShutdownHook<C extends z.ZodObject, S>(def: FunctionDefinition<C, S>, ctx: FunctionContext<z.infer<C>, S>, ms: number): Promise<boolean> {
   const hook = def.shutdown;
   if (hook === undefined) return true;
   let failed = false;

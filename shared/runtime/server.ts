@@ -36,10 +36,7 @@ export interface ServerHandle {
  * Start a function: parse config (one ConfigError listing every problem), run `init`, listen. The
  * returned handle closes it the way SIGTERM does.
  */
-export async function serve<C extends z.ZodObject, S>(
-  def: FunctionDefinition<C, S>,
-  options: ServeOptions = {},
-): Promise<ServerHandle> {
+export async function serve<C extends z.ZodObject, S>(def: FunctionDefinition<C, S>, options: ServeOptions = {}): Promise<ServerHandle> {
   if (def.handle === undefined && (def.routes ?? []).length === 0) {
     throw new DefinitionError(`function ${def.name} declares neither handle nor routes`);
   }

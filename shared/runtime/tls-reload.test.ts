@@ -19,8 +19,13 @@ const ca = issueCertificate({ commonName: 'reload-test-ca', usage: 'ca', notBefo
 
 function leaf(hours = 24, notBefore = start - HOUR): CertificatePair {
   return issueCertificate({
-    commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], usage: 'server', issuer: ca,
-    notBefore: new Date(notBefore), notAfter: new Date(notBefore + hours * HOUR),
+    commonName: 'localhost',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+    usage: 'server',
+    issuer: ca,
+    notBefore: new Date(notBefore),
+    notAfter: new Date(notBefore + hours * HOUR),
   });
 }
 

@@ -14,9 +14,23 @@ async function selfSignedCert(dir: string): Promise<{ certFile: string; keyFile:
   const certFile = join(dir, 'tls.crt');
   const keyFile = join(dir, 'tls.key');
   await run('openssl', [
-    'req', '-x509', '-nodes', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-days', '1',
-    '-subj', '/CN=runtime-test', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    '-keyout', keyFile, '-out', certFile,
+    'req',
+    '-x509',
+    '-nodes',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=runtime-test',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
   ]);
   return { certFile, keyFile };
 }

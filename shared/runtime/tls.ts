@@ -19,9 +19,7 @@ export interface TlsFiles {
 }
 
 /** Ready to serve (with the problem of the latest reload, if one was refused), or why not. */
-export type TlsStatus =
-  | { readonly ok: true; readonly notAfter: Date; readonly refused?: string }
-  | { readonly ok: false; readonly reason: string };
+export type TlsStatus = { readonly ok: true; readonly notAfter: Date; readonly refused?: string } | { readonly ok: false; readonly reason: string };
 
 export class TlsReloader {
   private current: { cert: string; key: string; notAfter: Date } | undefined;

@@ -29,10 +29,7 @@ export interface HandlerContext<Cfg, S> extends FunctionContext<Cfg, S> {
 }
 
 /** Handles one CloudEvent; a returned event is the reply (same mode as the request), none gives 204. */
-export type CloudEventHandler<Cfg, S> = (
-  event: CloudEvent<unknown>,
-  ctx: HandlerContext<Cfg, S>,
-) => Awaitable<CloudEvent<unknown> | void>;
+export type CloudEventHandler<Cfg, S> = (event: CloudEvent<unknown>, ctx: HandlerContext<Cfg, S>) => Awaitable<CloudEvent<unknown> | void>;
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -118,8 +115,6 @@ export interface FunctionDefinition<C extends z.ZodObject = z.ZodObject, S = und
  * Declare a function. Identity at run time; it exists so that `S` is inferred from `init` and every
  * handler sees the typed config and state.
  */
-export function defineFunction<C extends z.ZodObject, S = undefined>(
-  def: FunctionDefinition<C, S>,
-): FunctionDefinition<C, S> {
+export function defineFunction<C extends z.ZodObject, S = undefined>(def: FunctionDefinition<C, S>): FunctionDefinition<C, S> {
   return def;
 }

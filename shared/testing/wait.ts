@@ -10,11 +10,7 @@ export interface WaitOptions {
   readonly intervalMs?: number;
 }
 
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | Promise<T>,
-  opts: WaitOptions = {},
-): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
+export async function waitFor<T>(what: string, probe: () => T | Promise<T>, opts: WaitOptions = {}): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   let lastError: unknown;
   for (;;) {

@@ -67,7 +67,9 @@ async function prepareCluster(state: ControlPlaneState): Promise<void> {
   await installCrds(state);
   await installDeckhouseCrds(state);
   await kubectl(['create', 'namespace', NS]);
-  await kubectl(['apply', '-f', '-'], `apiVersion: deckhouse.io/v1alpha1
+  await kubectl(
+    ['apply', '-f', '-'],
+    `apiVersion: deckhouse.io/v1alpha1
 kind: ModuleConfig
 metadata: {name: virtualization}
 spec: {enabled: true, version: 1, settings: {virtualMachineCIDRs: [10.66.0.0/16], dvcr: {storage: {type: PersistentVolumeClaim, persistentVolumeClaim: {size: 50Gi}}}}}
@@ -80,7 +82,8 @@ spec:
   sizingPolicies:
   - {cores: {min: 1, max: 4}, coreFractions: [5, 10, 20, 50, 100], memory: {min: 512Mi, max: 32Gi}}
   - {cores: {min: 5, max: 8}, coreFractions: [20, 50, 100]}
-`);
+`,
+  );
 }
 
 /** The typical VM must be admitted (this measures the allow path), with its lookups answered. */
@@ -163,14 +166,25 @@ function pacedRow(name: string, r: Paced): Measurement {
 
 async function measure(variants: readonly Variant[]): Promise<{ saturated: Measurement[]; paced: Measurement[] }> {
   const load = { concurrency: settings.BENCH_CONCURRENCY, requests: 1e9, maxMs: settings.BENCH_MAX_SECONDS * 1000, warmup: settings.BENCH_WARMUP };
-  for (const v of variants) await runLoad({ ...load, url: v.url, method: v.method, body: v.body, headers: { 'content-type': 'application/json' }, maxMs: 2_000 });
+  for (const v of variants)
+    await runLoad({ ...load, url: v.url, method: v.method, body: v.body, headers: { 'content-type': 'application/json' }, maxMs: 2_000 });
   const sat = await interleaved(variants, settings.BENCH_ROUNDS, (v) =>
     runLoad({ ...load, url: v.url, method: v.method, body: v.body, headers: { 'content-type': 'application/json' } }),
   );
   const pac = await interleaved(variants, settings.BENCH_ROUNDS, (v) => paced(v));
   return {
-    saturated: variants.map((v, i) => saturatedRow(v.name, medianBy(sat[i] ?? [], (r) => r.requestsPerSecond))),
-    paced: variants.map((v, i) => pacedRow(v.name, medianBy(pac[i] ?? [], (r) => r.latencyMs.p99))),
+    saturated: variants.map((v, i) =>
+      saturatedRow(
+        v.name,
+        medianBy(sat[i] ?? [], (r) => r.requestsPerSecond),
+      ),
+    ),
+    paced: variants.map((v, i) =>
+      pacedRow(
+        v.name,
+        medianBy(pac[i] ?? [], (r) => r.latencyMs.p99),
+      ),
+    ),
   };
 }
 
@@ -214,8 +228,10 @@ async function main(): Promise<void> {
       { name: APISERVER, url: `${apiserver.url}${VM_PATH}`, method: 'POST', body },
     ];
     for (const v of variants.slice(1)) await checkAdmitted(v);
-    print(`admission benchmark: node ${process.version}, functions pinned to CPU ${settings.BENCH_CPU} of ${availableParallelism()}, ` +
-      `review body ${body.length} bytes, cache TTL ${settings.BENCH_CACHE_TTL_MS} ms`);
+    print(
+      `admission benchmark: node ${process.version}, functions pinned to CPU ${settings.BENCH_CPU} of ${availableParallelism()}, ` +
+        `review body ${body.length} bytes, cache TTL ${settings.BENCH_CACHE_TTL_MS} ms`,
+    );
 
     const { saturated, paced: pacedRows } = await measure(variants);
     printComparison(

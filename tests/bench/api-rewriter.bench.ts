@@ -92,7 +92,11 @@ function vm(i: number): unknown {
       template: {
         metadata: { labels: { [`kubevirt.${INT}/domain`]: `vm-${i}` } },
         spec: {
-          domain: { cpu: { cores: 2, sockets: 1 }, memory: { guest: '2Gi' }, devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }], interfaces: [{ name: 'default', bridge: {} }] } },
+          domain: {
+            cpu: { cores: 2, sockets: 1 },
+            memory: { guest: '2Gi' },
+            devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }], interfaces: [{ name: 'default', bridge: {} }] },
+          },
           networks: [{ name: 'default', pod: {} }],
           volumes: [{ name: 'root', persistentVolumeClaim: { claimName: `vd-${i}` } }],
         },
@@ -177,7 +181,10 @@ async function main(): Promise<void> {
     await installCrds(cp.state);
     direct = await upstreamFromKubeConfig(newKubeConfig(cp.state.kubeconfigPath));
     const d = direct;
-    const viaDirect = sender((o) => d.request(o), () => Promise.resolve(d.authHeaders()));
+    const viaDirect = sender(
+      (o) => d.request(o),
+      () => Promise.resolve(d.authHeaders()),
+    );
     await viaDirect('POST', '/api/v1/namespaces', { metadata: { name: NS } });
     print(`[api-rewriter] creating ${settings.BENCH_LIST_OBJECTS} VirtualMachines (stored renamed)`);
     await inParallel(settings.BENCH_LIST_OBJECTS, 8, async (i) => {
@@ -190,7 +197,10 @@ async function main(): Promise<void> {
       env: { KUBECONFIG: cp.state.kubeconfigPath, PROXY_PORT: String(proxyPort), HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1' },
     });
     for (let i = 0; ; i++) {
-      const ok = await fetch(`http://127.0.0.1:${healthPort}/health/readiness`).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`http://127.0.0.1:${healthPort}/health/readiness`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
       if (i > 600) throw new Error('the proxy never became ready');
       await new Promise((r) => setTimeout(r, 100));
@@ -216,13 +226,22 @@ async function main(): Promise<void> {
     };
 
     // 1. GET one object. A warm-up first (JIT, connections).
-    await alternate(200, 50, [() => check(viaDirect, `${DIRECT_BASE}/vm-1`, 'InternalVirtualizationVirtualMachine'), () => check(viaProxy, `${PROXY_BASE}/vm-1`, 'VirtualMachine')]);
+    await alternate(200, 50, [
+      () => check(viaDirect, `${DIRECT_BASE}/vm-1`, 'InternalVirtualizationVirtualMachine'),
+      () => check(viaProxy, `${PROXY_BASE}/vm-1`, 'VirtualMachine'),
+    ]);
     const [getDirect = [], getProxy = []] = await phase('GET', () =>
-      alternate(settings.BENCH_GETS, 100, [() => check(viaDirect, `${DIRECT_BASE}/vm-1`, 'InternalVirtualizationVirtualMachine'), () => check(viaProxy, `${PROXY_BASE}/vm-1`, 'VirtualMachine')]),
+      alternate(settings.BENCH_GETS, 100, [
+        () => check(viaDirect, `${DIRECT_BASE}/vm-1`, 'InternalVirtualizationVirtualMachine'),
+        () => check(viaProxy, `${PROXY_BASE}/vm-1`, 'VirtualMachine'),
+      ]),
     );
     // 2. LIST every object of the namespace.
     const [listDirect = [], listProxy = []] = await phase('LIST', () =>
-      alternate(settings.BENCH_LISTS, 5, [() => check(viaDirect, DIRECT_BASE, 'InternalVirtualizationVirtualMachineList'), () => check(viaProxy, PROXY_BASE, 'VirtualMachineList')]),
+      alternate(settings.BENCH_LISTS, 5, [
+        () => check(viaDirect, DIRECT_BASE, 'InternalVirtualizationVirtualMachineList'),
+        () => check(viaProxy, PROXY_BASE, 'VirtualMachineList'),
+      ]),
     );
     const latency = (name: string, values: number[], note: string): Measurement => {
       const s = summarize(values);
@@ -233,7 +252,12 @@ async function main(): Promise<void> {
       { key: 'p99', label: 'p99 ms', digits: 2, ratio: true },
       { key: 'mean', label: 'mean ms', digits: 2 },
     ];
-    printComparison(`GET one VirtualMachine (${settings.BENCH_GETS} each)`, latencyColumns, [latency('direct', getDirect, 'HTTPS, client certificate'), latency('through the proxy', getProxy, 'target p50 < 1.3x')], 'direct');
+    printComparison(
+      `GET one VirtualMachine (${settings.BENCH_GETS} each)`,
+      latencyColumns,
+      [latency('direct', getDirect, 'HTTPS, client certificate'), latency('through the proxy', getProxy, 'target p50 < 1.3x')],
+      'direct',
+    );
     printComparison(
       `LIST ${settings.BENCH_LIST_OBJECTS} VirtualMachines (${settings.BENCH_LISTS} each)`,
       latencyColumns,
@@ -242,7 +266,8 @@ async function main(): Promise<void> {
     );
 
     // 3. Watch delivery.
-    const rv = (JSON.parse((await viaDirect('GET', `${DIRECT_BASE}?limit=1`)).body.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const rv = (JSON.parse((await viaDirect('GET', `${DIRECT_BASE}?limit=1`)).body.toString()) as { metadata: { resourceVersion: string } }).metadata
+      .resourceVersion;
     const directWatch = await openWatch((o) => d.request(o), d.authHeaders(), `${DIRECT_BASE}?watch=true&resourceVersion=${rv}`);
     const proxyWatch = await openWatch(proxyRequest, {}, `${PROXY_BASE}?watch=true&resourceVersion=${rv}`);
     const written = new Map<string, number>();
@@ -251,7 +276,12 @@ async function main(): Promise<void> {
     await phase('watch', async () => {
       await inParallel(n, settings.BENCH_WRITERS, async (i) => {
         const t = nowMs();
-        const r = await viaDirect('PATCH', `${DIRECT_BASE}/vm-${i % objects}`, { metadata: { annotations: { 'bench/seq': String(i) } } }, 'application/merge-patch+json');
+        const r = await viaDirect(
+          'PATCH',
+          `${DIRECT_BASE}/vm-${i % objects}`,
+          { metadata: { annotations: { 'bench/seq': String(i) } } },
+          'application/merge-patch+json',
+        );
         if (r.status !== 200) throw new Error(`patch: ${r.status} ${r.body.toString()}`);
         const version = /"resourceVersion":"(\d+)"/.exec(r.body.toString())?.[1];
         if (version !== undefined) written.set(version, t);
@@ -276,7 +306,10 @@ async function main(): Promise<void> {
     printComparison(
       `watch: ${n} changes, write to arrival (${delayProxy.length} events seen on both)`,
       latencyColumns,
-      [latency('direct', delayDirect, ''), latency('through the proxy', delayProxy, `added per event: p50 ${addedS.p50.toFixed(2)} ms, p99 ${addedS.p99.toFixed(2)} ms (target p50 within 2 ms)`)],
+      [
+        latency('direct', delayDirect, ''),
+        latency('through the proxy', delayProxy, `added per event: p50 ${addedS.p50.toFixed(2)} ms, p99 ${addedS.p99.toFixed(2)} ms (target p50 within 2 ms)`),
+      ],
       'direct',
     );
     if (delayProxy.length < n) print(`  note: only ${delayProxy.length} of ${n} events arrived on both watches`);

@@ -48,7 +48,10 @@ let round = 0;
 async function bareVMs(c: Clients, world: World): Promise<number> {
   const ns = await world.namespace(`vms-${round++}`);
   const start = nowMs();
-  await pool(Array.from({ length: settings.BENCH_VMS }, (_, i) => () => c.vms.create(vmObject(world, ns, i))), settings.BENCH_CONCURRENCY);
+  await pool(
+    Array.from({ length: settings.BENCH_VMS }, (_, i) => () => c.vms.create(vmObject(world, ns, i))),
+    settings.BENCH_CONCURRENCY,
+  );
   return nowMs() - start;
 }
 
@@ -80,7 +83,10 @@ async function withController(c: Clients, world: World, args: readonly string[])
     const converged = watchConvergence(c, ns);
     await converged.synced;
     const start = nowMs();
-    await pool(Array.from({ length: settings.BENCH_VMS }, (_, i) => () => c.vms.create(vmObject(world, ns, i))), settings.BENCH_CONCURRENCY);
+    await pool(
+      Array.from({ length: settings.BENCH_VMS }, (_, i) => () => c.vms.create(vmObject(world, ns, i))),
+      settings.BENCH_CONCURRENCY,
+    );
     await converged.done;
     const ms = nowMs() - start;
     await converged.stop();
@@ -134,7 +140,9 @@ async function main(): Promise<void> {
     const c = makeClients(kube, 'bench');
     const world = await prepareWorld(c, cp.state.kubeconfigPath);
     const args = await compiledArgs('daemons/controller/main.ts');
-    print(`[controller] ${settings.BENCH_VMS} VMs, ${settings.BENCH_CONCURRENCY} creates in flight, ${settings.BENCH_WORKERS} workers, ${settings.BENCH_ROUNDS} round(s)`);
+    print(
+      `[controller] ${settings.BENCH_VMS} VMs, ${settings.BENCH_CONCURRENCY} creates in flight, ${settings.BENCH_WORKERS} workers, ${settings.BENCH_ROUNDS} round(s)`,
+    );
     const variants = ['vms', 'all', 'controller'] as const;
     const [vms = [], all = [], ctl = []] = await interleaved(variants, settings.BENCH_ROUNDS, (v) =>
       v === 'vms' ? bareVMs(c, world) : v === 'all' ? bareAll(c, world) : withController(c, world, args),

@@ -24,7 +24,14 @@ import { loadConfig } from '../../daemons/dra/config.js';
 import { runDaemon } from '../../daemons/dra/daemon.js';
 import { buildSlices, sliceDevice, usbDeviceName } from '../../daemons/dra/devices.js';
 import { scanUsbDevices, writeFixtureSysfs, type FixtureDevice } from '../../daemons/dra/discovery/index.js';
-import { NodeSchema, ResourceClaimSchema, ResourceSliceSchema, nodeDescriptor, resourceClaimDescriptor, resourceSliceDescriptor } from '../../daemons/dra/kube.js';
+import {
+  NodeSchema,
+  ResourceClaimSchema,
+  ResourceSliceSchema,
+  nodeDescriptor,
+  resourceClaimDescriptor,
+  resourceSliceDescriptor,
+} from '../../daemons/dra/kube.js';
 import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane } from '../env/control-plane.js';
 import { newKubeConfig } from '../env/index.js';
@@ -86,7 +93,12 @@ async function preparedLatency(kube: KubeClient, root: string): Promise<void> {
   try {
     await daemon.started;
     const claims = kube.resource(resourceClaimDescriptor, ResourceClaimSchema, MANAGER);
-    await kube.rest.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dra-bench' } }, what: 'create namespace' });
+    await kube.rest.request({
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dra-bench' } },
+      what: 'create namespace',
+    });
     const device = usbDeviceName(fixture[0], name);
     const prepare: number[] = [];
     const get: number[] = [];
@@ -103,7 +115,11 @@ async function preparedLatency(kube: KubeClient, root: string): Promise<void> {
     }
     const p = summarize(prepare);
     const g = summarize(get);
-    const row = (rowName: string, s: ReturnType<typeof summarize>, note: string): Measurement => ({ name: rowName, values: { p50: s.p50, p90: s.p90, p99: s.p99, max: s.max }, note });
+    const row = (rowName: string, s: ReturnType<typeof summarize>, note: string): Measurement => ({
+      name: rowName,
+      values: { p50: s.p50, p90: s.p90, p99: s.p99, max: s.max },
+      note,
+    });
     printComparison(
       `NodePrepareResources, one claim of one device (${settings.BENCH_PREPARES} claims), milliseconds`,
       [
@@ -144,7 +160,8 @@ async function discovery(kube: KubeClient, root: string): Promise<void> {
       const t = nowMs();
       for (const s of buildSlices({ driver: 'virtualization-usb', nodeName: node, generation: 1, devices: sliceDevices })) await slices.create(s);
       const ms = nowMs() - t;
-      for (const s of buildSlices({ driver: 'virtualization-usb', nodeName: node, generation: 1, devices: sliceDevices })) await slices.delete({ name: s.metadata.name ?? '' });
+      for (const s of buildSlices({ driver: 'virtualization-usb', nodeName: node, generation: 1, devices: sliceDevices }))
+        await slices.delete({ name: s.metadata.name ?? '' });
       return ms;
     }
     const abort = new AbortController();

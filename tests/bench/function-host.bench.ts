@@ -60,7 +60,12 @@ async function throughput(compiled: readonly string[]): Promise<Measurement[]> {
       ['binary CloudEvent echo (POST /)', { ...load, ...event, url: fn.url }],
     ];
     const runs = await interleaved(variants, settings.BENCH_ROUNDS, ([, spec]) => runLoad(spec));
-    return variants.map(([name], i) => loadRow(name, medianBy(runs[i] ?? [], (r) => r.requestsPerSecond)));
+    return variants.map(([name], i) =>
+      loadRow(
+        name,
+        medianBy(runs[i] ?? [], (r) => r.requestsPerSecond),
+      ),
+    );
   } finally {
     await Promise.all([bare.stop(), fn.stop()]);
   }

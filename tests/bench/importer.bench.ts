@@ -28,7 +28,9 @@ import { interleaved, knobs, medianBy, print, printComparison, timed, type Measu
 const settings = knobs(
   z.object({
     BENCH_IMPORT_MIB: env.int(1024, 64).describe('Size of the sparse raw image in MiB'),
-    BENCH_ROUNDS: env.int(9, 1).describe('Runs per row, interleaved; the median run is reported (the copies of a sparse file take tens of ms: noise needs rounds)'),
+    BENCH_ROUNDS: env
+      .int(9, 1)
+      .describe('Runs per row, interleaved; the median run is reported (the copies of a sparse file take tens of ms: noise needs rounds)'),
     BENCH_DIR: env.string(tmpdir()).describe('Directory (disk) holding the image and the copies'),
   }),
 );
@@ -73,7 +75,10 @@ async function main(): Promise<void> {
         else if (variant === 'cp --sparse=never') execFileSync('cp', ['--sparse=never', image, dest]);
         else if (variant === 'HTTP download alone (discarded)') await download(`${server.url}/image.raw`);
         else {
-          const source = variant === 'importer, file source' ? { IMPORTER_SOURCE: 'file', IMPORTER_ENDPOINT: image } : { IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/image.raw` };
+          const source =
+            variant === 'importer, file source'
+              ? { IMPORTER_SOURCE: 'file', IMPORTER_ENDPOINT: image }
+              : { IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/image.raw` };
           const result = await runImport(contextFor({ ...source, IMPORTER_DESTINATION_PATH: dest }));
           if (result.virtualSize !== bytes) throw new Error(`${variant}: virtual size ${result.virtualSize}, expected ${bytes}`);
         }
@@ -87,7 +92,15 @@ async function main(): Promise<void> {
       return { name, values: { ms, mbps: bytes / 1e6 / (ms / 1000) } };
     });
     print(`image: ${settings.BENCH_IMPORT_MIB} MiB sparse raw (20 MiB of data) in ${dir}; ${settings.BENCH_ROUNDS} interleaved rounds, median shown`);
-    printComparison('importer throughput into a file (PVC path)', [{ key: 'ms', label: 'ms', digits: 0 }, { key: 'mbps', label: 'MB/s', digits: 0, ratio: true }], rows, 'cp');
+    printComparison(
+      'importer throughput into a file (PVC path)',
+      [
+        { key: 'ms', label: 'ms', digits: 0 },
+        { key: 'mbps', label: 'MB/s', digits: 0, ratio: true },
+      ],
+      rows,
+      'cp',
+    );
     const file = rows[1]?.values['mbps'] ?? 0;
     const cp = rows[0]?.values['mbps'] ?? 1;
     print(`target: importer (file source) over 0.7x of cp: ${(file / cp).toFixed(2)}x ${file / cp > 0.7 ? 'MET' : 'NOT MET'}`);

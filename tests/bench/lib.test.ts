@@ -22,6 +22,12 @@ describe('benchmark helpers', () => {
       order.push(v);
       return Promise.resolve(`${v}${order.length}`);
     });
-    expect([order, results]).toEqual([['a', 'b', 'a', 'b'], [['a1', 'a3'], ['b2', 'b4']]]);
+    expect([order, results]).toEqual([
+      ['a', 'b', 'a', 'b'],
+      [
+        ['a1', 'a3'],
+        ['b2', 'b4'],
+      ],
+    ]);
   });
 });

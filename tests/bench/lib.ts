@@ -64,11 +64,7 @@ export function medianBy<T>(items: readonly T[], key: (item: T) => number): T {
  * Measure every variant once per round, rounds interleaved (A B C A B C ...), so that drift in the
  * machine's load spreads over all variants instead of biasing the ones measured last.
  */
-export async function interleaved<V, R>(
-  variants: readonly V[],
-  rounds: number,
-  measure: (variant: V) => Promise<R>,
-): Promise<R[][]> {
+export async function interleaved<V, R>(variants: readonly V[], rounds: number, measure: (variant: V) => Promise<R>): Promise<R[][]> {
   const results: R[][] = variants.map(() => []);
   for (let round = 0; round < rounds; round++) {
     for (const [i, variant] of variants.entries()) results[i]?.push(await measure(variant));

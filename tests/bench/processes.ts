@@ -7,13 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  listeningPort,
-  REPO_ROOT,
-  send,
-  startNodeProcess,
-  type FunctionProcess,
-} from '../../shared/runtime/testing/index.js';
+import { listeningPort, REPO_ROOT, send, startNodeProcess, type FunctionProcess } from '../../shared/runtime/testing/index.js';
 import { nowMs } from './lib.js';
 
 const run = promisify(execFile);

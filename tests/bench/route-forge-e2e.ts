@@ -45,7 +45,11 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
   const kube = new KubeClient(newKubeConfig(cp.state.kubeconfigPath));
   try {
     await installCrds(cp.state);
-    for (const args of [['apply', '--server-side', '-f', CILIUM_NODE_CRD], ['wait', '--for=condition=Established', '--timeout=60s', 'crd/ciliumnodes.cilium.io'], ['create', 'namespace', 'bench']]) {
+    for (const args of [
+      ['apply', '--server-side', '-f', CILIUM_NODE_CRD],
+      ['wait', '--for=condition=Established', '--timeout=60s', 'crd/ciliumnodes.cilium.io'],
+      ['create', 'namespace', 'bench'],
+    ]) {
       const res = await runKubectl(cp.state, args);
       if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${res.stderr}`);
     }
@@ -72,7 +76,15 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
     const start = nowMs();
     const startEpoch = Date.now();
     const proc = startNodeProcess(args, {
-      env: { KUBECONFIG: cp.state.kubeconfigPath, NETNS: ns.name, VIRTUAL_MACHINE_CIDRS: opts.cidr, MODULE_CONFIG_WATCH: 'false', HEALTH_PORT: '0', METRICS_AUTH: 'none', LOG_LEVEL: 'info' },
+      env: {
+        KUBECONFIG: cp.state.kubeconfigPath,
+        NETNS: ns.name,
+        VIRTUAL_MACHINE_CIDRS: opts.cidr,
+        MODULE_CONFIG_WATCH: 'false',
+        HEALTH_PORT: '0',
+        METRICS_AUTH: 'none',
+        LOG_LEVEL: 'info',
+      },
     });
     try {
       let synced = 0;

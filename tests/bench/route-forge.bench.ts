@@ -48,7 +48,12 @@ const vmIP = (i: number): string => formatIPv4((parseIPv4('10.166.0.0') ?? 0) + 
 
 function world(): { vms: VmAddress[]; nodes: Map<string, string> } {
   const nodes = new Map(Array.from({ length: settings.BENCH_NODES }, (_, i) => [`node-${i}`, nodeIP(i)] as const));
-  const vms = Array.from({ length: settings.BENCH_ROUTES }, (_, i) => ({ key: `ns/vm-${i}`, ip: vmIP(i), node: `node-${i % settings.BENCH_NODES}`, deleting: false }));
+  const vms = Array.from({ length: settings.BENCH_ROUTES }, (_, i) => ({
+    key: `ns/vm-${i}`,
+    ip: vmIP(i),
+    node: `node-${i % settings.BENCH_NODES}`,
+    deleting: false,
+  }));
   return { vms, nodes };
 }
 
@@ -108,7 +113,11 @@ async function convergeRows(ns: TestNetns): Promise<Measurement[]> {
   return variants.map((name, i) => {
     const runs = results[i] ?? [];
     const ms = medianBy(runs, (v) => v);
-    return { name, values: { ms, routesPerS: (settings.BENCH_ROUTES / ms) * 1000 }, note: `median of ${runs.length}: ${runs.map((v) => v.toFixed(0)).join(', ')} ms` };
+    return {
+      name,
+      values: { ms, routesPerS: (settings.BENCH_ROUTES / ms) * 1000 },
+      note: `median of ${runs.length}: ${runs.map((v) => v.toFixed(0)).join(', ')} ms`,
+    };
   });
 }
 
@@ -134,11 +143,15 @@ async function repairLatencies(ns: TestNetns): Promise<number[]> {
   const kernel = new IpRoute2({ netns: ns.name });
   const stop = new AbortController();
   // The daemon's wiring (daemon.ts watchKernel): table changes trigger a sync, others a lookup check.
-  await kernel.watch(TABLE, (event) => {
-    if (event.kind === 'table') syncer.tableChanged(event.route);
-    else if (event.kind === 'other') syncer.trigger('routing');
-    else if (event.kind === 'link-down' && syncer.usesDevice(event.device)) syncer.trigger('link');
-  }, stop.signal);
+  await kernel.watch(
+    TABLE,
+    (event) => {
+      if (event.kind === 'table') syncer.tableChanged(event.route);
+      else if (event.kind === 'other') syncer.trigger('routing');
+      else if (event.kind === 'link-down' && syncer.usesDevice(event.device)) syncer.trigger('link');
+    },
+    stop.signal,
+  );
   const running = syncer.run(stop.signal);
   syncer.trigger('start');
   while ((await ns.table(TABLE)).length < settings.BENCH_ROUTES + 1) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -183,7 +196,16 @@ async function main(): Promise<void> {
       `\n== drift repair with ${settings.BENCH_ROUTES} routes in place: route deleted -> restored (target p99 < 1000 ms) ==\n` +
         `n ${repairs.n}  p50 ${repairs.p50.toFixed(1)} ms  p90 ${repairs.p90.toFixed(1)} ms  p99 ${repairs.p99.toFixed(1)} ms  max ${repairs.max.toFixed(1)} ms`,
     );
-    if (settings.BENCH_E2E) await runEndToEnd(ns, { routes: settings.BENCH_ROUTES, nodes: settings.BENCH_NODES, table: TABLE, cidr: CIDR, nodeIP, vmIP, baselineMs: rows[0]?.values['ms'] ?? Number.NaN });
+    if (settings.BENCH_E2E)
+      await runEndToEnd(ns, {
+        routes: settings.BENCH_ROUTES,
+        nodes: settings.BENCH_NODES,
+        table: TABLE,
+        cidr: CIDR,
+        nodeIP,
+        vmIP,
+        baselineMs: rows[0]?.values['ms'] ?? Number.NaN,
+      });
   } finally {
     await ns.remove();
   }

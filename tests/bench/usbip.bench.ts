@@ -114,7 +114,12 @@ async function codec(): Promise<void> {
     const note = v.name === VARIANTS[0]?.name ? '' : median.rate > 200_000 ? 'target > 200k/s: met' : 'target > 200k/s: MISSED';
     return { name: v.name, values: { rate: median.rate / 1000 }, note };
   });
-  printComparison(`URB codec, ${n} messages per run (CMD_SUBMIT IN / RET_SUBMIT 64 B / CMD_SUBMIT OUT 512 B), median of ${settings.BENCH_ROUNDS}`, [{ key: 'rate', label: 'k msgs/s', ratio: true }], rows, VARIANTS[0]?.name ?? '');
+  printComparison(
+    `URB codec, ${n} messages per run (CMD_SUBMIT IN / RET_SUBMIT 64 B / CMD_SUBMIT OUT 512 B), median of ${settings.BENCH_ROUNDS}`,
+    [{ key: 'rate', label: 'k msgs/s', ratio: true }],
+    rows,
+    VARIANTS[0]?.name ?? '',
+  );
 }
 
 // ---- 2. handshakes ----

@@ -33,8 +33,24 @@ export async function createCA(dir: string, name: string): Promise<CertAuthority
   const certPath = join(dir, `${name}-ca.crt`);
   const keyPath = join(dir, `${name}-ca.key`);
   await openssl(
-    ['req', '-x509', '-new', '-nodes', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
-      '-keyout', keyPath, '-out', certPath, '-days', '7', '-subj', `/CN=${name}-ca/O=virt-testenv`],
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-nodes',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      '7',
+      '-subj',
+      `/CN=${name}-ca/O=virt-testenv`,
+    ],
     `creating CA ${name}`,
   );
   return { name, certPath, keyPath };
@@ -66,13 +82,11 @@ export async function issueCert(ca: CertAuthority, dir: string, file: string, op
   ];
   await writeFile(extPath, ext.join('\n') + '\n');
   await openssl(
-    ['req', '-new', '-nodes', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
-      '-keyout', keyPath, '-out', csrPath, '-subj', subject],
+    ['req', '-new', '-nodes', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-keyout', keyPath, '-out', csrPath, '-subj', subject],
     `creating the key and CSR for ${file}`,
   );
   await openssl(
-    ['x509', '-req', '-in', csrPath, '-CA', ca.certPath, '-CAkey', ca.keyPath, '-CAcreateserial',
-      '-out', certPath, '-days', '7', '-extfile', extPath],
+    ['x509', '-req', '-in', csrPath, '-CA', ca.certPath, '-CAkey', ca.keyPath, '-CAcreateserial', '-out', certPath, '-days', '7', '-extfile', extPath],
     `signing ${file} with CA ${ca.name}`,
   );
   return { certPath, keyPath };

@@ -99,13 +99,24 @@ async function startEtcd(binDir: string, workDir: string, detached: boolean): Pr
     const logPath = join(workDir, `etcd-${attempt}.log`);
     const dataDir = join(workDir, 'etcd-data');
     await rm(dataDir, { recursive: true, force: true });
-    const proc = spawnLogged('etcd', join(binDir, 'etcd'), [
-      '--name=default', `--data-dir=${dataDir}`,
-      `--listen-client-urls=${url}`, `--advertise-client-urls=${url}`,
-      `--listen-peer-urls=http://127.0.0.1:${peer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
-      `--initial-cluster=default=http://127.0.0.1:${peer}`,
-      '--unsafe-no-fsync=true', '--log-level=warn', '--quota-backend-bytes=8589934592',
-    ], logPath, { detached });
+    const proc = spawnLogged(
+      'etcd',
+      join(binDir, 'etcd'),
+      [
+        '--name=default',
+        `--data-dir=${dataDir}`,
+        `--listen-client-urls=${url}`,
+        `--advertise-client-urls=${url}`,
+        `--listen-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-cluster=default=http://127.0.0.1:${peer}`,
+        '--unsafe-no-fsync=true',
+        '--log-level=warn',
+        '--quota-backend-bytes=8589934592',
+      ],
+      logPath,
+      { detached },
+    );
     try {
       await waitUntil('etcd health', async () => (await fetch(`${url}/health`)).ok, {
         timeoutMs: START_TIMEOUT_MS,
@@ -130,8 +141,7 @@ export async function startApiServer(
   for (let attempt = 1; ; attempt++) {
     const port = opts.port ?? (await freePort());
     const logPath = join(state.workDir, `${name}-${port}-${attempt}.log`);
-    const args = [...state.apiServerBaseArgs, `--secure-port=${port}`,
-      `--service-account-issuer=https://127.0.0.1:${port}/`, ...(opts.extraArgs ?? [])];
+    const args = [...state.apiServerBaseArgs, `--secure-port=${port}`, `--service-account-issuer=https://127.0.0.1:${port}/`, ...(opts.extraArgs ?? [])];
     const proc = spawnLogged(name, join(state.binDir, 'kube-apiserver'), args, logPath, { detached: opts.detached === true });
     const server = `https://127.0.0.1:${port}`;
     try {
@@ -178,12 +188,11 @@ current-context: virt-testenv
 export async function startControlPlane(binDir: string, workDir: string, opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const pki = join(workDir, 'pki');
   await mkdir(pki, { recursive: true });
-  const [servingCa, clientCa, frontProxyCa] = await Promise.all([
-    createCA(pki, 'serving'), createCA(pki, 'client'), createCA(pki, 'front-proxy'),
-  ]);
+  const [servingCa, clientCa, frontProxyCa] = await Promise.all([createCA(pki, 'serving'), createCA(pki, 'client'), createCA(pki, 'front-proxy')]);
   const [serving, admin, proxyClient, kcmClient, schedulerClient] = await Promise.all([
     issueCert(servingCa, pki, 'apiserver', {
-      commonName: 'kube-apiserver', usage: 'server',
+      commonName: 'kube-apiserver',
+      usage: 'server',
       dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
       ipAddresses: ['127.0.0.1', '10.0.0.1'],
     }),
@@ -191,7 +200,9 @@ export async function startControlPlane(binDir: string, workDir: string, opts: C
     issueCert(frontProxyCa, pki, 'front-proxy-client', { commonName: 'front-proxy-client', usage: 'client' }),
     // Its own user name, so that audit-log readers can tell its writes from the tests' (admin).
     issueCert(clientCa, pki, 'kube-controller-manager', {
-      commonName: 'system:kube-controller-manager', organizations: ['system:masters'], usage: 'client',
+      commonName: 'system:kube-controller-manager',
+      organizations: ['system:masters'],
+      usage: 'client',
     }),
     opts.scheduler === true
       ? issueCert(clientCa, pki, 'kube-scheduler', { commonName: 'system:kube-scheduler', organizations: ['system:masters'], usage: 'client' })
@@ -206,19 +217,30 @@ export async function startControlPlane(binDir: string, workDir: string, opts: C
   const detached = opts.detached === true;
   const etcd = await startEtcd(binDir, workDir, detached);
   const apiServerBaseArgs = [
-    `--etcd-servers=${etcd.url}`, '--bind-address=127.0.0.1', `--advertise-address=${advertiseAddress()}`,
+    `--etcd-servers=${etcd.url}`,
+    '--bind-address=127.0.0.1',
+    `--advertise-address=${advertiseAddress()}`,
     '--endpoint-reconciler-type=none',
-    `--tls-cert-file=${serving.certPath}`, `--tls-private-key-file=${serving.keyPath}`,
+    `--tls-cert-file=${serving.certPath}`,
+    `--tls-private-key-file=${serving.keyPath}`,
     `--client-ca-file=${clientCa.certPath}`,
-    '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
-    '--disable-admission-plugins=ServiceAccount', '--authorization-mode=RBAC',
-    `--service-account-key-file=${saKey}`, `--service-account-signing-key-file=${saKey}`,
-    `--requestheader-client-ca-file=${frontProxyCa.certPath}`, '--requestheader-allowed-names=front-proxy-client',
-    '--requestheader-username-headers=X-Remote-User', '--requestheader-group-headers=X-Remote-Group',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--allow-privileged=true',
+    '--disable-admission-plugins=ServiceAccount',
+    '--authorization-mode=RBAC',
+    `--service-account-key-file=${saKey}`,
+    `--service-account-signing-key-file=${saKey}`,
+    `--requestheader-client-ca-file=${frontProxyCa.certPath}`,
+    '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
     '--requestheader-extra-headers-prefix=X-Remote-Extra-',
-    `--proxy-client-cert-file=${proxyClient.certPath}`, `--proxy-client-key-file=${proxyClient.keyPath}`,
-    `--audit-policy-file=${auditPolicyPath}`, `--audit-log-path=${auditLogPath}`,
-    '--profiling=false', '--v=1',
+    `--proxy-client-cert-file=${proxyClient.certPath}`,
+    `--proxy-client-key-file=${proxyClient.keyPath}`,
+    `--audit-policy-file=${auditPolicyPath}`,
+    `--audit-log-path=${auditLogPath}`,
+    '--profiling=false',
+    '--v=1',
   ];
   const base = { binDir, workDir, apiServerBaseArgs, servingCaPath: servingCa.certPath };
   let api: ApiServerProcess;
@@ -255,9 +277,14 @@ export async function startControlPlane(binDir: string, workDir: string, opts: C
   const pids: Record<string, number> = {};
   for (const p of started) pids[p.name === 'kube-apiserver' ? 'apiserver' : p.name] = p.pid;
   const state: ControlPlaneState = {
-    ...base, etcdUrl: etcd.url, server: api.server, kubeconfigPath,
-    clientCaPath: clientCa.certPath, clientCaKeyPath: clientCa.keyPath,
-    auditLogPath, auditPolicyPath,
+    ...base,
+    etcdUrl: etcd.url,
+    server: api.server,
+    kubeconfigPath,
+    clientCaPath: clientCa.certPath,
+    clientCaKeyPath: clientCa.keyPath,
+    auditLogPath,
+    auditPolicyPath,
     pids,
   };
   await writeFile(join(workDir, 'state.json'), JSON.stringify(state, null, 2));
@@ -271,21 +298,41 @@ export async function startControlPlane(binDir: string, workDir: string, opts: C
  * controller. Ready when its /healthz answers (self-signed serving certificate in its work dir).
  */
 async function startControllerManager(opts: {
-  binDir: string; workDir: string; kubeconfig: string; saKey: string; rootCa: string; detached?: boolean;
+  binDir: string;
+  workDir: string;
+  kubeconfig: string;
+  saKey: string;
+  rootCa: string;
+  detached?: boolean;
 }): Promise<LoggedProcess> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const logPath = join(opts.workDir, `kube-controller-manager-${attempt}.log`);
-    const proc = spawnLogged('kube-controller-manager', join(opts.binDir, 'kube-controller-manager'), [
-      `--kubeconfig=${opts.kubeconfig}`, `--authentication-kubeconfig=${opts.kubeconfig}`,
-      `--authorization-kubeconfig=${opts.kubeconfig}`, '--leader-elect=false',
-      '--bind-address=127.0.0.1', `--secure-port=${port}`, `--cert-dir=${join(opts.workDir, 'kcm-certs')}`,
-      `--service-account-private-key-file=${opts.saKey}`, `--root-ca-file=${opts.rootCa}`,
-      '--use-service-account-credentials=false', '--controllers=*',
-      // Fast enough for tests to see deletions follow promptly; the defaults are tuned for big clusters.
-      '--concurrent-gc-syncs=10', '--concurrent-namespace-syncs=5', '--namespace-sync-period=1m',
-      '--profiling=false', '--v=1',
-    ], logPath, { detached: opts.detached === true });
+    const proc = spawnLogged(
+      'kube-controller-manager',
+      join(opts.binDir, 'kube-controller-manager'),
+      [
+        `--kubeconfig=${opts.kubeconfig}`,
+        `--authentication-kubeconfig=${opts.kubeconfig}`,
+        `--authorization-kubeconfig=${opts.kubeconfig}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--cert-dir=${join(opts.workDir, 'kcm-certs')}`,
+        `--service-account-private-key-file=${opts.saKey}`,
+        `--root-ca-file=${opts.rootCa}`,
+        '--use-service-account-credentials=false',
+        '--controllers=*',
+        // Fast enough for tests to see deletions follow promptly; the defaults are tuned for big clusters.
+        '--concurrent-gc-syncs=10',
+        '--concurrent-namespace-syncs=5',
+        '--namespace-sync-period=1m',
+        '--profiling=false',
+        '--v=1',
+      ],
+      logPath,
+      { detached: opts.detached === true },
+    );
     try {
       await waitUntil('kube-controller-manager /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
         timeoutMs: START_TIMEOUT_MS,
@@ -309,12 +356,23 @@ async function startScheduler(opts: { binDir: string; workDir: string; kubeconfi
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const logPath = join(opts.workDir, `kube-scheduler-${attempt}.log`);
-    const proc = spawnLogged('kube-scheduler', join(opts.binDir, 'kube-scheduler'), [
-      `--kubeconfig=${opts.kubeconfig}`, `--authentication-kubeconfig=${opts.kubeconfig}`,
-      `--authorization-kubeconfig=${opts.kubeconfig}`, '--leader-elect=false',
-      '--bind-address=127.0.0.1', `--secure-port=${port}`, `--cert-dir=${join(opts.workDir, 'scheduler-certs')}`,
-      '--profiling=false', '--v=1',
-    ], logPath, { detached: opts.detached === true });
+    const proc = spawnLogged(
+      'kube-scheduler',
+      join(opts.binDir, 'kube-scheduler'),
+      [
+        `--kubeconfig=${opts.kubeconfig}`,
+        `--authentication-kubeconfig=${opts.kubeconfig}`,
+        `--authorization-kubeconfig=${opts.kubeconfig}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--cert-dir=${join(opts.workDir, 'scheduler-certs')}`,
+        '--profiling=false',
+        '--v=1',
+      ],
+      logPath,
+      { detached: opts.detached === true },
+    );
     try {
       await waitUntil('kube-scheduler /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
         timeoutMs: START_TIMEOUT_MS,

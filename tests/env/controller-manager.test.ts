@@ -23,22 +23,38 @@ describe('kube-controller-manager in the test control plane', () => {
       return JSON.parse(res.stdout) as { metadata: { uid: string } };
     };
     const vm = await apply({
-      apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'VirtualMachine',
+      apiVersion: 'virtualization.deckhouse.io/v1alpha2',
+      kind: 'VirtualMachine',
       metadata: { namespace: ns, name: 'owner' },
       spec: { virtualMachineClassName: 'generic', cpu: { cores: 1 }, memory: { size: '1Gi' }, blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'd' }] },
     });
     await apply({
-      apiVersion: 'internal.virtualization.deckhouse.io/v1', kind: 'InternalVirtualizationVirtualMachine',
+      apiVersion: 'internal.virtualization.deckhouse.io/v1',
+      kind: 'InternalVirtualizationVirtualMachine',
       metadata: {
-        namespace: ns, name: 'owner',
-        ownerReferences: [{ apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'VirtualMachine', name: 'owner', uid: vm.metadata.uid, controller: true, blockOwnerDeletion: true }],
+        namespace: ns,
+        name: 'owner',
+        ownerReferences: [
+          {
+            apiVersion: 'virtualization.deckhouse.io/v1alpha2',
+            kind: 'VirtualMachine',
+            name: 'owner',
+            uid: vm.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
       },
       spec: { template: { spec: {} } },
     });
     expect((await kubectl(['-n', ns, 'delete', 'virtualmachines.virtualization.deckhouse.io', 'owner', '--wait=false'])).code).toBe(0);
-    await waitFor('the garbage collector to delete the internal VM', async () => {
-      const res = await kubectl(['-n', ns, 'get', 'internalvirtualizationvirtualmachines.internal.virtualization.deckhouse.io', 'owner']);
-      return res.stderr.includes('NotFound');
-    }, { timeoutMs: 60_000 });
+    await waitFor(
+      'the garbage collector to delete the internal VM',
+      async () => {
+        const res = await kubectl(['-n', ns, 'get', 'internalvirtualizationvirtualmachines.internal.virtualization.deckhouse.io', 'owner']);
+        return res.stderr.includes('NotFound');
+      },
+      { timeoutMs: 60_000 },
+    );
   }, 90_000);
 });

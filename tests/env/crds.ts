@@ -14,7 +14,11 @@ export async function installDeckhouseCrds(state: ControlPlaneState, kubeconfigP
   const opts = kubeconfigPath === undefined ? {} : { kubeconfigPath };
   const apply = await runKubectl(state, ['apply', '--server-side', '--force-conflicts', '--field-manager=virt-testenv', '-k', STANDALONE_DIR], opts);
   if (apply.code !== 0) throw new Error(`installing ${STANDALONE_DIR} failed:\n${apply.stderr}`);
-  const wait = await runKubectl(state, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/moduleconfigs.deckhouse.io', 'crd/modules.deckhouse.io'], opts);
+  const wait = await runKubectl(
+    state,
+    ['wait', '--for=condition=Established', '--timeout=60s', 'crd/moduleconfigs.deckhouse.io', 'crd/modules.deckhouse.io'],
+    opts,
+  );
   if (wait.code !== 0) throw new Error(`the Deckhouse CRDs did not become Established:\n${wait.stderr}`);
 }
 

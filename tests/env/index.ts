@@ -55,7 +55,9 @@ export function installDeckhouseCrds(kubeconfigPath?: string): Promise<void> {
  *  delete it and its content for real, but that only adds load to the run); names never repeat. */
 export async function freshNamespace(prefix = 'test'): Promise<string> {
   const name = `${prefix}-${randomBytes(4).toString('hex')}`.slice(0, 63);
-  await newKubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  await newKubeConfig()
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name } } });
   return name;
 }
 

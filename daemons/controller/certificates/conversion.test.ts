@@ -4,7 +4,10 @@ import { conversionPatchFor } from './manager.js';
 import type { Crd } from './resources.js';
 
 const annotated = (conversion?: Record<string, unknown>): Crd => ({
-  metadata: { name: 'virtualmachineclasses.virtualization.deckhouse.io', annotations: { 'virtualization.deckhouse.io/conversion-webhook': 'admission-webhook/convert' } },
+  metadata: {
+    name: 'virtualmachineclasses.virtualization.deckhouse.io',
+    annotations: { 'virtualization.deckhouse.io/conversion-webhook': 'admission-webhook/convert' },
+  },
   spec: conversion === undefined ? {} : { conversion },
 });
 

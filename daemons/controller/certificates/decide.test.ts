@@ -82,7 +82,11 @@ describe('decideServing', () => {
   it('covers every in-cluster name of the Service', () => {
     const d = decideServing({ certPem: undefined, keyPem: undefined, ...keep }, root, target, now, policy);
     const names = new X509Certificate(d.pair.certPem).subjectAltName;
-    expect(names).toBe(dnsNamesOf(target).map((n) => `DNS:${n}`).join(', '));
+    expect(names).toBe(
+      dnsNamesOf(target)
+        .map((n) => `DNS:${n}`)
+        .join(', '),
+    );
   });
 });
 

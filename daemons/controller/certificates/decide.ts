@@ -51,7 +51,8 @@ function due(certPem: string, now: Date, fraction: number): boolean {
 export function decideCa(stored: Stored, now: Date, policy: CertPolicy, commonName: string): Decision {
   const fresh = (why: string, broken: boolean): Decision => ({
     pair: issueCertificate({
-      commonName, usage: 'ca',
+      commonName,
+      usage: 'ca',
       notBefore: new Date(now.getTime() - CLOCK_SKEW_MS),
       notAfter: new Date(now.getTime() + policy.caValidityMs),
     }),

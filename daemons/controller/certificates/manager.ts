@@ -11,8 +11,15 @@ import type { EventRecorder, JsonPatchOp, KubeObject } from '../../../shared/kub
 import type { Secret } from '../kube/resources.js';
 import { decideCa, decideServing, nextRenewal, trustBundle, type CertPolicy, type Decision, type KeyPair, type Stored } from './decide.js';
 import {
-  CERTIFICATE_LABEL, CONVERSION_WEBHOOK_ANNOTATION, INJECT_FROM_ANNOTATION, INJECT_LABEL, ROTATE_ANNOTATION, secretText,
-  type CertClients, type Crd, type WebhookConfiguration,
+  CERTIFICATE_LABEL,
+  CONVERSION_WEBHOOK_ANNOTATION,
+  INJECT_FROM_ANNOTATION,
+  INJECT_LABEL,
+  ROTATE_ANNOTATION,
+  secretText,
+  type CertClients,
+  type Crd,
+  type WebhookConfiguration,
 } from './resources.js';
 
 export interface ServingSecret {
@@ -139,7 +146,9 @@ export class CertificateManager {
 
   private async conversionPatch(crd: Crd, b64: string | undefined, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
     const service = crd.spec?.conversion?.strategy === 'Webhook' ? undefined : conversionService(crd);
-    const exists = service !== undefined && (await this.options.clients.services.list({ namespace: this.options.namespace, signal })).items.some((s) => s.metadata.name === service);
+    const exists =
+      service !== undefined &&
+      (await this.options.clients.services.list({ namespace: this.options.namespace, signal })).items.some((s) => s.metadata.name === service);
     return conversionPatchFor(crd, b64, this.options.namespace, exists);
   }
 
@@ -155,7 +164,10 @@ export class CertificateManager {
       return known === undefined ? undefined : Buffer.from(known).toString('base64');
     };
     const patched: string[] = [];
-    for (const [kind, client] of [['ValidatingWebhookConfiguration', clients.validating], ['MutatingWebhookConfiguration', clients.mutating]] as const) {
+    for (const [kind, client] of [
+      ['ValidatingWebhookConfiguration', clients.validating],
+      ['MutatingWebhookConfiguration', clients.mutating],
+    ] as const) {
       for (const cfg of (await client.list({ labelSelector: selector, signal })).items) {
         const b64 = await bundleFor(cfg);
         if (b64 === undefined) continue;
@@ -168,13 +180,21 @@ export class CertificateManager {
     for (const svc of (await clients.apiServices.list({ labelSelector: selector, signal })).items) {
       const b64 = await bundleFor(svc);
       if (b64 === undefined || svc.spec?.caBundle === b64) continue;
-      await clients.apiServices.mergePatch({ name: svc.metadata.name ?? '' }, { metadata: { resourceVersion: svc.metadata.resourceVersion }, spec: { caBundle: b64 } }, { signal });
+      await clients.apiServices.mergePatch(
+        { name: svc.metadata.name ?? '' },
+        { metadata: { resourceVersion: svc.metadata.resourceVersion }, spec: { caBundle: b64 } },
+        { signal },
+      );
       patched.push(`APIService/${svc.metadata.name ?? ''}`);
     }
     for (const crd of (await clients.crds.list({ labelSelector: selector, signal })).items) {
       const patch = await this.conversionPatch(crd, await bundleFor(crd), signal);
       if (patch === undefined) continue;
-      await clients.crds.mergePatch({ name: crd.metadata.name ?? '' }, { metadata: { resourceVersion: crd.metadata.resourceVersion }, spec: { conversion: patch } }, { signal });
+      await clients.crds.mergePatch(
+        { name: crd.metadata.name ?? '' },
+        { metadata: { resourceVersion: crd.metadata.resourceVersion }, spec: { conversion: patch } },
+        { signal },
+      );
       patched.push(`CustomResourceDefinition/${crd.metadata.name ?? ''}`);
     }
     for (const p of patched) this.log.info({ target: p }, 'CA bundle injected');

@@ -50,16 +50,28 @@ export const CrdSchema = z.looseObject({
 export type Crd = z.infer<typeof CrdSchema>;
 
 const admission = (plural: string, kind: string): ResourceDescriptor => ({
-  group: 'admissionregistration.k8s.io', version: 'v1', plural, kind, namespaced: false,
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  plural,
+  kind,
+  namespaced: false,
 });
 
 export const validatingWebhooks = admission('validatingwebhookconfigurations', 'ValidatingWebhookConfiguration');
 export const mutatingWebhooks = admission('mutatingwebhookconfigurations', 'MutatingWebhookConfiguration');
 export const apiServices: ResourceDescriptor = {
-  group: 'apiregistration.k8s.io', version: 'v1', plural: 'apiservices', kind: 'APIService', namespaced: false,
+  group: 'apiregistration.k8s.io',
+  version: 'v1',
+  plural: 'apiservices',
+  kind: 'APIService',
+  namespaced: false,
 };
 export const crds: ResourceDescriptor = {
-  group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false,
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
 };
 export const services: ResourceDescriptor = { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true };
 export const secrets: ResourceDescriptor = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };

@@ -21,12 +21,24 @@ export function runCertificates(kube: KubeClient, config: ControllerConfig, sign
   const clients = makeCertClients(kube, CERT_FIELD_MANAGER);
   const events = new EventRecorder({
     events: kube.resource(eventDescriptor, eventSchema, CERT_FIELD_MANAGER),
-    reportingController: 'virtualization-controller', reportingInstance: identity, logger: log,
+    reportingController: 'virtualization-controller',
+    reportingInstance: identity,
+    logger: log,
   });
   const manager = new CertificateManager({
-    clients, namespace: config.POD_NAMESPACE, mode: config.CERT_ISSUER === 'external' ? 'external' : 'self',
-    caSecret: config.CERT_CA_SECRET, serving: config.CERT_SERVING_SECRETS, events, logger: log,
-    policy: { caValidityMs: config.CERT_CA_VALIDITY, servingValidityMs: config.CERT_SERVING_VALIDITY, renewFraction: 2 / 3, caOverlapMs: config.CERT_CA_OVERLAP },
+    clients,
+    namespace: config.POD_NAMESPACE,
+    mode: config.CERT_ISSUER === 'external' ? 'external' : 'self',
+    caSecret: config.CERT_CA_SECRET,
+    serving: config.CERT_SERVING_SECRETS,
+    events,
+    logger: log,
+    policy: {
+      caValidityMs: config.CERT_CA_VALIDITY,
+      servingValidityMs: config.CERT_SERVING_VALIDITY,
+      renewFraction: 2 / 3,
+      caOverlapMs: config.CERT_CA_OVERLAP,
+    },
   });
   let wake: (() => void) | undefined;
   let dirty = false;

@@ -12,12 +12,7 @@ export interface ConditionInput {
  * Set a condition in a list (returned as a new list). lastTransitionTime moves only when the status
  * changes, so restating an unchanged condition changes nothing and the status write is skipped.
  */
-export function setCondition(
-  list: readonly Condition[] | undefined,
-  input: ConditionInput,
-  now: Date,
-  observedGeneration?: number,
-): Condition[] {
+export function setCondition(list: readonly Condition[] | undefined, input: ConditionInput, now: Date, observedGeneration?: number): Condition[] {
   const current = list ?? [];
   const old = current.find((c) => c.type === input.type);
   const next: Condition = {

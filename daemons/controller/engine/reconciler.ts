@@ -61,9 +61,7 @@ export interface ReconcilerSpec<O extends KubeObject, St, S extends ReconcileSta
  * as a merge patch of exactly what changed, skipped when nothing did. The failure, if any, is
  * rethrown after the status write so the runner requeues the key.
  */
-export function handlerChain<O extends KubeObject, St, S extends ReconcileState<O, St>>(
-  spec: ReconcilerSpec<O, St, S>,
-): ReconcileFn {
+export function handlerChain<O extends KubeObject, St, S extends ReconcileState<O, St>>(spec: ReconcilerSpec<O, St, S>): ReconcileFn {
   const base = spec.logger ?? childLogger({ component: 'controller', controller: spec.name });
   return async (key: string, signal: AbortSignal): Promise<ReconcileResult> => {
     const invalid = spec.invalid?.(key);

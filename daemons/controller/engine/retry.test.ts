@@ -65,7 +65,9 @@ describe('Runner retries', () => {
 
   it('caps the delay of a key that keeps failing, and starts again from the base after a success', async () => {
     let failing = true;
-    const r = rig(() => (failing ? Promise.reject(new KubeApiError('boom', 500)) : Promise.resolve()), { queue: { baseDelayMs: 5, maxDelayMs: 40, qps: 1000 } });
+    const r = rig(() => (failing ? Promise.reject(new KubeApiError('boom', 500)) : Promise.resolve()), {
+      queue: { baseDelayMs: 5, maxDelayMs: 40, qps: 1000 },
+    });
     r.runner.start().enqueue('ns/a');
     await r.settled();
     const delays: number[] = [];
@@ -88,7 +90,10 @@ describe('Runner retries', () => {
 
   it('spaces the retries of many failing keys by the overall bucket', async () => {
     const clock = new FakeClock();
-    const r = rig(() => Promise.reject(new ConflictError('stale')), { clock, queue: { rateLimiter: controllerRateLimiter({ clock, random: () => 0, qps: 10, burst: 1 }) } });
+    const r = rig(() => Promise.reject(new ConflictError('stale')), {
+      clock,
+      queue: { rateLimiter: controllerRateLimiter({ clock, random: () => 0, qps: 10, burst: 1 }) },
+    });
     r.runner.start();
     for (const key of ['ns/a', 'ns/b', 'ns/c']) r.runner.enqueue(key);
     await r.settled();

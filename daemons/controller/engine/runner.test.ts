@@ -3,10 +3,21 @@ import { ConflictError, KubeApiError, NotFoundError } from '../../../shared/erro
 import { waitFor } from '../../../shared/testing/wait.js';
 import { Runner, type ReconcileOutcome } from './runner.js';
 
-function runnerWith(reconcile: (key: string) => Promise<{ requeueAfterMs?: number } | void>): { runner: Runner; outcomes: ReconcileOutcome[]; abort: AbortController } {
+function runnerWith(reconcile: (key: string) => Promise<{ requeueAfterMs?: number } | void>): {
+  runner: Runner;
+  outcomes: ReconcileOutcome[];
+  abort: AbortController;
+} {
   const abort = new AbortController();
   const outcomes: ReconcileOutcome[] = [];
-  const runner = new Runner({ name: 't', workers: 2, reconcile, signal: abort.signal, queue: { baseDelayMs: 5, maxDelayMs: 50 }, observe: (_c, o) => outcomes.push(o) });
+  const runner = new Runner({
+    name: 't',
+    workers: 2,
+    reconcile,
+    signal: abort.signal,
+    queue: { baseDelayMs: 5, maxDelayMs: 50 },
+    observe: (_c, o) => outcomes.push(o),
+  });
   return { runner, outcomes, abort };
 }
 

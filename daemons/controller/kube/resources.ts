@@ -31,16 +31,8 @@ import {
   type VirtualImage,
 } from '../../../shared/api/resources/virtualimage.js';
 import { VirtualMachineSchema, virtualMachine, type VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
-import {
-  VirtualMachineClassSchema,
-  virtualMachineClass,
-  type VirtualMachineClass,
-} from '../../../shared/api/resources/virtualmachineclass.js';
-import {
-  VirtualMachineOperationSchema,
-  virtualMachineOperation,
-  type VirtualMachineOperation,
-} from '../../../shared/api/resources/vmop.js';
+import { VirtualMachineClassSchema, virtualMachineClass, type VirtualMachineClass } from '../../../shared/api/resources/virtualmachineclass.js';
+import { VirtualMachineOperationSchema, virtualMachineOperation, type VirtualMachineOperation } from '../../../shared/api/resources/vmop.js';
 import type { KubeClient, ResourceClient, ResourceDescriptor } from '../../../shared/kube/index.js';
 
 export const FIELD_MANAGER = 'virtualization-controller';
@@ -65,12 +57,8 @@ export type Taint = z.infer<typeof taintSchema>;
 
 const containerStatusSchema = z.looseObject({
   name: z.string(),
-  state: z
-    .looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() })
-    .optional(),
-  lastState: z
-    .looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() })
-    .optional(),
+  state: z.looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() }).optional(),
+  lastState: z.looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() }).optional(),
 });
 
 /** The parts of a virt-launcher Pod the power-state handler reads (the compute container's termination). */

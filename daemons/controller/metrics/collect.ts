@@ -28,11 +28,23 @@ function collectVMs(registry: Registry, caches: Caches): void {
   const base: VMLabel[] = ['name', 'namespace', 'uid', 'node'];
   const phase = registry.gauge({ name: `${NS}virtualmachine_status_phase`, help: 'The VM phase (1 for the current one).', labelNames: [...base, 'phase'] });
   const cores = registry.gauge({ name: `${NS}virtualmachine_configuration_cpu_cores`, help: 'Configured CPU cores.', labelNames: base });
-  const fraction = registry.gauge({ name: `${NS}virtualmachine_configuration_cpu_core_fraction`, help: 'Configured core fraction, percent.', labelNames: base });
+  const fraction = registry.gauge({
+    name: `${NS}virtualmachine_configuration_cpu_core_fraction`,
+    help: 'Configured core fraction, percent.',
+    labelNames: base,
+  });
   const memory = registry.gauge({ name: `${NS}virtualmachine_configuration_memory_size_bytes`, help: 'Configured memory, bytes.', labelNames: base });
-  const awaiting = registry.gauge({ name: `${NS}virtualmachine_awaiting_restart_to_apply_configuration`, help: '1 when changes wait for a restart.', labelNames: base });
+  const awaiting = registry.gauge({
+    name: `${NS}virtualmachine_awaiting_restart_to_apply_configuration`,
+    help: '1 when changes wait for a restart.',
+    labelNames: base,
+  });
   const applied = registry.gauge({ name: `${NS}virtualmachine_configuration_applied`, help: '1 when the configuration is applied.', labelNames: base });
-  const policy = registry.gauge({ name: `${NS}virtualmachine_configuration_run_policy`, help: 'The runPolicy (1 for the current one).', labelNames: [...base, 'runPolicy'] });
+  const policy = registry.gauge({
+    name: `${NS}virtualmachine_configuration_run_policy`,
+    help: 'The runPolicy (1 for the current one).',
+    labelNames: [...base, 'runPolicy'],
+  });
   const info = registry.gauge({ name: `${NS}virtualmachine_info`, help: 'Static VM information.', labelNames: [...base, 'virtualmachineclass'] });
   for (const vm of caches.vms.list()) {
     const l = { name: vm.metadata.name ?? '', namespace: vm.metadata.namespace ?? '', uid: vm.metadata.uid ?? '', node: vm.status?.nodeName ?? '' };
@@ -48,8 +60,16 @@ function collectVMs(registry: Registry, caches: Caches): void {
 }
 
 function collectClasses(registry: Registry, caches: Caches): void {
-  const phase = registry.gauge({ name: `${NS}virtualmachineclass_status_phase`, help: 'The class phase (1 for the current one).', labelNames: ['name', 'uid', 'phase'] });
-  const node = registry.gauge({ name: `${NS}virtualmachineclass_available_node`, help: 'Nodes where VMs of the class can run.', labelNames: ['name', 'uid', 'node'] });
+  const phase = registry.gauge({
+    name: `${NS}virtualmachineclass_status_phase`,
+    help: 'The class phase (1 for the current one).',
+    labelNames: ['name', 'uid', 'phase'],
+  });
+  const node = registry.gauge({
+    name: `${NS}virtualmachineclass_available_node`,
+    help: 'Nodes where VMs of the class can run.',
+    labelNames: ['name', 'uid', 'node'],
+  });
   for (const cls of caches.classes.list()) {
     const l = { name: cls.metadata.name ?? '', uid: cls.metadata.uid ?? '' };
     for (const p of CLASS_PHASES) phase.set({ ...l, phase: p }, cls.status?.phase === p ? 1 : 0);
@@ -59,9 +79,19 @@ function collectClasses(registry: Registry, caches: Caches): void {
 
 function collectOperations(registry: Registry, caches: Caches): void {
   const labels = ['name', 'namespace', 'uid', 'type', 'virtualmachine'] as const;
-  const phase = registry.gauge({ name: `${NS}virtualmachineoperation_status_phase`, help: 'The operation phase (1 for the current one).', labelNames: [...labels, 'phase'] });
+  const phase = registry.gauge({
+    name: `${NS}virtualmachineoperation_status_phase`,
+    help: 'The operation phase (1 for the current one).',
+    labelNames: [...labels, 'phase'],
+  });
   for (const op of caches.vmops.list()) {
-    const l = { name: op.metadata.name ?? '', namespace: op.metadata.namespace ?? '', uid: op.metadata.uid ?? '', type: op.spec.type, virtualmachine: op.spec.virtualMachineName };
+    const l = {
+      name: op.metadata.name ?? '',
+      namespace: op.metadata.namespace ?? '',
+      uid: op.metadata.uid ?? '',
+      type: op.spec.type,
+      virtualmachine: op.spec.virtualMachineName,
+    };
     for (const p of VMOP_PHASES) phase.set({ ...l, phase: p }, op.status?.phase === p ? 1 : 0);
   }
 }

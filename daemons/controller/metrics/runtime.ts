@@ -68,11 +68,31 @@ export class ControllerMetrics {
       }),
     };
     this.runtime = {
-      total: r.counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller.', labelNames: ['controller', 'result'] }),
-      errors: r.counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller.', labelNames: ['controller'] }),
-      time: r.histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller.', labelNames: ['controller'] }),
-      activeWorkers: r.gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller.', labelNames: ['controller'] }),
-      maxConcurrent: r.gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller.', labelNames: ['controller'] }),
+      total: r.counter({
+        name: 'controller_runtime_reconcile_total',
+        help: 'Total number of reconciliations per controller.',
+        labelNames: ['controller', 'result'],
+      }),
+      errors: r.counter({
+        name: 'controller_runtime_reconcile_errors_total',
+        help: 'Total number of reconciliation errors per controller.',
+        labelNames: ['controller'],
+      }),
+      time: r.histogram({
+        name: 'controller_runtime_reconcile_time_seconds',
+        help: 'Length of time per reconciliation per controller.',
+        labelNames: ['controller'],
+      }),
+      activeWorkers: r.gauge({
+        name: 'controller_runtime_active_workers',
+        help: 'Number of currently used workers per controller.',
+        labelNames: ['controller'],
+      }),
+      maxConcurrent: r.gauge({
+        name: 'controller_runtime_max_concurrent_reconciles',
+        help: 'Maximum number of concurrent reconciles per controller.',
+        labelNames: ['controller'],
+      }),
     };
   }
 

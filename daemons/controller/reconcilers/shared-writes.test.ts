@@ -72,7 +72,15 @@ describe('writers of the shared internal VM', () => {
     const { deps, kvvms, current } = world();
     const stale = current();
     kvvms.writeByOther(KEY, { metadata: { annotations: { 'virtualization.deckhouse.io/vm-start-requested': 'other' } } });
-    const c = { deps, vmop: { spec: {} }, vm: { metadata: { namespace: 'ns', name: 'vm' } }, kvvm: stale, kvvmi: undefined, signal: ctx.signal, log: rootLogger };
+    const c = {
+      deps,
+      vmop: { spec: {} },
+      vm: { metadata: { namespace: 'ns', name: 'vm' } },
+      kvvm: stale,
+      kvvmi: undefined,
+      signal: ctx.signal,
+      log: rootLogger,
+    };
     await expect(stopOperation.signal(c as unknown as OpContext)).rejects.toBeInstanceOf(ConflictError);
     expect(current().spec.runStrategy).toBe('Always');
   });

@@ -11,7 +11,14 @@ import { keyOf } from '../engine/reconciler.js';
 import type { ReconcileFn, Runner } from '../engine/runner.js';
 import { enqueueOn, specOrMetaChanged } from '../sources.js';
 import { cviReconciler } from './cvi/index.js';
-import { HELPERS_BY_OWNER, metricsProgressReader, ownerKeyOfHelper, type ProgressReader, type StorageCaches, type StorageDeps } from './provisioning/helpers.js';
+import {
+  HELPERS_BY_OWNER,
+  metricsProgressReader,
+  ownerKeyOfHelper,
+  type ProgressReader,
+  type StorageCaches,
+  type StorageDeps,
+} from './provisioning/helpers.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import { HELPER_LABEL, METRICS_PORT, OWNER_ANNOTATION } from './provisioning/importer.js';
 import { makeStorageClients } from './provisioning/kube.js';
@@ -44,7 +51,8 @@ export function storageReconcilers(deps: Deps, caches0: Caches, opts: StorageOpt
   const config = deps.config;
   const clients = makeStorageClients(opts.kube);
   const { namespaced } = scopesOf(config);
-  const cache = <T extends KubeObject>(c: Parameters<typeof informerCache<T>>[0], scope: object): ObjectCache<T> => informerCache(c, scope, opts.signal, opts.logger);
+  const cache = <T extends KubeObject>(c: Parameters<typeof informerCache<T>>[0], scope: object): ObjectCache<T> =>
+    informerCache(c, scope, opts.signal, opts.logger);
   const caches = {
     pvcs: cache(clients.pvcs, namespaced),
     storageClasses: cache(clients.storageClasses, {}),
@@ -120,17 +128,52 @@ function wireStorageSources(caches: Caches, sc: StorageCaches, r: StorageReconci
   // VMs: which disks and images are in use; attachments wait for their VM and its instance.
   const devicesOf = (vm: VirtualMachine): { kind: string; key: string }[] =>
     vm.spec.blockDeviceRefs.map((ref) => ({ kind: ref.kind, key: ref.kind === 'ClusterVirtualImage' ? ref.name : `${ns(vm)}/${ref.name}` }));
-  enqueueOn(caches.vms, r.vd, (vm) => devicesOf(vm).filter((x) => x.kind === 'VirtualDisk').map((x) => x.key));
-  enqueueOn(caches.vms, r.vi, (vm) => devicesOf(vm).filter((x) => x.kind === 'VirtualImage').map((x) => x.key), specOrMetaChanged);
-  enqueueOn(caches.vms, r.cvi, (vm) => devicesOf(vm).filter((x) => x.kind === 'ClusterVirtualImage').map((x) => x.key), specOrMetaChanged);
+  enqueueOn(caches.vms, r.vd, (vm) =>
+    devicesOf(vm)
+      .filter((x) => x.kind === 'VirtualDisk')
+      .map((x) => x.key),
+  );
+  enqueueOn(
+    caches.vms,
+    r.vi,
+    (vm) =>
+      devicesOf(vm)
+        .filter((x) => x.kind === 'VirtualImage')
+        .map((x) => x.key),
+    specOrMetaChanged,
+  );
+  enqueueOn(
+    caches.vms,
+    r.cvi,
+    (vm) =>
+      devicesOf(vm)
+        .filter((x) => x.kind === 'ClusterVirtualImage')
+        .map((x) => x.key),
+    specOrMetaChanged,
+  );
   enqueueOn(caches.vms, r.vmbda, (vm) => sc.vmbdas.byIndex(VMBDA_BY_VM, keyOf(vm)).map(keyOf), phaseChanged);
   enqueueOn(caches.kvvmis, r.vmbda, (vmi) => sc.vmbdas.byIndex(VMBDA_BY_VM, keyOf(vmi)).map(keyOf));
   enqueueOn(sc.vmbdas, r.vd, (a) => (a.spec.blockDeviceRef.kind === 'VirtualDisk' ? [`${ns(a)}/${a.spec.blockDeviceRef.name}`] : []), phaseChanged);
   // Attachments wait for their device; one attachment's end frees the device for another.
   enqueueOn(caches.disks, r.vmbda, (o) => sc.vmbdas.byIndex(VMBDA_BY_DEVICE, deviceKey('VirtualDisk', ns(o), o.metadata.name ?? '')).map(keyOf), phaseChanged);
-  enqueueOn(caches.images, r.vmbda, (o) => sc.vmbdas.byIndex(VMBDA_BY_DEVICE, deviceKey('VirtualImage', ns(o), o.metadata.name ?? '')).map(keyOf), phaseChanged);
-  enqueueOn(caches.clusterImages, r.vmbda, (o) => sc.vmbdas.byIndex(VMBDA_BY_DEVICE, deviceKey('ClusterVirtualImage', undefined, o.metadata.name ?? '')).map(keyOf), phaseChanged);
-  enqueueOn(sc.vmbdas, r.vmbda, (a) => sc.vmbdas.byIndex(VMBDA_BY_DEVICE, deviceKey(a.spec.blockDeviceRef.kind, ns(a), a.spec.blockDeviceRef.name)).map(keyOf), specOrMetaChanged);
+  enqueueOn(
+    caches.images,
+    r.vmbda,
+    (o) => sc.vmbdas.byIndex(VMBDA_BY_DEVICE, deviceKey('VirtualImage', ns(o), o.metadata.name ?? '')).map(keyOf),
+    phaseChanged,
+  );
+  enqueueOn(
+    caches.clusterImages,
+    r.vmbda,
+    (o) => sc.vmbdas.byIndex(VMBDA_BY_DEVICE, deviceKey('ClusterVirtualImage', undefined, o.metadata.name ?? '')).map(keyOf),
+    phaseChanged,
+  );
+  enqueueOn(
+    sc.vmbdas,
+    r.vmbda,
+    (a) => sc.vmbdas.byIndex(VMBDA_BY_DEVICE, deviceKey(a.spec.blockDeviceRef.kind, ns(a), a.spec.blockDeviceRef.name)).map(keyOf),
+    specOrMetaChanged,
+  );
 }
 
 function wakeOwner(byKind: Record<string, Runner>, pod: KubeObject): void {
@@ -141,4 +184,3 @@ function wakeOwner(byKind: Record<string, Runner>, pod: KubeObject): void {
 function ownersOf(obj: KubeObject, kind: string): string[] {
   return (obj.metadata.ownerReferences ?? []).filter((o) => o.kind === kind).map((o) => `${ns(obj)}/${o.name}`);
 }
-

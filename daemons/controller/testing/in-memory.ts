@@ -116,7 +116,13 @@ export class InMemoryKind<T extends KubeObject> implements ResourcePort<T> {
   /** Someone else (a user, KubeVirt) writes: a merge patch without preconditions, delivered to the cache. */
   writeByOther(key: string, patch: object): T {
     const current = this.mustGet(key);
-    return this.put({ ...(applyMergePatch(current, patch) as T), metadata: this.bump(applyMergePatch(current.metadata, (patch as { metadata?: object }).metadata ?? {}) as T['metadata']) }, 'update');
+    return this.put(
+      {
+        ...(applyMergePatch(current, patch) as T),
+        metadata: this.bump(applyMergePatch(current.metadata, (patch as { metadata?: object }).metadata ?? {}) as T['metadata']),
+      },
+      'update',
+    );
   }
 
   get(ref: ObjectRef): Promise<T> {
@@ -140,7 +146,10 @@ export class InMemoryKind<T extends KubeObject> implements ResourcePort<T> {
     return this.write('replace', obj.metadata.namespace, obj.metadata.name ?? '', obj, () => {
       const current = this.mustGet(objectKey(obj.metadata));
       this.precondition(current, obj.metadata.resourceVersion);
-      return this.put({ ...structuredClone(obj), status: current['status' as keyof T], metadata: this.bump({ ...obj.metadata, uid: current.metadata.uid }) }, 'update');
+      return this.put(
+        { ...structuredClone(obj), status: current['status' as keyof T], metadata: this.bump({ ...obj.metadata, uid: current.metadata.uid }) },
+        'update',
+      );
     });
   }
 
@@ -151,7 +160,8 @@ export class InMemoryKind<T extends KubeObject> implements ResourcePort<T> {
       this.precondition(current, body.metadata?.resourceVersion);
       const { metadata, status, ...rest } = body;
       const next = (opts.subresource === 'status' ? applyMergePatch(current, { status }) : applyMergePatch(current, rest)) as T;
-      const meta = opts.subresource === 'status' ? current.metadata : (applyMergePatch(current.metadata, { ...metadata, resourceVersion: null }) as T['metadata']);
+      const meta =
+        opts.subresource === 'status' ? current.metadata : (applyMergePatch(current.metadata, { ...metadata, resourceVersion: null }) as T['metadata']);
       return this.settle({ ...next, metadata: this.bump(meta) });
     });
   }
@@ -212,7 +222,9 @@ export class InMemoryKind<T extends KubeObject> implements ResourcePort<T> {
 
   private precondition(current: T, resourceVersion: string | undefined): void {
     if (resourceVersion !== undefined && resourceVersion !== current.metadata.resourceVersion) {
-      throw new ConflictError(`${this.kind} ${objectKey(current.metadata)}: the object has been modified; please apply your changes to the latest version and try again`);
+      throw new ConflictError(
+        `${this.kind} ${objectKey(current.metadata)}: the object has been modified; please apply your changes to the latest version and try again`,
+      );
     }
   }
 

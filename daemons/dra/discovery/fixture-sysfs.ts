@@ -60,9 +60,7 @@ async function link(root: string, target: string, name: string): Promise<void> {
 async function writeFiles(dir: string, files: Record<string, string | null>): Promise<void> {
   await mkdir(dir, { recursive: true });
   await Promise.all(
-    Object.entries(files).map(async ([name, text]) =>
-      text === null ? rm(join(dir, name), { force: true }) : writeFile(join(dir, name), text),
-    ),
+    Object.entries(files).map(async ([name, text]) => (text === null ? rm(join(dir, name), { force: true }) : writeFile(join(dir, name), text))),
   );
 }
 
@@ -107,8 +105,13 @@ export async function writeFixtureSysfs(root: string, devices: FixtureDevice[]):
   for (const [busNum, vhci] of buses) {
     const dir = controllerDir(root, busNum, vhci);
     await writeFiles(dir, {
-      idVendor: '1d6b\n', idProduct: '0002\n', busnum: `${busNum}\n`, devnum: '1\n', speed: '480\n',
-      bDeviceClass: '09\n', uevent: `DEVTYPE=usb_device\nTYPE=9/0/1\nBUSNUM=${String(busNum).padStart(3, '0')}\n`,
+      idVendor: '1d6b\n',
+      idProduct: '0002\n',
+      busnum: `${busNum}\n`,
+      devnum: '1\n',
+      speed: '480\n',
+      bDeviceClass: '09\n',
+      uevent: `DEVTYPE=usb_device\nTYPE=9/0/1\nBUSNUM=${String(busNum).padStart(3, '0')}\n`,
     });
     await link(root, dir, `usb${busNum}`);
   }

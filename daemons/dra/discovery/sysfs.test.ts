@@ -6,14 +6,27 @@ import { compareBusIds, parseUevent, scanUsbDevices, writeFixtureSysfs, type Fix
 import { removeFixtureDevice } from './index.js';
 
 const token: FixtureDevice = {
-  busId: '5-1', devNum: 2, vendorId: '0951', productId: '1666', bcdDevice: '0110', speed: '480',
-  manufacturer: 'Kingston', product: 'DataTraveler 3.0', serial: '60A44C413E4AE36059A2004B',
+  busId: '5-1',
+  devNum: 2,
+  vendorId: '0951',
+  productId: '1666',
+  bcdDevice: '0110',
+  speed: '480',
+  manufacturer: 'Kingston',
+  product: 'DataTraveler 3.0',
+  serial: '60A44C413E4AE36059A2004B',
   interfaces: [{ class: '08', subClass: '06', protocol: '50' }],
 };
 const hub: FixtureDevice = { busId: '3-2', devNum: 2, vendorId: '05e3', productId: '0610', deviceClass: '09', product: 'USB2.0 Hub' };
 const behindHub: FixtureDevice = {
-  busId: '3-2.1', devNum: 5, vendorId: '0403', productId: '6001', speed: '12',
-  manufacturer: 'FTDI', product: 'FT232R USB UART', serial: 'A50285BI',
+  busId: '3-2.1',
+  devNum: 5,
+  vendorId: '0403',
+  productId: '6001',
+  speed: '12',
+  manufacturer: 'FTDI',
+  product: 'FT232R USB UART',
+  serial: 'A50285BI',
 };
 const deepNoStrings: FixtureDevice = { busId: '3-2.1.4', devNum: 7, vendorId: '046D', productId: 'C52B', speed: '1.5' };
 
@@ -37,13 +50,27 @@ describe('scanUsbDevices', () => {
       busId: '5-1',
       sysPath: join(root, 'bus/usb/devices/5-1'),
       realPath: join(root, 'devices/pci0000:00/0000:00:05.0/usb5/5-1'),
-      busNum: 5, devNum: 2,
-      vendorId: '0951', productId: '1666', bcdDevice: '0110', speed: '480',
-      deviceClass: '00', deviceSubClass: '00', deviceProtocol: '00',
-      configurationValue: 1, numConfigurations: 1, numInterfaces: 1,
+      busNum: 5,
+      devNum: 2,
+      vendorId: '0951',
+      productId: '1666',
+      bcdDevice: '0110',
+      speed: '480',
+      deviceClass: '00',
+      deviceSubClass: '00',
+      deviceProtocol: '00',
+      configurationValue: 1,
+      numConfigurations: 1,
+      numInterfaces: 1,
       interfaces: [{ class: '08', subClass: '06', protocol: '50' }],
-      manufacturer: 'Kingston', product: 'DataTraveler 3.0', serial: '60A44C413E4AE36059A2004B',
-      devicePath: '/dev/bus/usb/005/002', major: 189, minor: 513, driver: 'usb', viaVhci: false,
+      manufacturer: 'Kingston',
+      product: 'DataTraveler 3.0',
+      serial: '60A44C413E4AE36059A2004B',
+      devicePath: '/dev/bus/usb/005/002',
+      major: 189,
+      minor: 513,
+      driver: 'usb',
+      viaVhci: false,
     });
   });
 
@@ -114,6 +141,9 @@ describe('helpers', () => {
   });
 
   it('parses uevent lines and ignores lines without a key', () => {
-    expect([...parseUevent('MAJOR=189\n=x\nnoequals\nDEVNAME=bus/usb/001/002\n')]).toEqual([['MAJOR', '189'], ['DEVNAME', 'bus/usb/001/002']]);
+    expect([...parseUevent('MAJOR=189\n=x\nnoequals\nDEVNAME=bus/usb/001/002\n')]).toEqual([
+      ['MAJOR', '189'],
+      ['DEVNAME', 'bus/usb/001/002'],
+    ]);
   });
 });

@@ -108,10 +108,7 @@ export async function scanUsbDevices(sysRoot: string): Promise<ScanResult> {
   return out;
 }
 
-export type EntryResult =
-  | { kind: 'device'; device: UsbDeviceInfo }
-  | { kind: 'skipped'; problem: ScanProblem }
-  | { kind: 'ignored'; problem: ScanProblem };
+export type EntryResult = { kind: 'device'; device: UsbDeviceInfo } | { kind: 'skipped'; problem: ScanProblem } | { kind: 'ignored'; problem: ScanProblem };
 
 /** Reads one `bus/usb/devices/<busId>` entry; never throws. */
 export function readDeviceEntry(sysPath: string): Promise<EntryResult> {
@@ -143,16 +140,24 @@ function loadDevice(sysPath: string): UsbDeviceInfo {
   const busId = basename(sysPath);
   const realPath = realpathSync(sysPath);
   const files = new FileReader(sysPath);
-  const [
-    uevent, vendor, productIdRaw, bcd, busRaw, devRaw, speed, cls, subCls, proto,
-    cfgValue, numCfgs, numIfs, manufacturer, product, serial, devFile,
-  ] = [
-    files.optional('uevent'), files.required('idVendor'), files.required('idProduct'),
-    files.optional('bcdDevice'), files.required('busnum'), files.required('devnum'),
-    files.required('speed'), files.required('bDeviceClass'), files.optional('bDeviceSubClass'),
-    files.optional('bDeviceProtocol'), files.optional('bConfigurationValue'),
-    files.optional('bNumConfigurations'), files.optional('bNumInterfaces'),
-    files.optional('manufacturer'), files.optional('product'), files.optional('serial'), files.optional('dev'),
+  const [uevent, vendor, productIdRaw, bcd, busRaw, devRaw, speed, cls, subCls, proto, cfgValue, numCfgs, numIfs, manufacturer, product, serial, devFile] = [
+    files.optional('uevent'),
+    files.required('idVendor'),
+    files.required('idProduct'),
+    files.optional('bcdDevice'),
+    files.required('busnum'),
+    files.required('devnum'),
+    files.required('speed'),
+    files.required('bDeviceClass'),
+    files.optional('bDeviceSubClass'),
+    files.optional('bDeviceProtocol'),
+    files.optional('bConfigurationValue'),
+    files.optional('bNumConfigurations'),
+    files.optional('bNumInterfaces'),
+    files.optional('manufacturer'),
+    files.optional('product'),
+    files.optional('serial'),
+    files.optional('dev'),
   ];
   const ev = parseUevent(uevent ?? '');
   const vendorId = hex4('idVendor', vendor);

@@ -7,12 +7,16 @@ describe('CDI specs', () => {
   });
 
   it('gives the common device the node and driver names', () => {
-    expect(commonSpec('n1', 'virtualization-usb').devices).toEqual([{ name: 'common', containerEdits: { env: ['KUBERNETES_NODE_NAME=n1', 'DRA_RESOURCE_DRIVER_NAME=virtualization-usb'] } }]);
+    expect(commonSpec('n1', 'virtualization-usb').devices).toEqual([
+      { name: 'common', containerEdits: { env: ['KUBERNETES_NODE_NAME=n1', 'DRA_RESOURCE_DRIVER_NAME=virtualization-usb'] } },
+    ]);
   });
 
   it('leaves out major, minor, uid and gid when unknown, keeps the node path', () => {
     const spec = claimSpec('abc', [{ deviceName: 'usb-1f', devicePath: '/dev/bus/usb/002/003', usbAddress: '002:003' }]);
-    expect(spec.devices[0]?.containerEdits.deviceNodes).toEqual([{ path: '/dev/bus/usb/002/003', hostPath: '/dev/bus/usb/002/003', type: 'c', permissions: 'rwm' }]);
+    expect(spec.devices[0]?.containerEdits.deviceNodes).toEqual([
+      { path: '/dev/bus/usb/002/003', hostPath: '/dev/bus/usb/002/003', type: 'c', permissions: 'rwm' },
+    ]);
     expect(spec.devices[0]?.containerEdits.env).toEqual([
       'DRA_USB_1f_RESOURCE_CLAIM=abc',
       'DRA_USB_CLAIM_UID_ABC=abc',

@@ -6,7 +6,8 @@ import type { Logger } from '../../../shared/log/index.js';
 import { Checkpoint } from './checkpoint.js';
 
 let dir: string;
-const log = (): Logger & { error: jest.Mock } => ({ error: jest.fn(), warn: jest.fn(), info: jest.fn(), debug: jest.fn() }) as unknown as Logger & { error: jest.Mock };
+const log = (): Logger & { error: jest.Mock } =>
+  ({ error: jest.fn(), warn: jest.fn(), info: jest.fn(), debug: jest.fn() }) as unknown as Logger & { error: jest.Mock };
 const device = { requestNames: ['r'], poolName: 'n1', deviceName: 'usb-a', cdiDeviceIds: ['x/y=z'], busId: '1-1', usbAddress: '001:002' };
 
 beforeEach(async () => {

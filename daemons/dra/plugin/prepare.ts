@@ -59,7 +59,9 @@ export class Preparer {
         if (out[claim.uid] !== undefined && claim.uid !== '') continue;
         try {
           const devices = await this.prepareOne(claim);
-          out[claim.uid] = { devices: devices.map((d) => ({ request_names: d.requestNames, pool_name: d.poolName, device_name: d.deviceName, cdi_device_ids: d.cdiDeviceIds })) };
+          out[claim.uid] = {
+            devices: devices.map((d) => ({ request_names: d.requestNames, pool_name: d.poolName, device_name: d.deviceName, cdi_device_ids: d.cdiDeviceIds })),
+          };
         } catch (err: unknown) {
           out[claim.uid] = { devices: [], error: this.claimError('prepare', claim, err) };
         }
@@ -107,7 +109,8 @@ export class Preparer {
       if (err instanceof NotFoundError) throw new ClaimError(`ResourceClaim ${claim.namespace}/${claim.name} not found`);
       throw err;
     }
-    if (rc.metadata.uid !== claim.uid) throw new ClaimError(`ResourceClaim ${claim.namespace}/${claim.name} has uid ${rc.metadata.uid ?? '(none)'}, not ${claim.uid} (re-created?)`);
+    if (rc.metadata.uid !== claim.uid)
+      throw new ClaimError(`ResourceClaim ${claim.namespace}/${claim.name} has uid ${rc.metadata.uid ?? '(none)'}, not ${claim.uid} (re-created?)`);
     const results = rc.status?.allocation?.devices?.results;
     if (results === undefined) throw new ClaimError(`ResourceClaim ${claim.namespace}/${claim.name} is not allocated`);
 
@@ -115,7 +118,9 @@ export class Preparer {
     const byDevice = new Map<string, { requests: string[]; pool: string; info: UsbDeviceInfo }>();
     for (const r of results.filter((x) => x.driver === this.opts.driver)) {
       if (r.pool !== this.opts.nodeName) {
-        throw new ClaimError(`device ${r.device} is allocated from pool ${r.pool}, not from this node's pool ${this.opts.nodeName} (USB/IP gateway allocations are not prepared by this driver)`);
+        throw new ClaimError(
+          `device ${r.device} is allocated from pool ${r.pool}, not from this node's pool ${this.opts.nodeName} (USB/IP gateway allocations are not prepared by this driver)`,
+        );
       }
       const info = available.get(r.device);
       if (info === undefined) throw new ClaimError(`requested device ${r.device} is not allocatable on node ${this.opts.nodeName} (unplugged?)`);
@@ -164,9 +169,14 @@ export class Preparer {
 
   /** The host addresses on the claim, sorted by device name; written only when they differ. */
   private async annotate(rc: ResourceClaim, claim: Claim, devices: readonly CheckpointDevice[]): Promise<void> {
-    const value = JSON.stringify([...devices].sort((a, b) => a.deviceName.localeCompare(b.deviceName)).map((d) => ({ deviceName: d.deviceName, usbAddress: d.usbAddress })));
+    const value = JSON.stringify(
+      [...devices].sort((a, b) => a.deviceName.localeCompare(b.deviceName)).map((d) => ({ deviceName: d.deviceName, usbAddress: d.usbAddress })),
+    );
     if (rc.metadata.annotations?.[DEVICE_ADDRESSES_ANNOTATION] === value) return;
-    await this.opts.claims.mergePatch({ namespace: claim.namespace, name: claim.name }, { metadata: { annotations: { [DEVICE_ADDRESSES_ANNOTATION]: value } } });
+    await this.opts.claims.mergePatch(
+      { namespace: claim.namespace, name: claim.name },
+      { metadata: { annotations: { [DEVICE_ADDRESSES_ANNOTATION]: value } } },
+    );
   }
 
   /** A uint32 owner id from a claim annotation; a bad value is logged and left out. */

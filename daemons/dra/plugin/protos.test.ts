@@ -32,7 +32,10 @@ describe('kubelet protos', () => {
 
   it('serves the method paths kubelet calls', () => {
     const p = kubeletProtos();
-    const paths = (svc: { service: Record<string, { path: string }> }): string[] => Object.values(svc.service).map((m) => m.path).sort();
+    const paths = (svc: { service: Record<string, { path: string }> }): string[] =>
+      Object.values(svc.service)
+        .map((m) => m.path)
+        .sort();
     expect(paths(p.k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin)).toEqual([
       '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources',
       '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources',
@@ -41,12 +44,17 @@ describe('kubelet protos', () => {
       '/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources',
       '/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodeUnprepareResources',
     ]);
-    expect(paths(p.pluginregistration.Registration)).toEqual(['/pluginregistration.Registration/GetInfo', '/pluginregistration.Registration/NotifyRegistrationStatus']);
+    expect(paths(p.pluginregistration.Registration)).toEqual([
+      '/pluginregistration.Registration/GetInfo',
+      '/pluginregistration.Registration/NotifyRegistrationStatus',
+    ]);
   });
 
   it('encodes a prepared device with the field numbers of the kubelet API', () => {
     const method = kubeletProtos().k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin.service.NodePrepareResources;
-    const bytes = method.responseSerialize({ claims: { u1: { devices: [{ request_names: ['r'], pool_name: 'p', device_name: 'd', cdi_device_ids: ['a/b=c'] }] } } });
+    const bytes = method.responseSerialize({
+      claims: { u1: { devices: [{ request_names: ['r'], pool_name: 'p', device_name: 'd', cdi_device_ids: ['a/b=c'] }] } },
+    });
     // map entry (field 1) { key "u1", value (field 2) { devices (1) { 1:"r" 2:"p" 3:"d" 4:"a/b=c" } } }
     expect(bytes.toString('hex')).toBe('0a180a02753112120a100a0172120170' + '1a0164' + '2205612f623d63');
   });

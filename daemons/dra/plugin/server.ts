@@ -78,7 +78,8 @@ export async function startKubeletPlugin(opts: PluginOptions): Promise<KubeletPl
   await removeStaleSocket(draSocket, log);
   await removeStaleSocket(registrationSocket, log);
 
-  const unary = (method: string, version: string, fn: (claims: readonly Claim[]) => Promise<unknown>) =>
+  const unary =
+    (method: string, version: string, fn: (claims: readonly Claim[]) => Promise<unknown>) =>
     (call: { request: ClaimsRequest }, callback: (err: ServiceError | null, value?: unknown) => void): void => {
       const started = performance.now();
       const claims = call.request.claims ?? [];

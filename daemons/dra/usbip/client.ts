@@ -70,7 +70,9 @@ export async function importRemote(opts: PeerOptions & { readonly busId: string 
     await writeAll(socket, encodeImportRequest(opts.busId));
     const reply = await readMessage(socket, decodeImportReply, { timeoutMs: opts.timeoutMs ?? 10_000, what: 'OP_REP_IMPORT' });
     if (reply.device === undefined) {
-      throw new UsbipProtocolError('status', `${opts.host}:${opts.port} refused the import of ${opts.busId}: ${opStatusName(reply.status)}`, { opStatus: reply.status });
+      throw new UsbipProtocolError('status', `${opts.host}:${opts.port} refused the import of ${opts.busId}: ${opStatusName(reply.status)}`, {
+        opStatus: reply.status,
+      });
     }
     if (reply.device.busId !== opts.busId) {
       throw new UsbipProtocolError('unexpected', `asked for ${opts.busId}, ${opts.host}:${opts.port} answered with ${reply.device.busId}`);

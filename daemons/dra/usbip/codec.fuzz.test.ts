@@ -4,7 +4,15 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { decodeDevlistReply, decodeImportReply, decodeOpRequest, encodeDevlistReply, encodeImportReply, encodeImportRequest, type UsbipDevice } from './op-codec.js';
+import {
+  decodeDevlistReply,
+  decodeImportReply,
+  decodeOpRequest,
+  encodeDevlistReply,
+  encodeImportReply,
+  encodeImportRequest,
+  type UsbipDevice,
+} from './op-codec.js';
 import { OpStatus, UsbipProtocolError, type Decoded } from './protocol.js';
 import { decodeUrb, encodeUrb, type IsoDescriptor, type UrbMessage } from './urb-codec.js';
 
@@ -57,42 +65,45 @@ const basic = { seqnum: u32, devid: u32, ep: fc.integer({ min: 0, max: 15 }) };
 
 const urbArb: fc.Arbitrary<UrbMessage> = fc.oneof(
   fc
-    .record({ ...basic, direction: fc.constantFrom(0 as const, 1 as const), data: fc.uint8Array({ maxLength: 64 }), packets: fc.integer({ min: 0, max: 4 }), flags: u32, setup: fc.uint8Array({ minLength: 8, maxLength: 8 }) })
+    .record({
+      ...basic,
+      direction: fc.constantFrom(0 as const, 1 as const),
+      data: fc.uint8Array({ maxLength: 64 }),
+      packets: fc.integer({ min: 0, max: 4 }),
+      flags: u32,
+      setup: fc.uint8Array({ minLength: 8, maxLength: 8 }),
+    })
     .chain((r) =>
-      isoArb(r.packets).map(
-        (iso): UrbMessage => ({
-          command: 'CMD_SUBMIT',
-          seqnum: r.seqnum,
-          devid: r.devid,
-          direction: r.direction,
-          ep: r.ep,
-          transferFlags: r.flags,
-          transferBufferLength: r.direction === 0 ? r.data.length : 512,
-          startFrame: 0,
-          numberOfPackets: r.packets,
-          interval: 0,
-          setup: Buffer.from(r.setup),
-          data: r.direction === 0 ? Buffer.from(r.data) : Buffer.alloc(0),
-          iso,
-        }),
-      ),
+      isoArb(r.packets).map((iso): UrbMessage => ({
+        command: 'CMD_SUBMIT',
+        seqnum: r.seqnum,
+        devid: r.devid,
+        direction: r.direction,
+        ep: r.ep,
+        transferFlags: r.flags,
+        transferBufferLength: r.direction === 0 ? r.data.length : 512,
+        startFrame: 0,
+        numberOfPackets: r.packets,
+        interval: 0,
+        setup: Buffer.from(r.setup),
+        data: r.direction === 0 ? Buffer.from(r.data) : Buffer.alloc(0),
+        iso,
+      })),
     ),
-  fc.record({ ...basic, data: fc.uint8Array({ maxLength: 64 }), status: s32 }).map(
-    (r): UrbMessage => ({
-      command: 'RET_SUBMIT',
-      seqnum: r.seqnum,
-      devid: r.devid,
-      direction: 1,
-      ep: r.ep,
-      status: r.status,
-      actualLength: r.data.length,
-      startFrame: 0,
-      numberOfPackets: 0,
-      errorCount: 0,
-      data: Buffer.from(r.data),
-      iso: [],
-    }),
-  ),
+  fc.record({ ...basic, data: fc.uint8Array({ maxLength: 64 }), status: s32 }).map((r): UrbMessage => ({
+    command: 'RET_SUBMIT',
+    seqnum: r.seqnum,
+    devid: r.devid,
+    direction: 1,
+    ep: r.ep,
+    status: r.status,
+    actualLength: r.data.length,
+    startFrame: 0,
+    numberOfPackets: 0,
+    errorCount: 0,
+    data: Buffer.from(r.data),
+    iso: [],
+  })),
   fc.record({ ...basic, unlinkSeqnum: u32 }).map((r): UrbMessage => ({ command: 'CMD_UNLINK', direction: 0, ...r })),
   fc.record({ ...basic, status: s32 }).map((r): UrbMessage => ({ command: 'RET_UNLINK', direction: 0, ...r })),
 );
@@ -112,14 +123,23 @@ function mutated(valid: fc.Arbitrary<Buffer>): fc.Arbitrary<Buffer> {
 describe('decoders under fuzzing', () => {
   it('the server-side request decoder never throws', () => {
     const valid = busIdArb.map((b) => encodeImportRequest(b));
-    fc.assert(fc.property(mutated(valid), (bytes) => wellFormed(decodeOpRequest(bytes), bytes)), { numRuns: RUNS });
+    fc.assert(
+      fc.property(mutated(valid), (bytes) => wellFormed(decodeOpRequest(bytes), bytes)),
+      { numRuns: RUNS },
+    );
   });
 
   it('the devlist and import reply decoders never throw', () => {
     const validDevlist = devlistArb.map((d) => encodeDevlistReply(d));
     const validImport = deviceArb.map((device) => encodeImportReply({ status: OpStatus.OK, device }));
-    fc.assert(fc.property(mutated(validDevlist), (bytes) => wellFormed(decodeDevlistReply(bytes), bytes)), { numRuns: RUNS });
-    fc.assert(fc.property(mutated(validImport), (bytes) => wellFormed(decodeImportReply(bytes), bytes)), { numRuns: RUNS });
+    fc.assert(
+      fc.property(mutated(validDevlist), (bytes) => wellFormed(decodeDevlistReply(bytes), bytes)),
+      { numRuns: RUNS },
+    );
+    fc.assert(
+      fc.property(mutated(validImport), (bytes) => wellFormed(decodeImportReply(bytes), bytes)),
+      { numRuns: RUNS },
+    );
   });
 
   it('the URB decoder never throws, with or without a direction lookup', () => {

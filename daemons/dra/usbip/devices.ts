@@ -53,6 +53,10 @@ export function toUsbipDevice(d: UsbDeviceInfo, sysRoot: string): UsbipDevice {
 export function toDevlistEntry(d: UsbDeviceInfo, sysRoot: string): DevlistEntry {
   return {
     device: toUsbipDevice(d, sysRoot),
-    interfaces: d.interfaces.map((i) => ({ bInterfaceClass: hexField(i.class), bInterfaceSubClass: hexField(i.subClass), bInterfaceProtocol: hexField(i.protocol) })),
+    interfaces: d.interfaces.map((i) => ({
+      bInterfaceClass: hexField(i.class),
+      bInterfaceSubClass: hexField(i.subClass),
+      bInterfaceProtocol: hexField(i.protocol),
+    })),
   };
 }

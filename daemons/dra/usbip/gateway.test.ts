@@ -32,7 +32,12 @@ const base: PlanInput = {
   nodeName: 'node-b',
   driver: DRIVER,
   results: [],
-  published: [published('node-a', 'usb-a1', '3-2'), published('node-a', 'usb-a2', '4-1', 5000), published('node-b', 'usb-b1', '1-1'), published('node-c', 'usb-c1', undefined)],
+  published: [
+    published('node-a', 'usb-a1', '3-2'),
+    published('node-a', 'usb-a2', '4-1', 5000),
+    published('node-b', 'usb-b1', '1-1'),
+    published('node-c', 'usb-c1', undefined),
+  ],
   addresses: new Map([
     ['node-a', '10.0.0.1:3240'],
     ['node-c', '10.0.0.3:3240'],
@@ -41,10 +46,15 @@ const base: PlanInput = {
   ports: [port('hs', 0), port('hs', 1), port('ss', 2)],
   attached: new Set(),
 };
-const result = (pool: string, device: string, driver = DRIVER): { request: string; driver: string; pool: string; device: string } => ({ request: 'usb', driver, pool, device });
+const result = (pool: string, device: string, driver = DRIVER): { request: string; driver: string; pool: string; device: string } => ({
+  request: 'usb',
+  driver,
+  pool,
+  device,
+});
 
 describe('planDevices: who exports, who imports', () => {
-  it('uses a device of this node\'s pool locally and imports one of another pool from that node', () => {
+  it("uses a device of this node's pool locally and imports one of another pool from that node", () => {
     const plans = planDevices({ ...base, results: [result('node-b', 'usb-b1'), result('node-a', 'usb-a1')] });
     expect(plans).toEqual([
       { kind: 'local', device: 'usb-b1' },
@@ -56,8 +66,10 @@ describe('planDevices: who exports, who imports', () => {
     expect(planDevices({ ...base, results: [result('node-a', 'usb-a2')] })).toMatchObject([{ kind: 'import', hub: 'ss', busId: '4-1' }]);
   });
 
-  it('ignores other drivers\' devices and a device listed twice', () => {
-    expect(planDevices({ ...base, results: [result('node-a', 'gpu-0', 'gpu.example.com'), result('node-a', 'usb-a1'), result('node-a', 'usb-a1')] })).toHaveLength(1);
+  it("ignores other drivers' devices and a device listed twice", () => {
+    expect(
+      planDevices({ ...base, results: [result('node-a', 'gpu-0', 'gpu.example.com'), result('node-a', 'usb-a1'), result('node-a', 'usb-a1')] }),
+    ).toHaveLength(1);
   });
 
   it('refuses with a reason per device: unpublished, no busID, no or bad address', () => {
@@ -85,7 +97,12 @@ describe('planDevices: who exports, who imports', () => {
   });
 
   it('needs no port for a device already attached here (prepare is retried)', () => {
-    const plans = planDevices({ ...base, ports: [port('hs', 0, true), port('hs', 1, true), port('ss', 2)], attached: new Set(['usb-a1']), results: [result('node-a', 'usb-a1')] });
+    const plans = planDevices({
+      ...base,
+      ports: [port('hs', 0, true), port('hs', 1, true), port('ss', 2)],
+      attached: new Set(['usb-a1']),
+      results: [result('node-a', 'usb-a1')],
+    });
     expect(plans).toMatchObject([{ kind: 'import', device: 'usb-a1' }]);
   });
 });
@@ -118,6 +135,8 @@ describe('nodeMarks: what a node advertises about its vhci ports', () => {
   it('names itself (no new devices) and removes the label of a full hub', () => {
     const marks = nodeMarks({ nodeName: 'node-b', address: '10.0.0.2:3240', ports: [port('hs', 0, true), port('ss', 1)] });
     expect(marks.labels).toMatchObject({ [GATEWAY_NODE_LABEL]: 'node-b', [HS_FREE_LABEL]: null, [SS_FREE_LABEL]: 'true' });
-    expect(nodeMarks({ nodeName: 'node-b', address: 'x:1', ports: [port('hs', 0, true), port('ss', 1)], partitionable: true }).labels[GATEWAY_NODE_LABEL]).toBe('any');
+    expect(nodeMarks({ nodeName: 'node-b', address: 'x:1', ports: [port('hs', 0, true), port('ss', 1)], partitionable: true }).labels[GATEWAY_NODE_LABEL]).toBe(
+      'any',
+    );
   });
 });

@@ -37,7 +37,15 @@ export interface PublishedDevice {
 
 export type DevicePlan =
   | { readonly kind: 'local'; readonly device: string }
-  | { readonly kind: 'import'; readonly device: string; readonly exportNode: string; readonly host: string; readonly port: number; readonly busId: string; readonly hub: VhciHub }
+  | {
+      readonly kind: 'import';
+      readonly device: string;
+      readonly exportNode: string;
+      readonly host: string;
+      readonly port: number;
+      readonly busId: string;
+      readonly hub: VhciHub;
+    }
   | { readonly kind: 'refuse'; readonly device: string; readonly reason: string };
 
 export interface PlanInput {

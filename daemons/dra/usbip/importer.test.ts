@@ -56,7 +56,15 @@ describe('attach', () => {
     const imp = importer();
     await imp.start();
     const record = await imp.attach(request('usb-3-2', '3-2'));
-    expect(record).toMatchObject({ key: 'usb-3-2', port: 0, hub: 'hs', localBusId: '7-1', devid: 0x00030002, speed: 2, remote: { busId: '3-2', node: 'node-a' } });
+    expect(record).toMatchObject({
+      key: 'usb-3-2',
+      port: 0,
+      hub: 'hs',
+      localBusId: '7-1',
+      devid: 0x00030002,
+      speed: 2,
+      remote: { busId: '3-2', node: 'node-a' },
+    });
     expect(vhci.calls).toEqual(['attach 0 30002 2']);
     expect(exporter.states.get('3-2')).toBe('used');
     const file = JSON.parse(await readFile(recordsPath, 'utf8')) as { version: number; entries: unknown[] };
@@ -71,7 +79,10 @@ describe('attach', () => {
     const { port } = await imp.attach(request('usb-3-2', '3-2'));
     const socket = vhci.socketOf(port);
     if (socket === undefined) throw new Error('fake vhci holds no socket');
-    await writeAll(socket, encodeUrb(cmdSubmit({ seqnum: 1, devid: 0x00030002, direction: DIR_IN, transferBufferLength: 18, setup: Buffer.from('8006000100001200', 'hex') })));
+    await writeAll(
+      socket,
+      encodeUrb(cmdSubmit({ seqnum: 1, devid: 0x00030002, direction: DIR_IN, transferBufferLength: 18, setup: Buffer.from('8006000100001200', 'hex') })),
+    );
     const reply = await readMessage(socket, (b) => decodeUrb(b, 0, { directionOf: () => DIR_IN }), { timeoutMs: 10_000, what: 'RET_SUBMIT' });
     expect(reply.command === 'RET_SUBMIT' && reply.data.readUInt16LE(10)).toBe(0xc52b);
   });

@@ -28,7 +28,11 @@ afterEach(async () => {
 });
 
 function config(env: Record<string, string>): ReturnType<typeof parseConfig<z.ZodObject<typeof usbipConfigShape>>> & { SYS_ROOT: string; NODE_NAME: string } {
-  return { ...parseConfig(z.object(usbipConfigShape), { USBIP_STATE_DIR: join(dir, 'state'), USBIP_PORT: '0', USBIP_HOST: '127.0.0.1', ...env }), SYS_ROOT: join(dir, 'sys'), NODE_NAME: 'node-b' };
+  return {
+    ...parseConfig(z.object(usbipConfigShape), { USBIP_STATE_DIR: join(dir, 'state'), USBIP_PORT: '0', USBIP_HOST: '127.0.0.1', ...env }),
+    SYS_ROOT: join(dir, 'sys'),
+    NODE_NAME: 'node-b',
+  };
 }
 
 describe('usbip config', () => {
@@ -45,7 +49,9 @@ describe('usbip config', () => {
   });
 
   it('reports a relative secret path and an unknown kernel mode together', () => {
-    expect(() => parseConfig(z.object(usbipConfigShape), { USBIP_SECRET_FILE: 'secret', USBIP_KERNEL: 'magic' })).toThrow(/USBIP_SECRET_FILE.*USBIP_KERNEL|USBIP_KERNEL.*USBIP_SECRET_FILE/);
+    expect(() => parseConfig(z.object(usbipConfigShape), { USBIP_SECRET_FILE: 'secret', USBIP_KERNEL: 'magic' })).toThrow(
+      /USBIP_SECRET_FILE.*USBIP_KERNEL|USBIP_KERNEL.*USBIP_SECRET_FILE/,
+    );
   });
 });
 
@@ -73,6 +79,8 @@ describe('startUsbipGateway (simulated kernel)', () => {
   it('refuses to start with a secret shorter than 32 bytes', async () => {
     const secretFile = join(dir, 'short');
     await writeFile(secretFile, 'short');
-    await expect(startUsbipGateway({ config: config({ USBIP_KERNEL: 'simulated', USBIP_SECRET_FILE: secretFile }), log, registry: new Registry() })).rejects.toThrow('at least 32 needed');
+    await expect(
+      startUsbipGateway({ config: config({ USBIP_KERNEL: 'simulated', USBIP_SECRET_FILE: secretFile }), log, registry: new Registry() }),
+    ).rejects.toThrow('at least 32 needed');
   });
 });

@@ -78,7 +78,10 @@ export async function startUsbipGateway(opts: GatewayOptions): Promise<UsbipGate
     metrics,
     ...(opts.scan === undefined ? {} : { scan: opts.scan }),
   });
-  const address = config.USBIP_ADVERTISE_HOST === undefined ? '' : `${config.USBIP_ADVERTISE_HOST.includes(':') ? `[${config.USBIP_ADVERTISE_HOST}]` : config.USBIP_ADVERTISE_HOST}:${server.port}`;
+  const address =
+    config.USBIP_ADVERTISE_HOST === undefined
+      ? ''
+      : `${config.USBIP_ADVERTISE_HOST.includes(':') ? `[${config.USBIP_ADVERTISE_HOST}]` : config.USBIP_ADVERTISE_HOST}:${server.port}`;
   let last = '';
   const mark = async (): Promise<NodeMarks | undefined> => {
     const marks = nodeMarks({ nodeName: config.NODE_NAME, address, ports: await kernel.import.ports() });

@@ -62,7 +62,12 @@ describe('vhci status', () => {
     expect(choosePort(ports, 2, new Set([1]))).toBe(2);
     expect(choosePort(ports, 5)).toBe(3);
     expect(choosePort(ports, 5, new Set([3]))).toBeUndefined();
-    expect(choosePort(ports.filter((p) => p.status !== VDEV_ST_NULL), 1)).toBeUndefined();
+    expect(
+      choosePort(
+        ports.filter((p) => p.status !== VDEV_ST_NULL),
+        1,
+      ),
+    ).toBeUndefined();
   });
 });
 
@@ -79,7 +84,7 @@ describe('SysfsKernelImport', () => {
     return dir;
   }
 
-  it('reads every controller\'s status file through the platform bus link', async () => {
+  it("reads every controller's status file through the platform bus link", async () => {
     await vhciTree();
     expect((await new SysfsKernelImport(root).ports()).map((p) => p.port)).toEqual([0, 1, 2, 3, 16]);
   });
@@ -117,7 +122,11 @@ describe('SysfsKernelExport', () => {
     const { dev } = await exportTree();
     const kernel = new SysfsKernelExport(root);
     expect(await kernel.state('3-2')).toBe('unbound');
-    for (const [text, state] of [['1\n', 'available'], ['2\n', 'used'], ['3\n', 'error']] as const) {
+    for (const [text, state] of [
+      ['1\n', 'available'],
+      ['2\n', 'used'],
+      ['3\n', 'error'],
+    ] as const) {
       await writeFile(join(dev, 'usbip_status'), text);
       expect(await kernel.state('3-2')).toBe(state);
     }
@@ -139,7 +148,7 @@ describe('SysfsKernelExport', () => {
     expect(await readFile(join(host, 'rebind'), 'utf8')).toBe('3-2');
   });
 
-  it('hands over by writing the socket\'s descriptor number to usbip_sockfd', async () => {
+  it("hands over by writing the socket's descriptor number to usbip_sockfd", async () => {
     const { dev } = await exportTree();
     const socket = await connectedSocket();
     const fd = (socket as unknown as { _handle: { fd: number } })._handle.fd;

@@ -60,8 +60,7 @@ export interface OpHeader {
 export type OpRequest = { readonly op: 'devlist' } | { readonly op: 'import'; readonly busId: string };
 
 export type ImportReply =
-  | { readonly status: typeof OpStatus.OK; readonly device: UsbipDevice }
-  | { readonly status: Exclude<number, 0>; readonly device?: undefined };
+  { readonly status: typeof OpStatus.OK; readonly device: UsbipDevice } | { readonly status: Exclude<number, 0>; readonly device?: undefined };
 
 // ---- header ----
 

@@ -69,7 +69,7 @@ function exchange(port: number, bytes: Buffer, opts: { closeAfterWrite?: boolean
 const peer = (port: number, secret?: Buffer): { host: string; port: number; secret: Buffer | undefined } => ({ host: '127.0.0.1', port, secret });
 
 describe('devlist', () => {
-  it('lists the node\'s devices from sysfs with busid, ids and interfaces, but not devices imported here', async () => {
+  it("lists the node's devices from sysfs with busid, ids and interfaces, but not devices imported here", async () => {
     const { port } = await start();
     const list = await listRemote(peer(port));
     expect(list.map((e) => e.device.busId)).toEqual(['1-1.4', '3-2']);
@@ -91,7 +91,10 @@ describe('import', () => {
     expect(kernel.states.get('3-2')).toBe('used');
 
     // The URB phase continues on the same connection, now served by the (fake) stub.
-    await writeAll(socket, encodeUrb(cmdSubmit({ seqnum: 1, devid: (3 << 16) | 2, direction: DIR_IN, transferBufferLength: 18, setup: Buffer.from('8006000100001200', 'hex') })));
+    await writeAll(
+      socket,
+      encodeUrb(cmdSubmit({ seqnum: 1, devid: (3 << 16) | 2, direction: DIR_IN, transferBufferLength: 18, setup: Buffer.from('8006000100001200', 'hex') })),
+    );
     const reply = await readMessage(socket, (b) => decodeUrb(b, 0, { directionOf: () => DIR_IN }), { timeoutMs: 10_000, what: 'RET_SUBMIT' });
     expect(reply).toMatchObject({ command: 'RET_SUBMIT', seqnum: 1, status: 0, actualLength: 18 });
     expect(reply.command === 'RET_SUBMIT' && reply.data.readUInt16LE(8)).toBe(0x046d);

@@ -185,7 +185,8 @@ class ConnectionHandler {
       }
       await this.opts.kernel.handOver(busId, socket);
     } catch (err: unknown) {
-      if (boundHere) await this.opts.kernel.unbind(busId).catch((e: unknown) => ilog.error({ err: errorMessage(e) }, 'could not give the device back to its driver'));
+      if (boundHere)
+        await this.opts.kernel.unbind(busId).catch((e: unknown) => ilog.error({ err: errorMessage(e) }, 'could not give the device back to its driver'));
       this.importing.delete(busId);
       return this.refuse(socket, err instanceof Refusal ? err : new Refusal(OpStatus.ERROR, errorMessage(err)), ilog);
     }

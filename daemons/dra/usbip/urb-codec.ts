@@ -103,8 +103,7 @@ function isoCount(message: CmdSubmit | RetSubmit): number {
 
 /** The decoder takes the data length from the header: the two must agree. */
 function checkDataLength(m: CmdSubmit | RetSubmit): void {
-  const expected =
-    m.command === 'CMD_SUBMIT' ? (m.direction === DIR_OUT ? m.transferBufferLength : 0) : m.data.length === 0 ? 0 : m.actualLength;
+  const expected = m.command === 'CMD_SUBMIT' ? (m.direction === DIR_OUT ? m.transferBufferLength : 0) : m.data.length === 0 ? 0 : m.actualLength;
   if (m.data.length !== expected) {
     throw new UsbipProtocolError('invalid-field', `${m.command} seqnum ${m.seqnum} carries ${m.data.length} data bytes, its header says ${expected}`);
   }
@@ -240,13 +239,7 @@ export function decodeUrb(buf: Buffer, at = 0, options: UrbDecodeOptions = {}): 
   }
 }
 
-function readPayload(
-  buf: Buffer,
-  at: number,
-  dataLength: number,
-  numberOfPackets: number,
-  field: string,
-): Decoded<{ data: Buffer; iso: IsoDescriptor[] }> {
+function readPayload(buf: Buffer, at: number, dataLength: number, numberOfPackets: number, field: string): Decoded<{ data: Buffer; iso: IsoDescriptor[] }> {
   if (dataLength < 0) return bad('invalid-field', `negative ${field} ${dataLength}`);
   if (dataLength > MAX_TRANSFER_LENGTH) return bad('too-large', `${field} ${dataLength} over ${MAX_TRANSFER_LENGTH}`);
   const packets = isIso(numberOfPackets) ? numberOfPackets : 0;

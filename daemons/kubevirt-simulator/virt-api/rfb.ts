@@ -18,7 +18,10 @@ export class RfbServerSession {
   private buffer = Buffer.alloc(0);
   private bytesPerPixel = 4;
   /** Bytes sent to the viewer; `error` ends the session with a reason. */
-  constructor(private readonly send: (bytes: Buffer) => void, private readonly end: (reason: string) => void) {
+  constructor(
+    private readonly send: (bytes: Buffer) => void,
+    private readonly end: (reason: string) => void,
+  ) {
     send(Buffer.from(RFB_VERSION, 'latin1'));
   }
 

@@ -6,7 +6,10 @@ export class SerialConsoleSession {
   private line = '';
   private asking: 'login' | 'password' = 'login';
 
-  constructor(private readonly hostname: string, private readonly send: (bytes: Buffer) => void) {
+  constructor(
+    private readonly hostname: string,
+    private readonly send: (bytes: Buffer) => void,
+  ) {
     send(Buffer.from(`\r\n${this.banner()}\r\n\r\n${hostname} login: `));
   }
 

@@ -5,7 +5,10 @@ import { SerialConsoleSession } from './serial-console.js';
 function rfb(): { session: RfbServerSession; out: () => Buffer; ended: string[] } {
   const sent: Buffer[] = [];
   const ended: string[] = [];
-  const session = new RfbServerSession((b) => sent.push(b), (r) => ended.push(r));
+  const session = new RfbServerSession(
+    (b) => sent.push(b),
+    (r) => ended.push(r),
+  );
   return { session, out: () => Buffer.concat(sent), ended };
 }
 

@@ -20,7 +20,8 @@ export const VIRT_API_LISTENING = 'virt-api stand-in listening';
 export const KUBEVIRT_SUBRESOURCES = '/apis/subresources.kubevirt.io/v1';
 const PLAIN_PROTOCOL = 'plain.kubevirt.io';
 const CALL_PATH = /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([^/]+)\/(virtualmachineinstances|virtualmachines)\/([^/]+)\/([a-z]+)$/;
-const STREAM_PATH = /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([^/]+)\/virtualmachineinstances\/([^/]+)\/(console|vnc|portforward\/(\d+)(?:\/(tcp|udp))?)$/;
+const STREAM_PATH =
+  /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([^/]+)\/virtualmachineinstances\/([^/]+)\/(console|vnc|portforward\/(\d+)(?:\/(tcp|udp))?)$/;
 const VMI_CALLS = ['freeze', 'unfreeze', 'addvolume', 'removevolume', 'addresourceclaim', 'removeresourceclaim'];
 const VM_CALLS = ['addvolume', 'removevolume', 'addresourceclaim', 'removeresourceclaim', 'evacuatecancel'];
 const MAX_BODY = 1024 * 1024;
@@ -73,9 +74,10 @@ export class VirtApiStandIn {
   async start(): Promise<void> {
     const tls = this.options.tls;
     const handler = (req: IncomingMessage, res: ServerResponse): void => void this.serve(req, res);
-    this.server = tls === undefined
-      ? createHttpServer(handler)
-      : createHttpsServer({ cert: tls.cert, key: tls.key, ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }, handler);
+    this.server =
+      tls === undefined
+        ? createHttpServer(handler)
+        : createHttpsServer({ cert: tls.cert, key: tls.key, ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }, handler);
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     const server = this.server;
     await new Promise<void>((resolve, reject) => {
@@ -137,7 +139,10 @@ export class VirtApiStandIn {
     };
     this.recorded.push(call);
     if (this.recorded.length > (this.options.keepCalls ?? 1000)) this.recorded.shift();
-    this.options.log.info({ sub, namespace: call.namespace, name: call.name, user: call.remoteUser, for: call.originatingUser, body }, 'virt-api stand-in call');
+    this.options.log.info(
+      { sub, namespace: call.namespace, name: call.name, user: call.remoteUser, for: call.originatingUser, body },
+      'virt-api stand-in call',
+    );
     res.writeHead(200);
     res.end();
   }
@@ -169,7 +174,9 @@ export class VirtApiStandIn {
     } else {
       receive = send;
     }
-    ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => receive(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)));
+    ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) =>
+      receive(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)),
+    );
     ws.on('error', (err) => this.options.log.debug({ err }, 'virt-api stand-in stream error'));
     ws.once('close', () => this.open[kind]--);
   }

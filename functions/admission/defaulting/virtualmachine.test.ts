@@ -48,7 +48,12 @@ describe('VirtualMachine defaulting', () => {
   });
 
   it("takes the core fraction from the matching policy's defaultCoreFraction", async () => {
-    const w = world((x) => void (x.classes = [typed.vmClass((c) => void (c.spec.sizingPolicies = [{ cores: { min: 1, max: 4 }, coreFractions: [10, 100], defaultCoreFraction: 10 }]))]));
+    const w = world(
+      (x) =>
+        void (x.classes = [
+          typed.vmClass((c) => void (c.spec.sizingPolicies = [{ cores: { min: 1, max: 4 }, coreFractions: [10, 100], defaultCoreFraction: 10 }])),
+        ]),
+    );
     const { result } = await defaulted(unnamed(), w);
     expect(result.spec.cpu.coreFraction).toBe('10%');
   });
@@ -65,7 +70,15 @@ describe('VirtualMachine defaulting', () => {
   });
 
   it('numbers networks: Main gets 1, the others the lowest free ids from 2', async () => {
-    const object = vm((o) => void (o.spec.networks = [{ type: 'Main' }, { type: 'Network', name: 'a', id: 2 }, { type: 'Network', name: 'b' }, { type: 'ClusterNetwork', name: 'c' }]));
+    const object = vm(
+      (o) =>
+        void (o.spec.networks = [
+          { type: 'Main' },
+          { type: 'Network', name: 'a', id: 2 },
+          { type: 'Network', name: 'b' },
+          { type: 'ClusterNetwork', name: 'c' },
+        ]),
+    );
     const { result } = await defaulted(object);
     expect(result.spec.networks?.map((n) => n.id)).toEqual([1, 2, 3, 4]);
   });
@@ -92,7 +105,11 @@ describe('VirtualMachine defaulting', () => {
   });
 
   it('denies an object of another kind', async () => {
-    const outcome = await mutate(vmDefaulter, request({ apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'VirtualDisk', metadata: { name: 'd' } }), context());
+    const outcome = await mutate(
+      vmDefaulter,
+      request({ apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'VirtualDisk', metadata: { name: 'd' } }),
+      context(),
+    );
     expect(outcome.decision.violations).toEqual([{ path: 'kind', message: expect.stringContaining('not virtualization.deckhouse.io/v1alpha2 VirtualDisk') }]);
   });
 });

@@ -22,7 +22,16 @@ import type { ResourceDefinition } from '../../../shared/api/k8s/crd.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import type { KubeClient, KubeObject, ResourceClient, ResourceDescriptor } from '../../../shared/kube/index.js';
 import type { TtlCache } from '../../../shared/cache/ttl-cache.js';
-import { LookupError, type KubeVersion, type Lookups, type ModuleSettings, type NetworkKind, type NodeView, type PvcView, type StorageClassView } from '../lookups.js';
+import {
+  LookupError,
+  type KubeVersion,
+  type Lookups,
+  type ModuleSettings,
+  type NetworkKind,
+  type NodeView,
+  type PvcView,
+  type StorageClassView,
+} from '../lookups.js';
 import { ModuleConfigSchema, cidrsOf, defaultStorageClassOf, featureGatesOf } from '../rules/moduleconfig/view.js';
 import * as r from './resources.js';
 
@@ -117,14 +126,22 @@ export class KubeLookups implements Lookups {
   }
   async storageClasses(): Promise<readonly StorageClassView[]> {
     const items = await this.many('StorageClasses', () => this.client(r.STORAGE_CLASS, r.StorageClassView).list());
-    return items.map((c) => ({ name: c.metadata.name ?? '', provisioner: c.provisioner ?? '', isDefault: c.metadata.annotations?.[r.IS_DEFAULT_CLASS] === 'true' }));
+    return items.map((c) => ({
+      name: c.metadata.name ?? '',
+      provisioner: c.provisioner ?? '',
+      isDefault: c.metadata.annotations?.[r.IS_DEFAULT_CLASS] === 'true',
+    }));
   }
 
   async persistentVolumeClaim(namespace: string, name: string): Promise<PvcView | undefined> {
     const pvc = await this.one(`PersistentVolumeClaim ${namespace}/${name}`, () => this.client(r.PVC, r.PvcView).get({ namespace, name }));
     if (pvc === undefined) return undefined;
     const size = pvc.spec?.resources?.requests?.['storage'];
-    return { storageClassName: pvc.spec?.storageClassName ?? undefined, size: size === undefined ? undefined : String(size), accessModes: pvc.spec?.accessModes ?? [] };
+    return {
+      storageClassName: pvc.spec?.storageClassName ?? undefined,
+      size: size === undefined ? undefined : String(size),
+      accessModes: pvc.spec?.accessModes ?? [],
+    };
   }
 
   async node(name: string): Promise<NodeView | undefined> {
@@ -161,8 +178,7 @@ export class KubeLookups implements Lookups {
 
   async serverVersion(): Promise<KubeVersion> {
     const info = (await this.one('the Kubernetes version', () => this.kube.rest.request({ method: 'GET', path: '/version', what: 'get /version' }))) as
-      | { major?: unknown; minor?: unknown }
-      | undefined;
+      { major?: unknown; minor?: unknown } | undefined;
     return { major: versionPart(info?.major, 1), minor: versionPart(info?.minor, 0) };
   }
 }

@@ -3,8 +3,6 @@ import { describe, expect, it } from '@jest/globals';
 import { fromV1alpha3 } from '../rules/vmclass-convert.js';
 import { labelKeyProblem, labelValueProblem } from './names.js';
 
-
-
 describe('label syntax', () => {
   it.each(['app', 'example.com/app', 'a_b.c-d'])('accepts the key %p', (key) => expect(labelKeyProblem(key)).toBeUndefined());
   it.each(['', '-app', 'a/b/c', 'Example.com/app', 'x'.repeat(64)])('refuses the key %p', (key) => expect(labelKeyProblem(key)).toBeDefined());
@@ -13,7 +11,6 @@ describe('label syntax', () => {
     expect(labelValueProblem('a b')).toBeDefined();
   });
 });
-
 
 describe('VirtualMachineClass v1alpha3 to v1alpha2', () => {
   it('turns percent strings into integers and keeps Auto', () => {

@@ -92,7 +92,10 @@ export function checkSpreadConstraints(constraints: readonly SpreadConstraint[] 
     if (c.minDomains !== undefined && (c.minDomains < 1 || c.whenUnsatisfiable !== 'DoNotSchedule')) {
       out.deny(`${at}.minDomains`, 'must be greater than 0 and is allowed only with whenUnsatisfiable DoNotSchedule');
     }
-    for (const [field, value] of [['nodeAffinityPolicy', c.nodeAffinityPolicy], ['nodeTaintsPolicy', c.nodeTaintsPolicy]] as const) {
+    for (const [field, value] of [
+      ['nodeAffinityPolicy', c.nodeAffinityPolicy],
+      ['nodeTaintsPolicy', c.nodeTaintsPolicy],
+    ] as const) {
       if (value !== undefined && value !== 'Honor' && value !== 'Ignore') out.deny(`${at}.${field}`, 'must be Honor or Ignore');
     }
     const pair = `${c.topologyKey}/${c.whenUnsatisfiable}`;

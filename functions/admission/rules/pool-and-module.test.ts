@@ -27,7 +27,9 @@ ruleTable(vmPoolValidator, poolWorld, [
   },
   {
     rule: 'disk templates pass the disk checks',
-    good: { object: pool((o) => void (o.spec.virtualDiskTemplates[0] = { name: 'root', spec: { persistentVolumeClaim: { size: '1Gi', storageClassName: 'fast' } } })) },
+    good: {
+      object: pool((o) => void (o.spec.virtualDiskTemplates[0] = { name: 'root', spec: { persistentVolumeClaim: { size: '1Gi', storageClassName: 'fast' } } })),
+    },
     bad: { object: pool((o) => void (o.spec.virtualDiskTemplates[0] = { name: 'root', spec: { persistentVolumeClaim: { storageClassName: 'fast' } } })) },
     expect: { deny: 'spec.virtualDiskTemplates[0].spec.persistentVolumeClaim.size', message: /required for a blank disk/ },
   },
@@ -51,7 +53,10 @@ ruleTable(vmPoolScaleValidator, poolWorld, [
 ]);
 
 const cidrs = (...list: string[]): Record<string, unknown> => moduleConfig({ virtualMachineCIDRs: list });
-const withLease = (ip: string) => (w: World): void => void w.leases.push(typed.lease(ip));
+const withLease =
+  (ip: string) =>
+  (w: World): void =>
+    void w.leases.push(typed.lease(ip));
 
 ruleTable(moduleConfigValidator, emptyWorld, [
   {
@@ -122,8 +127,14 @@ ruleTable(moduleConfigValidator, emptyWorld, [
   },
   {
     rule: 'the live migration system network exists and is Ready',
-    good: { object: migrationNet('mig'), world: (w) => void (w.apis.push('network.deckhouse.io/v1alpha1/systemnetworks'), w.systemNetworks.push({ name: 'mig', ready: true })) },
-    bad: { object: migrationNet('mig'), world: (w) => void (w.apis.push('network.deckhouse.io/v1alpha1/systemnetworks'), w.systemNetworks.push({ name: 'mig', ready: false })) },
+    good: {
+      object: migrationNet('mig'),
+      world: (w) => void (w.apis.push('network.deckhouse.io/v1alpha1/systemnetworks'), w.systemNetworks.push({ name: 'mig', ready: true })),
+    },
+    bad: {
+      object: migrationNet('mig'),
+      world: (w) => void (w.apis.push('network.deckhouse.io/v1alpha1/systemnetworks'), w.systemNetworks.push({ name: 'mig', ready: false })),
+    },
     expect: { deny: 'spec.settings.liveMigration.network.systemNetwork.name', message: /SystemNetwork mig is not Ready/ },
   },
   {
@@ -145,5 +156,3 @@ function dvcrPvc(w: World): void {
 function migrationNet(name: string): Record<string, unknown> {
   return moduleConfig({ liveMigration: { network: { type: 'SystemNetwork', systemNetwork: { name } } } });
 }
-
-

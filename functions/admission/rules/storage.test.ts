@@ -16,13 +16,17 @@ const sized = (size: string | undefined, change?: (o: DiskIn) => void): DiskIn =
     o.spec.persistentVolumeClaim = size === undefined ? {} : { size };
     change?.(o);
   });
-const phase = (p: string, change?: (o: DiskIn) => void) => (o: DiskIn): void => {
-  o.status = { phase: p as 'Ready' };
-  change?.(o);
-};
-const withClass = (name: string) => (o: DiskIn | ImageIn): void => {
-  o.spec.persistentVolumeClaim = { ...o.spec.persistentVolumeClaim, storageClassName: name };
-};
+const phase =
+  (p: string, change?: (o: DiskIn) => void) =>
+  (o: DiskIn): void => {
+    o.status = { phase: p as 'Ready' };
+    change?.(o);
+  };
+const withClass =
+  (name: string) =>
+  (o: DiskIn | ImageIn): void => {
+    o.spec.persistentVolumeClaim = { ...o.spec.persistentVolumeClaim, storageClassName: name };
+  };
 const deleting = (o: { metadata: { deletionTimestamp?: string } }): void => void (o.metadata.deletionTimestamp = '2026-01-01T00:00:00Z');
 const pvcImage = (w: World): void => {
   w.storageClasses.push({ name: 'other-csi', provisioner: 'csi.other', isDefault: false });
@@ -57,8 +61,14 @@ ruleTable(virtualDiskValidator, storageWorld, [
   },
   {
     rule: 'a size below the unpacked image is warned about',
-    good: { object: sized('20Gi', fromImage), world: (w) => void w.images.push(typed.image((i) => void (i.status = { phase: 'Ready', size: { unpackedBytes: String(10 * 2 ** 30) } }))) },
-    bad: { object: sized('5Gi', fromImage), world: (w) => void w.images.push(typed.image((i) => void (i.status = { phase: 'Ready', size: { unpackedBytes: String(10 * 2 ** 30) } }))) },
+    good: {
+      object: sized('20Gi', fromImage),
+      world: (w) => void w.images.push(typed.image((i) => void (i.status = { phase: 'Ready', size: { unpackedBytes: String(10 * 2 ** 30) } }))),
+    },
+    bad: {
+      object: sized('5Gi', fromImage),
+      world: (w) => void w.images.push(typed.image((i) => void (i.status = { phase: 'Ready', size: { unpackedBytes: String(10 * 2 ** 30) } }))),
+    },
     expect: { warn: /smaller than the unpacked image \(10Gi\)/ },
   },
   {
@@ -71,7 +81,10 @@ ruleTable(virtualDiskValidator, storageWorld, [
     rule: 'a disk copied from a PVC-backed image uses the same provisioner',
     good: { object: sized('20Gi', (o) => void (fromImage(o), withClass('fast')(o))), world: pvcImage },
     bad: { object: sized('20Gi', (o) => void (fromImage(o), withClass('other-csi')(o))), world: pvcImage },
-    expect: { deny: 'spec.persistentVolumeClaim.storageClassName', message: /StorageClass other-csi \(provisioner csi.other\) cannot take a copy of VirtualImage ubuntu on slow/ },
+    expect: {
+      deny: 'spec.persistentVolumeClaim.storageClassName',
+      message: /StorageClass other-csi \(provisioner csi.other\) cannot take a copy of VirtualImage ubuntu on slow/,
+    },
   },
   {
     rule: 'a provisioned disk does not shrink',
@@ -105,14 +118,32 @@ ruleTable(virtualDiskValidator, storageWorld, [
   },
   {
     rule: 'the storage class of a provisioned disk changes only for a mounted disk',
-    good: { object: sized('10Gi', withClass('slow')), old: sized('10Gi', phase('Ready', (o) => void (withClass('fast')(o), o.status && (o.status.attachedToVirtualMachines = [{ name: 'vm1', mounted: true }])))) },
+    good: {
+      object: sized('10Gi', withClass('slow')),
+      old: sized(
+        '10Gi',
+        phase('Ready', (o) => void (withClass('fast')(o), o.status && (o.status.attachedToVirtualMachines = [{ name: 'vm1', mounted: true }]))),
+      ),
+    },
     bad: { object: sized('10Gi', withClass('slow')), old: sized('10Gi', phase('Ready', withClass('fast'))) },
     expect: { deny: 'spec.persistentVolumeClaim.storageClassName', message: /mounted to a running VM/ },
   },
   {
     rule: 'a migrating disk only rolls back to its source class',
-    good: { object: sized('10Gi', withClass('fast')), old: sized('10Gi', phase('Migrating', (o) => void (withClass('slow')(o), o.status && (o.status.storageClassName = 'fast')))) },
-    bad: { object: sized('10Gi', withClass('slow')), old: sized('10Gi', phase('Migrating', (o) => void (withClass('other')(o), o.status && (o.status.storageClassName = 'fast')))) },
+    good: {
+      object: sized('10Gi', withClass('fast')),
+      old: sized(
+        '10Gi',
+        phase('Migrating', (o) => void (withClass('slow')(o), o.status && (o.status.storageClassName = 'fast'))),
+      ),
+    },
+    bad: {
+      object: sized('10Gi', withClass('slow')),
+      old: sized(
+        '10Gi',
+        phase('Migrating', (o) => void (withClass('other')(o), o.status && (o.status.storageClassName = 'fast'))),
+      ),
+    },
     expect: { deny: 'spec.persistentVolumeClaim.storageClassName', message: /set back to fast/ },
   },
   {
@@ -123,10 +154,11 @@ ruleTable(virtualDiskValidator, storageWorld, [
   },
 ]);
 
-const onPvc = (change?: (o: ImageIn) => void) => image((o) => {
-  o.spec.storage = 'PersistentVolumeClaim';
-  change?.(o);
-});
+const onPvc = (change?: (o: ImageIn) => void) =>
+  image((o) => {
+    o.spec.storage = 'PersistentVolumeClaim';
+    change?.(o);
+  });
 
 ruleTable(virtualImageValidator, storageWorld, [
   {

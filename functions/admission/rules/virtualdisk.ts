@@ -20,7 +20,8 @@ const source: Check<VirtualDisk> = onCreate({
     const ref = object.spec.dataSource?.objectRef;
     if (ref === undefined || ref.kind === 'VirtualDiskSnapshot') return;
     const image = ref.kind === 'VirtualImage' ? await lookups.virtualImage(namespace ?? '', ref.name) : await lookups.clusterVirtualImage(ref.name);
-    if (image?.status?.cdrom === true) out.warn(`${ref.kind} ${ref.name} is an ISO image; ISO images are not supported as a disk source`, 'spec.dataSource.objectRef');
+    if (image?.status?.cdrom === true)
+      out.warn(`${ref.kind} ${ref.name} is an ISO image; ISO images are not supported as a disk source`, 'spec.dataSource.objectRef');
     const unpacked = Number(image?.status?.size?.unpackedBytes ?? Number.NaN);
     const requested = parseQuantity(object.spec.persistentVolumeClaim?.size);
     if (requested !== undefined && Number.isFinite(unpacked) && requested < unpacked) {

@@ -1,11 +1,6 @@
 /** VirtualImage and ClusterVirtualImage validation. */
 import { GROUP } from '../../../shared/api/resources/common.js';
-import {
-  ClusterVirtualImageSchema,
-  VirtualImageSchema,
-  type ClusterVirtualImage,
-  type VirtualImage,
-} from '../../../shared/api/resources/virtualimage.js';
+import { ClusterVirtualImageSchema, VirtualImageSchema, type ClusterVirtualImage, type VirtualImage } from '../../../shared/api/resources/virtualimage.js';
 import type { Findings } from '../decision.js';
 import type { RuleContext } from '../lookups.js';
 import { onUpdate, pure, type Check } from './check.js';

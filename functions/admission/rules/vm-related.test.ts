@@ -23,7 +23,10 @@ ruleTable(vmbdaValidator, emptyWorld, [
   },
   {
     rule: 'one attachment per block device',
-    good: { object: vmbda(), world: (w) => void w.attachments.push(typed.vmbda((a) => void ((a.metadata.name = 'other'), (a.spec.blockDeviceRef.name = 'other')))) },
+    good: {
+      object: vmbda(),
+      world: (w) => void w.attachments.push(typed.vmbda((a) => void ((a.metadata.name = 'other'), (a.spec.blockDeviceRef.name = 'other')))),
+    },
     bad: { object: vmbda(), world: (w) => void w.attachments.push(typed.vmbda((a) => void (a.metadata.name = 'other'))) },
     expect: { deny: 'spec.blockDeviceRef', message: /VirtualDisk\/data is already attached by VirtualMachineBlockDeviceAttachment other/ },
   },
@@ -42,9 +45,11 @@ ruleTable(vmbdaValidator, emptyWorld, [
 ]);
 
 const notDefault = (o: ReturnType<typeof vmClass>): void => void (o.metadata.annotations = {});
-const policy = (coreFractions: number[], defaultCoreFraction?: number | string) => (o: ReturnType<typeof vmClass>): void => {
-  o.spec.sizingPolicies = [{ cores: { min: 1, max: 4 }, coreFractions, ...(defaultCoreFraction === undefined ? {} : { defaultCoreFraction }) }];
-};
+const policy =
+  (coreFractions: number[], defaultCoreFraction?: number | string) =>
+  (o: ReturnType<typeof vmClass>): void => {
+    o.spec.sizingPolicies = [{ cores: { min: 1, max: 4 }, coreFractions, ...(defaultCoreFraction === undefined ? {} : { defaultCoreFraction }) }];
+  };
 
 ruleTable(vmClassValidator, emptyWorld, [
   {
@@ -69,11 +74,19 @@ ruleTable(vmClassValidator, emptyWorld, [
     rule: 'a default core fraction Auto needs two fractions below 100',
     good: {
       object: vmClass(policy([10, 50, 100], 'Auto')),
-      world: (w) => void (w.apis.push('autoscaling.k8s.io/v1/verticalpodautoscalers'), (w.settings = { ...w.settings, featureGates: ['HotplugCPUAndMemoryWithInPlaceResize'] })),
+      world: (w) =>
+        void (
+          w.apis.push('autoscaling.k8s.io/v1/verticalpodautoscalers'),
+          (w.settings = { ...w.settings, featureGates: ['HotplugCPUAndMemoryWithInPlaceResize'] })
+        ),
     },
     bad: {
       object: vmClass(policy([50, 100], 'Auto')),
-      world: (w) => void (w.apis.push('autoscaling.k8s.io/v1/verticalpodautoscalers'), (w.settings = { ...w.settings, featureGates: ['HotplugCPUAndMemoryWithInPlaceResize'] })),
+      world: (w) =>
+        void (
+          w.apis.push('autoscaling.k8s.io/v1/verticalpodautoscalers'),
+          (w.settings = { ...w.settings, featureGates: ['HotplugCPUAndMemoryWithInPlaceResize'] })
+        ),
     },
     expect: { deny: 'spec.sizingPolicies[0].defaultCoreFraction', message: /at least two coreFractions below 100/ },
   },
@@ -143,19 +156,35 @@ ruleTable(vmipLeaseValidator, emptyWorld, [
   },
 ]);
 
-const active = (type: 'Start' | 'Stop' | 'Restart' | 'Migrate', force?: boolean) => (w: World): void =>
-  void w.operations.push(typed.vmop((o) => void ((o.metadata.name = 'earlier'), (o.spec = { type, virtualMachineName: 'vm1', ...(force === undefined ? {} : { force }) }), (o.status = { phase: 'InProgress' }))));
+const active =
+  (type: 'Start' | 'Stop' | 'Restart' | 'Migrate', force?: boolean) =>
+  (w: World): void =>
+    void w.operations.push(
+      typed.vmop(
+        (o) =>
+          void (
+            (o.metadata.name = 'earlier'),
+            (o.spec = { type, virtualMachineName: 'vm1', ...(force === undefined ? {} : { force }) }),
+            (o.status = { phase: 'InProgress' })
+          ),
+      ),
+    );
 
 ruleTable(vmopValidator, emptyWorld, [
   {
     rule: 'migration node selectors are not in CE',
     good: { object: vmop((o) => void (o.spec = { type: 'Migrate', virtualMachineName: 'vm1', migrate: { nodeSelector: { zone: 'a' } } })) },
-    bad: { object: vmop((o) => void (o.spec = { type: 'Migrate', virtualMachineName: 'vm1', migrate: { nodeSelector: { zone: 'a' } } })), facts: { edition: 'CE' } },
+    bad: {
+      object: vmop((o) => void (o.spec = { type: 'Migrate', virtualMachineName: 'vm1', migrate: { nodeSelector: { zone: 'a' } } })),
+      facts: { edition: 'CE' },
+    },
     expect: { deny: 'spec.migrate.nodeSelector', message: /not available in the CE edition/ },
   },
   {
     rule: 'migration node selectors are valid labels',
-    good: { object: vmop((o) => void (o.spec = { type: 'Migrate', virtualMachineName: 'vm1', migrate: { nodeSelector: { 'topology.kubernetes.io/zone': 'a-1' } } })) },
+    good: {
+      object: vmop((o) => void (o.spec = { type: 'Migrate', virtualMachineName: 'vm1', migrate: { nodeSelector: { 'topology.kubernetes.io/zone': 'a-1' } } })),
+    },
     bad: { object: vmop((o) => void (o.spec = { type: 'Migrate', virtualMachineName: 'vm1', migrate: { nodeSelector: { zone: 'a b' } } })) },
     expect: { deny: 'spec.migrate.nodeSelector[zone]', message: /label value/ },
   },
@@ -173,8 +202,16 @@ ruleTable(vmopValidator, emptyWorld, [
   },
   {
     rule: 'in CE a VM with a ReadWriteOnce disk is not migrated',
-    good: { object: vmop((o) => void (o.spec = { type: 'Migrate', virtualMachineName: 'vm1' })), facts: { edition: 'CE' }, world: (w) => rwoDisk(w, 'ReadWriteMany') },
-    bad: { object: vmop((o) => void (o.spec = { type: 'Evict', virtualMachineName: 'vm1' })), facts: { edition: 'CE' }, world: (w) => rwoDisk(w, 'ReadWriteOnce') },
+    good: {
+      object: vmop((o) => void (o.spec = { type: 'Migrate', virtualMachineName: 'vm1' })),
+      facts: { edition: 'CE' },
+      world: (w) => rwoDisk(w, 'ReadWriteMany'),
+    },
+    bad: {
+      object: vmop((o) => void (o.spec = { type: 'Evict', virtualMachineName: 'vm1' })),
+      facts: { edition: 'CE' },
+      world: (w) => rwoDisk(w, 'ReadWriteOnce'),
+    },
     expect: { deny: 'spec.type', message: /VirtualDisk root is on a ReadWriteOnce volume/ },
   },
 ]);

@@ -1,9 +1,6 @@
 /** VirtualMachineBlockDeviceAttachment validation: immutable, one per device, within the VM's limits. */
 import { GROUP } from '../../../shared/api/resources/common.js';
-import {
-  VirtualMachineBlockDeviceAttachmentSchema,
-  type VirtualMachineBlockDeviceAttachment,
-} from '../../../shared/api/resources/vmbda.js';
+import { VirtualMachineBlockDeviceAttachmentSchema, type VirtualMachineBlockDeviceAttachment } from '../../../shared/api/resources/vmbda.js';
 import { onCreate, onUpdate, type Check } from './check.js';
 import { changed } from './storage.js';
 import { schemaParser, type Validator } from './validator.js';

@@ -3,11 +3,7 @@
  * class, non-overlapping sizing policies, and a default core fraction the policy allows.
  */
 import { GROUP } from '../../../shared/api/resources/common.js';
-import {
-  DEFAULT_CLASS_ANNOTATION,
-  VirtualMachineClassSchema,
-  type VirtualMachineClass,
-} from '../../../shared/api/resources/virtualmachineclass.js';
+import { DEFAULT_CLASS_ANNOTATION, VirtualMachineClassSchema, type VirtualMachineClass } from '../../../shared/api/resources/virtualmachineclass.js';
 import { fractionsBelowFull } from '../lib/sizing.js';
 import { pure, type Check } from './check.js';
 import { schemaParser, type Validator } from './validator.js';
@@ -33,7 +29,10 @@ const policiesDisjoint: Check<VirtualMachineClass> = pure('sizing policy core ra
     const i = policies.findIndex((q, k) => k < j && q.cores.min <= p.cores.max && p.cores.min <= q.cores.max);
     const q = policies[i];
     if (q === undefined) return;
-    out.deny(`spec.sizingPolicies[${j}].cores`, `cpu crosses: ${p.cores.min}-${p.cores.max} overlaps spec.sizingPolicies[${i}] (${q.cores.min}-${q.cores.max})`);
+    out.deny(
+      `spec.sizingPolicies[${j}].cores`,
+      `cpu crosses: ${p.cores.min}-${p.cores.max} overlaps spec.sizingPolicies[${i}] (${q.cores.min}-${q.cores.max})`,
+    );
   });
 });
 

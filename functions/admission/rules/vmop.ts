@@ -41,7 +41,10 @@ const oneActive: Check<Vmop> = onCreate({
     );
     for (const o of active) {
       if (supersedes(o.spec, object.spec)) continue;
-      out.deny('spec.virtualMachineName', `VirtualMachineOperation ${o.metadata.name ?? ''} (${o.spec.type}) is still in progress for VirtualMachine ${object.spec.virtualMachineName}`);
+      out.deny(
+        'spec.virtualMachineName',
+        `VirtualMachineOperation ${o.metadata.name ?? ''} (${o.spec.type}) is still in progress for VirtualMachine ${object.spec.virtualMachineName}`,
+      );
     }
   },
 });

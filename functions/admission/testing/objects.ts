@@ -75,10 +75,7 @@ export const vmClass = (change?: (o: ClassIn) => void): ClassIn =>
   );
 
 export const disk = (change?: (o: DiskIn) => void): DiskIn =>
-  build<DiskIn>(
-    { apiVersion: API_VERSION, kind: 'VirtualDisk', metadata: meta('root'), spec: { persistentVolumeClaim: { size: '10Gi' } } },
-    change,
-  );
+  build<DiskIn>({ apiVersion: API_VERSION, kind: 'VirtualDisk', metadata: meta('root'), spec: { persistentVolumeClaim: { size: '10Gi' } } }, change);
 
 export const image = (change?: (o: ImageIn) => void): ImageIn =>
   build<ImageIn>(
@@ -169,7 +166,11 @@ export interface RequestOptions {
 
 /** An AdmissionRequest for `object`, with kind and names read from the object unless given. */
 export function request(object: unknown, opts: RequestOptions = {}): AdmissionRequest {
-  const o = (object !== null && typeof object === 'object' ? object : {}) as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
+  const o = (object !== null && typeof object === 'object' ? object : {}) as {
+    apiVersion?: unknown;
+    kind?: unknown;
+    metadata?: { name?: unknown; namespace?: unknown };
+  };
   const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
   const apiVersion = str(o.apiVersion) ?? '';
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];

@@ -58,7 +58,10 @@ export function typicalVirtualMachine(namespace = 'ns1', name = 'web-0'): VmIn {
 
 /** The AdmissionReview (CREATE) of the typical VM, as the apiserver sends it. */
 export function typicalReview(namespace = 'ns1'): string {
-  const req = { ...request(typicalVirtualMachine(namespace)), resource: { group: 'virtualization.deckhouse.io', version: 'v1alpha2', resource: 'virtualmachines' } };
+  const req = {
+    ...request(typicalVirtualMachine(namespace)),
+    resource: { group: 'virtualization.deckhouse.io', version: 'v1alpha2', resource: 'virtualmachines' },
+  };
   return JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req });
 }
 

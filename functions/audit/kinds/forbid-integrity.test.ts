@@ -11,7 +11,10 @@ describe('Forbidden operation', () => {
   it('names user, verb and resource path, and carries the reason and source addresses', async () => {
     expect(await recordOf({ ...denied, verb: 'create', objectRef: ref, user: { username: 'test-user' }, sourceIPs: ['10.1.1.1', '10.2.2.2'] })).toMatchObject({
       name: "User 'test-user' attempted to perform a forbidden operation 'create' on resource 'pods/test/test-vmi'.",
-      source_ip: '10.1.1.1,10.2.2.2', forbid_reason: 'some reason', operation_result: 'forbid', is_admin: false,
+      source_ip: '10.1.1.1,10.2.2.2',
+      forbid_reason: 'some reason',
+      operation_result: 'forbid',
+      is_admin: false,
     });
   });
 
@@ -47,8 +50,12 @@ describe('Integrity check', () => {
   const ref = { resource: 'internalvirtualizationvirtualmachineinstances', namespace: 'ns1', name: 'vm1', apiGroup: 'internal.virtualization.deckhouse.io' };
   const vmi = (reference: string, applied: string): Record<string, unknown> => ({
     metadata: {
-      name: 'vm1', namespace: 'ns1',
-      annotations: { 'integrity.virtualization.deckhouse.io/core-spec-checksum': reference, 'integrity.virtualization.deckhouse.io/core-spec-checksum-applied': applied },
+      name: 'vm1',
+      namespace: 'ns1',
+      annotations: {
+        'integrity.virtualization.deckhouse.io/core-spec-checksum': reference,
+        'integrity.virtualization.deckhouse.io/core-spec-checksum-applied': applied,
+      },
     },
   });
 

@@ -36,7 +36,6 @@ async function build(ev: AuditEvent, enrichment: Enrichment): Promise<Decision> 
 
 export const forbid: EventKind = {
   id: 'forbid',
-  matches: (ev) =>
-    completeRef(ev) !== undefined && !isSystemUser(ev.user.username) && ev.annotations?.[Annotation.decision] === 'forbid',
+  matches: (ev) => completeRef(ev) !== undefined && !isSystemUser(ev.user.username) && ev.annotations?.[Annotation.decision] === 'forbid',
   build,
 };

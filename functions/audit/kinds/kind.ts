@@ -3,15 +3,7 @@ import type { AuditEvent } from '../event.js';
 import type { Enrichment } from '../enrichment.js';
 import type { AuditRecord } from '../records.js';
 
-export type KindId =
-  | 'forbid'
-  | 'vm-manage'
-  | 'vm-control'
-  | 'vmop-control'
-  | 'vm-access'
-  | 'module-component-control'
-  | 'module-control'
-  | 'integrity-check';
+export type KindId = 'forbid' | 'vm-manage' | 'vm-control' | 'vmop-control' | 'vm-access' | 'module-component-control' | 'module-control' | 'integrity-check';
 
 export type Decision =
   | { readonly log: true; readonly record: AuditRecord }

@@ -8,14 +8,20 @@ describe('Virtualization control (module pods)', () => {
 
   it('logs a pod created by a user at info, with the component named after the pod', async () => {
     expect(await recordOf({ verb: 'create', objectRef: ref })).toMatchObject({
-      type: 'Virtualization control', level: 'info', name: "Component 'virt-handler-8k2lp' has been created by 'jane'",
-      component: 'virt-handler-8k2lp', action_type: 'create',
+      type: 'Virtualization control',
+      level: 'info',
+      name: "Component 'virt-handler-8k2lp' has been created by 'jane'",
+      component: 'virt-handler-8k2lp',
+      action_type: 'create',
     });
   });
 
   it('still logs a deletion with defaults when pod, node and module are all unknown', async () => {
     expect(await recordOf({ verb: 'delete', objectRef: ref }, new FakeEnrichment())).toMatchObject({
-      level: 'warn', qemu_version: 'unknown', node_network_address: 'unknown', virtualization_version: 'unknown',
+      level: 'warn',
+      qemu_version: 'unknown',
+      node_network_address: 'unknown',
+      virtualization_version: 'unknown',
       virtualization_name: 'Deckhouse Virtualization Platform',
     });
   });
@@ -45,14 +51,18 @@ describe('Module control (ModuleConfigs)', () => {
     ['delete', 'warn', 'deleted'],
   ])('a %s is logged at %s', async (verb, level, past) => {
     expect(await recordOf({ verb, objectRef: ref })).toMatchObject({
-      type: 'Module control', level, name: `Module 'virtualization' has been ${past} by 'jane'`,
-      component: 'virtualization', virtualization_version: 'v1.1.0',
+      type: 'Module control',
+      level,
+      name: `Module 'virtualization' has been ${past} by 'jane'`,
+      component: 'virtualization',
+      virtualization_version: 'v1.1.0',
     });
   });
 
   it('reports an update that leaves the module disabled as disabled, from the informer', async () => {
     expect(await recordOf({ verb: 'update', objectRef: ref }, disabledWorld())).toMatchObject({
-      level: 'warn', name: "Module 'virtualization' has been disabled by 'jane'",
+      level: 'warn',
+      name: "Module 'virtualization' has been disabled by 'jane'",
     });
   });
 

@@ -5,10 +5,15 @@ import { worldObjects } from '../testing/world.js';
 
 const vmopRef = { resource: 'virtualmachineoperations', namespace: 'ns1', apiGroup: 'virtualization.deckhouse.io' };
 const vmop = (type: string, name = 'op-1'): Record<string, unknown> => ({
-  kind: 'VirtualMachineOperation', metadata: { name, namespace: 'ns1' }, spec: { type, virtualMachineName: 'vm1' },
+  kind: 'VirtualMachineOperation',
+  metadata: { name, namespace: 'ns1' },
+  spec: { type, virtualMachineName: 'vm1' },
 });
 const create = (responseObject: unknown): Parameters<typeof verdict>[0] => ({
-  verb: 'create', level: 'RequestResponse', objectRef: vmopRef, responseObject,
+  verb: 'create',
+  level: 'RequestResponse',
+  objectRef: vmopRef,
+  responseObject,
 });
 
 describe('Control VM by operation', () => {
@@ -20,7 +25,10 @@ describe('Control VM by operation', () => {
     ['Evict', 'warn', 'evict', 'evicted'],
   ])('a %s operation is logged at %s with action %s', async (type, level, action, past) => {
     expect(await recordOf(create(vmop(type)))).toMatchObject({
-      type: 'Control VM', level, action_type: action, name: `Virtual machine 'vm1' has been ${past} by 'jane'`,
+      type: 'Control VM',
+      level,
+      action_type: action,
+      name: `Virtual machine 'vm1' has been ${past} by 'jane'`,
     });
   });
 
@@ -34,7 +42,10 @@ describe('Control VM by operation', () => {
   });
 
   it('prefers the operation known to the informer over the response object', async () => {
-    const world = new FakeEnrichment({ ...worldObjects(), vmops: [{ metadata: { name: 'op-1', namespace: 'ns1' }, spec: { type: 'Start', virtualMachineName: 'vm1' } }] });
+    const world = new FakeEnrichment({
+      ...worldObjects(),
+      vmops: [{ metadata: { name: 'op-1', namespace: 'ns1' }, spec: { type: 'Start', virtualMachineName: 'vm1' } }],
+    });
     expect((await recordOf(create({ metadata: { name: 'op-1' } }), world)).action_type).toBe('start');
   });
 
@@ -64,7 +75,9 @@ describe('Control VM by operation', () => {
 describe('Access to VM', () => {
   const ref = { resource: 'virtualmachines', namespace: 'ns1', name: 'vm1', apiGroup: 'subresources.virtualization.deckhouse.io' };
   const access = (subresource: string, stage = 'ResponseComplete'): Parameters<typeof verdict>[0] => ({
-    verb: 'get', stage, objectRef: { ...ref, subresource },
+    verb: 'get',
+    stage,
+    objectRef: { ...ref, subresource },
   });
 
   it.each([

@@ -41,7 +41,9 @@ describe('Manage VM', () => {
 
   it('names a VM created through generateName after the response object', async () => {
     const record = await recordOf({
-      ...manage('create', VMS), objectRef: { ...vmRef, name: '' }, responseObject: { metadata: { name: 'vm-x9' } },
+      ...manage('create', VMS),
+      objectRef: { ...vmRef, name: '' },
+      responseObject: { metadata: { name: 'vm-x9' } },
     });
     expect(record.name).toBe("Virtual machine 'vm-x9' has been created by 'jane'");
   });
@@ -60,8 +62,7 @@ describe('Manage VM', () => {
 
 describe('Control VM by pod deletion', () => {
   const podRef = { resource: 'pods', namespace: 'ns1', name: 'virt-launcher-vm1-x7k2p' };
-  const del = (username: string, world = goldenWorld()): Promise<string> =>
-    verdict({ verb: 'delete', objectRef: podRef, user: { username } }, world);
+  const del = (username: string, world = goldenWorld()): Promise<string> => verdict({ verb: 'delete', objectRef: podRef, user: { username } }, world);
   const controller = 'system:serviceaccount:d8-virtualization:virtualization-controller';
   const withMessage = (message: string): FakeEnrichment => {
     const objects = worldObjects();

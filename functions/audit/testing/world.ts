@@ -38,9 +38,7 @@ const LAUNCHER_POD = {
   metadata: { name: 'virt-launcher-vm1-x7k2p', namespace: 'ns1', labels: { 'vm.kubevirt.internal.virtualization.deckhouse.io/name': 'vm1' } },
   spec: { nodeName: 'node-1' },
   status: {
-    containerStatuses: [
-      { name: 'd8v-compute', state: { terminated: { message: '{"event":"guest-shutdown","reason":"guest OS powered off"}' } } },
-    ],
+    containerStatuses: [{ name: 'd8v-compute', state: { terminated: { message: '{"event":"guest-shutdown","reason":"guest OS powered off"}' } } }],
   },
 };
 

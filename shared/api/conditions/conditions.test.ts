@@ -5,10 +5,7 @@ import { VMBDACondition, VMCondition } from './index.js';
 const TYPE = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/;
 const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 
-const sets = Object.entries(all).filter(([name]) => name.endsWith('Condition')) as [
-  string,
-  Record<string, { type: string; reason: Record<string, string> }>,
-][];
+const sets = Object.entries(all).filter(([name]) => name.endsWith('Condition')) as [string, Record<string, { type: string; reason: Record<string, string> }>][];
 
 describe('the condition constants', () => {
   it.each(sets)('%s has valid metav1.Condition types and reasons', (_name, set) => {

@@ -6,10 +6,7 @@ export interface ConditionSet<T extends string, R extends string> {
 }
 
 /** A condition type and the reasons it may carry. */
-export function condition<const T extends string, const R extends readonly string[]>(
-  type: T,
-  ...reasons: R
-): ConditionSet<T, R[number]> {
+export function condition<const T extends string, const R extends readonly string[]>(type: T, ...reasons: R): ConditionSet<T, R[number]> {
   const reason = Object.fromEntries(reasons.map((r) => [r, r])) as { [K in R[number]]: K };
   return Object.freeze({ type, reason: Object.freeze(reason) });
 }

@@ -12,12 +12,7 @@ export const VMBDACondition = {
   VirtualMachineReady: condition('VirtualMachineReady', 'VirtualMachineReady', 'VirtualMachineNotReady'),
   Attached: condition('Attached', 'Attached', 'NotAttached', 'AttachmentRequestSent', 'Conflict', 'DeviceNotAvailableOnNode'),
   // Sic: the type string itself ends in "Type".
-  DiskAttachmentCapacityAvailable: condition(
-    'DiskAttachmentCapacityAvailableType',
-    'CapacityAvailable',
-    'CapacityReached',
-    'CapacityUnknown',
-  ),
+  DiskAttachmentCapacityAvailable: condition('DiskAttachmentCapacityAvailableType', 'CapacityAvailable', 'CapacityReached', 'CapacityUnknown'),
   Terminating: condition('Terminating', 'DetachPending'),
 } as const;
 

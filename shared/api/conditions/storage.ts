@@ -69,16 +69,7 @@ export const VDCondition = {
 
 export const VICondition = {
   DatasourceReady: condition('DatasourceReady', ...IMAGE_DATASOURCE),
-  Ready: condition(
-    'Ready',
-    ...PROVISIONING,
-    'StorageClassNotReady',
-    'QuotaExceeded',
-    'ImagePullFailed',
-    'DatasourceNotReady',
-    'ImageLost',
-    'PVCLost',
-  ),
+  Ready: condition('Ready', ...PROVISIONING, 'StorageClassNotReady', 'QuotaExceeded', 'ImagePullFailed', 'DatasourceNotReady', 'ImageLost', 'PVCLost'),
   StorageClassReady: condition('StorageClassReady', 'StorageClassReady', 'StorageClassNotFound', 'DVCRTypeUsed'),
   InUse: inUseByVM,
   Terminating: terminating,

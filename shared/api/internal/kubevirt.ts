@@ -139,9 +139,7 @@ export const VMIStatusSchema = z.looseObject({
   phase: str(),
   nodeName: str(),
   reason: str(),
-  interfaces: opt(
-    z.array(z.looseObject({ name: str(), ipAddress: str(), ipAddresses: opt(z.array(z.string())), mac: str() })),
-  ),
+  interfaces: opt(z.array(z.looseObject({ name: str(), ipAddress: str(), ipAddresses: opt(z.array(z.string())), mac: str() }))),
   conditions: opt(z.array(KubeVirtConditionSchema)),
   migrationState: opt(MigrationStateSchema),
   guestOSInfo: opt(freeform()),

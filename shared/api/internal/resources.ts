@@ -24,12 +24,7 @@ export const INTERNAL_API_VERSION = `${INTERNAL_GROUP}/${INTERNAL_VERSION}`;
 export const CDI_GROUP = 'cdi.internal.virtualization.deckhouse.io';
 export const CDI_API_VERSION = `${CDI_GROUP}/v1beta1`;
 
-export const InternalVirtualMachineSchema = rootSchema(
-  INTERNAL_API_VERSION,
-  'InternalVirtualizationVirtualMachine',
-  KVVMSpecSchema,
-  KVVMStatusSchema,
-);
+export const InternalVirtualMachineSchema = rootSchema(INTERNAL_API_VERSION, 'InternalVirtualizationVirtualMachine', KVVMSpecSchema, KVVMStatusSchema);
 export type InternalVirtualMachine = z.infer<typeof InternalVirtualMachineSchema>;
 
 export const InternalVirtualMachineInstanceSchema = rootSchema(
@@ -48,12 +43,7 @@ export const InternalVirtualMachineInstanceMigrationSchema = rootSchema(
 );
 export type InternalVirtualMachineInstanceMigration = z.infer<typeof InternalVirtualMachineInstanceMigrationSchema>;
 
-export const InternalKubeVirtSchema = rootSchema(
-  INTERNAL_API_VERSION,
-  'InternalVirtualizationKubeVirt',
-  KubeVirtSpecSchema,
-  KubeVirtStatusSchema,
-);
+export const InternalKubeVirtSchema = rootSchema(INTERNAL_API_VERSION, 'InternalVirtualizationKubeVirt', KubeVirtSpecSchema, KubeVirtStatusSchema);
 export type InternalKubeVirt = z.infer<typeof InternalKubeVirtSchema>;
 
 export const InternalCDISchema = rootSchema(CDI_API_VERSION, 'InternalVirtualizationCDI', CDISpecSchema, CDIStatusSchema);
@@ -78,11 +68,7 @@ export const internalVirtualMachine: ResourceDefinition<typeof InternalVirtualMa
   description: 'KubeVirt VirtualMachine (renamed): the backend object of a VirtualMachine.',
   schema: InternalVirtualMachineSchema,
   statusSubresource: true,
-  printerColumns: [
-    AGE_COLUMN,
-    { name: 'Status', type: 'string', jsonPath: '.status.printableStatus' },
-    conditionColumn('Ready', 'Ready'),
-  ],
+  printerColumns: [AGE_COLUMN, { name: 'Status', type: 'string', jsonPath: '.status.printableStatus' }, conditionColumn('Ready', 'Ready')],
 };
 
 export const internalVirtualMachineInstance: ResourceDefinition<typeof InternalVirtualMachineInstanceSchema> = {
@@ -102,9 +88,7 @@ export const internalVirtualMachineInstance: ResourceDefinition<typeof InternalV
   ],
 };
 
-export const internalVirtualMachineInstanceMigration: ResourceDefinition<
-  typeof InternalVirtualMachineInstanceMigrationSchema
-> = {
+export const internalVirtualMachineInstanceMigration: ResourceDefinition<typeof InternalVirtualMachineInstanceMigrationSchema> = {
   ...renamed('VirtualMachineInstanceMigration', ['intvirtvmim', 'intvirtvmims']),
   description: 'KubeVirt VirtualMachineInstanceMigration (renamed): one live migration of a VMI.',
   schema: InternalVirtualMachineInstanceMigrationSchema,

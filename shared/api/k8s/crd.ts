@@ -169,10 +169,7 @@ export function toCRD(def: ResourceDefinition, commonLabels: Readonly<Record<str
         ...(def.categories?.length ? { categories: [...def.categories] } : {}),
       },
       scope: def.scope,
-      versions: [
-        version(def.version, def.schema, def.deprecationWarning),
-        ...(def.otherVersions ?? []).map((v) => version(v.name, v.schema)),
-      ],
+      versions: [version(def.version, def.schema, def.deprecationWarning), ...(def.otherVersions ?? []).map((v) => version(v.name, v.schema))],
     },
   };
 }

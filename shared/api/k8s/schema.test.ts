@@ -5,10 +5,7 @@ import { dateTime, fieldForType, fieldPathSegments, immutable, listMap, withRule
 import { structuralSchema } from './structural.js';
 
 describe('CEL rules on a schema', () => {
-  const schema = withRules(z.strictObject({ type: z.enum(['A', 'B']), a: z.string().optional() }), [
-    immutable('frozen'),
-    fieldForType('a', 'A'),
-  ]);
+  const schema = withRules(z.strictObject({ type: z.enum(['A', 'B']), a: z.string().optional() }), [immutable('frozen'), fieldForType('a', 'A')]);
 
   it('are emitted as x-kubernetes-validations, with field paths', () => {
     expect(structuralSchema(schema)['x-kubernetes-validations']).toEqual([

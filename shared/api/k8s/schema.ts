@@ -51,7 +51,10 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 
 /** Base64-encoded bytes (`format: byte`). */
 export function base64Bytes(): z.ZodString {
-  return z.string().refine((s) => BASE64.test(s), 'must be base64-encoded').meta({ format: 'byte' });
+  return z
+    .string()
+    .refine((s) => BASE64.test(s), 'must be base64-encoded')
+    .meta({ format: 'byte' });
 }
 
 /** An object whose content is not described (`x-kubernetes-preserve-unknown-fields`). */
@@ -70,8 +73,7 @@ export function stringMap(): z.ZodRecord<z.ZodString, z.ZodString> {
  * server-side apply does).
  */
 export function listMap<T extends z.ZodType>(item: T, keys: readonly string[]): z.ZodArray<T> {
-  const key = (value: unknown): string =>
-    JSON.stringify(keys.map((k) => (value as Record<string, unknown> | null)?.[k]));
+  const key = (value: unknown): string => JSON.stringify(keys.map((k) => (value as Record<string, unknown> | null)?.[k]));
   return z
     .array(item)
     .check((ctx) => {

@@ -6,9 +6,7 @@ import { toYaml, type Json } from './yaml.js';
 describe('the YAML emitter', () => {
   it('writes maps, lists and scalars in block style with a header comment', () => {
     const doc = { a: 1, b: [{ c: 'x', d: true }, 'z'], e: {}, f: [], g: null };
-    expect(toYaml(doc, ['generated'])).toBe(
-      ['# generated', 'a: 1', 'b:', '- c: x', '  d: true', '- z', 'e: {}', 'f: []', 'g: null', ''].join('\n'),
-    );
+    expect(toYaml(doc, ['generated'])).toBe(['# generated', 'a: 1', 'b:', '- c: x', '  d: true', '- z', 'e: {}', 'f: []', 'g: null', ''].join('\n'));
   });
 
   it('quotes strings a YAML 1.1 reader would take for booleans, numbers or null', () => {

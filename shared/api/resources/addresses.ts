@@ -106,11 +106,7 @@ export const virtualMachineIPAddressLease: ResourceDefinition<typeof VirtualMach
   ...publicNames('VirtualMachineIPAddressLease', 'virtualmachineipaddressleases', 'Cluster', ['vmipl', 'vmiplease']),
   description: 'The cluster-wide claim on one IP address; its name encodes the address.',
   schema: VirtualMachineIPAddressLeaseSchema,
-  printerColumns: [
-    { name: 'VirtualMachineIPAddress', type: 'string', jsonPath: '.spec.virtualMachineIPAddressRef' },
-    phaseColumn,
-    AGE_COLUMN,
-  ],
+  printerColumns: [{ name: 'VirtualMachineIPAddress', type: 'string', jsonPath: '.spec.virtualMachineIPAddressRef' }, phaseColumn, AGE_COLUMN],
 };
 
 export const virtualMachineMACAddress: ResourceDefinition<typeof VirtualMachineMACAddressSchema> = {
@@ -129,9 +125,5 @@ export const virtualMachineMACAddressLease: ResourceDefinition<typeof VirtualMac
   ...publicNames('VirtualMachineMACAddressLease', 'virtualmachinemacaddressleases', 'Cluster', ['vmmacl', 'vmmaclease']),
   description: 'The cluster-wide claim on one MAC address; its name encodes the address.',
   schema: VirtualMachineMACAddressLeaseSchema,
-  printerColumns: [
-    { name: 'VirtualMachineMACAddress', type: 'string', jsonPath: '.spec.virtualMachineMACAddressRef' },
-    phaseColumn,
-    AGE_COLUMN,
-  ],
+  printerColumns: [{ name: 'VirtualMachineMACAddress', type: 'string', jsonPath: '.spec.virtualMachineMACAddressRef' }, phaseColumn, AGE_COLUMN],
 };

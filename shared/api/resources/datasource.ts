@@ -32,9 +32,7 @@ const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
 const HOST = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])`;
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
 const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
-export const IMAGE_REFERENCE = new RegExp(
-  `^(?:${HOST}(?::[0-9]+)?/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@${DIGEST})?$`,
-);
+export const IMAGE_REFERENCE = new RegExp(`^(?:${HOST}(?::[0-9]+)?/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@${DIGEST})?$`);
 
 /** An http(s) URL as the original's pattern has it (printable ASCII except space, `"`, `#`, `` ` ``, `{|}~`). */
 export const HTTP_URL = new RegExp(String.raw`^http[s]?:\/\/(?:[a-zA-Z]|[0-9]|[$-_@.&+]|[!*\(\),]|(?:%[0-9a-fA-F][0-9a-fA-F]))+$`);
@@ -109,10 +107,7 @@ export const VirtualDiskDataSourceSchema = dataSourceSchema(
 
 const IMAGE_SOURCES = ['ClusterVirtualImage', 'VirtualImage', 'VirtualDisk', 'VirtualDiskSnapshot'] as const;
 
-export const VirtualImageDataSourceSchema = dataSourceSchema(
-  z.strictObject(objectRefShape(IMAGE_SOURCES)).describe(COPY_FROM),
-  ContainerImageSchema,
-);
+export const VirtualImageDataSourceSchema = dataSourceSchema(z.strictObject(objectRefShape(IMAGE_SOURCES)).describe(COPY_FROM), ContainerImageSchema);
 
 export const ClusterVirtualImageDataSourceSchema = dataSourceSchema(
   withRules(

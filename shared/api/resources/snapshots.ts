@@ -13,10 +13,7 @@ import { CloneSchema, operationResourceShape } from './vmop.js';
 export const SnapshotPhase = z.enum(['Pending', 'InProgress', 'Ready', 'Failed', 'Terminating']);
 
 const requiredConsistency = (what: string) =>
-  z
-    .boolean()
-    .default(true)
-    .describe(`Take the snapshot only if ${what} can be made consistent: not in use, stopped, or frozen through the guest agent.`);
+  z.boolean().default(true).describe(`Take the snapshot only if ${what} can be made consistent: not in use, stopped, or frozen through the guest agent.`);
 
 const consistent = z.boolean().optional().describe('Whether the snapshot is consistent (taken stopped or frozen).');
 const phaseColumns = [
@@ -109,9 +106,7 @@ export const VirtualMachineSnapshotOperationSchema = rootSchema(
     .strictObject({
       phase: z.enum(['Pending', 'InProgress', 'Completed', 'Failed', 'Terminating']).describe('Current phase of the operation.'),
       resources: z
-        .array(
-          z.strictObject({ ...operationResourceShape, message: z.string().describe('Details.') }),
-        )
+        .array(z.strictObject({ ...operationResourceShape, message: z.string().describe('Details.') }))
         .optional()
         .describe('Resources created by the operation.'),
       conditions: conditions(),

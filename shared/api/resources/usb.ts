@@ -41,10 +41,7 @@ export const NodeUSBDeviceSchema = rootSchema(
   'NodeUSBDevice',
   z
     .strictObject({
-      assignedNamespace: z
-        .string()
-        .default('')
-        .describe('Namespace in which the device may be used; when set, a USBDevice is created there.'),
+      assignedNamespace: z.string().default('').describe('Namespace in which the device may be used; when set, a USBDevice is created there.'),
     })
     .describe('Assignment of the device.'),
   z.strictObject(usbStatusShape).describe('Observed state of the device.'),

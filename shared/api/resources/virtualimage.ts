@@ -5,12 +5,7 @@
 import { z } from 'zod';
 import { AGE_COLUMN, type PrinterColumn, type ResourceDefinition } from '../k8s/crd.js';
 import { API_VERSION, BACKUP_LABELS, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
-import {
-  ClusterVirtualImageDataSourceSchema,
-  DownloadSpeedSchema,
-  ImageUploadURLsSchema,
-  VirtualImageDataSourceSchema,
-} from './datasource.js';
+import { ClusterVirtualImageDataSourceSchema, DownloadSpeedSchema, ImageUploadURLsSchema, VirtualImageDataSourceSchema } from './datasource.js';
 
 const imageStatusShape = {
   cdrom: z.boolean().optional().describe('Whether the image is an ISO used as a CD-ROM.'),
@@ -52,7 +47,10 @@ export const VirtualImageSpecSchema = z
 
 export const VirtualImageStatusSchema = z
   .strictObject({
-    phase: z.enum([...IMAGE_PHASES, 'PVCLost']).optional().describe('Current phase of the image.'),
+    phase: z
+      .enum([...IMAGE_PHASES, 'PVCLost'])
+      .optional()
+      .describe('Current phase of the image.'),
     ...imageStatusShape,
     target: z
       .strictObject({
@@ -68,9 +66,7 @@ export const VirtualImageStatusSchema = z
 export const VirtualImageSchema = rootSchema(API_VERSION, 'VirtualImage', VirtualImageSpecSchema, VirtualImageStatusSchema);
 export type VirtualImage = z.infer<typeof VirtualImageSchema>;
 
-export const ClusterVirtualImageSpecSchema = z
-  .strictObject({ dataSource: ClusterVirtualImageDataSourceSchema })
-  .describe('Desired state of the image.');
+export const ClusterVirtualImageSpecSchema = z.strictObject({ dataSource: ClusterVirtualImageDataSourceSchema }).describe('Desired state of the image.');
 
 export const ClusterVirtualImageStatusSchema = z
   .strictObject({
@@ -81,12 +77,7 @@ export const ClusterVirtualImageStatusSchema = z
   })
   .describe('Observed state of the image.');
 
-export const ClusterVirtualImageSchema = rootSchema(
-  API_VERSION,
-  'ClusterVirtualImage',
-  ClusterVirtualImageSpecSchema,
-  ClusterVirtualImageStatusSchema,
-);
+export const ClusterVirtualImageSchema = rootSchema(API_VERSION, 'ClusterVirtualImage', ClusterVirtualImageSpecSchema, ClusterVirtualImageStatusSchema);
 export type ClusterVirtualImage = z.infer<typeof ClusterVirtualImageSchema>;
 
 const imageColumns: PrinterColumn[] = [
@@ -102,11 +93,7 @@ export const virtualImage: ResourceDefinition<typeof VirtualImageSchema> = {
   ...publicNames('VirtualImage', 'virtualimages', 'Namespaced', ['vi']),
   description: 'A disk image in a namespace, stored in DVCR or on a PVC.',
   schema: VirtualImageSchema,
-  printerColumns: [
-    ...imageColumns,
-    { name: 'TargetPVC', type: 'string', jsonPath: '.status.target.persistentVolumeClaimName', priority: 1 },
-    AGE_COLUMN,
-  ],
+  printerColumns: [...imageColumns, { name: 'TargetPVC', type: 'string', jsonPath: '.status.target.persistentVolumeClaimName', priority: 1 }, AGE_COLUMN],
 };
 
 export const clusterVirtualImage: ResourceDefinition<typeof ClusterVirtualImageSchema> = {

@@ -1,23 +1,7 @@
 /** VirtualMachine spec (also the template of a VirtualMachinePool). */
 import { z } from 'zod';
-import {
-  LabelSelectorSchema,
-  NodeAffinitySchema,
-  TolerationSchema,
-  TopologySpreadConstraintSchema,
-  VMTopologySpreadConstraintSchema,
-} from '../k8s/core.js';
-import {
-  type CelRule,
-  DNS1123_SUBDOMAIN,
-  QUANTITY_PATTERN,
-  fieldForType,
-  int32,
-  int64,
-  quantity,
-  stringMap,
-  withRules,
-} from '../k8s/schema.js';
+import { LabelSelectorSchema, NodeAffinitySchema, TolerationSchema, TopologySpreadConstraintSchema, VMTopologySpreadConstraintSchema } from '../k8s/core.js';
+import { type CelRule, DNS1123_SUBDOMAIN, QUANTITY_PATTERN, fieldForType, int32, int64, quantity, stringMap, withRules } from '../k8s/schema.js';
 
 export const CORE_FRACTION_PATTERN = /^(Auto|(100|[1-9][0-9]?)%)$/;
 
@@ -57,15 +41,9 @@ const ProvisioningSchema = withRules(
     userDataRef: secretRef(
       'Secret of type provisioning.virtualization.deckhouse.io/cloud-init holding cloud-init user data (key userData or userdata).',
     ).optional(),
-    sysprepRef: secretRef(
-      'Secret of type provisioning.virtualization.deckhouse.io/sysprep holding autounattend.xml or unattend.xml.',
-    ).optional(),
+    sysprepRef: secretRef('Secret of type provisioning.virtualization.deckhouse.io/sysprep holding autounattend.xml or unattend.xml.').optional(),
   }),
-  [
-    fieldForType('userData', 'UserData'),
-    fieldForType('userDataRef', 'UserDataRef'),
-    fieldForType('sysprepRef', 'SysprepRef'),
-  ],
+  [fieldForType('userData', 'UserData'), fieldForType('userDataRef', 'UserDataRef'), fieldForType('sysprepRef', 'SysprepRef')],
 ).describe('Guest OS initialization: cloud-init user data or a Windows sysprep answer file.');
 
 const WEIGHT = 'must be from 1 to 100';
@@ -79,10 +57,7 @@ const affinityTerm = z.strictObject({
     .array(z.string())
     .optional()
     .describe('Label keys of the incoming VM whose values are ANDed with labelSelector (pod affinity matchLabelKeys).'),
-  mismatchLabelKeys: z
-    .array(z.string())
-    .optional()
-    .describe('Label keys of the incoming VM whose values must differ (pod affinity mismatchLabelKeys).'),
+  mismatchLabelKeys: z.array(z.string()).optional().describe('Label keys of the incoming VM whose values must differ (pod affinity mismatchLabelKeys).'),
 });
 
 const vmAndPodAffinity = (what: string) =>
@@ -119,10 +94,7 @@ const BlockDeviceRefSchema = z.strictObject({
 });
 
 const VirtualMachineSpecBase = z.strictObject({
-  virtualMachineClassName: z
-    .string()
-    .min(1)
-    .describe('VirtualMachineClass for CPU model and sizing; the cluster default class when left empty.'),
+  virtualMachineClassName: z.string().min(1).describe('VirtualMachineClass for CPU model and sizing; the cluster default class when left empty.'),
   runPolicy: RunPolicy.default('AlwaysOnUnlessStoppedManually'),
   cpu: z
     .strictObject({
@@ -136,23 +108,12 @@ const VirtualMachineSpecBase = z.strictObject({
     .describe('CPU resources.'),
   memory: z
     .strictObject({
-      size: z
-        .string()
-        .regex(QUANTITY_PATTERN, 'must be a Kubernetes quantity such as "4Gi"')
-        .describe('Amount of memory as a quantity string, e.g. 4Gi.'),
+      size: z.string().regex(QUANTITY_PATTERN, 'must be a Kubernetes quantity such as "4Gi"').describe('Amount of memory as a quantity string, e.g. 4Gi.'),
     })
     .describe('Memory.'),
-  blockDeviceRefs: z
-    .array(BlockDeviceRefSchema)
-    .min(1)
-    .max(16)
-    .describe('Disks and images attached to the VM, in boot order unless bootOrder is set.'),
+  blockDeviceRefs: z.array(BlockDeviceRefSchema).min(1).max(16).describe('Disks and images attached to the VM, in boot order unless bootOrder is set.'),
   provisioning: ProvisioningSchema.optional(),
-  virtualMachineIPAddressName: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('VirtualMachineIPAddress for the main network; one is created when empty.'),
+  virtualMachineIPAddressName: z.string().min(1).optional().describe('VirtualMachineIPAddress for the main network; one is created when empty.'),
   networks: z
     .array(
       z.strictObject({
@@ -198,10 +159,7 @@ const VirtualMachineSpecBase = z.strictObject({
   enableParavirtualization: z.boolean().default(true).describe('Use virtio devices (SCSI disks, virtio NIC).'),
   osType: OsType.default('Generic').describe('Guest OS family; selects machine type and devices.'),
   bootloader: Bootloader.default('BIOS').describe('Firmware: BIOS, EFI or EFI with Secure Boot.'),
-  liveMigrationPolicy: z
-    .enum(LIVE_MIGRATION_POLICIES)
-    .default('PreferSafe')
-    .describe('Whether live migration may slow the guest down (Forced) to converge.'),
+  liveMigrationPolicy: z.enum(LIVE_MIGRATION_POLICIES).default('PreferSafe').describe('Whether live migration may slow the guest down (Forced) to converge.'),
 });
 
 /** The fields the spec-level rules read. */
@@ -238,14 +196,11 @@ const specRules: CelRule<RuleFields>[] = [
     rule: "self.osType != 'Legacy' || self.enableParavirtualization || size(self.blockDeviceRefs) <= 4",
     message: 'The Legacy osType with enableParavirtualization=false supports at most 4 block devices.',
     fieldPath: '.blockDeviceRefs',
-    holds: (s) =>
-      s.osType !== 'Legacy' || s.enableParavirtualization === true || s.blockDeviceRefs.length <= 4,
+    holds: (s) => s.osType !== 'Legacy' || s.enableParavirtualization === true || s.blockDeviceRefs.length <= 4,
   },
 ];
 
-export const VirtualMachineSpecSchema = withRules(VirtualMachineSpecBase, specRules).describe(
-  'Desired state of the virtual machine.',
-);
+export const VirtualMachineSpecSchema = withRules(VirtualMachineSpecBase, specRules).describe('Desired state of the virtual machine.');
 export type VirtualMachineSpec = z.infer<typeof VirtualMachineSpecSchema>;
 
 /** The VM spec inside a VirtualMachinePool template (liveMigrationPolicy also allows Manual and Never). */

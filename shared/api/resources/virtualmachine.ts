@@ -5,12 +5,7 @@ import { API_VERSION, rootSchema, publicNames } from './common.js';
 import { VirtualMachineSpecSchema } from './virtualmachine-spec.js';
 import { VirtualMachineStatusSchema } from './virtualmachine-status.js';
 
-export const VirtualMachineSchema = rootSchema(
-  API_VERSION,
-  'VirtualMachine',
-  VirtualMachineSpecSchema,
-  VirtualMachineStatusSchema,
-);
+export const VirtualMachineSchema = rootSchema(API_VERSION, 'VirtualMachine', VirtualMachineSpecSchema, VirtualMachineStatusSchema);
 export type VirtualMachine = z.infer<typeof VirtualMachineSchema>;
 
 export const virtualMachine: ResourceDefinition<typeof VirtualMachineSchema> = {

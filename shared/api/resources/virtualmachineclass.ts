@@ -23,12 +23,7 @@ const CpuSchema = withRules(
       .optional()
       .describe('Node selection for type Discovery.'),
   }),
-  [
-    immutable('.spec.cpu is immutable'),
-    fieldForType('model', 'Model'),
-    fieldForType('features', 'Features'),
-    fieldForType('discovery', 'Discovery', true),
-  ],
+  [immutable('.spec.cpu is immutable'), fieldForType('model', 'Model'), fieldForType('features', 'Features'), fieldForType('discovery', 'Discovery', true)],
 ).describe('Virtual CPU model; cannot be changed after creation.');
 
 const CoresSchema = withRules(
@@ -124,12 +119,7 @@ export const VirtualMachineClassStatusSchema = z
   })
   .describe('Observed state of the class.');
 
-export const VirtualMachineClassSchema = rootSchema(
-  API_VERSION,
-  'VirtualMachineClass',
-  VirtualMachineClassSpecSchema,
-  VirtualMachineClassStatusSchema,
-);
+export const VirtualMachineClassSchema = rootSchema(API_VERSION, 'VirtualMachineClass', VirtualMachineClassSpecSchema, VirtualMachineClassStatusSchema);
 export type VirtualMachineClass = z.infer<typeof VirtualMachineClassSchema>;
 
 export const VirtualMachineClassV1alpha3Schema = rootSchema(

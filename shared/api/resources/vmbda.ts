@@ -17,10 +17,7 @@ export const VirtualMachineBlockDeviceAttachmentSpecSchema = z
 
 export const VirtualMachineBlockDeviceAttachmentStatusSchema = z
   .strictObject({
-    phase: z
-      .enum(['Pending', 'InProgress', 'Attached', 'Failed', 'Terminating'])
-      .optional()
-      .describe('Current phase of the attachment.'),
+    phase: z.enum(['Pending', 'InProgress', 'Attached', 'Failed', 'Terminating']).optional().describe('Current phase of the attachment.'),
     virtualMachineName: z.string().optional().describe('The VM the device is attached to.'),
     conditions: conditions(),
     observedGeneration: observedGeneration(),
@@ -47,5 +44,3 @@ export const virtualMachineBlockDeviceAttachment: ResourceDefinition<typeof Virt
     { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
 };
-
-

@@ -24,8 +24,14 @@ export const CloneSchema = withRules(
     mode: SnapshotMode.describe('DryRun: only report conflicts; Strict: fail on any; BestEffort: skip what conflicts.'),
     customization: z
       .strictObject({
-        namePrefix: nameFragment('Prefix added to the names of the cloned resources.', `namePrefix length must be between 1 and ${NAME_AFFIX_MAX} characters if set`).optional(),
-        nameSuffix: nameFragment('Suffix added to the names of the cloned resources.', `nameSuffix length must be between 1 and ${NAME_AFFIX_MAX} characters if set`).optional(),
+        namePrefix: nameFragment(
+          'Prefix added to the names of the cloned resources.',
+          `namePrefix length must be between 1 and ${NAME_AFFIX_MAX} characters if set`,
+        ).optional(),
+        nameSuffix: nameFragment(
+          'Suffix added to the names of the cloned resources.',
+          `nameSuffix length must be between 1 and ${NAME_AFFIX_MAX} characters if set`,
+        ).optional(),
       })
       .optional()
       .describe('How names of the cloned resources are derived.'),
@@ -50,8 +56,7 @@ export const CloneSchema = withRules(
         '(has(self.customization) && (has(self.customization.namePrefix) || has(self.customization.nameSuffix))) || ' +
         '(has(self.nameReplacement) && size(self.nameReplacement) > 0)',
       message: 'At least one of customization.namePrefix, customization.nameSuffix, or nameReplacement must be set',
-      holds: (s) =>
-        has(s.customization, 'namePrefix') || has(s.customization, 'nameSuffix') || (s.nameReplacement?.length ?? 0) > 0,
+      holds: (s) => has(s.customization, 'namePrefix') || has(s.customization, 'nameSuffix') || (s.nameReplacement?.length ?? 0) > 0,
     },
   ],
 ).describe('Clone settings for type Clone.');
@@ -111,14 +116,10 @@ export const operationResourceShape = {
 
 export const VirtualMachineOperationStatusSchema = z
   .strictObject({
-    phase: z
-      .enum(['Pending', 'InProgress', 'Completed', 'Failed', 'Terminating', 'Superseded'])
-      .describe('Current phase of the operation.'),
+    phase: z.enum(['Pending', 'InProgress', 'Completed', 'Failed', 'Terminating', 'Superseded']).describe('Current phase of the operation.'),
     progress: z.string().optional().describe('Progress in percent, e.g. 33%.'),
     resources: z
-      .array(
-        z.strictObject({ ...operationResourceShape, message: z.string().optional().describe('Details.') }),
-      )
+      .array(z.strictObject({ ...operationResourceShape, message: z.string().optional().describe('Details.') }))
       .optional()
       .describe('Resources restored or cloned by the operation.'),
     conditions: conditions(),

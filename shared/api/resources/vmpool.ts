@@ -9,10 +9,7 @@ import { PoolVirtualMachineSpecSchema } from './virtualmachine-spec.js';
 
 const ReclaimSchema = withRules(
   z.strictObject({
-    onScaleDown: z
-      .enum(['Delete', 'Retain'])
-      .default('Delete')
-      .describe('What happens to the disk when its VM is removed by a scale-down.'),
+    onScaleDown: z.enum(['Delete', 'Retain']).default('Delete').describe('What happens to the disk when its VM is removed by a scale-down.'),
     keep: int32().min(0).default(0).describe('How many retained disks to keep (Retain only).'),
     ttl: z.string().optional().describe('How long a retained disk is kept (Retain only), e.g. 24h.'),
   }),
@@ -53,13 +50,8 @@ const refsPath = 'self.virtualMachineTemplate.spec.blockDeviceRefs';
 export const VirtualMachinePoolSpecSchema = withRules(
   z.strictObject({
     replicas: int32().min(0).optional().describe('Number of VMs; written through the scale subresource.'),
-    scaleDownPolicy: z
-      .enum(['NewestFirst', 'OldestFirst', 'Explicit'])
-      .describe('Which VMs are removed on scale-down; Explicit: only VMs the user deletes.'),
-    virtualDiskTemplates: listMap(DiskTemplateSchema, ['name'])
-      .min(1)
-      .max(16)
-      .describe('Disks created for every VM of the pool.'),
+    scaleDownPolicy: z.enum(['NewestFirst', 'OldestFirst', 'Explicit']).describe('Which VMs are removed on scale-down; Explicit: only VMs the user deletes.'),
+    virtualDiskTemplates: listMap(DiskTemplateSchema, ['name']).min(1).max(16).describe('Disks created for every VM of the pool.'),
     virtualMachineTemplate: z
       .strictObject({
         metadata: z
@@ -80,9 +72,7 @@ export const VirtualMachinePoolSpecSchema = withRules(
       fieldPath: '.virtualDiskTemplates',
       holds: (s) =>
         s.virtualDiskTemplates.every(
-          (t) =>
-            s.virtualMachineTemplate.spec.blockDeviceRefs.filter((r) => r.kind === 'VirtualDisk' && r.name === t.name)
-              .length === 1,
+          (t) => s.virtualMachineTemplate.spec.blockDeviceRefs.filter((r) => r.kind === 'VirtualDisk' && r.name === t.name).length === 1,
         ),
     },
     {
@@ -90,9 +80,7 @@ export const VirtualMachinePoolSpecSchema = withRules(
       message: 'a VirtualDisk in blockDeviceRefs must name a virtual disk template',
       fieldPath: '.virtualMachineTemplate.spec.blockDeviceRefs',
       holds: (s) =>
-        s.virtualMachineTemplate.spec.blockDeviceRefs.every(
-          (r) => r.kind !== 'VirtualDisk' || s.virtualDiskTemplates.some((t) => t.name === r.name),
-        ),
+        s.virtualMachineTemplate.spec.blockDeviceRefs.every((r) => r.kind !== 'VirtualDisk' || s.virtualDiskTemplates.some((t) => t.name === r.name)),
     },
   ],
 ).describe('Desired state of the pool.');
@@ -112,12 +100,7 @@ export const VirtualMachinePoolStatusSchema = z
   })
   .describe('Observed state of the pool.');
 
-export const VirtualMachinePoolSchema = rootSchema(
-  API_VERSION,
-  'VirtualMachinePool',
-  VirtualMachinePoolSpecSchema,
-  VirtualMachinePoolStatusSchema,
-);
+export const VirtualMachinePoolSchema = rootSchema(API_VERSION, 'VirtualMachinePool', VirtualMachinePoolSpecSchema, VirtualMachinePoolStatusSchema);
 export type VirtualMachinePool = z.infer<typeof VirtualMachinePoolSchema>;
 
 /** Labels and annotations on pool members. */

@@ -20,7 +20,12 @@ describe('decodeCloudEvents', () => {
     ['text data as a string', { ...ce, 'content-type': 'text/plain' }, 'hello', { data: 'hello' }],
     ['other data as bytes (base64 in JSON form)', { ...ce, 'content-type': 'application/octet-stream' }, 'hi', { data_base64: 'aGk=' }],
     ['no body as no data', ce, '', { data: undefined }],
-    ['ce- extension headers as extensions', { ...ce, 'ce-vmname': 'alpha', 'ce-time': '2025-01-02T03:04:05Z' }, '', { vmname: 'alpha', time: '2025-01-02T03:04:05.000Z' }],
+    [
+      'ce- extension headers as extensions',
+      { ...ce, 'ce-vmname': 'alpha', 'ce-time': '2025-01-02T03:04:05Z' },
+      '',
+      { vmname: 'alpha', time: '2025-01-02T03:04:05.000Z' },
+    ],
   ])('decodes a binary-mode event with %s', (_what, headers, body, expected) => {
     expect(single(decode(headers, body))).toMatchObject({ mode: 'binary', id: 'e1', type: 'vm.created', ...expected });
   });

@@ -13,12 +13,9 @@ export interface RawMessage {
 export type SingleMode = 'binary' | 'structured';
 
 export type BatchItem =
-  | { readonly ok: true; readonly event: CloudEvent<unknown> }
-  | { readonly ok: false; readonly id: string | undefined; readonly error: BadRequestError };
+  { readonly ok: true; readonly event: CloudEvent<unknown> } | { readonly ok: false; readonly id: string | undefined; readonly error: BadRequestError };
 
-export type Decoded =
-  | { readonly mode: SingleMode; readonly event: CloudEvent<unknown> }
-  | { readonly mode: 'batch'; readonly items: readonly BatchItem[] };
+export type Decoded = { readonly mode: SingleMode; readonly event: CloudEvent<unknown> } | { readonly mode: 'batch'; readonly items: readonly BatchItem[] };
 
 const REQUIRED_HEADERS = REQUIRED_ATTRIBUTES.map((a) => `ce-${a}`);
 
@@ -62,9 +59,7 @@ function decodeData(contentType: string | undefined, body: Buffer): unknown {
 
 function decodeStructured(type: string, body: Buffer): CloudEvent<unknown> {
   if (type !== CONSTANTS.MIME_CE_JSON) {
-    throw new BadRequestError(
-      `unsupported structured CloudEvent format "${type}"; only ${CONSTANTS.MIME_CE_JSON} is accepted`,
-    );
+    throw new BadRequestError(`unsupported structured CloudEvent format "${type}"; only ${CONSTANTS.MIME_CE_JSON} is accepted`);
   }
   return decodeEventObject(parseJson(body.toString('utf8'), 'structured CloudEvent body'), 'structured CloudEvent');
 }

@@ -23,11 +23,7 @@ export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, ba
 }
 
 /** Elements are handled one after another, in order; each gets its own result. */
-async function handleBatch<Cfg, S>(
-  items: readonly BatchItem[],
-  handle: CloudEventHandler<Cfg, S>,
-  batchCtx: HandlerContext<Cfg, S>,
-): Promise<BatchResult[]> {
+async function handleBatch<Cfg, S>(items: readonly BatchItem[], handle: CloudEventHandler<Cfg, S>, batchCtx: HandlerContext<Cfg, S>): Promise<BatchResult[]> {
   const results: BatchResult[] = [];
   for (const [index, item] of items.entries()) {
     if (!item.ok) {

@@ -55,7 +55,5 @@ function describeSdkError(err: unknown): string {
   if (!(err instanceof SdkValidationError) || !Array.isArray(err.errors) || err.errors.length === 0) {
     return errorMessage(err).split('\n', 1)[0] ?? 'unknown problem';
   }
-  return err.errors
-    .map((e) => (typeof e === 'string' ? e : `${e.instancePath.replace(/^\//, '') || 'event'} ${e.message ?? 'is invalid'}`))
-    .join('; ');
+  return err.errors.map((e) => (typeof e === 'string' ? e : `${e.instancePath.replace(/^\//, '') || 'event'} ${e.message ?? 'is invalid'}`)).join('; ');
 }

@@ -1,11 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import {
-  AppError,
-  BadRequestError,
-  errorMessage,
-  NotFoundError,
-  PayloadTooLargeError,
-} from '../../errors/index.js';
+import { AppError, BadRequestError, errorMessage, NotFoundError, PayloadTooLargeError } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 import { jsonReply, sendReply, type Reply } from './reply.js';
 

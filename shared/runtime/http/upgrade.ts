@@ -42,6 +42,14 @@ export function answerOnSocket(socket: Duplex, status: number, message: string, 
 }
 
 function reasonOf(status: number): string {
-  const reasons: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+  const reasons: Record<number, string> = {
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'Not Found',
+    409: 'Conflict',
+    500: 'Internal Server Error',
+    503: 'Service Unavailable',
+  };
   return reasons[status] ?? 'Error';
 }

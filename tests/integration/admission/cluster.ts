@@ -11,10 +11,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
 import { admission } from '../../../functions/admission/index.js';
-import { createCA, getTestEnv, installDeckhouseCrds, issueCert, kubectl, startExtraApiServer, type ExtraApiServer, type KubectlOptions, type KubectlResult } from '../../env/index.js';
+import {
+  createCA,
+  getTestEnv,
+  installDeckhouseCrds,
+  issueCert,
+  kubectl,
+  startExtraApiServer,
+  type ExtraApiServer,
+  type KubectlOptions,
+  type KubectlResult,
+} from '../../env/index.js';
 
 const KNATIVE = fileURLToPath(new URL('../../../knative/', import.meta.url));
-
 
 export interface AdmissionCluster {
   readonly id: string;

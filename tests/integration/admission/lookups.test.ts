@@ -32,13 +32,16 @@ async function nobodyKubeconfig(): Promise<string> {
   const user = `nobody-${randomBytes(3).toString('hex')}`;
   const cert = await issueCert({ name: 'client', certPath: env.clientCaPath, keyPath: env.clientCaKeyPath }, dir, user, { commonName: user, usage: 'client' });
   const path = join(dir, `${user}.kubeconfig`);
-  await writeFile(path, `apiVersion: v1
+  await writeFile(
+    path,
+    `apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "${env.server}", certificate-authority: "${env.servingCaPath}"}}]
 users: [{name: u, user: {client-certificate: "${cert.certPath}", client-key: "${cert.keyPath}"}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
-`);
+`,
+  );
   return path;
 }
 
@@ -79,7 +82,9 @@ describe('kube-backed lookups', () => {
     expect(decision.allowed).toBe(false);
     expect(decision.violations).toContainEqual({
       path: '',
-      message: expect.stringMatching(/^cannot check that .*: could not read VirtualMachineBlockDeviceAttachments in adm-lookups-\w+: list VirtualMachineBlockDeviceAttachment.*forbidden/),
+      message: expect.stringMatching(
+        /^cannot check that .*: could not read VirtualMachineBlockDeviceAttachments in adm-lookups-\w+: list VirtualMachineBlockDeviceAttachment.*forbidden/,
+      ),
     });
   });
 });

@@ -52,7 +52,9 @@ beforeAll(async () => {
   await cluster.ok(['label', 'namespace', ns, `${TEST_LABEL}=${cluster.id}`]);
   configurations = await installWebhooks(cluster);
   await cluster.ok(['apply', '-f', '-'], moduleConfigYaml(['10.66.0.0/16', '10.77.0.0/16']));
-  await cluster.ok(['apply', '-f', '-'], `apiVersion: virtualization.deckhouse.io/v1alpha2
+  await cluster.ok(
+    ['apply', '-f', '-'],
+    `apiVersion: virtualization.deckhouse.io/v1alpha2
 kind: VirtualMachineClass
 metadata:
   name: generic
@@ -63,7 +65,8 @@ spec:
   sizingPolicies:
   - {cores: {min: 1, max: 4}, coreFractions: [10, 50, 100], defaultCoreFraction: 10}
   - {cores: {min: 5, max: 16}, coreFractions: [50, 100]}
-`);
+`,
+  );
   await untilWebhooksActive();
 }, 180_000);
 
@@ -75,7 +78,10 @@ afterAll(async () => {
 describe('admission webhooks called by the real apiserver', () => {
   it('refuses kubectl apply of a bad VirtualMachine, listing every violation with its path', async () => {
     const res = await apply(
-      vmYaml('bad', '  virtualMachineClassName: generic\n  blockDeviceRefs: [{kind: VirtualDisk, name: root, bootOrder: 1}, {kind: VirtualDisk, name: root, bootOrder: 1}]\n'),
+      vmYaml(
+        'bad',
+        '  virtualMachineClassName: generic\n  blockDeviceRefs: [{kind: VirtualDisk, name: root, bootOrder: 1}, {kind: VirtualDisk, name: root, bootOrder: 1}]\n',
+      ),
     );
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain(
@@ -106,7 +112,17 @@ describe('admission webhooks called by the real apiserver', () => {
     const disk = (size: string): string =>
       `apiVersion: virtualization.deckhouse.io/v1alpha2\nkind: VirtualDisk\nmetadata: {name: data, namespace: ${ns}}\nspec: {persistentVolumeClaim: {size: ${size}}}\n`;
     await cluster.ok(['apply', '-f', '-'], disk('10Gi'));
-    await cluster.ok(['-n', ns, 'patch', 'virtualdisk', 'data', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Ready","capacity":"10Gi"}}']);
+    await cluster.ok([
+      '-n',
+      ns,
+      'patch',
+      'virtualdisk',
+      'data',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"phase":"Ready","capacity":"10Gi"}}',
+    ]);
     const res = await apply(disk('5Gi'));
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain(
@@ -117,11 +133,14 @@ describe('admission webhooks called by the real apiserver', () => {
   });
 
   it('refuses to remove a ModuleConfig CIDR while a lease uses it, and allows it once the lease is gone', async () => {
-    await cluster.ok(['apply', '-f', '-'], `apiVersion: virtualization.deckhouse.io/v1alpha2
+    await cluster.ok(
+      ['apply', '-f', '-'],
+      `apiVersion: virtualization.deckhouse.io/v1alpha2
 kind: VirtualMachineIPAddressLease
 metadata: {name: ip-10-77-0-5, labels: ${label()}}
 spec: {virtualMachineIPAddressRef: {name: vm-ip, namespace: ${ns}}}
-`);
+`,
+    );
     const refused = await apply(moduleConfigYaml(['10.66.0.0/16']));
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain(

@@ -38,7 +38,13 @@ export async function spawnRewriter(opts: { kubeconfigPath?: string; name: strin
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
-  const collect = (chunk: Buffer): void => void lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+  const collect = (chunk: Buffer): void =>
+    void lines.push(
+      ...chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
+    );
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));

@@ -58,11 +58,19 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
     };
     expect(stored.apiVersion).toBe(`${INT}/v1`);
     expect(stored.kind).toBe('InternalVirtualizationVirtualMachine');
-    expect(stored.metadata.labels).toEqual({ [`kubevirt.${INT}/vm`]: 'vm1', 'app.kubernetes.io/managed-by': 'virt-operator-internal-virtualization', app: 'web' });
+    expect(stored.metadata.labels).toEqual({
+      [`kubevirt.${INT}/vm`]: 'vm1',
+      'app.kubernetes.io/managed-by': 'virt-operator-internal-virtualization',
+      app: 'web',
+    });
     expect(stored.metadata.annotations[`kubevirt.${INT}/latest-observed-api-version`]).toBe('v1');
     expect(stored.metadata.finalizers).toEqual([`kubevirt.${INT}/virtualMachineControllerFinalize`]);
 
-    const seen = JSON.parse(await ok(viaProxy(['get', 'virtualmachines.kubevirt.io', 'vm1', '-n', ns, '-o', 'json']))) as { apiVersion: string; kind: string; metadata: { labels: Record<string, string>; finalizers: string[] } };
+    const seen = JSON.parse(await ok(viaProxy(['get', 'virtualmachines.kubevirt.io', 'vm1', '-n', ns, '-o', 'json']))) as {
+      apiVersion: string;
+      kind: string;
+      metadata: { labels: Record<string, string>; finalizers: string[] };
+    };
     expect(seen.apiVersion).toBe('kubevirt.io/v1');
     expect(seen.kind).toBe('VirtualMachine');
     expect(seen.metadata.labels).toEqual({ 'kubevirt.io/vm': 'vm1', 'app.kubernetes.io/managed-by': 'virt-operator', app: 'web' });
@@ -70,18 +78,49 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
   });
 
   it('patches through the proxy (merge, JSON Patch, kubectl label, server-side apply) and selects by original labels', async () => {
-    await ok(viaProxy(['patch', 'virtualmachines.kubevirt.io', 'vm1', '-n', ns, '--type=merge', '-p', '{"metadata":{"labels":{"kubevirt.io/merged":"yes"}},"spec":{"runStrategy":"Always"}}']));
-    await ok(viaProxy(['patch', 'virtualmachines.kubevirt.io', 'vm1', '-n', ns, '--type=json', '-p', '[{"op":"add","path":"/metadata/labels/vm.kubevirt.io~1name","value":"vm1"}]']));
+    await ok(
+      viaProxy([
+        'patch',
+        'virtualmachines.kubevirt.io',
+        'vm1',
+        '-n',
+        ns,
+        '--type=merge',
+        '-p',
+        '{"metadata":{"labels":{"kubevirt.io/merged":"yes"}},"spec":{"runStrategy":"Always"}}',
+      ]),
+    );
+    await ok(
+      viaProxy([
+        'patch',
+        'virtualmachines.kubevirt.io',
+        'vm1',
+        '-n',
+        ns,
+        '--type=json',
+        '-p',
+        '[{"op":"add","path":"/metadata/labels/vm.kubevirt.io~1name","value":"vm1"}]',
+      ]),
+    );
     await ok(viaProxy(['label', 'virtualmachines.kubevirt.io', 'vm1', '-n', ns, 'kubevirt.io/labelled=1']));
     // Server-side apply twice: the field owners follow the renamed keys, so the second apply is a no-op, not a conflict.
     const applied = JSON.parse(vmManifest('vm1')) as { metadata: { labels: Record<string, string> }; spec: Record<string, unknown> };
     applied.metadata.labels['kubevirt.io/applied'] = 'ssa';
     delete applied.spec['runStrategy'];
     for (let i = 0; i < 2; i++) await ok(viaProxy(['apply', '--server-side', '--field-manager=rewriter-test', '-f', '-'], JSON.stringify(applied)));
-    const labels = JSON.parse(await ok(direct(['get', `internalvirtualizationvirtualmachines.${INT}`, 'vm1', '-n', ns, '-o', 'jsonpath={.metadata.labels}']))) as Record<string, string>;
-    expect(labels).toMatchObject({ [`kubevirt.${INT}/merged`]: 'yes', [`vm.${INT}/name`]: 'vm1', [`kubevirt.${INT}/labelled`]: '1', [`kubevirt.${INT}/applied`]: 'ssa' });
+    const labels = JSON.parse(
+      await ok(direct(['get', `internalvirtualizationvirtualmachines.${INT}`, 'vm1', '-n', ns, '-o', 'jsonpath={.metadata.labels}'])),
+    ) as Record<string, string>;
+    expect(labels).toMatchObject({
+      [`kubevirt.${INT}/merged`]: 'yes',
+      [`vm.${INT}/name`]: 'vm1',
+      [`kubevirt.${INT}/labelled`]: '1',
+      [`kubevirt.${INT}/applied`]: 'ssa',
+    });
     expect(await ok(direct(['get', `internalvirtualizationvirtualmachines.${INT}`, 'vm1', '-n', ns, '-o', 'jsonpath={.spec.runStrategy}']))).toBe('Always');
-    const names = await ok(viaProxy(['get', 'virtualmachines.kubevirt.io', '-n', ns, '-l', 'kubevirt.io/merged=yes,vm.kubevirt.io/name in (vm1)', '-o', 'name']));
+    const names = await ok(
+      viaProxy(['get', 'virtualmachines.kubevirt.io', '-n', ns, '-l', 'kubevirt.io/merged=yes,vm.kubevirt.io/name in (vm1)', '-o', 'name']),
+    );
     expect(names.trim()).toBe('virtualmachine.kubevirt.io/vm1');
     const missing = await viaProxy(['get', 'virtualmachines.kubevirt.io', 'nope', '-n', ns]);
     expect(missing.code).not.toBe(0);
@@ -90,9 +129,13 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
 
   it('delivers watch events renamed back as the changes happen in the apiserver', async () => {
     const { binDir } = getTestEnv();
-    const watcher = spawn(join(binDir, 'kubectl'), [`--kubeconfig=${rw.kubeconfigPath}`, 'get', 'virtualmachines.kubevirt.io', '-n', ns, '--watch', '--output-watch-events', '-o', 'json'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const watcher = spawn(
+      join(binDir, 'kubectl'),
+      [`--kubeconfig=${rw.kubeconfigPath}`, 'get', 'virtualmachines.kubevirt.io', '-n', ns, '--watch', '--output-watch-events', '-o', 'json'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     watcher.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
     try {
@@ -118,10 +161,15 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
     const groups = await ok(viaProxy(['get', '--raw', '/apis']));
     expect(groups).toContain('"kubevirt.io"');
     expect(groups).not.toContain(INT);
-    const list = JSON.parse(await ok(viaProxy(['get', '--raw', '/apis/kubevirt.io/v1']))) as { groupVersion: string; resources: { name: string; kind: string }[] };
+    const list = JSON.parse(await ok(viaProxy(['get', '--raw', '/apis/kubevirt.io/v1']))) as {
+      groupVersion: string;
+      resources: { name: string; kind: string }[];
+    };
     expect(list.groupVersion).toBe('kubevirt.io/v1');
     expect(list.resources.map((r) => r.name)).toEqual(expect.arrayContaining(['virtualmachines', 'virtualmachines/status', 'virtualmachineinstances']));
-    const crd = JSON.parse(await ok(viaProxy(['get', 'crd', 'virtualmachines.kubevirt.io', '-o', 'json']))) as { spec: { group: string; names: { kind: string; shortNames: string[] } } };
+    const crd = JSON.parse(await ok(viaProxy(['get', 'crd', 'virtualmachines.kubevirt.io', '-o', 'json']))) as {
+      spec: { group: string; names: { kind: string; shortNames: string[] } };
+    };
     expect(crd.spec.group).toBe('kubevirt.io');
     expect(crd.spec.names.kind).toBe('VirtualMachine');
     expect(crd.spec.names.shortNames).toEqual(['vm']);
@@ -144,8 +192,21 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
       spec: { nodeSelector: { 'cpu-feature.node.kubevirt.io/vmx': 'true' }, containers: [{ name: 'compute', image: 'virt-launcher' }] },
     };
     await ok(viaProxy(['create', '-f', '-'], JSON.stringify(pod)));
-    await ok(viaProxy(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'plain', namespace: ns, labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'i' }] } })));
-    const stored = JSON.parse(await ok(direct(['get', 'pod', 'virt-launcher-vm1', '-n', ns, '-o', 'json']))) as { metadata: { labels: Record<string, string> }; spec: { nodeSelector: Record<string, string> } };
+    await ok(
+      viaProxy(
+        ['create', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'plain', namespace: ns, labels: { app: 'x' } },
+          spec: { containers: [{ name: 'c', image: 'i' }] },
+        }),
+      ),
+    );
+    const stored = JSON.parse(await ok(direct(['get', 'pod', 'virt-launcher-vm1', '-n', ns, '-o', 'json']))) as {
+      metadata: { labels: Record<string, string> };
+      spec: { nodeSelector: Record<string, string> };
+    };
     expect(stored.metadata.labels).toEqual({ [`kubevirt.${INT}`]: 'virt-launcher', [`vm.${INT}/name`]: 'vm1' });
     expect(stored.spec.nodeSelector).toEqual({ 'cpu-feature.node.virtualization.deckhouse.io/vmx': 'true' });
     const selected = await ok(viaProxy(['get', 'pods', '-n', ns, '-l', 'kubevirt.io=virt-launcher', '-o', 'json']));
@@ -157,13 +218,19 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
   });
 
   it('refuses malformed JSON with a clear 400 and keeps serving', async () => {
-    const res = await fetch(`${rw.proxyUrl}/apis/kubevirt.io/v1/namespaces/${ns}/virtualmachines`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind": VirtualMachine' });
+    const res = await fetch(`${rw.proxyUrl}/apis/kubevirt.io/v1/namespaces/${ns}/virtualmachines`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"kind": VirtualMachine',
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { message: string }).message).toMatch(/not valid JSON/);
     expect(await ok(viaProxy(['get', 'virtualmachines.kubevirt.io', '-n', ns, '-o', 'name']))).toContain('vm1');
     const m = await rw.metrics();
     expect(metricValue(m, 'd8_virtualization_api_rewriter_rewrite_errors_total', { side: 'request', reason: 'invalid_json' })).toBe(1);
-    expect(metricValue(m, 'd8_virtualization_api_rewriter_requests_total', { proxy: 'kube-api', method: 'POST', decision: 'rewrite', watch: 'false', code: '201' })).toBeGreaterThanOrEqual(1);
+    expect(
+      metricValue(m, 'd8_virtualization_api_rewriter_requests_total', { proxy: 'kube-api', method: 'POST', decision: 'rewrite', watch: 'false', code: '201' }),
+    ).toBeGreaterThanOrEqual(1);
   });
 });
 
@@ -173,7 +240,10 @@ describe('kube-api-rewriter when the apiserver goes away mid-watch', () => {
     const proxy = await spawnRewriter({ kubeconfigPath: extra.kubeconfigPath, name: 'rewriter-broken' });
     try {
       // A fresh apiserver answers 429 until its priority-and-fairness config is in place.
-      await waitFor('the extra apiserver to serve lists through the proxy', async () => (await fetch(`${proxy.proxyUrl}/apis/kubevirt.io/v1/namespaces/${ns}/virtualmachines`)).status === 200);
+      await waitFor(
+        'the extra apiserver to serve lists through the proxy',
+        async () => (await fetch(`${proxy.proxyUrl}/apis/kubevirt.io/v1/namespaces/${ns}/virtualmachines`)).status === 200,
+      );
       const res = await new Promise<http.IncomingMessage>((resolve, reject) =>
         http.get(`${proxy.proxyUrl}/apis/kubevirt.io/v1/namespaces/${ns}/virtualmachines?watch=true`, resolve).on('error', reject),
       );

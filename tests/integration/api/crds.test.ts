@@ -20,9 +20,7 @@ async function ok(args: string[], stdin?: string): Promise<string> {
 function table(text: string): Record<string, string>[] {
   const [header = '', ...rows] = text.trimEnd().split('\n');
   const starts = [...header.matchAll(/\S+(?: \S+)*/g)].map((m) => ({ name: m[0], at: m.index }));
-  return rows.map((row) =>
-    Object.fromEntries(starts.map((c, i) => [c.name, row.slice(c.at, starts[i + 1]?.at ?? row.length).trim()])),
-  );
+  return rows.map((row) => Object.fromEntries(starts.map((c, i) => [c.name, row.slice(c.at, starts[i + 1]?.at ?? row.length).trim()])));
 }
 
 describe('the CRDs in the apiserver', () => {
@@ -60,9 +58,10 @@ describe('the CRDs in the apiserver', () => {
 describe('kubectl get', () => {
   it('shows the VirtualMachine printer columns, the wide ones with -o wide', async () => {
     const vm = FULL_VMS[0];
-    const created = JSON.parse(
-      await ok(['create', '-o', 'json', '-n', namespace, '-f', '-'], JSON.stringify({ ...vm, status: undefined })),
-    ) as Record<string, unknown>;
+    const created = JSON.parse(await ok(['create', '-o', 'json', '-n', namespace, '-f', '-'], JSON.stringify({ ...vm, status: undefined }))) as Record<
+      string,
+      unknown
+    >;
     const status = {
       ...vm.status,
       conditions: vm.status.conditions.map((c) => ({ ...c, type: c.type === 'Running' ? 'AwaitingRestartToApplyConfiguration' : c.type })),

@@ -18,9 +18,7 @@ async function apiserverVerdict(c: ManifestCase): Promise<Verdict> {
   const namespaced = resourceByKind(c.manifest.kind).scope === 'Namespaced';
   const args = ['apply', '--server-side', '--dry-run=server', '--field-manager=api-table', '-o', 'json', '-f', '-'];
   const res = await kubectl(namespaced ? [...args, '-n', namespace] : args, { stdin: JSON.stringify(c.manifest) });
-  return res.code === 0
-    ? { accepted: true, object: JSON.parse(res.stdout) as unknown }
-    : { accepted: false, problems: res.stderr };
+  return res.code === 0 ? { accepted: true, object: JSON.parse(res.stdout) as unknown } : { accepted: false, problems: res.stderr };
 }
 
 function zodVerdict(c: ManifestCase): Verdict {

@@ -24,32 +24,29 @@ function nsArgs(def: ResourceDefinition): string[] {
 }
 
 describe('a full object of every kind on the apiserver', () => {
-  it.each(FULL_OBJECTS.map((o, i) => [`${o.kind} #${i}`, o, i] as const))(
-    '%s survives create, status update and get',
-    async (_name, obj: FullObject, i) => {
-      const def = resourceByKind(obj.kind);
-      const name = `${obj.metadata.name}-${i}`;
-      const { status, ...withoutStatus } = obj;
-      const created = await run(['create', '-o', 'json', '-f', '-', ...nsArgs(def)], {
-        ...withoutStatus,
-        metadata: { ...obj.metadata, name },
-      });
-      const withStatus = { ...created, status };
-      const sub = def.statusSubresource ? ['--subresource=status'] : [];
-      await run(['replace', ...sub, '-o', 'json', '-f', '-', ...nsArgs(def)], withStatus);
-      // At the definition's version (kubectl would otherwise pick the preferred one, v1alpha3 for classes).
-      const got = await run(['get', `${def.plural}.${def.version}.${def.group}`, name, '-o', 'json', ...nsArgs(def)]);
+  it.each(FULL_OBJECTS.map((o, i) => [`${o.kind} #${i}`, o, i] as const))('%s survives create, status update and get', async (_name, obj: FullObject, i) => {
+    const def = resourceByKind(obj.kind);
+    const name = `${obj.metadata.name}-${i}`;
+    const { status, ...withoutStatus } = obj;
+    const created = await run(['create', '-o', 'json', '-f', '-', ...nsArgs(def)], {
+      ...withoutStatus,
+      metadata: { ...obj.metadata, name },
+    });
+    const withStatus = { ...created, status };
+    const sub = def.statusSubresource ? ['--subresource=status'] : [];
+    await run(['replace', ...sub, '-o', 'json', '-f', '-', ...nsArgs(def)], withStatus);
+    // At the definition's version (kubectl would otherwise pick the preferred one, v1alpha3 for classes).
+    const got = await run(['get', `${def.plural}.${def.version}.${def.group}`, name, '-o', 'json', ...nsArgs(def)]);
 
-      const expected = check(def.schema, obj);
-      if (!expected.ok) throw new Error(`fixture does not parse: ${JSON.stringify(expected.problems)}`);
-      expect({ spec: got['spec'], status: got['status'] }).toEqual({
-        spec: (expected.value as FullObject).spec,
-        status: (expected.value as FullObject).status,
-      });
-      // What the apiserver returns parses with our schema (metadata included).
-      expect(check(def.schema, got)).toMatchObject({ ok: true });
-    },
-  );
+    const expected = check(def.schema, obj);
+    if (!expected.ok) throw new Error(`fixture does not parse: ${JSON.stringify(expected.problems)}`);
+    expect({ spec: got['spec'], status: got['status'] }).toEqual({
+      spec: (expected.value as FullObject).spec,
+      status: (expected.value as FullObject).status,
+    });
+    // What the apiserver returns parses with our schema (metadata included).
+    expect(check(def.schema, got)).toMatchObject({ ok: true });
+  });
 });
 
 describe('the VirtualMachinePool scale subresource', () => {

@@ -26,21 +26,50 @@ describe('KubeEnrichment on a real apiserver', () => {
 
   it('enriches a VM from the VM, its disk and its node, as the informers see them', async () => {
     await applyYaml(`apiVersion: v1\nkind: Node\nmetadata: {name: ${node}}\n`);
-    await kc(['patch', 'node', node, '--subresource=status', '--type=merge', '-p',
-      JSON.stringify({ status: { addresses: [{ type: 'InternalIP', address: '10.9.0.7' }, { type: 'Hostname', address: node }] } })]);
+    await kc([
+      'patch',
+      'node',
+      node,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        status: {
+          addresses: [
+            { type: 'InternalIP', address: '10.9.0.7' },
+            { type: 'Hostname', address: node },
+          ],
+        },
+      }),
+    ]);
     await applyYaml(`apiVersion: virtualization.deckhouse.io/v1alpha2\nkind: VirtualDisk\nmetadata: {name: root, namespace: ${ns}}\nspec: {}\n`);
     await kc(['-n', ns, 'patch', 'virtualdisk', 'root', '--subresource=status', '--type=merge', '-p', '{"status":{"storageClassName":"fast"}}']);
     await applyYaml(vmManifest(ns, 'vm-a', 'root'));
-    await kc(['-n', ns, 'patch', 'virtualmachine', 'vm-a', '--subresource=status', '--type=merge', '-p',
-      JSON.stringify({ status: { nodeName: node, guestOSInfo: { name: 'Debian 13' }, versions: { qemu: '9.2.0', libvirt: '10.9.0' } } })]);
+    await kc([
+      '-n',
+      ns,
+      'patch',
+      'virtualmachine',
+      'vm-a',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { nodeName: node, guestOSInfo: { name: 'Debian 13' }, versions: { qemu: '9.2.0', libvirt: '10.9.0' } } }),
+    ]);
     const uid = (await kc(['-n', ns, 'get', 'virtualmachine', 'vm-a', '-o', 'jsonpath={.metadata.uid}'])).trim();
     const details = await waitFor('the VM status in the informer', () => {
       const d = vmDetailsByName(ns, 'vm-a', enrichment);
       return d.node_network_address !== 'unknown' && d.storageclasses !== 'unknown' ? d : undefined;
     });
     expect(details).toEqual({
-      node_network_address: '10.9.0.7', virtual_machine_name: 'vm-a', virtual_machine_namespace: ns, virtualmachine_uid: uid,
-      virtualmachine_os: 'Debian 13', storageclasses: 'fast', qemu_version: '9.2.0', libvirt_version: '10.9.0',
+      node_network_address: '10.9.0.7',
+      virtual_machine_name: 'vm-a',
+      virtual_machine_namespace: ns,
+      virtualmachine_uid: uid,
+      virtualmachine_os: 'Debian 13',
+      storageclasses: 'fast',
+      qemu_version: '9.2.0',
+      libvirt_version: '10.9.0',
     });
   });
 
@@ -51,7 +80,8 @@ describe('KubeEnrichment on a real apiserver', () => {
     await kc(['-n', ns, 'delete', 'virtualmachine', 'vm-gone', '--wait=true']);
     await kc(['-n', ns, 'delete', 'virtualdisk', 'gone', '--wait=true']);
     await waitFor('the deletes to reach the informers', () =>
-      enrichment.sourceOf('vd', ns, 'gone') === 'deleted' && enrichment.sourceOf('vm', ns, 'vm-gone') === 'deleted' ? true : undefined);
+      enrichment.sourceOf('vd', ns, 'gone') === 'deleted' && enrichment.sourceOf('vm', ns, 'vm-gone') === 'deleted' ? true : undefined,
+    );
     expect(enrichment.getVD(ns, 'gone')?.metadata?.name).toBe('gone');
     expect(enrichment.getVM(ns, 'vm-gone')?.metadata?.name).toBe('vm-gone');
     expect(enrichment.getPod(ns, 'gone')).toBeUndefined();

@@ -27,13 +27,16 @@ export async function userKubeconfig(user: string, server: string = getTestEnv()
   const ca = { name: 'client', certPath: env.clientCaPath, keyPath: env.clientCaKeyPath };
   const cert = await issueCert(ca, dir, `${user}-${server.split(':').pop() ?? ''}`, { commonName: user, usage: 'client' });
   const path = join(dir, `${user}-${server.split(':').pop() ?? ''}.kubeconfig`);
-  await writeFile(path, `apiVersion: v1
+  await writeFile(
+    path,
+    `apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "${server}", certificate-authority: "${env.servingCaPath}"}}]
 users: [{name: ${user}, user: {client-certificate: "${cert.certPath}", client-key: "${cert.keyPath}"}}]
 contexts: [{name: x, context: {cluster: c, user: ${user}}}]
 current-context: x
-`);
+`,
+  );
   return path;
 }
 

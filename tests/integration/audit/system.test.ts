@@ -11,7 +11,8 @@ import { serveAudit, type ServedAudit } from '../../../functions/audit/testing/s
 import { waitFor } from '../../../shared/testing/wait.js';
 import { applyYaml, installDeckhouseCrds, kc, userKubeconfig, vmManifest } from './fixtures.js';
 
-const VM_KEYS = 'type,level,name,datetime,uid,request_subject,action_type,node_network_address,virtual_machine_name,virtual_machine_namespace,virtualmachine_uid,virtualmachine_os,storageclasses,qemu_version,libvirt_version,operation_result';
+const VM_KEYS =
+  'type,level,name,datetime,uid,request_subject,action_type,node_network_address,virtual_machine_name,virtual_machine_namespace,virtualmachine_uid,virtualmachine_os,storageclasses,qemu_version,libvirt_version,operation_result';
 const FORBID_KEYS = 'type,level,name,datetime,uid,request_subject,operation_result,is_admin,source_ip,forbid_reason';
 const RFC3339_SECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
@@ -34,17 +35,22 @@ describe('the apiserver audit webhook feeding the audit function', () => {
     ns = await freshNamespace('audit-sys');
     audit = await serveAudit({ KUBECONFIG: getTestEnv().kubeconfigPath, AUDIT_SYNC_WAIT_MS: '20000' }, null);
     const webhookConfig = join(getTestEnv().workDir, `audit-webhook-${audit.server.port}.kubeconfig`);
-    await writeFile(webhookConfig, `apiVersion: v1
+    await writeFile(
+      webhookConfig,
+      `apiVersion: v1
 kind: Config
 clusters: [{name: audit, cluster: {server: "${audit.server.url}/audit-webhook"}}]
 users: [{name: apiserver, user: {}}]
 contexts: [{name: audit, context: {cluster: audit, user: apiserver}}]
 current-context: audit
-`);
+`,
+    );
     apiserver = await startExtraApiServer({
       extraArgs: [
-        `--audit-webhook-config-file=${webhookConfig}`, '--audit-webhook-mode=batch',
-        '--audit-webhook-batch-max-wait=200ms', '--audit-webhook-batch-throttle-enable=false',
+        `--audit-webhook-config-file=${webhookConfig}`,
+        '--audit-webhook-mode=batch',
+        '--audit-webhook-batch-max-wait=200ms',
+        '--audit-webhook-batch-throttle-enable=false',
       ],
     });
     on = { kubeconfigPath: apiserver.kubeconfigPath };
@@ -66,7 +72,14 @@ current-context: audit
     const uid = (await kc(['-n', ns, 'get', 'virtualmachine', 'vm-sys', '-o', 'jsonpath={.metadata.uid}'], on)).trim();
     await kc(['-n', ns, 'label', 'virtualmachine', 'vm-sys', 'tier=db'], on);
     const updated = await recordNamed("Virtual machine 'vm-sys' has been updated by 'admin'");
-    expect(updated).toMatchObject({ type: 'Manage VM', level: 'info', action_type: 'patch', virtual_machine_name: 'vm-sys', virtual_machine_namespace: ns, virtualmachine_uid: uid });
+    expect(updated).toMatchObject({
+      type: 'Manage VM',
+      level: 'info',
+      action_type: 'patch',
+      virtual_machine_name: 'vm-sys',
+      virtual_machine_namespace: ns,
+      virtualmachine_uid: uid,
+    });
 
     await kc(['-n', ns, 'delete', 'virtualmachine', 'vm-sys', '--wait=true'], on);
     const deleted = await recordNamed("Virtual machine 'vm-sys' has been deleted by 'admin'");
@@ -86,11 +99,21 @@ current-context: audit
 
   it('records a forbidden request by an unprivileged user', async () => {
     const eve = await userKubeconfig('eve', apiserver.server);
-    const res = await kc(['-n', ns, 'get', 'virtualmachines'], { kubeconfigPath: eve }).then(() => 'allowed', (err: unknown) => String(err));
+    const res = await kc(['-n', ns, 'get', 'virtualmachines'], { kubeconfigPath: eve }).then(
+      () => 'allowed',
+      (err: unknown) => String(err),
+    );
     expect(res).toMatch(/forbidden/i);
     const record = await recordNamed(`User 'eve' attempted to perform a forbidden operation 'list' on resource 'virtualmachines/${ns}'.`);
     expect(Object.keys(record).join(',')).toBe(FORBID_KEYS);
-    expect(record).toMatchObject({ type: 'Forbidden operation', level: 'warn', request_subject: 'eve', operation_result: 'forbid', is_admin: false, source_ip: '127.0.0.1' });
+    expect(record).toMatchObject({
+      type: 'Forbidden operation',
+      level: 'warn',
+      request_subject: 'eve',
+      operation_result: 'forbid',
+      is_admin: false,
+      source_ip: '127.0.0.1',
+    });
     expect(record['forbid_reason']).not.toBe('');
   });
 });

@@ -34,7 +34,17 @@ describe('d8v on the local platform', () => {
       await platform.line(/demo done: demo\/demo-vm was Running/, 200_000);
       const kubeconfig = join(workDir, 'kubeconfig');
 
-      await tmux('new-session', '-d', '-s', 'cli', '-x', '160', '-y', '40', `${process.execPath} ${D8V} console demo-vm -n demo --kubeconfig ${kubeconfig}; echo "EXIT=$?"; sleep 300`);
+      await tmux(
+        'new-session',
+        '-d',
+        '-s',
+        'cli',
+        '-x',
+        '160',
+        '-y',
+        '40',
+        `${process.execPath} ${D8V} console demo-vm -n demo --kubeconfig ${kubeconfig}; echo "EXIT=$?"; sleep 300`,
+      );
       // capture-pane drops trailing blanks: the prompt `demo-vm login: ` shows as `demo-vm login:`.
       await waitFor('the login prompt', async () => (await screen()).includes('demo-vm login:'), { timeoutMs: 60_000, intervalMs: 200 });
       expect(await screen()).toContain('Stand-in Linux (virt-api stand-in of the local platform) ttyS0');

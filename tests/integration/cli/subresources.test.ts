@@ -46,9 +46,22 @@ beforeAll(async () => {
   admin = cluster.apiserver.kubeconfigPath;
   await cluster.apply(`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${NS}}\n`);
   for (const vm of ['web', 'off']) await cluster.apply(vmManifest(vm));
-  const status = await cluster.kubectl(['-n', NS, 'patch', 'virtualmachine', 'web', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Running"}}']);
+  const status = await cluster.kubectl([
+    '-n',
+    NS,
+    'patch',
+    'virtualmachine',
+    'web',
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    '{"status":{"phase":"Running"}}',
+  ]);
   if (status.code !== 0) throw new Error(`cannot set the VM Running: ${status.stderr}`);
-  for (const [user, role] of [['ursula@example.com', 'user'], ['petra@example.com', 'privileged-user']] as const) {
+  for (const [user, role] of [
+    ['ursula@example.com', 'user'],
+    ['petra@example.com', 'privileged-user'],
+  ] as const) {
     await cluster.apply(
       JSON.stringify({
         apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -76,7 +89,10 @@ describe('plain subresources', () => {
     const frozen = await d8v(['freeze', 'web', '-n', NS, '--unfreeze-timeout', '1m'], { kubeconfig: admin });
     expect([frozen.code, frozen.stdout]).toEqual([0, `VirtualMachine ${NS}/web frozen\n`]);
     const call = callsTo('freeze').at(-1);
-    expect(call).toMatchObject({ path: `/apis/subresources.kubevirt.io/v1/namespaces/${NS}/virtualmachineinstances/web/freeze`, body: { unfreezeTimeout: '1m' } });
+    expect(call).toMatchObject({
+      path: `/apis/subresources.kubevirt.io/v1/namespaces/${NS}/virtualmachineinstances/web/freeze`,
+      body: { unfreezeTimeout: '1m' },
+    });
     expect(call?.originatingUser).toBeTruthy();
     const thawed = await d8v(['unfreeze', 'web', '-n', NS], { kubeconfig: admin });
     expect(thawed.code).toBe(0);
@@ -84,7 +100,9 @@ describe('plain subresources', () => {
   });
 
   it('addvolume and removevolume reach virt-api on the VM path with the volume built from the options', async () => {
-    const added = await d8v(['addvolume', 'web', 'data', '--volume-kind', 'VirtualDisk', '--pvc-name', 'vd-data-pvc', '--serial', 'DATA1', '-n', NS], { kubeconfig: admin });
+    const added = await d8v(['addvolume', 'web', 'data', '--volume-kind', 'VirtualDisk', '--pvc-name', 'vd-data-pvc', '--serial', 'DATA1', '-n', NS], {
+      kubeconfig: admin,
+    });
     expect(added.code).toBe(0);
     const add = callsTo('addvolume').at(-1);
     expect(add?.path).toBe(`/apis/subresources.kubevirt.io/v1/namespaces/${NS}/virtualmachines/web/addvolume`);

@@ -35,8 +35,14 @@ export function successfulCreates(resource: string): Promise<AuditEvent[]> {
 
 /** Status patches of one object. */
 export function statusPatches(resource: string, namespace: string, name: string): Promise<AuditEvent[]> {
-  return completed([`"resource":"${resource}"`, `"name":"${name}"`], (e) =>
-    e.verb === 'patch' && e.objectRef?.resource === resource && e.objectRef.subresource === 'status' && e.objectRef.namespace === namespace && e.objectRef.name === name,
+  return completed(
+    [`"resource":"${resource}"`, `"name":"${name}"`],
+    (e) =>
+      e.verb === 'patch' &&
+      e.objectRef?.resource === resource &&
+      e.objectRef.subresource === 'status' &&
+      e.objectRef.namespace === namespace &&
+      e.objectRef.name === name,
   );
 }
 

@@ -18,7 +18,10 @@ describe('a VM with dependencies that are missing or not ready', () => {
     const className = `late-${t.w.scope.id}`;
     await t.c.vms.create(vm(t.w.scope, 'no-class', className, { blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: t.w.imageName }] }));
     const waiting = await t.w.vmWhen('no-class', (v) => condition(v, 'VirtualMachineClassReady')?.status === 'False', 'class not ready');
-    expect(condition(waiting, 'VirtualMachineClassReady')).toMatchObject({ reason: 'VirtualMachineClassNotReady', message: `VirtualMachineClass ${className} not found` });
+    expect(condition(waiting, 'VirtualMachineClassReady')).toMatchObject({
+      reason: 'VirtualMachineClassNotReady',
+      message: `VirtualMachineClass ${className} not found`,
+    });
     expect(waiting.status?.phase).toBe('Pending');
     expect(condition(waiting, 'Running')?.message).toContain('not found');
     expect(await noInternalVM('no-class')).toBe(true);
@@ -81,7 +84,10 @@ describe('a VM with dependencies that are missing or not ready', () => {
     await Promise.all(names.map((n) => t.c.vms.delete({ namespace: t.w.ns, name: n })));
     await eventually(async () => (await t.c.vms.list({ namespace: t.w.ns })).items.every((v) => !names.includes(v.metadata.name ?? '')), 'all gone');
     // What they made goes with them; the reconciles that raced the deletes are behind us then.
-    await eventually(async () => (await t.c.kvvms.list({ namespace: t.w.ns })).items.every((k) => !names.includes(k.metadata.name ?? '')), 'their internal VMs gone');
+    await eventually(
+      async () => (await t.c.kvvms.list({ namespace: t.w.ns })).items.every((k) => !names.includes(k.metadata.name ?? '')),
+      'their internal VMs gone',
+    );
     expect(t.w.ctl.metrics.reconciles.get({ controller: 'vm', result: 'error' })).toBe(0);
   });
 });

@@ -72,7 +72,13 @@ export function clusterImage(scope: Scope, name: string): ClusterVirtualImage {
   };
 }
 
-export function vmop(scope: Scope, name: string, vmName: string, type: VirtualMachineOperation['spec']['type'], extra: Partial<VirtualMachineOperation['spec']> = {}): VirtualMachineOperation {
+export function vmop(
+  scope: Scope,
+  name: string,
+  vmName: string,
+  type: VirtualMachineOperation['spec']['type'],
+  extra: Partial<VirtualMachineOperation['spec']> = {},
+): VirtualMachineOperation {
   return {
     apiVersion: API_VERSION,
     kind: 'VirtualMachineOperation',
@@ -83,7 +89,10 @@ export function vmop(scope: Scope, name: string, vmName: string, type: VirtualMa
 
 /** Play the disk controller: the disk is Ready on its PVC. */
 export async function makeDiskReady(c: Clients, scope: Scope, name: string): Promise<void> {
-  await c.disks.patchStatus({ namespace: scope.namespace, name }, { phase: 'Ready', capacity: '10Gi', target: { persistentVolumeClaimName: `vd-${name}-pvc` } });
+  await c.disks.patchStatus(
+    { namespace: scope.namespace, name },
+    { phase: 'Ready', capacity: '10Gi', target: { persistentVolumeClaimName: `vd-${name}-pvc` } },
+  );
 }
 
 /** Play the image controller: the image is Ready in DVCR. */
@@ -95,5 +104,8 @@ export async function makeImageReady(c: Clients, scope: Scope, name: string): Pr
 }
 
 export async function makeClusterImageReady(c: Clients, name: string): Promise<void> {
-  await c.clusterImages.patchStatus({ name }, { phase: 'Ready', cdrom: false, size: { unpacked: '1Gi' }, target: { registryURL: `dvcr.d8-virtualization.svc/cvi/${name}:1` } });
+  await c.clusterImages.patchStatus(
+    { name },
+    { phase: 'Ready', cdrom: false, size: { unpacked: '1Gi' }, target: { registryURL: `dvcr.d8-virtualization.svc/cvi/${name}:1` } },
+  );
 }

@@ -53,11 +53,14 @@ async function setup(prefix: string): Promise<Setup> {
     trace.push({ kind: 'request', method: req.method, path: req.path });
     return send(req);
   };
-  const logger = pino({ level: 'info' }, {
-    write: (line: string): void => {
-      if ((JSON.parse(line) as { msg?: string }).msg === 'stopped leading') trace.push({ kind: 'lost leadership' });
+  const logger = pino(
+    { level: 'info' },
+    {
+      write: (line: string): void => {
+        if ((JSON.parse(line) as { msg?: string }).msg === 'stopped leading') trace.push({ kind: 'lost leadership' });
+      },
     },
-  });
+  );
   const stop = new AbortController();
   const daemon = runDaemon({ config, kube, signal: stop.signal, logger });
   t.onCleanup(async () => {
@@ -95,7 +98,9 @@ async function get(port: number, path: string): Promise<{ status: number; text: 
 describe('the controller daemon', () => {
   it('serves health and Prometheus metrics: leadership, reconciles and the VM gauges', async () => {
     const s = await setup('ctl-metrics');
-    await t.c.vms.create(vm(s.scope, 'measured', s.className, { runPolicy: 'AlwaysOff', blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: s.imageName }] }));
+    await t.c.vms.create(
+      vm(s.scope, 'measured', s.className, { runPolicy: 'AlwaysOff', blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: s.imageName }] }),
+    );
     const created = await eventually(async () => {
       const got = await t.c.vms.get({ namespace: s.scope.namespace, name: 'measured' });
       return got.status?.phase === 'Stopped' && got;
@@ -144,7 +149,8 @@ describe('the controller daemon', () => {
     // Not one write left its client once it knew; reads (the lease, to release it if still its own) may.
     const lostAt = s.trace.findIndex((e) => e.kind === 'lost leadership');
     expect(lostAt).toBeGreaterThan(0);
-    const writes = (events: TraceEvent[]): string[] => events.flatMap((e) => (e.kind === 'request' && e.method !== 'GET' ? [writeKey(AUDIT_VERB[e.method] ?? e.method, e.path)] : []));
+    const writes = (events: TraceEvent[]): string[] =>
+      events.flatMap((e) => (e.kind === 'request' && e.method !== 'GET' ? [writeKey(AUDIT_VERB[e.method] ?? e.method, e.path)] : []));
     expect(writes(s.trace.slice(lostAt + 1))).toEqual([]);
 
     // What reached the apiserver, even after the loss (a request already on the wire is aborted by the

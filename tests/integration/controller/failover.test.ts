@@ -60,17 +60,25 @@ describe('two controller replicas', () => {
     }
     expect(await leader?.exited).toBe('SIGKILL');
 
-    const newHolder = await eventually(async () => {
-      const h = await holder();
-      return h !== firstHolder && h !== '' && h;
-    }, 'the standby leads', 30_000);
+    const newHolder = await eventually(
+      async () => {
+        const h = await holder();
+        return h !== firstHolder && h !== '' && h;
+      },
+      'the standby leads',
+      30_000,
+    );
     expect(newHolder.startsWith(`${standby?.name ?? '?'}-`)).toBe(true);
 
     // Every VM converges: internal VM, address, status.
-    await eventually(async () => {
-      const list = (await t.c.vms.list({ namespace: ns })).items;
-      return list.length === VMS && list.every((v) => v.status?.phase === 'Stopped' && v.status.ipAddress !== undefined);
-    }, 'every VM Stopped with an IP', 60_000);
+    await eventually(
+      async () => {
+        const list = (await t.c.vms.list({ namespace: ns })).items;
+        return list.length === VMS && list.every((v) => v.status?.phase === 'Stopped' && v.status.ipAddress !== undefined);
+      },
+      'every VM Stopped with an IP',
+      60_000,
+    );
     const kvvms = (await t.c.kvvms.list({ namespace: ns })).items;
     expect(kvvms.map((k) => k.metadata.name).sort()).toEqual(names);
 

@@ -19,11 +19,21 @@ function address(scope: Scope, name: string, spec: VirtualMachineIPAddress['spec
   return { apiVersion: API_VERSION, kind: 'VirtualMachineIPAddress', metadata: { name, namespace: scope.namespace }, spec };
 }
 
-async function vmipWhen(scope: Scope, name: string, check: (ip: VirtualMachineIPAddress) => boolean, what: string, timeoutMs?: number): Promise<VirtualMachineIPAddress> {
-  return eventually(async () => {
-    const got = await t.c.vmips.get({ namespace: scope.namespace, name });
-    return check(got) && got;
-  }, `${name}: ${what}`, timeoutMs);
+async function vmipWhen(
+  scope: Scope,
+  name: string,
+  check: (ip: VirtualMachineIPAddress) => boolean,
+  what: string,
+  timeoutMs?: number,
+): Promise<VirtualMachineIPAddress> {
+  return eventually(
+    async () => {
+      const got = await t.c.vmips.get({ namespace: scope.namespace, name });
+      return check(got) && got;
+    },
+    `${name}: ${what}`,
+    timeoutMs,
+  );
 }
 
 async function leaseOf(name: string): Promise<VirtualMachineIPAddressLease | undefined> {
@@ -62,7 +72,11 @@ describe('IP address management', () => {
     const { scope } = await controllerFor('ctl-ipam-static', { VIRTUAL_MACHINE_CIDRS: '10.204.0.0/24' });
     await t.c.vmips.create(address(scope, 'fixed', { type: 'Static', staticIP: '10.204.0.50' }));
     expect((await vmipWhen(scope, 'fixed', bound, 'Bound')).status?.address).toBe('10.204.0.50');
-    for (const [name, ip] of [['outside', '10.99.0.1'], ['network', '10.204.0.0'], ['broadcast', '10.204.0.255']] as const) {
+    for (const [name, ip] of [
+      ['outside', '10.99.0.1'],
+      ['network', '10.204.0.0'],
+      ['broadcast', '10.204.0.255'],
+    ] as const) {
       await t.c.vmips.create(address(scope, name, { type: 'Static', staticIP: ip }));
       const refused = await vmipWhen(scope, name, (x) => boundReason(x) !== undefined, 'Bound condition');
       expect(boundReason(refused)).toBe('VirtualMachineIPAddressIsOutOfTheValidRange');

@@ -39,7 +39,10 @@ describe('virtualMachineCIDRs from the ModuleConfig', () => {
   it('are read from ModuleConfig virtualization, and a change binds addresses that waited', async () => {
     ctl = await startTestController(kube, { namespace: NS, id: 'mc' }, { MODULE_CONFIG_WATCH: 'true', VIRTUAL_MACHINE_CIDRS: '' });
     await c.vmips.create({ apiVersion: API_VERSION, kind: 'VirtualMachineIPAddress', metadata: { name: 'waiting', namespace: NS }, spec: { type: 'Auto' } });
-    await eventually(async () => (await c.vmips.get({ namespace: NS, name: 'waiting' })).status?.conditions?.[0]?.reason === 'VirtualMachineIPAddressLeaseNotReady', 'IPAM off');
+    await eventually(
+      async () => (await c.vmips.get({ namespace: NS, name: 'waiting' })).status?.conditions?.[0]?.reason === 'VirtualMachineIPAddressLeaseNotReady',
+      'IPAM off',
+    );
     await c.moduleConfigs.create({
       apiVersion: 'deckhouse.io/v1alpha1',
       kind: 'ModuleConfig',

@@ -9,7 +9,8 @@ const cond = (vm: { status?: { conditions?: { type: string; status: string; reas
   const found = vm.status?.conditions?.find((x) => x.type === type);
   return found === undefined ? undefined : `${found.status}/${found.reason}`;
 };
-const templateCores = async (name: string): Promise<number | undefined> => (await t.c.kvvms.get({ namespace: t.w.ns, name })).spec.template.spec.domain.cpu?.cores;
+const templateCores = async (name: string): Promise<number | undefined> =>
+  (await t.c.kvvms.get({ namespace: t.w.ns, name })).spec.template.spec.domain.cpu?.cores;
 const instanceCores = async (name: string): Promise<number | undefined> => (await t.c.kvvmis.get({ namespace: t.w.ns, name })).spec.domain.cpu?.cores;
 
 describe('spec changes of a running VM', () => {

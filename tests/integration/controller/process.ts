@@ -22,12 +22,26 @@ export interface ControllerProcess {
 export function spawnController(name: string, env: Record<string, string>): ControllerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'daemons', 'controller', 'main.ts')], {
     cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', KUBECONFIG: getTestEnv().kubeconfigPath, POD_NAME: name, LOG_LEVEL: 'info', HEALTH_PORT: '0', CERT_ISSUER: 'off', STORAGE_RECONCILERS: 'false', ...env },
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      KUBECONFIG: getTestEnv().kubeconfigPath,
+      POD_NAME: name,
+      LOG_LEVEL: 'info',
+      HEALTH_PORT: '0',
+      CERT_ISSUER: 'off',
+      STORAGE_RECONCILERS: 'false',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
   const collect = (chunk: Buffer): void => {
-    lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+    lines.push(
+      ...chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
+    );
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);

@@ -36,7 +36,9 @@ describe('the controller with only its own ServiceAccount rights', () => {
   it('is denied what its role does not grant (the impersonation is in effect)', async () => {
     const denied = await kubectl(['auth', 'can-i', 'delete', 'nodes'], { asUser: SERVICE_ACCOUNT });
     expect(denied.stdout.trim()).toBe('no');
-    const allowed = await kubectl(['auth', 'can-i', 'patch', 'virtualmachines.virtualization.deckhouse.io', '--subresource=status', '-n', 'any'], { asUser: SERVICE_ACCOUNT });
+    const allowed = await kubectl(['auth', 'can-i', 'patch', 'virtualmachines.virtualization.deckhouse.io', '--subresource=status', '-n', 'any'], {
+      asUser: SERVICE_ACCOUNT,
+    });
     expect(allowed.stdout.trim()).toBe('yes');
   });
 
@@ -63,7 +65,10 @@ describe('the controller with only its own ServiceAccount rights', () => {
     const serving = await eventually(() => t.c.secrets.get({ namespace: 'd8-virtualization', name: `ctl-sa-tls-${suffix}` }), 'serving Secret issued');
     expect(Object.keys(serving.data ?? {}).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
 
-    const blockDeviceRefs = [{ kind: 'VirtualImage' as const, name: 'ubuntu' }, { kind: 'VirtualDisk' as const, name: 'data' }];
+    const blockDeviceRefs = [
+      { kind: 'VirtualImage' as const, name: 'ubuntu' },
+      { kind: 'VirtualDisk' as const, name: 'data' },
+    ];
     await t.c.vms.create(vm(scope, 'web', className, { blockDeviceRefs }));
     await eventually(() => t.c.kvvms.get({ namespace: ns, name: 'web' }), 'internal VM created', 30_000);
     await kubevirt.start();

@@ -59,7 +59,10 @@ describe('the full story of a virtual machine', () => {
     }, 'VM Running');
     expect(running.status).toMatchObject({ nodeName, ipAddress: ip, virtualMachineIPAddressName: expect.stringMatching(/^web-/) });
     expect(running.metadata.finalizers).toContain(Finalizer.vmCleanup);
-    await eventually(async () => (await t.c.kvvms.get({ namespace: ns, name: 'web' })).spec.runStrategy === 'Manual', 'runStrategy Manual after the first start');
+    await eventually(
+      async () => (await t.c.kvvms.get({ namespace: ns, name: 'web' })).spec.runStrategy === 'Manual',
+      'runStrategy Manual after the first start',
+    );
     const vmip = await t.c.vmips.get({ namespace: ns, name: running.status?.virtualMachineIPAddressName ?? '' });
     await eventually(async () => (await t.c.vmips.get({ namespace: ns, name: vmip.metadata.name ?? '' })).status?.phase === 'Attached', 'address Attached');
 

@@ -63,7 +63,9 @@ describe('VirtualMachineClass status', () => {
 
   it('stays Pending without suitable nodes and becomes Ready when one appears', async () => {
     const zoneC = await c.classes.create(
-      vmClass(scope, 'zone-c', { nodeSelector: { matchLabels: { [SCOPE_LABEL]: scope.id }, matchExpressions: [{ key: 'zone', operator: 'In', values: ['c'] }] } }),
+      vmClass(scope, 'zone-c', {
+        nodeSelector: { matchLabels: { [SCOPE_LABEL]: scope.id }, matchExpressions: [{ key: 'zone', operator: 'In', values: ['c'] }] },
+      }),
     );
     const name = zoneC.metadata.name ?? '';
     const pending = await classWhen(name, (x) => x.status?.phase === 'Pending' && ready(x) !== undefined, 'Pending');
@@ -76,7 +78,16 @@ describe('VirtualMachineClass status', () => {
 
   it('discovers the CPU features its nodes share', async () => {
     const disco = await c.classes.create(
-      vmClass(scope, 'disco', { cpu: { type: 'Discovery' }, tolerations: [{ key: 'dedicated', operator: 'Exists' }], nodeSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }, { key: SCOPE_LABEL, operator: 'In', values: [scope.id] }] } }),
+      vmClass(scope, 'disco', {
+        cpu: { type: 'Discovery' },
+        tolerations: [{ key: 'dedicated', operator: 'Exists' }],
+        nodeSelector: {
+          matchExpressions: [
+            { key: 'zone', operator: 'In', values: ['a', 'b'] },
+            { key: SCOPE_LABEL, operator: 'In', values: [scope.id] },
+          ],
+        },
+      }),
     );
     const got = await classWhen(disco.metadata.name ?? '', (x) => x.status?.phase === 'Ready', 'Ready');
     expect(got.status?.cpuFeatures?.enabled).toEqual(['sse4_2']);
@@ -102,7 +113,9 @@ describe('VirtualMachineClass status', () => {
     const sized = await c.classes.create(vmClass(scope, 'sized', { sizingPolicies: [{ cores: { min: 1, max: 4 }, coreFractions: [50, 100] }] }));
     const name = sized.metadata.name ?? '';
     await classWhen(name, (x) => x.status?.phase === 'Ready', 'Ready');
-    await c.vms.create(vm(scope, 'big', name, { runPolicy: 'AlwaysOff', cpu: { cores: 8, coreFraction: '100%' }, blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'none' }] }));
+    await c.vms.create(
+      vm(scope, 'big', name, { runPolicy: 'AlwaysOff', cpu: { cores: 8, coreFraction: '100%' }, blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'none' }] }),
+    );
     const got = await eventually(async () => {
       const v = await c.vms.get({ namespace: scope.namespace, name: 'big' });
       return v.status?.conditions?.find((x) => x.type === 'SizingPolicyMatched');

@@ -26,7 +26,10 @@ describe('VirtualMachineOperation', () => {
     const started = await opWhen('ops-start', phase('Completed'), 'Completed');
     expect(completedReason(started)).toBe('OperationCompleted');
     expect(started.status?.conditions?.find((x) => x.type === 'SignalSent')?.status).toBe('True');
-    await eventually(async () => !(await t.c.vmops.get({ namespace: t.w.ns, name: 'ops-start' })).metadata.finalizers?.includes(Finalizer.vmopCleanup), 'finalizer dropped');
+    await eventually(
+      async () => !(await t.c.vmops.get({ namespace: t.w.ns, name: 'ops-start' })).metadata.finalizers?.includes(Finalizer.vmopCleanup),
+      'finalizer dropped',
+    );
     await t.w.vmWhen('ops', phaseIs('Running'), 'Running');
     await t.c.vmops.create(vmop(t.w.scope, 'ops-stop', 'ops', 'Stop', { force: true }));
     await opWhen('ops-stop', phase('Completed'), 'Completed');
@@ -66,7 +69,11 @@ describe('VirtualMachineOperation', () => {
 
     const oldUid = await t.w.instanceUid('busy');
     await t.c.vmops.create(vmop(t.w.scope, 'busy-restart', 'busy', 'Restart'));
-    const waiting = await opWhen('busy-restart', (op) => completedReason(op) === 'NotReadyToBeExecuted' && op.status?.conditions?.[0]?.message.includes('busy-migrate') === true, 'waiting');
+    const waiting = await opWhen(
+      'busy-restart',
+      (op) => completedReason(op) === 'NotReadyToBeExecuted' && op.status?.conditions?.[0]?.message.includes('busy-migrate') === true,
+      'waiting',
+    );
     expect(waiting.status?.phase).toBe('Pending');
     // Waiting means not asked for: the restart is not requested from the VM, whose instance lives on.
     expect((await t.c.kvvms.get({ namespace: t.w.ns, name: 'busy' })).metadata.annotations?.[RESTART_REQUESTED]).toBeUndefined();

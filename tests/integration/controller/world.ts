@@ -51,10 +51,14 @@ export async function startWorld(kube: KubeClient, c: Clients, prefix: string, o
   if (options.kubevirt !== false) await kubevirt.start();
   await eventually(async () => (await c.classes.get({ name: className })).status?.phase === 'Ready', 'class Ready');
   const vmWhen = (name: string, check: (v: VirtualMachine) => boolean, what: string, timeoutMs?: number): Promise<VirtualMachine> =>
-    eventually(async () => {
-      const got = await c.vms.get({ namespace: ns, name });
-      return check(got) && got;
-    }, `${name}: ${what}`, timeoutMs);
+    eventually(
+      async () => {
+        const got = await c.vms.get({ namespace: ns, name });
+        return check(got) && got;
+      },
+      `${name}: ${what}`,
+      timeoutMs,
+    );
   return {
     scope,
     ns,

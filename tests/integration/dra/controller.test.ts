@@ -24,7 +24,10 @@ let daemon: RunningDaemon;
 let usb: UsbReconcilers;
 const abort = new AbortController();
 
-const condition = (obj: { status?: { conditions?: { type: string; status: string; reason: string }[] | undefined } | undefined } | undefined, type: string): string | undefined => {
+const condition = (
+  obj: { status?: { conditions?: { type: string; status: string; reason: string }[] | undefined } | undefined } | undefined,
+  type: string,
+): string | undefined => {
   const c = obj?.status?.conditions?.find((x) => x.type === type);
   return c === undefined ? undefined : `${c.status}/${c.reason}`;
 };
@@ -45,14 +48,18 @@ afterAll(async () => {
   await node?.cleanup();
 });
 
-describe('the controller\'s USB reconcilers on the DRA daemon\'s slices', () => {
-  const nodeDevices = (): ReturnType<typeof node.kube.resource<NodeUSBDevice>> => node.kube.resource(descriptorOf(nodeUSBDevice), NodeUSBDeviceSchema, TEST_MANAGER);
-  const get = async (name: string): Promise<NodeUSBDevice | undefined> => nodeDevices().get({ name }).catch((err: unknown) => {
-    if (err instanceof NotFoundError) return undefined;
-    throw err;
-  });
+describe("the controller's USB reconcilers on the DRA daemon's slices", () => {
+  const nodeDevices = (): ReturnType<typeof node.kube.resource<NodeUSBDevice>> =>
+    node.kube.resource(descriptorOf(nodeUSBDevice), NodeUSBDeviceSchema, TEST_MANAGER);
+  const get = async (name: string): Promise<NodeUSBDevice | undefined> =>
+    nodeDevices()
+      .get({ name })
+      .catch((err: unknown) => {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
+      });
 
-  it('creates a ready NodeUSBDevice per device with the slice\'s attributes, owned by the slice', async () => {
+  it("creates a ready NodeUSBDevice per device with the slice's attributes, owned by the slice", async () => {
     const name = usbDeviceName(dongle, node.name);
     const nusb = await waitFor('the NodeUSBDevice ready', async () => {
       const n = await get(name);
@@ -61,8 +68,20 @@ describe('the controller\'s USB reconcilers on the DRA daemon\'s slices', () => 
     expect(nusb.spec.assignedNamespace).toBe('');
     expect(nusb.status?.nodeName).toBe(node.name);
     expect(nusb.status?.attributes).toEqual({
-      name, nodeName: node.name, manufacturer: 'AKS', product: 'HASP HL', serial: 'H-9', vendorID: '0529', productID: '0001', bcd: '0100',
-      bus: '003', deviceNumber: '004', devicePath: '/dev/bus/usb/003/004', major: 189, minor: 259, speed: 480,
+      name,
+      nodeName: node.name,
+      manufacturer: 'AKS',
+      product: 'HASP HL',
+      serial: 'H-9',
+      vendorID: '0529',
+      productID: '0001',
+      bcd: '0100',
+      bus: '003',
+      deviceNumber: '004',
+      devicePath: '/dev/bus/usb/003/004',
+      major: 189,
+      minor: 259,
+      speed: 480,
     });
     expect(nusb.metadata.ownerReferences?.[0]).toMatchObject({ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice' });
     expect(nusb.metadata.finalizers).toContain('virtualization.deckhouse.io/nodeusbdevice-cleanup');
@@ -78,7 +97,9 @@ describe('the controller\'s USB reconcilers on the DRA daemon\'s slices', () => 
       const n = await get(name);
       return condition(n, 'Assigned') === 'True/Assigned' && n;
     });
-    expect(assigned.status?.conditions?.find((c) => c.type === 'Assigned')?.message).toBe(`The device is assigned to namespace "${ns}", and the corresponding USBDevice has been created.`);
+    expect(assigned.status?.conditions?.find((c) => c.type === 'Assigned')?.message).toBe(
+      `The device is assigned to namespace "${ns}", and the corresponding USBDevice has been created.`,
+    );
     const usbDevices = node.kube.resource(descriptorOf(usbDevice), USBDeviceSchema, TEST_MANAGER);
     const device = await waitFor('the USBDevice ready', async () => {
       const u = await usbDevices.get({ namespace: ns, name }).catch(() => undefined);
@@ -90,15 +111,26 @@ describe('the controller\'s USB reconcilers on the DRA daemon\'s slices', () => 
     const template = await waitFor('the claim template', () => templates.get({ namespace: ns, name: `${name}-template` }).catch(() => undefined));
     expect(template.spec.spec.devices?.requests?.[0]).toEqual({
       name: `req-${name}`,
-      exactly: { deviceClassName: 'usb-devices.virtualization.deckhouse.io', allocationMode: 'ExactCount', count: 1, selectors: [{ cel: { expression: `device.attributes["virtualization-usb"].name == "${name}"` } }] },
+      exactly: {
+        deviceClassName: 'usb-devices.virtualization.deckhouse.io',
+        allocationMode: 'ExactCount',
+        count: 1,
+        selectors: [{ cel: { expression: `device.attributes["virtualization-usb"].name == "${name}"` } }],
+      },
     });
-    expect(template.spec.metadata?.annotations).toEqual({ 'usb.virtualization.deckhouse.io/device-group': '64535', 'usb.virtualization.deckhouse.io/device-user': '64535' });
+    expect(template.spec.metadata?.annotations).toEqual({
+      'usb.virtualization.deckhouse.io/device-group': '64535',
+      'usb.virtualization.deckhouse.io/device-user': '64535',
+    });
 
     // Unplugged: NotFound, the USBDevice goes.
     await removeFixtureDevice(node.sysRoot, dongle);
     await waitFor('Ready NotFound and the USBDevice removed', async () => {
       const n = await get(name);
-      const gone = await usbDevices.get({ namespace: ns, name }).then(() => false, (err: unknown) => err instanceof NotFoundError);
+      const gone = await usbDevices.get({ namespace: ns, name }).then(
+        () => false,
+        (err: unknown) => err instanceof NotFoundError,
+      );
       return condition(n, 'Ready') === 'False/NotFound' && condition(n, 'Assigned') === 'False/InProgress' && gone;
     });
   });

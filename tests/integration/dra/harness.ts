@@ -42,7 +42,9 @@ export async function fixtureNode(prefix: string): Promise<FixtureNode> {
   };
   for (const d of ['sys', 'cdi', 'plugins', 'plugins_registry']) await mkdir(join(dir, d), { recursive: true });
   const kube = new KubeClient(newKubeConfig());
-  await kube.resource(nodeDescriptor, NodeSchema, TEST_MANAGER).create({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } } });
+  await kube
+    .resource(nodeDescriptor, NodeSchema, TEST_MANAGER)
+    .create({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } } });
   return {
     name,
     dir,
@@ -50,9 +52,12 @@ export async function fixtureNode(prefix: string): Promise<FixtureNode> {
     env,
     kube,
     cleanup: async () => {
-      await kube.resource(nodeDescriptor, NodeSchema, TEST_MANAGER).delete({ name }).catch((err: unknown) => {
-        if (!(err instanceof NotFoundError)) throw err;
-      });
+      await kube
+        .resource(nodeDescriptor, NodeSchema, TEST_MANAGER)
+        .delete({ name })
+        .catch((err: unknown) => {
+          if (!(err instanceof NotFoundError)) throw err;
+        });
       kube.close();
       await rm(dir, { recursive: true, force: true });
     },

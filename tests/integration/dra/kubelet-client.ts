@@ -84,13 +84,24 @@ export class DraClient {
 }
 
 /** A claim for one device of the driver, allocated to `device` in `pool` as the scheduler would. */
-export async function allocatedClaim(kube: KubeClient, namespace: string, name: string, pool: string, device: string, annotations: Record<string, string> = {}): Promise<ClaimRef> {
+export async function allocatedClaim(
+  kube: KubeClient,
+  namespace: string,
+  name: string,
+  pool: string,
+  device: string,
+  annotations: Record<string, string> = {},
+): Promise<ClaimRef> {
   const claims = kube.resource(resourceClaimDescriptor, ResourceClaimSchema, TEST_MANAGER);
   const created = await claims.create({
     apiVersion: 'resource.k8s.io/v1',
     kind: 'ResourceClaim',
     metadata: { namespace, name, annotations },
-    spec: { devices: { requests: [{ name: 'req-0', exactly: { deviceClassName: 'usb-devices.virtualization.deckhouse.io', allocationMode: 'ExactCount', count: 1 } }] } },
+    spec: {
+      devices: {
+        requests: [{ name: 'req-0', exactly: { deviceClassName: 'usb-devices.virtualization.deckhouse.io', allocationMode: 'ExactCount', count: 1 } }],
+      },
+    },
   });
   await claims.patchStatus({ namespace, name }, { allocation: { devices: { results: [{ request: 'req-0', driver: 'virtualization-usb', pool, device }] } } });
   return { namespace, name, uid: created.metadata.uid ?? '' };

@@ -20,7 +20,11 @@ let namespace: string;
 let dongleName: string;
 let readerName: string;
 const clients: { close(): void }[] = [];
-const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 const cdiPath = (uid: string): string => join(node.env.CDI_ROOT, specFileName(uid));
 const socketsOf = (d: RunningDaemon): { dra: string; reg: string } => {
   const p = d.handle.plugin();
@@ -69,23 +73,34 @@ describe('the kubelet plugin, called as kubelet does', () => {
   });
 
   it('prepares a claim over v1: CDI device IDs, the CDI spec file with the device node, the address on the claim', async () => {
-    first = await allocatedClaim(node.kube, namespace, 'dongle', node.name, dongleName, { 'usb.virtualization.deckhouse.io/device-user': '64535', 'usb.virtualization.deckhouse.io/device-group': '64535' });
+    first = await allocatedClaim(node.kube, namespace, 'dongle', node.name, dongleName, {
+      'usb.virtualization.deckhouse.io/device-user': '64535',
+      'usb.virtualization.deckhouse.io/device-group': '64535',
+    });
     const res = await dra('v1').prepare([first]);
     expect(res.claims[first.uid]).toEqual({
       error: '',
-      devices: [{
-        request_names: ['req-0'],
-        pool_name: node.name,
-        device_name: dongleName,
-        cdi_device_ids: ['dra.virtualization.deckhouse.io/usb=common', `dra.virtualization.deckhouse.io/usb=${first.uid}-${dongleName}`],
-      }],
+      devices: [
+        {
+          request_names: ['req-0'],
+          pool_name: node.name,
+          device_name: dongleName,
+          cdi_device_ids: ['dra.virtualization.deckhouse.io/usb=common', `dra.virtualization.deckhouse.io/usb=${first.uid}-${dongleName}`],
+        },
+      ],
     });
-    const spec = JSON.parse(await readFile(cdiPath(first.uid), 'utf8')) as { cdiVersion: string; kind: string; devices: { name: string; containerEdits: { env: string[]; deviceNodes: unknown[] } }[] };
+    const spec = JSON.parse(await readFile(cdiPath(first.uid), 'utf8')) as {
+      cdiVersion: string;
+      kind: string;
+      devices: { name: string; containerEdits: { env: string[]; deviceNodes: unknown[] } }[];
+    };
     expect(spec.cdiVersion).toBe('1.0.0');
     expect(spec.kind).toBe('dra.virtualization.deckhouse.io/usb');
     expect(spec.devices).toHaveLength(1);
     expect(spec.devices[0]?.name).toBe(`${first.uid}-${dongleName}`);
-    expect(spec.devices[0]?.containerEdits.deviceNodes).toEqual([{ path: '/dev/bus/usb/001/002', hostPath: '/dev/bus/usb/001/002', type: 'c', major: 189, minor: 1, permissions: 'rwm', uid: 64535, gid: 64535 }]);
+    expect(spec.devices[0]?.containerEdits.deviceNodes).toEqual([
+      { path: '/dev/bus/usb/001/002', hostPath: '/dev/bus/usb/001/002', type: 'c', major: 189, minor: 1, permissions: 'rwm', uid: 64535, gid: 64535 },
+    ]);
     expect(spec.devices[0]?.containerEdits.env).toContain(`DRA_USB_${dongleName.toUpperCase()}_BUS_DEVICENUMBER=001:002`);
     expect(spec.devices[0]?.containerEdits.env).toContain(`DRA_USB_CLAIM_UID_${first.uid.toUpperCase()}_DEVICE_NAME=${dongleName}`);
     expect(await exists(join(node.env.CDI_ROOT, specFileName('common')))).toBe(true);
@@ -122,7 +137,14 @@ describe('the kubelet plugin, called as kubelet does', () => {
     const raw = new Client(`unix://${socketsOf(daemon).dra}`, credentials.createInsecure());
     clients.push(raw);
     const err = await new Promise<ServiceError | null>((resolve) => {
-      raw.makeUnaryRequest('/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources', (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0a, 0xff, 0xff, 0xff]), new Metadata(), (e) => resolve(e));
+      raw.makeUnaryRequest(
+        '/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from([0x0a, 0xff, 0xff, 0xff]),
+        new Metadata(),
+        (e) => resolve(e),
+      );
     });
     expect(err?.code).toBe(status.INTERNAL);
     const ok = await dra('v1').prepare([first]);
@@ -133,7 +155,16 @@ describe('the kubelet plugin, called as kubelet does', () => {
     const raw = new Client(`unix://${socketsOf(daemon).dra}`, credentials.createInsecure());
     clients.push(raw);
     const send = (path: string, body: Buffer): Promise<ServiceError | null> =>
-      new Promise((resolve) => raw.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, body, new Metadata(), (e) => resolve(e)));
+      new Promise((resolve) =>
+        raw.makeUnaryRequest(
+          path,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          body,
+          new Metadata(),
+          (e) => resolve(e),
+        ),
+      );
     expect((await send('/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources', Buffer.alloc(5 * 1024 * 1024)))?.code).toBe(status.RESOURCE_EXHAUSTED);
     expect((await send('/v1alpha3.Node/NodePrepareResources', Buffer.alloc(0)))?.code).toBe(status.UNIMPLEMENTED);
     expect((await dra('v1beta1').prepare([second])).claims[second.uid]?.error).toBe('');
@@ -154,7 +185,10 @@ describe('the kubelet plugin, called as kubelet does', () => {
     const beta = await dra('v1beta1').unprepare([second, { namespace, name: 'never', uid: 'never-prepared-uid' }]);
     expect(beta.claims).toEqual({ [second.uid]: { error: '' }, 'never-prepared-uid': { error: '' } });
     expect(await exists(cdiPath(second.uid))).toBe(false);
-    const checkpoint = JSON.parse(await readFile(join(node.env.KUBELET_PLUGINS_DIR, 'virtualization-usb', 'checkpoint.json'), 'utf8')) as { version: number; claims: object };
+    const checkpoint = JSON.parse(await readFile(join(node.env.KUBELET_PLUGINS_DIR, 'virtualization-usb', 'checkpoint.json'), 'utf8')) as {
+      version: number;
+      claims: object;
+    };
     expect(checkpoint).toEqual({ version: 1, claims: {} });
   });
 

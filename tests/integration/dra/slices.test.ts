@@ -12,7 +12,16 @@ const dongle: FixtureDevice = { busId: '1-1', devNum: 2, vendorId: '0529', produ
 const reader: FixtureDevice = { busId: '1-2.3', devNum: 5, vendorId: '076b', productId: '3021', speed: '12', product: 'CardMan 3021' };
 const hub: FixtureDevice = { busId: '1-2', devNum: 3, vendorId: '05e3', productId: '0608', deviceClass: '09' };
 const broken: FixtureDevice = { busId: '2-1', devNum: 4, vendorId: '10c4', productId: 'ea60', files: { idProduct: 'garbage\n' } };
-const serial: FixtureDevice = { busId: '2-4', devNum: 9, vendorId: '0403', productId: '6001', speed: '12', manufacturer: 'FTDI', product: 'FT232R USB UART', serial: 'A50285BI' };
+const serial: FixtureDevice = {
+  busId: '2-4',
+  devNum: 9,
+  vendorId: '0403',
+  productId: '6001',
+  speed: '12',
+  manufacturer: 'FTDI',
+  product: 'FT232R USB UART',
+  serial: 'A50285BI',
+};
 
 let node: FixtureNode;
 let daemon: RunningDaemon;
@@ -92,7 +101,9 @@ describe('ResourceSlices of a fixture node on the real apiserver', () => {
 
   it('publishes a device once its broken entry is repaired', async () => {
     await writeFile(join(fixtureDeviceDir(node.sysRoot, broken), 'idProduct'), 'ea60\n');
-    await waitFor('the repaired device in the slice', async () => devicesOf(await slicesOf(node.kube, node.name)).has(usbDeviceName({ ...broken, productId: 'ea60' }, node.name)));
+    await waitFor('the repaired device in the slice', async () =>
+      devicesOf(await slicesOf(node.kube, node.name)).has(usbDeviceName({ ...broken, productId: 'ea60' }, node.name)),
+    );
   });
 
   it('puts back a slice someone deleted, at the next resync', async () => {

@@ -42,7 +42,12 @@ describe('importer program: HTTP into DVCR', () => {
     ['small.qcow2', 'qcow2', 30 << 20],
   ])('imports %s, records format %s and the virtual size, and the image reads back byte for byte', async (name, format, virtualSize) => {
     const target = `${registry.url}/vi/ns-a/${name.replace('.', '-')}:uid-${format}`;
-    const run = await runImporter({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/${name}`, IMPORTER_DESTINATION_ENDPOINT: target, IMPORTER_TEMP_DIR: dir });
+    const run = await runImporter({
+      IMPORTER_SOURCE: 'http',
+      IMPORTER_ENDPOINT: `${server.url}/${name}`,
+      IMPORTER_DESTINATION_ENDPOINT: target,
+      IMPORTER_TEMP_DIR: dir,
+    });
     expect(run.code).toBe(0);
     expect(run.result).toMatchObject({ phase: 'Succeeded', source: 'http', sourceFormat: format, format, virtualSize });
     expect(run.logs.some((l) => l['msg'] === 'progress' && l['percent'] === '100.0')).toBe(true);
@@ -64,7 +69,12 @@ describe('importer program: HTTP into DVCR', () => {
 
   it('rejects a corrupted qcow2 with CorruptImage, exit 1, and pushes nothing', async () => {
     const target = `${registry.url}/vi/ns-a/corrupt:uid-1`;
-    const run = await runImporter({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/corrupt.qcow2`, IMPORTER_DESTINATION_ENDPOINT: target, IMPORTER_TEMP_DIR: dir });
+    const run = await runImporter({
+      IMPORTER_SOURCE: 'http',
+      IMPORTER_ENDPOINT: `${server.url}/corrupt.qcow2`,
+      IMPORTER_DESTINATION_ENDPOINT: target,
+      IMPORTER_TEMP_DIR: dir,
+    });
     expect(run.code).toBe(1);
     expect(run.result).toEqual({ phase: 'Failed', reason: 'CorruptImage', message: 'the qcow2 image is truncated (it refers to data past its end)' });
     const got = await manifestOf(target);
@@ -74,7 +84,12 @@ describe('importer program: HTTP into DVCR', () => {
 
   it('rejects a checksum mismatch and an unreachable URL with their reasons', async () => {
     const dest = { IMPORTER_DESTINATION_ENDPOINT: `${registry.url}/vi/ns-a/never:1`, IMPORTER_TEMP_DIR: dir };
-    const mismatch = await runImporter({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/small.raw`, IMPORTER_CHECKSUMS: `{"md5":"${'f'.repeat(32)}"}`, ...dest });
+    const mismatch = await runImporter({
+      IMPORTER_SOURCE: 'http',
+      IMPORTER_ENDPOINT: `${server.url}/small.raw`,
+      IMPORTER_CHECKSUMS: `{"md5":"${'f'.repeat(32)}"}`,
+      ...dest,
+    });
     expect([mismatch.code, mismatch.result?.['reason']]).toEqual([1, 'ChecksumMismatch']);
     const unreachable = await runImporter({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: 'http://127.0.0.1:1/x.img', ...dest });
     expect([unreachable.code, unreachable.result?.['reason']]).toEqual([1, 'SourceUnreachable']);
@@ -90,7 +105,12 @@ describe('importer program: HTTP into DVCR', () => {
 });
 
 describe('uploader program', () => {
-  const uploaderEnv = (): Record<string, string> => ({ IMPORTER_SOURCE: 'upload', UPLOADER_PORT: '0', UPLOADER_HOST: '127.0.0.1', IMPORTER_DESTINATION_ENDPOINT: `${registry.url}/vi/ns-a/upload:1` });
+  const uploaderEnv = (): Record<string, string> => ({
+    IMPORTER_SOURCE: 'upload',
+    UPLOADER_PORT: '0',
+    UPLOADER_HOST: '127.0.0.1',
+    IMPORTER_DESTINATION_ENDPOINT: `${registry.url}/vi/ns-a/upload:1`,
+  });
 
   it('fails with UploadTimeout when the upload never starts', async () => {
     const run = await runImporter({ ...uploaderEnv(), UPLOADER_WAIT_TIMEOUT: '1s' });

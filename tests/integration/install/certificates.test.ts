@@ -23,7 +23,16 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
 import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { getTestEnv, impersonatingKubeConfig, installDeckhouseCrds, kubectl, newKubeConfig, startExtraApiServer, type ExtraApiServer, type KubectlOptions } from '../../env/index.js';
+import {
+  getTestEnv,
+  impersonatingKubeConfig,
+  installDeckhouseCrds,
+  kubectl,
+  newKubeConfig,
+  startExtraApiServer,
+  type ExtraApiServer,
+  type KubectlOptions,
+} from '../../env/index.js';
 import { SecretFiles } from '../../../platform/secret-files.js';
 import { routeWebhooksToLocal } from '../../../platform/webhook-wiring.js';
 import { kubectlOk, prepareApiServer } from './knative-crds.js';
@@ -119,19 +128,34 @@ describe('certificates from the install, with no manual step', () => {
 
   it('lets the real apiserver call the admission function with the issued certificate: a VM is validated and defaulted', async () => {
     kubelet = new SecretFiles(join(getTestEnv().workDir, `admission-tls-${randomBytes(3).toString('hex')}`), {
-      kube: admin, namespace: NS, name: 'admission-tls', intervalMs: 100,
+      kube: admin,
+      namespace: NS,
+      name: 'admission-tls',
+      intervalMs: 100,
     });
     await kubelet.start();
     webhook = await serve(admission, {
       env: {
-        PORT: '0', HOST: '127.0.0.1', KUBECONFIG: extra.kubeconfigPath, LOG_LEVEL: 'silent',
-        TLS_CERT_FILE: kubelet.path('tls.crt'), TLS_KEY_FILE: kubelet.path('tls.key'), TLS_RELOAD_INTERVAL_MS: '100',
-        LOOKUP_CACHE_TTL_MS: '0', LOOKUP_CACHE_STALE_MS: '0',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        KUBECONFIG: extra.kubeconfigPath,
+        LOG_LEVEL: 'silent',
+        TLS_CERT_FILE: kubelet.path('tls.crt'),
+        TLS_KEY_FILE: kubelet.path('tls.key'),
+        TLS_RELOAD_INTERVAL_MS: '100',
+        LOOKUP_CACHE_TTL_MS: '0',
+        LOOKUP_CACHE_STALE_MS: '0',
       },
     });
     // The Service as an ExternalName on loopback; the webhooks keep their Service reference (shared with npm start).
     expect(await routeWebhooksToLocal(admin, NS, 'admission-webhook', webhook.port)).toBeGreaterThan(0);
-    await waitFor('the ModuleConfig through the webhook', async () => (await kubectl(['apply', '-f', '-'], { ...opts, stdin: `apiVersion: deckhouse.io/v1alpha1
+    await waitFor(
+      'the ModuleConfig through the webhook',
+      async () =>
+        (
+          await kubectl(['apply', '-f', '-'], {
+            ...opts,
+            stdin: `apiVersion: deckhouse.io/v1alpha1
 kind: ModuleConfig
 metadata: {name: virtualization}
 spec:
@@ -140,8 +164,13 @@ spec:
   settings:
     dvcr: {storage: {type: PersistentVolumeClaim, persistentVolumeClaim: {size: 50Gi}}}
     virtualMachineCIDRs: [10.66.0.0/16]
-` })).code === 0);
-    await k(['apply', '-f', '-'], `apiVersion: virtualization.deckhouse.io/v1alpha2
+`,
+          })
+        ).code === 0,
+    );
+    await k(
+      ['apply', '-f', '-'],
+      `apiVersion: virtualization.deckhouse.io/v1alpha2
 kind: VirtualMachineClass
 metadata:
   name: generic
@@ -150,7 +179,8 @@ spec:
   cpu: {type: Model, model: Nehalem}
   sizingPolicies:
   - {cores: {min: 1, max: 4}, coreFractions: [10, 50, 100], defaultCoreFraction: 10}
-`);
+`,
+    );
     const denied = await waitFor('the webhook to answer', async () => {
       const res = await kubectl(['apply', '-f', '-'], { ...opts, stdin: vmYaml('bad', BAD_VM) });
       return res.stderr.includes('denied the request') && res.stderr;
@@ -198,7 +228,16 @@ spec:
   }, 180_000);
 
   it('replaces a CA Secret edited to garbage, with a Warning event, and the webhook keeps working', async () => {
-    await k(['-n', NS, 'patch', 'secret', 'virtualization-ca', '--type=merge', '-p', JSON.stringify({ data: { 'tls.crt': Buffer.from('garbage').toString('base64') } })]);
+    await k([
+      '-n',
+      NS,
+      'patch',
+      'secret',
+      'virtualization-ca',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ data: { 'tls.crt': Buffer.from('garbage').toString('base64') } }),
+    ]);
     await waitFor('a sound CA again', async () => {
       const pem = secretText(await c.secrets.get({ namespace: NS, name: 'virtualization-ca' }), 'tls.crt') ?? '';
       return pem.includes('BEGIN CERTIFICATE');
@@ -225,16 +264,23 @@ spec:
     const now = Date.now();
     const theirCa = issueCertificate({ commonName: 'platform-ca', usage: 'ca', notBefore: new Date(now - 60_000), notAfter: new Date(now + 86_400_000) });
     const theirs = issueCertificate({
-      commonName: 'admission-webhook.d8-virtualization.svc', dnsNames: ['admission-webhook.d8-virtualization.svc'], usage: 'server',
-      issuer: theirCa, notBefore: new Date(now - 60_000), notAfter: new Date(now + 86_400_000),
+      commonName: 'admission-webhook.d8-virtualization.svc',
+      dnsNames: ['admission-webhook.d8-virtualization.svc'],
+      usage: 'server',
+      issuer: theirCa,
+      notBefore: new Date(now - 60_000),
+      notAfter: new Date(now + 86_400_000),
     });
     const b64 = (text: string): string => Buffer.from(text).toString('base64');
     const current = await c.secrets.get({ namespace: NS, name: 'admission-tls' });
     await c.secrets.replace({ ...current, data: { 'tls.crt': b64(theirs.certPem), 'tls.key': b64(theirs.keyPem), 'ca.crt': b64(theirCa.certPem) } });
     const caBefore = await c.secrets.get({ namespace: NS, name: 'virtualization-ca' });
     const external = new CertificateManager({
-      clients: makeCertClients(impersonating(CONTROLLER_SA), 'virtualization-certificates'), namespace: NS, mode: 'external',
-      caSecret: 'virtualization-ca', serving: [{ secret: 'admission-tls', service: 'admission-webhook' }],
+      clients: makeCertClients(impersonating(CONTROLLER_SA), 'virtualization-certificates'),
+      namespace: NS,
+      mode: 'external',
+      caSecret: 'virtualization-ca',
+      serving: [{ secret: 'admission-tls', service: 'admission-webhook' }],
       policy: { caValidityMs: 86_400_000, servingValidityMs: 86_400_000, renewFraction: 2 / 3, caOverlapMs: 0 },
     });
     const report = await external.pass(new AbortController().signal);

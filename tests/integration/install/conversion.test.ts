@@ -19,7 +19,16 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
 import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { getTestEnv, impersonatingKubeConfig, installDeckhouseCrds, kubectl, newKubeConfig, startExtraApiServer, type ExtraApiServer, type KubectlOptions } from '../../env/index.js';
+import {
+  getTestEnv,
+  impersonatingKubeConfig,
+  installDeckhouseCrds,
+  kubectl,
+  newKubeConfig,
+  startExtraApiServer,
+  type ExtraApiServer,
+  type KubectlOptions,
+} from '../../env/index.js';
 import { SecretFiles } from '../../../platform/secret-files.js';
 import { routeWebhooksToLocal } from '../../../platform/webhook-wiring.js';
 import { kubectlOk, prepareApiServer } from './knative-crds.js';
@@ -77,19 +86,35 @@ beforeAll(async () => {
   await certs.firstPass;
 
   kubelet = new SecretFiles(join(getTestEnv().workDir, `admission-tls-${randomBytes(3).toString('hex')}`), {
-    kube: admin, namespace: NS, name: 'admission-tls', intervalMs: 100,
+    kube: admin,
+    namespace: NS,
+    name: 'admission-tls',
+    intervalMs: 100,
   });
   await kubelet.start();
   webhook = await serve(admission, {
     env: {
-      PORT: '0', HOST: '127.0.0.1', KUBECONFIG: extra.kubeconfigPath, LOG_LEVEL: 'silent',
-      TLS_CERT_FILE: kubelet.path('tls.crt'), TLS_KEY_FILE: kubelet.path('tls.key'), TLS_RELOAD_INTERVAL_MS: '100',
-      LOOKUP_CACHE_TTL_MS: '0', LOOKUP_CACHE_STALE_MS: '0',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      KUBECONFIG: extra.kubeconfigPath,
+      LOG_LEVEL: 'silent',
+      TLS_CERT_FILE: kubelet.path('tls.crt'),
+      TLS_KEY_FILE: kubelet.path('tls.key'),
+      TLS_RELOAD_INTERVAL_MS: '100',
+      LOOKUP_CACHE_TTL_MS: '0',
+      LOOKUP_CACHE_STALE_MS: '0',
     },
   });
   await routeWebhooksToLocal(admin, NS, 'admission-webhook', webhook.port);
   await waitFor('the conversion webhook set on the CRD', async () => (await crd()).spec.conversion.strategy === 'Webhook');
-  await k(['patch', 'crd', CRD, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/conversion/webhook/clientConfig/service/port', value: webhook.port }])]);
+  await k([
+    'patch',
+    'crd',
+    CRD,
+    '--type=json',
+    '-p',
+    JSON.stringify([{ op: 'replace', path: '/spec/conversion/webhook/clientConfig/service/port', value: webhook.port }]),
+  ]);
 }, 180_000);
 
 afterAll(async () => {
@@ -111,13 +136,24 @@ describe('VirtualMachineClass v1alpha3 through the conversion webhook', () => {
       ['v1alpha3', true, false, false],
     ]);
     const ca = secretText(await makeClients(admin, 'conversion-test').secrets.get({ namespace: NS, name: 'admission-tls' }), 'ca.crt');
-    await waitFor('the CA bundle in the CRD conversion webhook', async () => (await crd()).spec.conversion.webhook.clientConfig.caBundle === Buffer.from(ca ?? '').toString('base64'));
-    expect((await crd()).spec.conversion.webhook.clientConfig.service).toEqual({ namespace: NS, name: 'admission-webhook', path: '/convert', port: webhook.port });
+    await waitFor(
+      'the CA bundle in the CRD conversion webhook',
+      async () => (await crd()).spec.conversion.webhook.clientConfig.caBundle === Buffer.from(ca ?? '').toString('base64'),
+    );
+    expect((await crd()).spec.conversion.webhook.clientConfig.service).toEqual({
+      namespace: NS,
+      name: 'admission-webhook',
+      path: '/convert',
+      port: webhook.port,
+    });
   });
 
   it('converts a v1alpha2 class to v1alpha3 on read, and warns that v1alpha2 is deprecated', async () => {
     const res = await waitFor('the class through the webhook', async () => {
-      const r = await kubectl(['apply', '-f', '-'], { ...opts, stdin: classYaml('v1alpha2', 'old-style', 'coreFractions: [5, 20, 100], defaultCoreFraction: 20') });
+      const r = await kubectl(['apply', '-f', '-'], {
+        ...opts,
+        stdin: classYaml('v1alpha2', 'old-style', 'coreFractions: [5, 20, 100], defaultCoreFraction: 20'),
+      });
       return r.code === 0 && r;
     });
     expect(res.stderr).toContain('v1alpha2.VirtualMachineClass is deprecated; use v1alpha3.VirtualMachineClass');
@@ -135,7 +171,10 @@ describe('VirtualMachineClass v1alpha3 through the conversion webhook', () => {
   }, 60_000);
 
   it('validates a v1alpha3 class through the v1alpha3 webhook path: a default fraction outside the list is denied', async () => {
-    const res = await kubectl(['apply', '-f', '-'], { ...opts, stdin: classYaml('v1alpha3', 'bad-default', 'coreFractions: ["10%", "100%"], defaultCoreFraction: "50%"') });
+    const res = await kubectl(['apply', '-f', '-'], {
+      ...opts,
+      stdin: classYaml('v1alpha3', 'bad-default', 'coreFractions: ["10%", "100%"], defaultCoreFraction: "50%"'),
+    });
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain('vmclass-v1alpha3.virtualization-controller.validate.d8-virtualization');
     expect(res.stderr).toContain('spec.sizingPolicies[0].defaultCoreFraction');

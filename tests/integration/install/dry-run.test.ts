@@ -16,7 +16,10 @@ describe('the install against the real apiserver', () => {
     const res = await dryRun(KNATIVE_DIR);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
-    const accepted = res.stdout.trim().split('\n').filter((line) => line.endsWith('serverside-applied (server dry run)'));
+    const accepted = res.stdout
+      .trim()
+      .split('\n')
+      .filter((line) => line.endsWith('serverside-applied (server dry run)'));
     expect(accepted).toHaveLength(objects.length);
   });
 

@@ -1,6 +1,17 @@
 import { relative } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { KNATIVE_DIR, installAndHooks, isRbacRole, keyOf, podSpecOf, readManifests, rulesOf, yamlFilesUnder, type Manifest, type PolicyRule } from './manifests.js';
+import {
+  KNATIVE_DIR,
+  installAndHooks,
+  isRbacRole,
+  keyOf,
+  podSpecOf,
+  readManifests,
+  rulesOf,
+  yamlFilesUnder,
+  type Manifest,
+  type PolicyRule,
+} from './manifests.js';
 
 const FORBIDDEN_VERBS = new Set(['escalate', 'bind', 'impersonate']);
 const WILDCARD_FIELDS = ['verbs', 'resources', 'apiGroups', 'resourceNames', 'nonResourceURLs'] as const;
@@ -37,21 +48,30 @@ describe('component RBAC of the install', () => {
     const files = await yamlFilesUnder(KNATIVE_DIR);
     const scanned = files.map((f) => relative(KNATIVE_DIR, f));
     expect(scanned).toEqual(expect.arrayContaining(['hooks/pre-delete/job.yaml', 'standalone/deckhouse-crds.yaml', 'rbac/components/admission.yaml']));
-    const roles = (await Promise.all(files.map(async (f) => (await readManifests(f)).filter(isRbacRole).map((role) => [relative(KNATIVE_DIR, f), role] as const)))).flat();
+    const roles = (
+      await Promise.all(files.map(async (f) => (await readManifests(f)).filter(isRbacRole).map((role) => [relative(KNATIVE_DIR, f), role] as const)))
+    ).flat();
     expect(roles.length).toBeGreaterThan(0);
-    const offending = roles.flatMap(([file, role]) => rulesOf(role).flatMap(wildcardsOf).map((w) => `${file} ${keyOf(role)}: ${w}`));
+    const offending = roles.flatMap(([file, role]) =>
+      rulesOf(role)
+        .flatMap(wildcardsOf)
+        .map((w) => `${file} ${keyOf(role)}: ${w}`),
+    );
     expect(offending).toEqual([]);
   });
 
   it('recognises a wildcard in each of those fields, and not an exact non-resource URL such as /metrics', () => {
     expect(wildcardsOf({ apiGroups: ['*'], resources: ['pods/*'], resourceNames: ['*'], verbs: ['*'] })).toEqual([
-      'verbs: *', 'resources: pods/*', 'apiGroups: *', 'resourceNames: *',
+      'verbs: *',
+      'resources: pods/*',
+      'apiGroups: *',
+      'resourceNames: *',
     ]);
     expect(wildcardsOf({ nonResourceURLs: ['/metrics*'], verbs: ['get'] })).toEqual(['nonResourceURLs: /metrics*']);
     expect(wildcardsOf({ nonResourceURLs: ['/metrics'], verbs: ['get'] })).toEqual([]);
   });
 
-  it('grants a non-resource URL to one role only, the scrapers\' role: get /metrics', () => {
+  it("grants a non-resource URL to one role only, the scrapers' role: get /metrics", () => {
     // Every unit's /metrics asks the apiserver whether the scraper may `get /metrics` (shared/authz,
     // as kube-rbac-proxy does), which only a nonResourceURLs rule can grant; nothing else needs one.
     const urls = objects.filter(isRbacRole).flatMap((role) =>

@@ -74,7 +74,10 @@ export function parseManifests(text: string): Manifest[] {
 /** Every `.yaml`/`.yml` file below `dir`, recursively, as absolute paths. */
 export async function yamlFilesUnder(dir: string = KNATIVE_DIR): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile() && /\.ya?ml$/.test(e.name)).map((e) => join(e.parentPath, e.name)).sort();
+  return entries
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
 }
 
 /** Parse one manifest file. */

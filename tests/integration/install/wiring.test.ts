@@ -27,9 +27,7 @@ beforeAll(async () => {
 
 describe('wiring of the install', () => {
   it('puts every namespaced object into d8-virtualization', () => {
-    const misplaced = objects
-      .filter((m) => !CLUSTER_SCOPED.has(m.kind) && m.metadata.namespace !== NAMESPACE && !ALLOWED_ELSEWHERE.has(keyOf(m)))
-      .map(keyOf);
+    const misplaced = objects.filter((m) => !CLUSTER_SCOPED.has(m.kind) && m.metadata.namespace !== NAMESPACE && !ALLOWED_ELSEWHERE.has(keyOf(m))).map(keyOf);
     expect(misplaced).toEqual([]);
     expect(find('Namespace', NAMESPACE)).toBeDefined();
   });
@@ -37,7 +35,9 @@ describe('wiring of the install', () => {
   it('points every webhook at the admission Service on 443, which selects the admission function pods on their TLS port', () => {
     const configs = objects.filter((m) => m.kind.endsWith('WebhookConfiguration'));
     const services = configs.flatMap((c) =>
-      (c['webhooks'] as Array<{ clientConfig: { service: { name: string; namespace: string; port: number; path: string } } }>).map((w) => w.clientConfig.service),
+      (c['webhooks'] as Array<{ clientConfig: { service: { name: string; namespace: string; port: number; path: string } } }>).map(
+        (w) => w.clientConfig.service,
+      ),
     );
     expect(services.length).toBeGreaterThan(10);
     expect(new Set(services.map((s) => `${s.namespace}/${s.name}:${s.port}`))).toEqual(new Set([`${NAMESPACE}/admission-webhook:443`]));
@@ -46,7 +46,8 @@ describe('wiring of the install', () => {
     const spec = svc?.['spec'] as { selector: Record<string, string>; ports: Array<{ port: number; targetPort: number }> };
     expect(spec.selector).toEqual({ 'serving.knative.dev/service': 'admission' });
     const ksvc = objects.find((m) => isKnativeService(m) && m.metadata.name === 'admission');
-    const port = (ksvc?.['spec'] as { template: { spec: { containers: Array<{ ports: Array<{ containerPort: number }> }> } } }).template.spec.containers[0]?.ports[0]?.containerPort;
+    const port = (ksvc?.['spec'] as { template: { spec: { containers: Array<{ ports: Array<{ containerPort: number }> }> } } }).template.spec.containers[0]
+      ?.ports[0]?.containerPort;
     expect(spec.ports).toEqual([expect.objectContaining({ port: 443, targetPort: port })]);
   });
 
@@ -59,9 +60,9 @@ describe('wiring of the install', () => {
 
   it('validates the virtualization ModuleConfig on create and update, and no other ModuleConfig', () => {
     const validating = find('ValidatingWebhookConfiguration', 'virtualization-admission');
-    const hook = (validating?.['webhooks'] as Array<{ rules: Array<{ resources: string[]; operations: string[] }>; matchConditions?: Array<{ expression: string }> }>).find((w) =>
-      w.rules.some((r) => r.resources.includes('moduleconfigs')),
-    );
+    const hook = (
+      validating?.['webhooks'] as Array<{ rules: Array<{ resources: string[]; operations: string[] }>; matchConditions?: Array<{ expression: string }> }>
+    ).find((w) => w.rules.some((r) => r.resources.includes('moduleconfigs')));
     expect(hook?.rules[0]?.operations).toEqual(['CREATE', 'UPDATE']);
     expect(hook?.matchConditions?.map((c) => c.expression)).toEqual(['request.name == "virtualization"']);
   });
@@ -81,11 +82,20 @@ describe('wiring of the install', () => {
       if (m.kind === 'SinkBinding' && spec.subject) expectRef(m, spec.subject);
     }
     expect(dangling).toEqual([]);
-    expect(objects.filter((m) => m.kind === 'Trigger').map((m) => (m['spec'] as { subscriber: { ref: Ref } }).subscriber.ref.name)).toEqual(['pre-delete', 'pre-delete']);
+    expect(objects.filter((m) => m.kind === 'Trigger').map((m) => (m['spec'] as { subscriber: { ref: Ref } }).subscriber.ref.name)).toEqual([
+      'pre-delete',
+      'pre-delete',
+    ]);
   });
 
   it('scrapes /metrics of every unit through a Service on its pods and serving port, with the scraper token', () => {
-    type Endpoint = { port: string; scheme: string; path: string; authorization?: { credentials: { name: string; key: string } }; tlsConfig?: { ca: { secret: { name: string } } } };
+    type Endpoint = {
+      port: string;
+      scheme: string;
+      path: string;
+      authorization?: { credentials: { name: string; key: string } };
+      tlsConfig?: { ca: { secret: { name: string } } };
+    };
     const monitors = objects.filter((m) => m.kind === 'ServiceMonitor');
     expect(monitors.map((m) => m.metadata.name).sort()).toEqual(['admission', 'audit', 'controller', 'pre-delete', 'subresources']);
     const problems = monitors.flatMap((monitor) => {
@@ -96,28 +106,38 @@ describe('wiring of the install', () => {
       );
       const workload = objects.find((m) => podSpecOf(m) !== undefined && m.metadata.name === name);
       const [container] = workload === undefined ? [] : containersOf(workload);
-      const servicePort = (services[0]?.['spec'] as { ports: Array<{ name: string; targetPort: number }> } | undefined)?.ports.find((p) => p.name === spec.endpoints[0]?.port);
+      const servicePort = (services[0]?.['spec'] as { ports: Array<{ name: string; targetPort: number }> } | undefined)?.ports.find(
+        (p) => p.name === spec.endpoints[0]?.port,
+      );
       const selector = (services[0]?.['spec'] as { selector?: Record<string, string> } | undefined)?.selector;
-      const podSelector = workload !== undefined && isKnativeService(workload)
-        ? { 'serving.knative.dev/service': name }
-        : (workload?.['spec'] as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
+      const podSelector =
+        workload !== undefined && isKnativeService(workload)
+          ? { 'serving.knative.dev/service': name }
+          : (workload?.['spec'] as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
       const tls = ((container as { env?: Array<{ name: string }> } | undefined)?.env ?? []).some((e) => e.name === 'TLS_CERT_FILE');
-      const secretVolume = ((podSpecOf(workload ?? ({} as Manifest))?.['volumes'] as Array<{ secret?: { secretName: string } }> | undefined) ?? [])[0]?.secret?.secretName;
+      const secretVolume = ((podSpecOf(workload ?? ({} as Manifest))?.['volumes'] as Array<{ secret?: { secretName: string } }> | undefined) ?? [])[0]?.secret
+        ?.secretName;
       const endpoint = spec.endpoints[0];
       const checks: Array<[string, boolean]> = [
         ['selects exactly one Service', services.length === 1],
-        ['the Service selects the unit\'s pods', JSON.stringify(selector) === JSON.stringify(podSelector)],
-        ['the port targets the container port', servicePort !== undefined && container?.ports?.some((p) => p.containerPort === servicePort.targetPort) === true],
+        ["the Service selects the unit's pods", JSON.stringify(selector) === JSON.stringify(podSelector)],
+        [
+          'the port targets the container port',
+          servicePort !== undefined && container?.ports?.some((p) => p.containerPort === servicePort.targetPort) === true,
+        ],
         ['path /metrics', endpoint?.path === '/metrics'],
         ['https exactly when the unit serves TLS', (endpoint?.scheme === 'https') === tls],
-        ['TLS verified with the CA of the unit\'s serving Secret', !tls || endpoint?.tlsConfig?.ca.secret.name === secretVolume],
+        ["TLS verified with the CA of the unit's serving Secret", !tls || endpoint?.tlsConfig?.ca.secret.name === secretVolume],
         ['the scraper token', endpoint?.authorization?.credentials.name === 'metrics-scraper-token' && endpoint.authorization.credentials.key === 'token'],
       ];
       return checks.filter(([, ok]) => !ok).map(([what]) => `${keyOf(monitor)}: ${what}`);
     });
     expect(problems).toEqual([]);
     const token = find('Secret', 'metrics-scraper-token');
-    expect([token?.['type'], token?.metadata.annotations?.['kubernetes.io/service-account.name']]).toEqual(['kubernetes.io/service-account-token', 'metrics-scraper']);
+    expect([token?.['type'], token?.metadata.annotations?.['kubernetes.io/service-account.name']]).toEqual([
+      'kubernetes.io/service-account-token',
+      'metrics-scraper',
+    ]);
     expect(find('ClusterRoleBinding', 'd8:virtualization:metrics-reader')).toMatchObject({
       roleRef: { kind: 'ClusterRole', name: 'd8:virtualization:metrics-reader' },
       subjects: [{ kind: 'ServiceAccount', name: 'metrics-scraper', namespace: NAMESPACE }],

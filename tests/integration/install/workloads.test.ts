@@ -66,7 +66,7 @@ describe('workloads of the install', () => {
     expect(workloads.flatMap(securityProblems)).toEqual([]);
   });
 
-  it('share the host network only where the node\'s routes are programmed', () => {
+  it("share the host network only where the node's routes are programmed", () => {
     expect(workloads.filter((m) => podSpecOf(m)?.['hostNetwork'] === true).map(keyOf)).toEqual(['DaemonSet/d8-virtualization/route-forge']);
   });
 

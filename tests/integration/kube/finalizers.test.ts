@@ -1,11 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  addFinalizer,
-  hasControllerReference,
-  hasFinalizer,
-  removeFinalizer,
-  withControllerReference,
-} from '../../../shared/kube/index.js';
+import { addFinalizer, hasControllerReference, hasFinalizer, removeFinalizer, withControllerReference } from '../../../shared/kube/index.js';
 import { newWidget, useWidgets } from './fixtures.js';
 
 const t = useWidgets('kube-fin');

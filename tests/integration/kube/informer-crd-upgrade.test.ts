@@ -100,9 +100,7 @@ describe('an informer under a CRD upgrade', () => {
 
       const written = (await patchColor(false)) as Gadget; // a user writes the new field
       expect(keepsColor(written)).toBe(true);
-      const delivered = await waitFor('the update with spec.color', () =>
-        updates.find((u) => u.metadata.resourceVersion === written.metadata.resourceVersion),
-      );
+      const delivered = await waitFor('the update with spec.color', () => updates.find((u) => u.metadata.resourceVersion === written.metadata.resourceVersion));
       expect(delivered.spec).toEqual({ size: 1, color: 'red' });
       expect(inf.store.get({ namespace: ns, name: 'g' })?.spec).toEqual({ size: 1, color: 'red' });
       expect([invalid, inf.stats.invalid]).toEqual([[], 0]);

@@ -17,7 +17,11 @@ interface Seen {
   deleted: string[];
 }
 
-function informer(on: ResourceClient<Widget>, namespace: string, extra: Partial<ConstructorParameters<typeof Informer<Widget>>[0]> = {}): { inf: Informer<Widget>; seen: Seen } {
+function informer(
+  on: ResourceClient<Widget>,
+  namespace: string,
+  extra: Partial<ConstructorParameters<typeof Informer<Widget>>[0]> = {},
+): { inf: Informer<Widget>; seen: Seen } {
   const inf = new Informer<Widget>({ client: on, namespace, backoff: { initialMs: 100, maxMs: 1000 }, ...extra });
   const seen: Seen = { added: [], updated: [], deleted: [] };
   inf.on('add', (w) => void seen.added.push(w.metadata.name ?? ''));

@@ -7,8 +7,7 @@ import { FIELD_MANAGER, newWidget, useWidgets, widgetDescriptor, type Widget } f
 
 const t = useWidgets('kube-rc');
 
-const managers = (w: Widget): string[] =>
-  ((w.metadata as { managedFields?: { manager: string }[] }).managedFields ?? []).map((f) => f.manager);
+const managers = (w: Widget): string[] => ((w.metadata as { managedFields?: { manager: string }[] }).managedFields ?? []).map((f) => f.manager);
 
 describe('typed resource client against a real apiserver', () => {
   it('creates, reads and lists a custom object, validated by its schema', async () => {
@@ -40,7 +39,9 @@ describe('typed resource client against a real apiserver', () => {
     expect(exists).toBeInstanceOf(AlreadyExistsError);
     expect(exists).toMatchObject({ status: 409, reason: 'AlreadyExists' });
     await t.api.replace({ ...w, spec: { size: 2 } });
-    const stale = await t.api.mergePatch({ namespace: t.ns, name: 'taken' }, { metadata: { resourceVersion: w.metadata.resourceVersion }, spec: { size: 3 } }).catch((e: unknown) => e);
+    const stale = await t.api
+      .mergePatch({ namespace: t.ns, name: 'taken' }, { metadata: { resourceVersion: w.metadata.resourceVersion }, spec: { size: 3 } })
+      .catch((e: unknown) => e);
     expect(stale).toBeInstanceOf(ConflictError);
     expect(stale).not.toBeInstanceOf(AlreadyExistsError);
     expect(stale).toMatchObject({ status: 409, reason: 'Conflict' });
@@ -61,7 +62,9 @@ describe('typed resource client against a real apiserver', () => {
       { op: 'replace' as const, path: '/spec/size', value: 9 },
     ];
     expect((await t.api.jsonPatch({ namespace: t.ns, name: 'patched' }, ops)).spec.size).toBe(9);
-    await expect(t.api.jsonPatch({ namespace: t.ns, name: 'patched' }, [{ op: 'test', path: '/spec/color', value: 'blue' }])).rejects.toMatchObject({ status: 422 });
+    await expect(t.api.jsonPatch({ namespace: t.ns, name: 'patched' }, [{ op: 'test', path: '/spec/color', value: 'blue' }])).rejects.toMatchObject({
+      status: 422,
+    });
   });
 
   it('server-side applies and reports a conflict with another manager unless forced', async () => {

@@ -129,10 +129,12 @@ describe.each([functionHost, controller])('/metrics of $name', (unit) => {
   it('answers 403 to a real ServiceAccount token whose account may not get /metrics', async () => {
     const res = await get(`${url}/metrics`, tokens.stranger);
     expect(res.status).toBe(403);
-    expect(JSON.parse(res.text)).toMatchObject({ error: { code: 'FORBIDDEN', message: expect.stringMatching(/^system:serviceaccount:metrics-auth-[0-9a-f]+:stranger may not get \/metrics/) } });
+    expect(JSON.parse(res.text)).toMatchObject({
+      error: { code: 'FORBIDDEN', message: expect.stringMatching(/^system:serviceaccount:metrics-auth-[0-9a-f]+:stranger may not get \/metrics/) },
+    });
   });
 
-  it('serves the metrics to the install\'s scraper ServiceAccount, and again from the cache', async () => {
+  it("serves the metrics to the install's scraper ServiceAccount, and again from the cache", async () => {
     const first = await get(`${url}/metrics`, tokens.scraper);
     const second = await get(`${url}/metrics`, tokens.scraper);
     expect([first.status, second.status]).toEqual([200, 200]);

@@ -47,7 +47,8 @@ export function npmStart(args: readonly string[], env: Record<string, string> = 
     child,
     lines,
     exited,
-    line: (pattern, timeoutMs = 120_000) => waitFor(`npm start to print ${String(pattern)}`, () => lines.find((l) => pattern.test(l)), { timeoutMs, intervalMs: 100 }),
+    line: (pattern, timeoutMs = 120_000) =>
+      waitFor(`npm start to print ${String(pattern)}`, () => lines.find((l) => pattern.test(l)), { timeoutMs, intervalMs: 100 }),
     tail: (n = 40) => lines.slice(-n).join('\n'),
     interrupt: () => {
       if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
@@ -78,7 +79,9 @@ export function recordedChildren(workDir: string): { name: string; pid: number }
 
 /** Processes still running that were started by the run: recorded pids, or any command line naming its work directory. */
 export function survivors(workDir: string): string[] {
-  const out = recordedChildren(workDir).filter((c) => alive(c.pid)).map((c) => `${c.name} (pid ${c.pid})`);
+  const out = recordedChildren(workDir)
+    .filter((c) => alive(c.pid))
+    .map((c) => `${c.name} (pid ${c.pid})`);
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');

@@ -39,7 +39,16 @@ class Observed {
   }
 }
 
-function watch(kube: KubeClient, group: string, version: string, plural: string, kind: string, namespaced: boolean, into: Observed, signal: AbortSignal): Informer<Loose> {
+function watch(
+  kube: KubeClient,
+  group: string,
+  version: string,
+  plural: string,
+  kind: string,
+  namespaced: boolean,
+  into: Observed,
+  signal: AbortSignal,
+): Informer<Loose> {
   const client = kube.resource({ group, version, plural, kind, namespaced }, LooseSchema, 'platform-test');
   const inf = new Informer<Loose>({ client, signal, backoff: { initialMs: 100, maxMs: 500 } });
   inf.on('add', into.record);
@@ -83,9 +92,16 @@ describe('npm start', () => {
     const output = run.lines.join('\n');
 
     // The VM reached Running on a simulated (kwok) node with an address from the configured CIDR.
-    const simulated = new Set([...nodes.seen.values()].flat().filter((n) => n.metadata.annotations?.['kwok.x-k8s.io/node'] === 'fake').map((n) => n.metadata.name));
+    const simulated = new Set(
+      [...nodes.seen.values()]
+        .flat()
+        .filter((n) => n.metadata.annotations?.['kwok.x-k8s.io/node'] === 'fake')
+        .map((n) => n.metadata.name),
+    );
     expect(simulated.size).toBeGreaterThanOrEqual(2);
-    const running = vms.of('demo-vm').flatMap((v) => (v.status?.phase === 'Running' && v.status.nodeName && v.status.ipAddress ? [{ node: v.status.nodeName, ip: v.status.ipAddress }] : []));
+    const running = vms
+      .of('demo-vm')
+      .flatMap((v) => (v.status?.phase === 'Running' && v.status.nodeName && v.status.ipAddress ? [{ node: v.status.nodeName, ip: v.status.ipAddress }] : []));
     expect(running.length).toBeGreaterThan(0);
     for (const v of running) {
       expect(simulated.has(v.node)).toBe(true);
@@ -123,7 +139,20 @@ describe('npm start', () => {
     // The command printed the time to Running, and every process it started is gone.
     expect(output).toMatch(/time from npm start to the demo VM Running: \d+\.\d s/);
     const children = recordedChildren(workDir).map((c) => c.name);
-    expect(children).toEqual(expect.arrayContaining(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'controller', 'admission', 'audit', 'kubevirt-simulator', 'route-forge']));
+    expect(children).toEqual(
+      expect.arrayContaining([
+        'etcd',
+        'kube-apiserver',
+        'kube-controller-manager',
+        'kube-scheduler',
+        'kwok',
+        'controller',
+        'admission',
+        'audit',
+        'kubevirt-simulator',
+        'route-forge',
+      ]),
+    );
     expect(survivors(workDir)).toEqual([]);
   }, 240_000);
 

@@ -34,7 +34,13 @@ export class ClusterWriter {
 
   /** A CiliumNode with this CiliumInternalIP (none when undefined), created or replaced. */
   async node(name: string, internalIP: string | undefined): Promise<void> {
-    const addresses = internalIP === undefined ? [{ type: 'InternalIP', ip: '192.0.2.1' }] : [{ type: 'InternalIP', ip: '192.0.2.1' }, { type: 'CiliumInternalIP', ip: internalIP }];
+    const addresses =
+      internalIP === undefined
+        ? [{ type: 'InternalIP', ip: '192.0.2.1' }]
+        : [
+            { type: 'InternalIP', ip: '192.0.2.1' },
+            { type: 'CiliumInternalIP', ip: internalIP },
+          ];
     const node: CiliumNode = { apiVersion: 'cilium.io/v2', kind: 'CiliumNode', metadata: { name }, spec: { addresses } };
     await this.nodes.apply(node, { force: true });
   }

@@ -42,7 +42,12 @@ export async function spawnRouteForge(env: Record<string, string>): Promise<Rout
   });
   const lines: string[] = [];
   const collect = (chunk: Buffer): void => {
-    lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+    lines.push(
+      ...chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
+    );
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
@@ -69,7 +74,10 @@ export function metricValue(text: string, name: string, labels: Record<string, s
     if (!line.startsWith(name)) continue;
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$/.exec(line);
     if (m === null || m[1] !== name) continue;
-    const have = (m[2] ?? '').slice(1, -1).split(',').filter((s) => s !== '');
+    const have = (m[2] ?? '')
+      .slice(1, -1)
+      .split(',')
+      .filter((s) => s !== '');
     if (wanted.every((w) => have.includes(w)) && have.length === wanted.length) return Number(m[3]);
   }
   return undefined;

@@ -39,7 +39,9 @@ async function tableIs(expected: string[]): Promise<boolean> {
 
 async function waitForTable(what: string, expected: string[]): Promise<void> {
   await waitFor(what, () => tableIs(expected)).catch(async (err: unknown) => {
-    throw new Error(`${(err as Error).message}\ntable now:\n${(await netns?.table(TABLE))?.join('\n')}\nexpected:\n${[...expected].sort().join('\n')}\nlog:\n${daemon?.lines.slice(-30).join('\n')}`);
+    throw new Error(
+      `${(err as Error).message}\ntable now:\n${(await netns?.table(TABLE))?.join('\n')}\nexpected:\n${[...expected].sort().join('\n')}\nlog:\n${daemon?.lines.slice(-30).join('\n')}`,
+    );
   });
 }
 
@@ -54,12 +56,15 @@ beforeAll(async () => {
   await setUpNode(netns, '10.0.0.1');
   // Left from before the start: a route of a VM that is gone, a wrong route for vm-b, and the rule
   // and blackhole of a CIDR that is no longer configured.
-  await netns.ip(['-batch', '-'], [
-    `route add 10.166.9.9/32 via 10.200.0.2 dev veth0 table ${TABLE}`,
-    `route add 10.166.0.11/32 via 10.200.0.3 dev veth0 table ${TABLE}`,
-    `route add blackhole 10.99.0.0/16 table ${TABLE} metric 100`,
-    `rule add to 10.99.0.0/16 lookup ${TABLE} priority ${TABLE}`,
-  ].join('\n') + '\n');
+  await netns.ip(
+    ['-batch', '-'],
+    [
+      `route add 10.166.9.9/32 via 10.200.0.2 dev veth0 table ${TABLE}`,
+      `route add 10.166.0.11/32 via 10.200.0.3 dev veth0 table ${TABLE}`,
+      `route add blackhole 10.99.0.0/16 table ${TABLE} metric 100`,
+      `rule add to 10.99.0.0/16 lookup ${TABLE} priority ${TABLE}`,
+    ].join('\n') + '\n',
+  );
   await cluster.node(node.a, '10.0.0.1');
   await cluster.node(node.b, '10.200.0.2');
   await cluster.node(node.c, '10.201.0.7');
@@ -112,11 +117,14 @@ describe('vm-route-forge in a network namespace', () => {
     const reasons = ['no-ip', 'no-node', 'outside-cidrs', 'no-internal-ip', 'no-cilium-node', 'node-unreachable', 'duplicate-ip', 'invalid-ip'];
     const values = await Promise.all(reasons.map((reason) => metric('d8_virtualization_route_forge_skipped_vms', { reason })));
     expect(Object.fromEntries(reasons.map((r, i) => [r, values[i]]))).toEqual(Object.fromEntries(reasons.map((r) => [r, 1])));
-    const skipped = daemon?.lines.filter((l) => l.includes('VM skipped')).map((l) => (JSON.parse(l) as { vm: string; reason: string }).reason).sort();
+    const skipped = daemon?.lines
+      .filter((l) => l.includes('VM skipped'))
+      .map((l) => (JSON.parse(l) as { vm: string; reason: string }).reason)
+      .sort();
     expect(skipped).toEqual([...reasons].sort());
   });
 
-  it('moves a VM\'s route when the VM moves to another node, also to and from this node', async () => {
+  it("moves a VM's route when the VM moves to another node, also to and from this node", async () => {
     await cluster.setStatus(ns, 'vm-b', { nodeName: node.c });
     await waitForTable('vm-b routed to node c', [...BLACKHOLES, ROUTE.local, '10.166.0.11 via 10.200.0.3 dev veth0 src 10.200.0.1', ROUTE.c, ROUTE.second]);
     await cluster.setStatus(ns, 'vm-b', { nodeName: node.a });
@@ -135,12 +143,23 @@ describe('vm-route-forge in a network namespace', () => {
       return performance.now() - t0;
     };
     const deleted = await timed('the deleted route back', ['route', 'del', '10.166.1.12/32', 'table', String(TABLE)], () => tableIs(expected));
-    const changed = await timed('the changed route back', ['route', 'replace', '10.166.0.11/32', 'via', '10.200.0.9', 'dev', 'veth0', 'table', String(TABLE)], () => tableIs(expected));
-    const blackhole = await timed('the blackhole back', ['route', 'del', '10.167.0.0/24', 'table', String(TABLE), 'metric', '100'], () => tableIs(expected));
-    const rule = await timed('the rule back', ['rule', 'del', 'priority', String(TABLE), 'to', '10.166.0.0/16', 'lookup', String(TABLE)], async () =>
-      JSON.stringify(await netns?.rules(TABLE)) === JSON.stringify(RULES),
+    const changed = await timed(
+      'the changed route back',
+      ['route', 'replace', '10.166.0.11/32', 'via', '10.200.0.9', 'dev', 'veth0', 'table', String(TABLE)],
+      () => tableIs(expected),
     );
-    expect({ deleted, changed, blackhole, rule }).toEqual({ deleted: expect.any(Number), changed: expect.any(Number), blackhole: expect.any(Number), rule: expect.any(Number) });
+    const blackhole = await timed('the blackhole back', ['route', 'del', '10.167.0.0/24', 'table', String(TABLE), 'metric', '100'], () => tableIs(expected));
+    const rule = await timed(
+      'the rule back',
+      ['rule', 'del', 'priority', String(TABLE), 'to', '10.166.0.0/16', 'lookup', String(TABLE)],
+      async () => JSON.stringify(await netns?.rules(TABLE)) === JSON.stringify(RULES),
+    );
+    expect({ deleted, changed, blackhole, rule }).toEqual({
+      deleted: expect.any(Number),
+      changed: expect.any(Number),
+      blackhole: expect.any(Number),
+      rule: expect.any(Number),
+    });
     expect(Math.max(deleted, changed, blackhole, rule)).toBeLessThan(1_000);
     await waitFor('the repairs counted', async () => (await metric('d8_virtualization_route_forge_repairs_total', { object: 'route' })) >= repairsBefore + 3);
     expect(await metric('d8_virtualization_route_forge_repairs_total', { object: 'rule' })).toBeGreaterThanOrEqual(1);
@@ -154,13 +173,23 @@ describe('vm-route-forge in a network namespace', () => {
   it('keeps retrying a route the kernel refuses while the other VMs are routed', async () => {
     // cilium_host goes away (renamed): the local VM's route names a device that does not exist.
     await netns?.ip(['-batch', '-'], 'link set cilium_host down\nlink set cilium_host name cilium_gone\nlink set cilium_gone up\n');
-    await waitFor('a refused change counted', async () => (await metric('d8_virtualization_route_forge_kernel_errors_total', { object: 'route', op: 'replace' })) > 0);
+    await waitFor(
+      'a refused change counted',
+      async () => (await metric('d8_virtualization_route_forge_kernel_errors_total', { object: 'route', op: 'replace' })) > 0,
+    );
     expect(daemon?.lines.some((l) => l.includes('the kernel refused a change') && l.includes('10.166.0.10/32'))).toBe(true);
     await cluster.vm(ns, 'vm-new', { ipAddress: '10.166.0.30', nodeName: node.b });
     await waitFor('the new VM routed meanwhile', async () => (await netns?.table(TABLE))?.includes('10.166.0.30 via 10.200.0.2 dev veth0 src 10.200.0.1'));
     expect((await netns?.table(TABLE))?.some((l) => l.startsWith('10.166.0.10 '))).toBe(false);
     await netns?.ip(['-batch', '-'], 'link set cilium_gone down\nlink set cilium_gone name cilium_host\nlink set cilium_host up\n');
-    await waitForTable('the local route back once cilium_host is', [...BLACKHOLES, ROUTE.local, ROUTE.b, ROUTE.c, ROUTE.second, '10.166.0.30 via 10.200.0.2 dev veth0 src 10.200.0.1']);
+    await waitForTable('the local route back once cilium_host is', [
+      ...BLACKHOLES,
+      ROUTE.local,
+      ROUTE.b,
+      ROUTE.c,
+      ROUTE.second,
+      '10.166.0.30 via 10.200.0.2 dev veth0 src 10.200.0.1',
+    ]);
   });
 
   it('removes the route of a VM that loses its address or is deleted', async () => {

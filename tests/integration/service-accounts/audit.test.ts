@@ -99,7 +99,11 @@ afterAll(async () => {
 
 /** Every informer lists, then watches: wait until the log shows a watch for every list. */
 function everyListWatched(seen: readonly SeenRequest[]): boolean {
-  const resources = (verb: string): string[] => seen.map((s) => s.request).filter((r) => r.verb === verb && isResourceRequest(r)).map((r) => JSON.stringify({ ...r, verb: '' }));
+  const resources = (verb: string): string[] =>
+    seen
+      .map((s) => s.request)
+      .filter((r) => r.verb === verb && isResourceRequest(r))
+      .map((r) => JSON.stringify({ ...r, verb: '' }));
   const watched = new Set(resources('watch'));
   return resources('list').every((r) => watched.has(r));
 }

@@ -152,7 +152,9 @@ async function auditEventsOf(user: string, since: number): Promise<AuditEvent[]>
  */
 export async function requestsMadeBy(kube: KubeClient, rbac: ComponentRbac, since: number): Promise<SeenRequest[]> {
   const marker = `rbac-audit-marker-${randomBytes(4).toString('hex')}`;
-  await kube.rest.request({ method: 'GET', path: `/api/v1/namespaces/${rbac.serviceAccount.namespace}/configmaps/${marker}`, what: 'audit marker' }).catch(() => undefined);
+  await kube.rest
+    .request({ method: 'GET', path: `/api/v1/namespaces/${rbac.serviceAccount.namespace}/configmaps/${marker}`, what: 'audit marker' })
+    .catch(() => undefined);
   const events = await waitFor(`the audit event of ${marker}`, async () => {
     const found = await auditEventsOf(rbac.user, since);
     return found.some((e) => e.objectRef?.name === marker) ? found : undefined;
@@ -276,7 +278,8 @@ function grantsOf(rule: PolicyRule): Grant[] {
   const onUrls = (rule.nonResourceURLs ?? []).flatMap((url) =>
     rule.verbs.map((verb) => ({
       label: `${verb} ${url}`,
-      usedBy: (r: ApiRequest): boolean => !isResourceRequest(r) && r.verb === verb && (url.endsWith('*') ? r.path.startsWith(url.slice(0, -1)) : r.path === url),
+      usedBy: (r: ApiRequest): boolean =>
+        !isResourceRequest(r) && r.verb === verb && (url.endsWith('*') ? r.path.startsWith(url.slice(0, -1)) : r.path === url),
     })),
   );
   return [...onResources, ...onUrls];

@@ -41,7 +41,13 @@ async function loadDraRbac(): Promise<ComponentRbac> {
   const sa = objects.find((m) => m.kind === 'ServiceAccount')?.metadata;
   if (sa?.namespace === undefined) throw new Error('rbac.yaml must hold a namespaced ServiceAccount');
   const groups = ['system:serviceaccounts', `system:serviceaccounts:${sa.namespace}`, 'system:authenticated'];
-  return { component: 'dra', objects, serviceAccount: { name: sa.name, namespace: sa.namespace }, user: `system:serviceaccount:${sa.namespace}:${sa.name}`, groups };
+  return {
+    component: 'dra',
+    objects,
+    serviceAccount: { name: sa.name, namespace: sa.namespace },
+    user: `system:serviceaccount:${sa.namespace}:${sa.name}`,
+    groups,
+  };
 }
 
 beforeAll(async () => {
@@ -93,7 +99,15 @@ describe('virtualization-dra with only its ServiceAccount rights', () => {
     });
     requests = seen.map((s) => s.request);
     const resources = [...new Set(requests.filter(isResourceRequest).map((r) => `${r.verb} ${r.resource}`))].sort();
-    expect(resources).toEqual(['create resourceslices', 'delete resourceslices', 'get nodes', 'get resourceclaims', 'list resourceslices', 'patch resourceclaims', 'patch resourceslices']);
+    expect(resources).toEqual([
+      'create resourceslices',
+      'delete resourceslices',
+      'get nodes',
+      'get resourceclaims',
+      'list resourceslices',
+      'patch resourceclaims',
+      'patch resourceslices',
+    ]);
     expect(seen.filter((s) => s.codes.includes(403)).map((s) => describeRequest(s.request))).toEqual([]);
   });
 

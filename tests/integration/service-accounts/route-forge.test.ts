@@ -74,7 +74,11 @@ afterAll(async () => {
 
 /** Every informer lists, then watches: wait until the log shows a watch for every list. */
 function everyListWatched(seen: readonly SeenRequest[]): boolean {
-  const resources = (verb: string): string[] => seen.map((s) => s.request).filter((r) => r.verb === verb && isResourceRequest(r)).map((r) => JSON.stringify({ ...r, verb: '' }));
+  const resources = (verb: string): string[] =>
+    seen
+      .map((s) => s.request)
+      .filter((r) => r.verb === verb && isResourceRequest(r))
+      .map((r) => JSON.stringify({ ...r, verb: '' }));
   const watched = new Set(resources('watch'));
   return resources('list').every((r) => watched.has(r));
 }
@@ -108,7 +112,14 @@ describe('vm-route-forge with only its ServiceAccount rights', () => {
     }
     requests = seen.map((s) => s.request);
     const resources = [...new Set(requests.filter(isResourceRequest).map((r) => `${r.verb} ${r.resource}`))].sort();
-    expect(resources).toEqual(['list ciliumnodes', 'list moduleconfigs', 'list virtualmachines', 'watch ciliumnodes', 'watch moduleconfigs', 'watch virtualmachines']);
+    expect(resources).toEqual([
+      'list ciliumnodes',
+      'list moduleconfigs',
+      'list virtualmachines',
+      'watch ciliumnodes',
+      'watch moduleconfigs',
+      'watch virtualmachines',
+    ]);
     expect(seen.filter((s) => s.codes.includes(403)).map((s) => describeRequest(s.request))).toEqual([]);
   });
 

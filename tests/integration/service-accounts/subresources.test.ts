@@ -65,7 +65,9 @@ function builtInBindings(): ComponentRbac['objects'] {
 async function review(path: string, spec: object): Promise<{ status?: Record<string, unknown> }> {
   const kind = path.includes('tokenreviews') ? 'TokenReview' : 'SubjectAccessReview';
   const group = path.includes('tokenreviews') ? 'authentication.k8s.io/v1' : 'authorization.k8s.io/v1';
-  return (await kube.rest.request({ method: 'POST', path, body: { apiVersion: group, kind, spec }, what: `create ${kind}` })) as { status?: Record<string, unknown> };
+  return (await kube.rest.request({ method: 'POST', path, body: { apiVersion: group, kind, spec }, what: `create ${kind}` })) as {
+    status?: Record<string, unknown>;
+  };
 }
 
 describe('the subresources API ServiceAccount', () => {
@@ -79,7 +81,14 @@ describe('the subresources API ServiceAccount', () => {
     expect(tokens.status?.['authenticated']).not.toBe(true);
     const access = await review('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
       user: 'someone',
-      resourceAttributes: { group: 'subresources.virtualization.deckhouse.io', resource: 'virtualmachines', subresource: 'console', verb: 'get', namespace: 'x', name: 'vm' },
+      resourceAttributes: {
+        group: 'subresources.virtualization.deckhouse.io',
+        resource: 'virtualmachines',
+        subresource: 'console',
+        verb: 'get',
+        namespace: 'x',
+        name: 'vm',
+      },
     });
     expect(access.status?.['allowed']).toBe(false);
 
@@ -121,7 +130,12 @@ describe('the subresources API ServiceAccount', () => {
     const results: Array<[string, string[]]> = [];
     try {
       for (const binding of bindings) {
-        const del = await kubectl(['delete', binding.kind.toLowerCase(), binding.metadata.name, ...(binding.metadata.namespace ? ['-n', binding.metadata.namespace] : [])]);
+        const del = await kubectl([
+          'delete',
+          binding.kind.toLowerCase(),
+          binding.metadata.name,
+          ...(binding.metadata.namespace ? ['-n', binding.metadata.namespace] : []),
+        ]);
         if (del.code !== 0) throw new Error(del.stderr);
         const denied = await waitFor(`a request denied without ${keyOf(binding)}`, async () => {
           const now = await deniedRequests(admin, rbac, requests);
@@ -135,15 +149,20 @@ describe('the subresources API ServiceAccount', () => {
       await applyObjects(bindings);
     }
     expect(results).toEqual([
-      ['ClusterRoleBinding/d8:virtualization:subresources:auth-delegator', ['create subjectaccessreviews.authorization.k8s.io', 'create tokenreviews.authentication.k8s.io']],
-      ['RoleBinding/kube-system/d8:virtualization:subresources:auth-reader', [
-        `get configmaps in kube-system named ${AUTH_CONFIGMAP}`,
-        `list configmaps in kube-system named ${AUTH_CONFIGMAP}`,
-        `watch configmaps in kube-system named ${AUTH_CONFIGMAP}`,
-      ]],
+      [
+        'ClusterRoleBinding/d8:virtualization:subresources:auth-delegator',
+        ['create subjectaccessreviews.authorization.k8s.io', 'create tokenreviews.authentication.k8s.io'],
+      ],
+      [
+        'RoleBinding/kube-system/d8:virtualization:subresources:auth-reader',
+        [
+          `get configmaps in kube-system named ${AUTH_CONFIGMAP}`,
+          `list configmaps in kube-system named ${AUTH_CONFIGMAP}`,
+          `watch configmaps in kube-system named ${AUTH_CONFIGMAP}`,
+        ],
+      ],
     ]);
   });
-
 });
 
 describe('the subresources function as its ServiceAccount', () => {
@@ -156,7 +175,9 @@ describe('the subresources function as its ServiceAccount', () => {
     const serving = await issueCert(ca, dir, 'serving', { commonName: 'subresources-api', usage: 'server', ipAddresses: ['127.0.0.1'] });
     const pki = join(env.workDir, 'pki');
     const [caPem, frontCert, frontKey] = await Promise.all([
-      readFile(ca.certPath, 'utf8'), readFile(join(pki, 'front-proxy-client.crt'), 'utf8'), readFile(join(pki, 'front-proxy-client.key'), 'utf8'),
+      readFile(ca.certPath, 'utf8'),
+      readFile(join(pki, 'front-proxy-client.crt'), 'utf8'),
+      readFile(join(pki, 'front-proxy-client.key'), 'utf8'),
     ]);
     const ns = await freshNamespace('subresources-sa');
     const vm = await kubectl(['apply', '-f', '-'], {
@@ -166,15 +187,25 @@ describe('the subresources function as its ServiceAccount', () => {
 
     const since = Date.now();
     const fn = await serve(subresources, {
-      env: { PORT: '0', HOST: '127.0.0.1', METRICS_AUTH: 'none', TLS_CERT_FILE: serving.certPath, TLS_KEY_FILE: serving.keyPath, KUBECONFIG: await serviceAccountKubeconfig(rbac) },
+      env: {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        METRICS_AUTH: 'none',
+        TLS_CERT_FILE: serving.certPath,
+        TLS_KEY_FILE: serving.keyPath,
+        KUBECONFIG: await serviceAccountKubeconfig(rbac),
+      },
     });
     const get = (path: string): Promise<{ status: number; body: string }> =>
       new Promise((resolve, reject) => {
-        const req = httpsRequest({ host: '127.0.0.1', port: fn.port, path, ca: caPem, cert: frontCert, key: frontKey, headers: { 'X-Remote-User': 'admin' } }, (res) => {
-          let body = '';
-          res.setEncoding('utf8').on('data', (c: string) => (body += c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        });
+        const req = httpsRequest(
+          { host: '127.0.0.1', port: fn.port, path, ca: caPem, cert: frontCert, key: frontKey, headers: { 'X-Remote-User': 'admin' } },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8').on('data', (c: string) => (body += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
         req.on('error', reject);
         req.end();
       });

@@ -17,8 +17,15 @@ import { subresources } from '../../../functions/subresources/index.js';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import {
-  createCA, getTestEnv, impersonatingKubeConfig, issueCert, kubectl, startExtraApiServer,
-  type ExtraApiServer, type KubectlOptions, type KubectlResult,
+  createCA,
+  getTestEnv,
+  impersonatingKubeConfig,
+  issueCert,
+  kubectl,
+  startExtraApiServer,
+  type ExtraApiServer,
+  type KubectlOptions,
+  type KubectlResult,
 } from '../../env/index.js';
 import type { CertAuthority } from '../../env/certs.js';
 import { installCrds } from '../install/knative-crds.js';
@@ -45,7 +52,12 @@ export async function makePki(name: string): Promise<Pki> {
   const env = getTestEnv();
   const dir = join(env.workDir, 'subresources', name);
   const ca = await createCA(dir, 'subresources');
-  const serving = await issueCert(ca, dir, 'subresources-api', { commonName: 'subresources-api', usage: 'server', dnsNames: [`subresources-api.${NS}.svc`], ipAddresses: ['127.0.0.1'] });
+  const serving = await issueCert(ca, dir, 'subresources-api', {
+    commonName: 'subresources-api',
+    usage: 'server',
+    dnsNames: [`subresources-api.${NS}.svc`],
+    ipAddresses: ['127.0.0.1'],
+  });
   const virtApi = await issueCert(ca, dir, 'virt-api', { commonName: 'virt-api', usage: 'server', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
   const proxyClient = await issueCert(ca, dir, 'subresources-proxy', { commonName: 'virtualization-api-proxy', usage: 'client' });
   const pki = join(env.workDir, 'pki');
@@ -84,7 +96,12 @@ export async function startCluster(): Promise<Cluster> {
   for (const file of ['namespace.yaml', 'rbac/components/subresources.yaml', 'rbac/roles/user.yaml', 'rbac/roles/privileged-user.yaml']) {
     await ok(['apply', '--server-side', '--field-manager=virtualization-install', '-f', `${KNATIVE_DIR}${file}`]);
   }
-  return { apiserver, opts, kubectl: k, apply: (yaml) => ok(['apply', '--server-side', '--force-conflicts', '--field-manager=subresources-test', '-f', '-'], yaml) };
+  return {
+    apiserver,
+    opts,
+    kubectl: k,
+    apply: (yaml) => ok(['apply', '--server-side', '--force-conflicts', '--field-manager=subresources-test', '-f', '-'], yaml),
+  };
 }
 
 export async function startVirtApi(pki: Pki, port = 0): Promise<VirtApiStandIn> {
@@ -125,12 +142,18 @@ export async function registerApiService(cluster: Cluster, pki: Pki, port: numbe
   const manifest = load(await readFile(APISERVICE_FILE, 'utf8')) as { spec: Record<string, unknown> & { service: Record<string, unknown> } };
   manifest.spec.service.port = port;
   manifest.spec['caBundle'] = Buffer.from(pki.caPem).toString('base64');
-  await cluster.apply(`apiVersion: v1\nkind: Service\nmetadata: {name: subresources-api, namespace: ${NS}}\nspec: {type: ExternalName, externalName: 127.0.0.1, ports: [{name: https, port: ${port}}]}\n`);
+  await cluster.apply(
+    `apiVersion: v1\nkind: Service\nmetadata: {name: subresources-api, namespace: ${NS}}\nspec: {type: ExternalName, externalName: 127.0.0.1, ports: [{name: https, port: ${port}}]}\n`,
+  );
   await cluster.apply(JSON.stringify(manifest));
-  await waitFor(`APIService ${API_SERVICE} Available`, async () => {
-    const res = await cluster.kubectl(['get', 'apiservice', API_SERVICE, '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']);
-    return res.stdout === 'True' ? true : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 500 });
+  await waitFor(
+    `APIService ${API_SERVICE} Available`,
+    async () => {
+      const res = await cluster.kubectl(['get', 'apiservice', API_SERVICE, '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']);
+      return res.stdout === 'True' ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
 }
 
 export async function stopCluster(cluster: Cluster | undefined): Promise<void> {

@@ -51,12 +51,28 @@ let fn: ServerHandle;
 beforeAll(async () => {
   ({ cluster, pki, virtApi, fn } = await startStack('system'));
   await cluster.apply(`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${NS}}\n`);
-  for (const [name, phase] of [['running-vm', 'Running'], ['stopped-vm', 'Stopped']] as const) {
+  for (const [name, phase] of [
+    ['running-vm', 'Running'],
+    ['stopped-vm', 'Stopped'],
+  ] as const) {
     await cluster.apply(vmYaml(name));
-    const res = await kubectl(['patch', 'virtualmachine.virtualization.deckhouse.io', name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { phase } })]);
+    const res = await kubectl([
+      'patch',
+      'virtualmachine.virtualization.deckhouse.io',
+      name,
+      '-n',
+      NS,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { phase } }),
+    ]);
     if (res.code !== 0) throw new Error(res.stderr);
   }
-  for (const [user, role] of [['alice', 'user'], ['bob', 'privileged-user']] as const) {
+  for (const [user, role] of [
+    ['alice', 'user'],
+    ['bob', 'privileged-user'],
+  ] as const) {
     await cluster.apply(`apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: ${user}, namespace: ${NS}}
@@ -75,10 +91,23 @@ afterAll(async () => {
 const kubectl = (args: string[], opts?: Parameters<Cluster['kubectl']>[1]): ReturnType<Cluster['kubectl']> => cluster.kubectl(args, opts);
 
 /** A direct HTTPS call to the function (not through the aggregator), with or without a client pair. */
-function direct(path: string, opts: { cert?: string; key?: string; headers?: Record<string, string>; method?: string } = {}): Promise<{ status: number; body: string }> {
+function direct(
+  path: string,
+  opts: { cert?: string; key?: string; headers?: Record<string, string>; method?: string } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: fn.port, path, method: opts.method ?? 'GET', ca: pki.caPem, servername: 'subresources-api.d8-virtualization.svc', cert: opts.cert, key: opts.key, headers: opts.headers },
+      {
+        host: '127.0.0.1',
+        port: fn.port,
+        path,
+        method: opts.method ?? 'GET',
+        ca: pki.caPem,
+        servername: 'subresources-api.d8-virtualization.svc',
+        cert: opts.cert,
+        key: opts.key,
+        headers: opts.headers,
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8').on('data', (c: string) => (body += c));
@@ -120,10 +149,14 @@ describe('discovery and OpenAPI through the aggregator', () => {
 
   it('the aggregator merges our OpenAPI v3 document', async () => {
     // The aggregator fetches a new APIService's document in the background.
-    const entry = await waitFor('our group in the /openapi/v3 index', async () => {
-      const index = JSON.parse((await kubectl(['get', '--raw', '/openapi/v3'])).stdout) as { paths: Record<string, { serverRelativeURL: string }> };
-      return index.paths['apis/subresources.virtualization.deckhouse.io/v1alpha2'];
-    }, { timeoutMs: 60_000, intervalMs: 500 });
+    const entry = await waitFor(
+      'our group in the /openapi/v3 index',
+      async () => {
+        const index = JSON.parse((await kubectl(['get', '--raw', '/openapi/v3'])).stdout) as { paths: Record<string, { serverRelativeURL: string }> };
+        return index.paths['apis/subresources.virtualization.deckhouse.io/v1alpha2'];
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
     const doc = JSON.parse((await kubectl(['get', '--raw', entry.serverRelativeURL])).stdout) as { info: { title: string }; paths: Record<string, unknown> };
     expect(doc.info.title).toBe('VirtualizationAPI');
     expect(Object.keys(doc.paths)).toContain(`${GROUP_PATH}/namespaces/{namespace}/virtualmachines/{name}/console`);
@@ -134,7 +167,12 @@ describe('who may call it directly', () => {
   it('answers 401 without a client certificate', async () => {
     const res = await direct(GROUP_PATH, { headers: { 'X-Remote-User': 'admin', 'X-Remote-Group': 'system:masters' } });
     expect(res.status).toBe(401);
-    expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', code: 401, reason: 'Unauthorized', message: expect.stringContaining('no client certificate') });
+    expect(JSON.parse(res.body)).toMatchObject({
+      kind: 'Status',
+      code: 401,
+      reason: 'Unauthorized',
+      message: expect.stringContaining('no client certificate'),
+    });
   });
 
   it('answers 401 to a certificate of another CA, even one the apiserver trusts for users', async () => {
@@ -180,13 +218,21 @@ describe('calls proxied to virt-api', () => {
       'addvolume?name=data&volumeKind=VirtualDisk&pvcName=vd-data&serial=abc',
       '{}',
       `${KUBEVIRT_VM}/running-vm/addvolume`,
-      { name: 'data', disk: { name: 'data', disk: { bus: 'scsi' }, errorPolicy: 'report', serial: 'abc' }, volumeSource: { persistentVolumeClaim: { claimName: 'vd-data', hotpluggable: true } } },
+      {
+        name: 'data',
+        disk: { name: 'data', disk: { bus: 'scsi' }, errorPolicy: 'report', serial: 'abc' },
+        volumeSource: { persistentVolumeClaim: { claimName: 'vd-data', hotpluggable: true } },
+      },
     ],
     [
       'addvolume?name=iso&volumeKind=ClusterVirtualImage&image=dvcr/cvi/iso&isCdrom=true',
       '{}',
       `${KUBEVIRT_VM}/running-vm/addvolume`,
-      { name: 'iso', disk: { name: 'iso', cdrom: { bus: 'scsi' }, errorPolicy: 'report' }, volumeSource: { containerDisk: { image: 'dvcr/cvi/iso', hotpluggable: true } } },
+      {
+        name: 'iso',
+        disk: { name: 'iso', cdrom: { bus: 'scsi' }, errorPolicy: 'report' },
+        volumeSource: { containerDisk: { image: 'dvcr/cvi/iso', hotpluggable: true } },
+      },
     ],
     ['removevolume?name=data', '{}', `${KUBEVIRT_VM}/running-vm/removevolume`, { name: 'data' }],
     ['addvolume', '{"name":"from-kubevirt"}', `${KUBEVIRT_VMI}/running-vm/addvolume`, { name: 'from-kubevirt' }],
@@ -219,7 +265,12 @@ describe('calls proxied to virt-api', () => {
   it.each([
     ['freeze of a VM that is not Running', VM_PATH('stopped-vm', 'freeze'), '{}', 'VirtualMachine vms/stopped-vm is Stopped: freeze needs it Running'],
     ['a body that is not JSON', VM_PATH('running-vm', 'freeze'), '{"unfreezeTimeout":', 'request body is not JSON'],
-    ['an unknown volume kind', VM_PATH('running-vm', 'addvolume?name=x&volumeKind=Floppy'), '{}', 'volumeKind must be one of VirtualDisk, VirtualImage, ClusterVirtualImage, got "Floppy"'],
+    [
+      'an unknown volume kind',
+      VM_PATH('running-vm', 'addvolume?name=x&volumeKind=Floppy'),
+      '{}',
+      'volumeKind must be one of VirtualDisk, VirtualImage, ClusterVirtualImage, got "Floppy"',
+    ],
     ['a VirtualDisk without its PVC', VM_PATH('running-vm', 'addvolume?name=x&volumeKind=VirtualDisk'), '{}', 'volumeKind VirtualDisk needs query pvcName'],
     ['a bad isCdrom', VM_PATH('running-vm', 'addvolume?name=x&volumeKind=VirtualDisk&pvcName=p&isCdrom=yes'), '{}', 'isCdrom must be true or false'],
   ])('answers 400 to %s, naming the problem', async (_what, path, body, message) => {
@@ -258,7 +309,9 @@ describe('RBAC, decided by the apiserver before it proxies', () => {
     const [puts, gets] = [served('PUT'), served('GET')];
     const freeze = await put(VM_PATH('running-vm', 'freeze'), '{}', 'alice');
     expect(freeze.stderr).toContain('Error from server (Forbidden)');
-    expect(freeze.stderr).toContain('User "alice" cannot update resource "virtualmachines/freeze" in API group "subresources.virtualization.deckhouse.io" in the namespace "vms"');
+    expect(freeze.stderr).toContain(
+      'User "alice" cannot update resource "virtualmachines/freeze" in API group "subresources.virtualization.deckhouse.io" in the namespace "vms"',
+    );
     const console = await kubectl(['get', '--raw', VM_PATH('running-vm', 'console')], { asUser: 'alice' });
     expect(console.stderr).toContain('User "alice" cannot get resource "virtualmachines/console"');
     expect([served('PUT'), served('GET')]).toEqual([puts, gets]);
@@ -269,7 +322,11 @@ describe('RBAC, decided by the apiserver before it proxies', () => {
     expect(console.stderr).toContain('Error from server (BadRequest)');
     expect(console.stderr).toContain('needs an Upgrade: websocket');
     const vm = await kubectl(['get', '--raw', `${GROUP_PATH}/namespaces/${NS}/virtualmachines/running-vm`], { asUser: 'alice' });
-    expect(JSON.parse(vm.stdout)).toMatchObject({ apiVersion: 'subresources.virtualization.deckhouse.io/v1alpha2', kind: 'VirtualMachine', metadata: { name: 'running-vm', namespace: NS } });
+    expect(JSON.parse(vm.stdout)).toMatchObject({
+      apiVersion: 'subresources.virtualization.deckhouse.io/v1alpha2',
+      kind: 'VirtualMachine',
+      metadata: { name: 'running-vm', namespace: NS },
+    });
   });
 });
 
@@ -383,7 +440,10 @@ describe('streams through the aggregator (WebSocket)', () => {
   });
 
   it('refuses a stream without the front-proxy certificate (401) and an SPDY upgrade (400), directly', async () => {
-    const ws = new WebSocket(`wss://127.0.0.1:${fn.port}${VM_PATH('running-vm', 'console')}`, ['plain.virtualization.deckhouse.io'], { ca: pki.caPem, servername: 'subresources-api.d8-virtualization.svc' } as WebSocket.ClientOptions);
+    const ws = new WebSocket(`wss://127.0.0.1:${fn.port}${VM_PATH('running-vm', 'console')}`, ['plain.virtualization.deckhouse.io'], {
+      ca: pki.caPem,
+      servername: 'subresources-api.d8-virtualization.svc',
+    } as WebSocket.ClientOptions);
     const status = await new Promise<number | undefined>((resolve) => {
       ws.once('unexpected-response', (_req, res) => resolve(res.statusCode));
       ws.once('open', () => resolve(undefined));
@@ -391,8 +451,13 @@ describe('streams through the aggregator (WebSocket)', () => {
     expect(status).toBe(401);
     const spdy = await new Promise<string>((resolve, reject) => {
       const req = request({
-        host: '127.0.0.1', port: fn.port, path: VM_PATH('running-vm', 'portforward') + '?port=22', ca: pki.caPem, servername: 'subresources-api.d8-virtualization.svc',
-        cert: pki.frontProxy.cert, key: pki.frontProxy.key,
+        host: '127.0.0.1',
+        port: fn.port,
+        path: VM_PATH('running-vm', 'portforward') + '?port=22',
+        ca: pki.caPem,
+        servername: 'subresources-api.d8-virtualization.svc',
+        cert: pki.frontProxy.cert,
+        key: pki.frontProxy.key,
         headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Remote-User': 'admin' },
       });
       req.on('response', (res) => {
@@ -410,8 +475,13 @@ describe('streams through the aggregator (WebSocket)', () => {
   it('answers a broken WebSocket handshake 400 and lets go of the virt-api side it had opened', async () => {
     const answer = await new Promise<string>((resolve, reject) => {
       const req = request({
-        host: '127.0.0.1', port: fn.port, path: VM_PATH('running-vm', 'console'), ca: pki.caPem, servername: 'subresources-api.d8-virtualization.svc',
-        cert: pki.frontProxy.cert, key: pki.frontProxy.key,
+        host: '127.0.0.1',
+        port: fn.port,
+        path: VM_PATH('running-vm', 'console'),
+        ca: pki.caPem,
+        servername: 'subresources-api.d8-virtualization.svc',
+        cert: pki.frontProxy.cert,
+        key: pki.frontProxy.key,
         headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'not a key', 'X-Remote-User': 'admin' },
       });
       req.on('response', (res) => resolve(String(res.statusCode)));

@@ -41,7 +41,7 @@ afterAll(async () => {
 
 async function nodeObject(): Promise<{ labels: Record<string, string>; annotations: Record<string, string> }> {
   const n = await node.kube.resource(nodeDescriptor, NodeSchema, TEST_MANAGER).get({ name: node.name });
-  return { labels: (n.metadata.labels ?? {}), annotations: (n.metadata.annotations ?? {}) };
+  return { labels: n.metadata.labels ?? {}, annotations: n.metadata.annotations ?? {} };
 }
 
 describe('the USB/IP gateway in the DRA daemon', () => {
@@ -55,7 +55,7 @@ describe('the USB/IP gateway in the DRA daemon', () => {
     expect(annotations[ADDRESS_ANNOTATION]).toMatch(/^127\.0\.0\.1:\d+$/);
   });
 
-  it('serves the stock usbip client at the advertised address from the monitor\'s devices', async () => {
+  it("serves the stock usbip client at the advertised address from the monitor's devices", async () => {
     const address = parseAddress((await nodeObject()).annotations[ADDRESS_ANNOTATION] ?? '');
     if (address === undefined) throw new Error('no usbip-address annotation');
     const { stdout } = await run('usbip', ['--tcp-port', String(address.port), 'list', '-r', address.host], { timeout: 30_000 });

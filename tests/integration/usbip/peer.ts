@@ -48,7 +48,10 @@ async function importSide(): Promise<void> {
   const record = await first.attach({ key: 'usb-node-a-3-2', host: env('HOST'), port: Number(env('PORT')), busId: env('BUSID'), node: 'node-a' });
   const socket = vhci.socketOf(record.port);
   if (socket === undefined) throw new Error('fake vhci holds no socket after attach');
-  await writeAll(socket, encodeUrb(cmdSubmit({ seqnum: 1, devid: record.devid, direction: DIR_IN, transferBufferLength: 18, setup: Buffer.from('8006000100001200', 'hex') })));
+  await writeAll(
+    socket,
+    encodeUrb(cmdSubmit({ seqnum: 1, devid: record.devid, direction: DIR_IN, transferBufferLength: 18, setup: Buffer.from('8006000100001200', 'hex') })),
+  );
   const reply = await readMessage(socket, (b) => decodeUrb(b, 0, { directionOf: () => DIR_IN }), { timeoutMs: 10_000, what: 'RET_SUBMIT' });
   say({ attached: record, descriptor: reply.command === 'RET_SUBMIT' ? reply.data.toString('hex') : null });
   const restarted = make();

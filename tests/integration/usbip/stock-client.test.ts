@@ -20,7 +20,18 @@ const log = pino({ level: 'silent' });
 
 const DEVICES: FixtureDevice[] = [
   { busId: '3-2', busNum: 3, devNum: 2, vendorId: '046d', productId: 'c52b', speed: '12', interfaces: [{ class: '03', subClass: '01', protocol: '02' }] },
-  { busId: '1-1.4', busNum: 1, devNum: 5, vendorId: '1050', productId: '0407', speed: '480', interfaces: [{ class: '03', subClass: '00', protocol: '00' }, { class: '0b', subClass: '00', protocol: '00' }] },
+  {
+    busId: '1-1.4',
+    busNum: 1,
+    devNum: 5,
+    vendorId: '1050',
+    productId: '0407',
+    speed: '480',
+    interfaces: [
+      { class: '03', subClass: '00', protocol: '00' },
+      { class: '0b', subClass: '00', protocol: '00' },
+    ],
+  },
 ];
 
 interface UsbipRun {

@@ -56,7 +56,9 @@ const secretFile = (): string => join(work, 'secret');
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'usbip-two-nodes-'));
   await writeFile(secretFile(), randomBytes(32).toString('hex'), { mode: 0o600 });
-  await writeFixtureSysfs(join(work, 'sys-a'), [{ busId: '3-2', busNum: 3, devNum: 2, vendorId: '046d', productId: 'c52b', speed: '12', product: 'USB Receiver' }]);
+  await writeFixtureSysfs(join(work, 'sys-a'), [
+    { busId: '3-2', busNum: 3, devNum: 2, vendorId: '046d', productId: 'c52b', speed: '12', product: 'USB Receiver' },
+  ]);
   nodeA = await createNetns('usbip-a');
   nodeB = await createNetns('usbip-b');
   const link = `u${randomBytes(3).toString('hex')}`;
@@ -90,7 +92,13 @@ describe('USB/IP between two nodes', () => {
     const code = await importer.exited;
     expect({ code, stderr: importer.stderr.join('') }).toEqual({ code: 0, stderr: '' });
     const attached = importer.lines.find((l) => 'attached' in l);
-    expect(attached?.['attached']).toMatchObject({ key: 'usb-node-a-3-2', port: 0, hub: 'hs', devid: 0x00030002, remote: { host: A, port: 3240, busId: '3-2', node: 'node-a' } });
+    expect(attached?.['attached']).toMatchObject({
+      key: 'usb-node-a-3-2',
+      port: 0,
+      hub: 'hs',
+      devid: 0x00030002,
+      remote: { host: A, port: 3240, busId: '3-2', node: 'node-a' },
+    });
     // GET_DESCRIPTOR(DEVICE) answered by node A's stub: idVendor 046d, idProduct c52b (little-endian).
     expect(String(attached?.['descriptor']).slice(16, 24)).toBe('6d042bc5');
     const restored = importer.lines.find((l) => 'restored' in l)?.['restored'] as unknown[];
@@ -105,7 +113,13 @@ describe('USB/IP between two nodes', () => {
     const intruder = runIn(nodeB.name, 'import', { HOST: A, PORT: String(port), BUSID: '3-2', SECRET_FILE: wrong, RECORDS: join(work, 'state-x', 'r.json') });
     expect(await intruder.exited).toBe(1);
     expect(intruder.stderr.join('')).toMatch(/handshake/);
-    const again = runIn(nodeB.name, 'import', { HOST: A, PORT: String(port), BUSID: '3-2', SECRET_FILE: secretFile(), RECORDS: join(work, 'state-c', 'r.json') });
+    const again = runIn(nodeB.name, 'import', {
+      HOST: A,
+      PORT: String(port),
+      BUSID: '3-2',
+      SECRET_FILE: secretFile(),
+      RECORDS: join(work, 'state-c', 'r.json'),
+    });
     expect(await again.exited).toBe(0);
   });
 });

@@ -12,8 +12,7 @@ export const VMIP_UID_LABEL = 'virtualization.deckhouse.io/virtual-machine-ip-ad
 
 /** The outcome of taking an address for a VirtualMachineIPAddress. */
 export type Allocation =
-  | { ok: true; lease: VirtualMachineIPAddressLease }
-  | { ok: false; reason: 'OutOfRange' | 'AlreadyExists' | 'Exhausted' | 'Off'; message: string };
+  { ok: true; lease: VirtualMachineIPAddressLease } | { ok: false; reason: 'OutOfRange' | 'AlreadyExists' | 'Exhausted' | 'Off'; message: string };
 
 /** How many taken-meanwhile addresses an Auto allocation skips before it gives up for this pass. */
 const MAX_ATTEMPTS = 32;
@@ -42,7 +41,8 @@ export class Allocator {
     if (ranges.length === 0) return { ok: false, reason: 'Off', message: 'IP address management is off: no virtualMachineCIDRs are configured' };
     if (vmip.spec.type === 'Static') {
       const ip = vmip.spec.staticIP ?? '';
-      if (!isAssignable(parseIPv4(ip) ?? -1, ranges)) return { ok: false, reason: 'OutOfRange', message: `${ip} is not an assignable address of virtualMachineCIDRs` };
+      if (!isAssignable(parseIPv4(ip) ?? -1, ranges))
+        return { ok: false, reason: 'OutOfRange', message: `${ip} is not an assignable address of virtualMachineCIDRs` };
       return this.take(vmip, ip, signal);
     }
     const previous = vmip.status?.address;

@@ -22,7 +22,8 @@ function protection(deps: Deps): Handler<State> {
       const lease = s.obj;
       const opts = { signal: ctx.signal };
       if (lease.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(lease, Finalizer.vmiplCleanup)) deps.caches.leases.remember(await addFinalizer(deps.clients.leases, lease, Finalizer.vmiplCleanup, opts));
+        if (!hasFinalizer(lease, Finalizer.vmiplCleanup))
+          deps.caches.leases.remember(await addFinalizer(deps.clients.leases, lease, Finalizer.vmiplCleanup, opts));
         return;
       }
       if (hasFinalizer(lease, Finalizer.vmiplCleanup)) await removeFinalizer(deps.clients.leases, lease, Finalizer.vmiplCleanup, opts);

@@ -20,7 +20,11 @@ function vmip(name: string, spec: VirtualMachineIPAddress['spec'], extra: Partia
   return { apiVersion: API_VERSION, kind: 'VirtualMachineIPAddress', metadata: { name, namespace: 'ns', uid: `uid-${name}`, ...extra }, spec };
 }
 
-function lease(ip: string, ref: { namespace: string; name: string }, extra: Partial<VirtualMachineIPAddressLease['metadata']> = {}): VirtualMachineIPAddressLease {
+function lease(
+  ip: string,
+  ref: { namespace: string; name: string },
+  extra: Partial<VirtualMachineIPAddressLease['metadata']> = {},
+): VirtualMachineIPAddressLease {
   return {
     apiVersion: API_VERSION,
     kind: 'VirtualMachineIPAddressLease',
@@ -55,7 +59,13 @@ interface Row {
 
 describe('the VirtualMachineIPAddress reconciler', () => {
   it.each<Row>([
-    { what: 'leases the first free address of the subnet for an Auto address', addresses: [vmip('a', { type: 'Auto' })], key: 'ns/a', phase: 'Bound', address: '10.66.0.1' },
+    {
+      what: 'leases the first free address of the subnet for an Auto address',
+      addresses: [vmip('a', { type: 'Auto' })],
+      key: 'ns/a',
+      phase: 'Bound',
+      address: '10.66.0.1',
+    },
     {
       what: 'skips an address whose lease another holds',
       addresses: [vmip('a', { type: 'Auto' })],
@@ -64,7 +74,13 @@ describe('the VirtualMachineIPAddress reconciler', () => {
       phase: 'Bound',
       address: '10.66.0.2',
     },
-    { what: 'takes the asked address for a Static one', addresses: [vmip('s', { type: 'Static', staticIP: '10.66.0.50' })], key: 'ns/s', phase: 'Bound', address: '10.66.0.50' },
+    {
+      what: 'takes the asked address for a Static one',
+      addresses: [vmip('s', { type: 'Static', staticIP: '10.66.0.50' })],
+      key: 'ns/s',
+      phase: 'Bound',
+      address: '10.66.0.50',
+    },
     {
       what: 'refuses a Static address outside the subnets',
       addresses: [vmip('s', { type: 'Static', staticIP: '192.168.1.1' })],
@@ -107,7 +123,10 @@ describe('the VirtualMachineIPAddress reconciler', () => {
       vmName: 'web',
     },
   ])('$what', async (row) => {
-    const { deps, kinds } = inMemoryDeps({ cidrs: row.cidrs ?? ['10.66.0.0/24'], seed: { vmips: row.addresses, leases: row.leases ?? [], vms: row.vms ?? [] } });
+    const { deps, kinds } = inMemoryDeps({
+      cidrs: row.cidrs ?? ['10.66.0.0/24'],
+      seed: { vmips: row.addresses, leases: row.leases ?? [], vms: row.vms ?? [] },
+    });
     await settle(vmipReconciler(deps), row.key, () => kinds.vmips.calls.length + kinds.leases.calls.length);
 
     const got = kinds.vmips.stored(row.key);
@@ -124,7 +143,10 @@ describe('the VirtualMachineIPAddress reconciler', () => {
   });
 
   it('keeps a deleting address while a VM still uses it, and lets it go once none does', async () => {
-    const { deps, kinds } = inMemoryDeps({ cidrs: ['10.66.0.0/24'], seed: { vmips: [vmip('a', { type: 'Auto' })], vms: [vm(scope, 'web', 'generic', { virtualMachineIPAddressName: 'a' })] } });
+    const { deps, kinds } = inMemoryDeps({
+      cidrs: ['10.66.0.0/24'],
+      seed: { vmips: [vmip('a', { type: 'Auto' })], vms: [vm(scope, 'web', 'generic', { virtualMachineIPAddressName: 'a' })] },
+    });
     const reconcile = vmipReconciler(deps);
     await settle(reconcile, 'ns/a', () => kinds.vmips.calls.length);
     await kinds.vmips.delete({ namespace: 'ns', name: 'a' });
@@ -157,7 +179,10 @@ describe('the VirtualMachineIPAddressLease reconciler', () => {
   });
 
   it('deletes a Released lease once retention has passed (here: zero)', async () => {
-    const { deps, kinds } = inMemoryDeps({ env: { VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: '0s' }, seed: { leases: [lease('10.66.0.1', { namespace: 'ns', name: 'gone' })] } });
+    const { deps, kinds } = inMemoryDeps({
+      env: { VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: '0s' },
+      seed: { leases: [lease('10.66.0.1', { namespace: 'ns', name: 'gone' })] },
+    });
     const reconcile = leaseReconciler(deps);
     await reconcile('ip-10-66-0-1', signal); // released
     await reconcile('ip-10-66-0-1', signal); // deletion asked; the finalizer holds it

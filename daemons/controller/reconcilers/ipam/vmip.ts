@@ -29,7 +29,10 @@ function userOf(deps: Deps, s: State): string | undefined {
   const ns = s.obj.metadata.namespace ?? '';
   const owner = s.obj.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'VirtualMachine');
   const ownerVM = owner === undefined ? undefined : deps.caches.vms.get(`${ns}/${owner.name}`);
-  const candidates = [...(ownerVM?.metadata.uid === owner?.uid && ownerVM !== undefined ? [ownerVM] : []), ...deps.caches.vms.byIndex(VMIndex.byIPAddress, s.key)];
+  const candidates = [
+    ...(ownerVM?.metadata.uid === owner?.uid && ownerVM !== undefined ? [ownerVM] : []),
+    ...deps.caches.vms.byIndex(VMIndex.byIPAddress, s.key),
+  ];
   const user = candidates.find((vm) => {
     if (vm.metadata.deletionTimestamp === undefined) return true;
     return deps.caches.kvvmis.get(`${ns}/${vm.metadata.name ?? ''}`) !== undefined;
@@ -109,7 +112,12 @@ function attached(deps: Deps): Handler<State> {
         return;
       }
       delete s.status.virtualMachineName;
-      conditionOn(s, ctx, { type: Attached.type, status: 'False', reason: Attached.reason.VirtualMachineNotFound, message: 'no VirtualMachine uses this address' });
+      conditionOn(s, ctx, {
+        type: Attached.type,
+        status: 'False',
+        reason: Attached.reason.VirtualMachineNotFound,
+        message: 'no VirtualMachine uses this address',
+      });
     },
   };
 }

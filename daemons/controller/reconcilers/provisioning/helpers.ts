@@ -141,7 +141,9 @@ export function metricsProgressReader(port: number, timeoutMs = 2_000): Progress
       const ip = pod.status?.podIP;
       if (pod.status?.phase !== 'Running' || ip === undefined || ip === '') return undefined;
       try {
-        const res = await fetch(`http://${ip.includes(':') ? `[${ip}]` : ip}:${port}/metrics`, { signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) });
+        const res = await fetch(`http://${ip.includes(':') ? `[${ip}]` : ip}:${port}/metrics`, {
+          signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+        });
         return res.ok ? progressFromMetrics(await res.text()) : undefined;
       } catch {
         return undefined;

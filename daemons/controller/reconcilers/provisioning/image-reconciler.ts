@@ -160,7 +160,9 @@ function provision<T extends AnyImage>(d: StorageDeps, k: ImageKind<T>): Handler
       if (pvcStorage !== undefined) {
         const cls = pickStorageClass(d.storage.caches.storageClasses.list(), pvcStorage.storageClassName);
         if (cls === undefined) {
-          const message = pvcStorage.storageClassName ? `StorageClass ${pvcStorage.storageClassName} does not exist` : 'no StorageClass is named and the cluster has no default one';
+          const message = pvcStorage.storageClassName
+            ? `StorageClass ${pvcStorage.storageClassName} does not exist`
+            : 'no StorageClass is named and the cluster has no default one';
           conditionOn(s, ctx, { type: C.StorageClassReady.type, status: 'False', reason: C.StorageClassReady.reason.StorageClassNotFound, message });
           conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.StorageClassNotReady, message });
           s.status.phase = 'Pending';
@@ -170,13 +172,22 @@ function provision<T extends AnyImage>(d: StorageDeps, k: ImageKind<T>): Handler
         s.status.storageClassName = storageClass;
         conditionOn(s, ctx, { type: C.StorageClassReady.type, status: 'True', reason: C.StorageClassReady.reason.StorageClassReady });
       } else if (k.kind === 'VirtualImage') {
-        conditionOn(s, ctx, { type: C.StorageClassReady.type, status: 'False', reason: C.StorageClassReady.reason.DVCRTypeUsed, message: 'the image is stored in DVCR' });
+        conditionOn(s, ctx, {
+          type: C.StorageClassReady.type,
+          status: 'False',
+          reason: C.StorageClassReady.reason.DVCRTypeUsed,
+          message: 'the image is stored in DVCR',
+        });
       }
       // Step 1: the source into DVCR (an upload is received by the uploader Pod).
       const upload = plan.source.type === 'upload';
       const helperNs = plan.sourceNamespace ?? img.metadata.namespace ?? k.helperNamespace(d, img);
       const repo = k.repo(img);
-      const first = await runStep(d, { step: upload ? 'upload' : 'import', owner: img, namespace: helperNs, source: plan.source, destination: { type: 'dvcr', repo } }, ctx.signal);
+      const first = await runStep(
+        d,
+        { step: upload ? 'upload' : 'import', owner: img, namespace: helperNs, source: plan.source, destination: { type: 'dvcr', repo } },
+        ctx.signal,
+      );
       if (upload) {
         s.status.imageUploadURLs = { inCluster: uploadURL({ name: helperPodName('upload', img), namespace: helperNs }) };
       }
@@ -191,7 +202,13 @@ function provision<T extends AnyImage>(d: StorageDeps, k: ImageKind<T>): Handler
       s.status.target = { ...s.status.target, persistentVolumeClaimName: pvcName };
       const second = await runStep(
         d,
-        { step: 'pvc', owner: img, namespace: img.metadata.namespace ?? '', source: { type: 'registry', image: dvcrEndpoint(d.storage.settings, location) }, destination: { type: 'pvc', claimName: pvcName } },
+        {
+          step: 'pvc',
+          owner: img,
+          namespace: img.metadata.namespace ?? '',
+          source: { type: 'registry', image: dvcrEndpoint(d.storage.settings, location) },
+          destination: { type: 'pvc', claimName: pvcName },
+        },
         ctx.signal,
       );
       if (second.state !== 'succeeded') return report(d, s, ctx, second, { upload: false, pull: false }, 0.5, 50);
@@ -218,7 +235,15 @@ interface StepKind {
  * share]). Helpers are removed only once the final phase is stored (handler `final`), so a lost status
  * write never starts the import again.
  */
-async function report(d: StorageDeps, s: ImageState, ctx: { now: Date; signal: AbortSignal }, o: HelperOutcome, kind: StepKind, share: number, offset = 0): Promise<HandlerOutcome> {
+async function report(
+  d: StorageDeps,
+  s: ImageState,
+  ctx: { now: Date; signal: AbortSignal },
+  o: HelperOutcome,
+  kind: StepKind,
+  share: number,
+  offset = 0,
+): Promise<HandlerOutcome> {
   if (o.state === 'failed') {
     conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: failureReason(o.reason, kind.pull), message: `${o.reason}: ${o.message}` });
     s.status.phase = 'Failed';
@@ -237,7 +262,14 @@ async function report(d: StorageDeps, s: ImageState, ctx: { now: Date; signal: A
 }
 
 /** The progress of a running step, scaled; the last known one when the importer cannot be asked. */
-export async function progressOf(d: StorageDeps, o: HelperOutcome & { state: 'running' }, signal: AbortSignal, last: string | undefined, share = 1, offset = 0): Promise<string> {
+export async function progressOf(
+  d: StorageDeps,
+  o: HelperOutcome & { state: 'running' },
+  signal: AbortSignal,
+  last: string | undefined,
+  share = 1,
+  offset = 0,
+): Promise<string> {
   const read = await d.storage.progress.read(o.pod, signal);
   if (read === undefined) return last ?? `${offset}%`;
   return `${(offset + Number.parseFloat(read) * share).toFixed(1)}%`;

@@ -14,7 +14,15 @@ function envOf(pod: HelperPod): Record<string, string> {
 function finished(phase: string, message: string | undefined, reason?: string): HelperPod {
   return {
     metadata: { name: 'p' },
-    status: { phase, containerStatuses: [{ name: 'importer', state: { terminated: { exitCode: phase === 'Succeeded' ? 0 : 1, ...(message !== undefined ? { message } : {}), ...(reason ? { reason } : {}) } } }] },
+    status: {
+      phase,
+      containerStatuses: [
+        {
+          name: 'importer',
+          state: { terminated: { exitCode: phase === 'Succeeded' ? 0 : 1, ...(message !== undefined ? { message } : {}), ...(reason ? { reason } : {}) } },
+        },
+      ],
+    },
   };
 }
 
@@ -39,7 +47,13 @@ describe('importer Pod', () => {
   });
 
   it('DVCR into a PVC: the claim mounted, a raw file destination', () => {
-    const pod = helperPod(settings, { step: 'pvc', owner, namespace: 'ns', source: { type: 'registry', image: 'http://r/vi/x:1' }, destination: { type: 'pvc', claimName: 'vi-ubuntu-u-1' } });
+    const pod = helperPod(settings, {
+      step: 'pvc',
+      owner,
+      namespace: 'ns',
+      source: { type: 'registry', image: 'http://r/vi/x:1' },
+      destination: { type: 'pvc', claimName: 'vi-ubuntu-u-1' },
+    });
     expect(envOf(pod)).toMatchObject({ IMPORTER_SOURCE: 'registry', IMPORTER_DESTINATION_PATH: '/data/disk.img', IMPORTER_DESTINATION_FORMAT: 'raw' });
     expect(JSON.stringify(pod.spec)).toContain('"claimName":"vi-ubuntu-u-1"');
   });
@@ -60,11 +74,27 @@ describe('importer Pod', () => {
 describe('importer outcome', () => {
   it.each([
     ['running', { metadata: { name: 'p' }, status: { phase: 'Running' } }, { state: 'running' }],
-    ['success', finished('Succeeded', JSON.stringify({ phase: 'Succeeded', format: 'qcow2', virtualSize: 67108864, storedSize: 1000 })), { state: 'succeeded', result: { format: 'qcow2', virtualSize: 67108864 } }],
-    ['importer failure', finished('Failed', JSON.stringify({ phase: 'Failed', reason: 'ChecksumMismatch', message: 'sha256 differs' })), { state: 'failed', reason: 'ChecksumMismatch', message: 'sha256 differs' }],
+    [
+      'success',
+      finished('Succeeded', JSON.stringify({ phase: 'Succeeded', format: 'qcow2', virtualSize: 67108864, storedSize: 1000 })),
+      { state: 'succeeded', result: { format: 'qcow2', virtualSize: 67108864 } },
+    ],
+    [
+      'importer failure',
+      finished('Failed', JSON.stringify({ phase: 'Failed', reason: 'ChecksumMismatch', message: 'sha256 differs' })),
+      { state: 'failed', reason: 'ChecksumMismatch', message: 'sha256 differs' },
+    ],
     ['malformed message', finished('Failed', '{"phase":'), { state: 'failed', reason: 'InternalError' }],
-    ['success without a result', finished('Succeeded', undefined), { state: 'failed', reason: 'InternalError', message: 'the importer ended without a readable result' }],
-    ['result of the wrong type', finished('Succeeded', JSON.stringify({ phase: 'Succeeded', format: 'raw', virtualSize: '10' })), { state: 'failed', reason: 'InternalError' }],
+    [
+      'success without a result',
+      finished('Succeeded', undefined),
+      { state: 'failed', reason: 'InternalError', message: 'the importer ended without a readable result' },
+    ],
+    [
+      'result of the wrong type',
+      finished('Succeeded', JSON.stringify({ phase: 'Succeeded', format: 'raw', virtualSize: '10' })),
+      { state: 'failed', reason: 'InternalError' },
+    ],
     ['killed', finished('Failed', undefined, 'OOMKilled'), { state: 'failed', reason: 'InternalError', message: 'the importer failed (OOMKilled)' }],
   ] as const)('%s', (_name, pod, expected) => {
     expect(outcomeOf(pod as HelperPod)).toMatchObject(expected);

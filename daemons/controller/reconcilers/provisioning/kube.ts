@@ -54,9 +54,7 @@ export const HelperPodSchema = z.looseObject({
       phase: z.string().optional(),
       podIP: z.string().optional(),
       message: z.string().optional(),
-      containerStatuses: z
-        .array(z.looseObject({ name: z.string(), state: z.looseObject({ terminated: terminated.optional() }).optional() }))
-        .optional(),
+      containerStatuses: z.array(z.looseObject({ name: z.string(), state: z.looseObject({ terminated: terminated.optional() }).optional() })).optional(),
     })
     .optional(),
 });

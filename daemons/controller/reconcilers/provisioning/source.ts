@@ -42,12 +42,17 @@ export async function resolveSource(d: StorageDeps, ds: AnySource, namespace: st
       const secret = ci.imagePullSecret?.name;
       const secretNs = (ci.imagePullSecret as { namespace?: string } | undefined)?.namespace ?? namespace;
       if (secret !== undefined) {
-        if (secretNs === undefined) return { ok: false, problem: 'secretNotFound', kind: 'Secret', message: `the namespace of the pull Secret ${secret} is not set` };
+        if (secretNs === undefined)
+          return { ok: false, problem: 'secretNotFound', kind: 'Secret', message: `the namespace of the pull Secret ${secret} is not set` };
         if (!(await secretExists(d, secretNs, secret, signal))) {
           return { ok: false, problem: 'secretNotFound', kind: 'Secret', message: `the pull Secret ${secretNs}/${secret} does not exist` };
         }
       }
-      return { ok: true, source: { type: 'registry', image: ci.image, pullSecret: secret, caBundle: ci.caBundle }, sourceNamespace: secret !== undefined ? secretNs : undefined };
+      return {
+        ok: true,
+        source: { type: 'registry', image: ci.image, pullSecret: secret, caBundle: ci.caBundle },
+        sourceNamespace: secret !== undefined ? secretNs : undefined,
+      };
     }
     case 'Upload':
       return { ok: true, source: { type: 'upload', checksums: ds.upload?.checksum } };
@@ -79,7 +84,12 @@ function resolveObjectRef(d: StorageDeps, kind: string, name: string, ns: string
       if (pvc !== undefined) return { ok: true, source: { type: 'pvc', claimName: pvc }, sourceUID: image.metadata.uid, sourceNamespace: ns, image: known };
       const url = st.target?.registryURL;
       if (url === undefined) return { ok: false, problem: 'notReady', kind, message: `${kind} ${where} has no storage location` };
-      return { ok: true, source: { type: 'registry', image: dvcrEndpoint(d.storage.settings, url) }, sourceUID: image.metadata.uid, image: { ...known, inDVCR: true } };
+      return {
+        ok: true,
+        source: { type: 'registry', image: dvcrEndpoint(d.storage.settings, url) },
+        sourceUID: image.metadata.uid,
+        image: { ...known, inDVCR: true },
+      };
     }
     case 'VirtualDisk': {
       const vd = d.caches.disks.get(`${ns ?? ''}/${name}`);

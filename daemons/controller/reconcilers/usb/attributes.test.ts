@@ -17,14 +17,22 @@ describe('USB attributes from slices', () => {
     expect(nodeUSBDeviceName('usb-AB.cd')).toBe('usb-ab-cd');
   });
 
-  it('copies the original\'s attribute set, the pool as node, the name attribute over the device name, not busID/path/usbAddress', () => {
-    const attrs = attributesOf({
-      name: 'usb-x',
-      attributes: {
-        name: { string: 'usb-y' }, vendorID: { string: '0529' }, speed: { int: 480 }, major: { int: 189 },
-        busID: { string: '1-1' }, path: { string: '/sys/bus/usb/devices/1-1' }, usbAddress: { string: '001:002' },
+  it("copies the original's attribute set, the pool as node, the name attribute over the device name, not busID/path/usbAddress", () => {
+    const attrs = attributesOf(
+      {
+        name: 'usb-x',
+        attributes: {
+          name: { string: 'usb-y' },
+          vendorID: { string: '0529' },
+          speed: { int: 480 },
+          major: { int: 189 },
+          busID: { string: '1-1' },
+          path: { string: '/sys/bus/usb/devices/1-1' },
+          usbAddress: { string: '001:002' },
+        },
       },
-    }, 'node-a');
+      'node-a',
+    );
     expect(attrs).toEqual({ nodeName: 'node-a', name: 'usb-y', vendorID: '0529', speed: 480, major: 189 });
   });
 

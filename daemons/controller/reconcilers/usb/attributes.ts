@@ -49,15 +49,17 @@ export function claimTemplateSpec(usbDeviceName: string, attributeName: string):
     metadata: { annotations: { 'usb.virtualization.deckhouse.io/device-group': DEVICE_OWNER, 'usb.virtualization.deckhouse.io/device-user': DEVICE_OWNER } },
     spec: {
       devices: {
-        requests: [{
-          name: `req-${usbDeviceName}`,
-          exactly: {
-            deviceClassName: DEVICE_CLASS,
-            allocationMode: 'ExactCount',
-            count: 1,
-            selectors: [{ cel: { expression: `device.attributes["${DRA_DRIVER}"].name == "${attributeName}"` } }],
+        requests: [
+          {
+            name: `req-${usbDeviceName}`,
+            exactly: {
+              deviceClassName: DEVICE_CLASS,
+              allocationMode: 'ExactCount',
+              count: 1,
+              selectors: [{ cel: { expression: `device.attributes["${DRA_DRIVER}"].name == "${attributeName}"` } }],
+            },
           },
-        }],
+        ],
       },
     },
   };

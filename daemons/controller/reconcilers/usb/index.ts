@@ -33,7 +33,13 @@ export interface UsbReconcilers {
   stop(): Promise<void>;
 }
 
-function cacheOf<T extends KubeObject>(kube: KubeClient, descriptor: ResourceDescriptor, schema: z.ZodType<T>, signal: AbortSignal, log: Logger): ObjectCache<T> {
+function cacheOf<T extends KubeObject>(
+  kube: KubeClient,
+  descriptor: ResourceDescriptor,
+  schema: z.ZodType<T>,
+  signal: AbortSignal,
+  log: Logger,
+): ObjectCache<T> {
   const client = kube.resource(descriptor, schema, FIELD_MANAGER);
   return new ObjectCache(new Informer<T>({ client, signal, logger: log.child({ informer: descriptor.kind }) }));
 }

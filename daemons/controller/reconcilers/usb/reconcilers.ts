@@ -34,7 +34,9 @@ export interface UsbDeps {
 }
 
 /** An ownerReference as a plain object (the zod metadata type wants one). */
-const ownerRef = (owner: KubeObject, opts?: Parameters<typeof ownerReferenceTo>[1]): Record<string, unknown> & ReturnType<typeof ownerReferenceTo> => ({ ...ownerReferenceTo(owner, opts) });
+const ownerRef = (owner: KubeObject, opts?: Parameters<typeof ownerReferenceTo>[1]): Record<string, unknown> & ReturnType<typeof ownerReferenceTo> => ({
+  ...ownerReferenceTo(owner, opts),
+});
 
 const ignoreNotFound = (err: unknown): void => {
   if (!(err instanceof NotFoundError)) throw err;
@@ -54,12 +56,15 @@ export function resourceSliceReconciler(deps: UsbDeps): ReconcileFn {
       let nusb = deps.caches.nodeDevices.get(name);
       if (nusb === undefined) {
         const created = await deps.clients.nodeDevices
-          .create({
-            apiVersion: 'virtualization.deckhouse.io/v1alpha2',
-            kind: 'NodeUSBDevice',
-            metadata: { name, ownerReferences: [ownerRef({ ...slice, apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice' })] },
-            spec: { assignedNamespace: '' },
-          }, { signal })
+          .create(
+            {
+              apiVersion: 'virtualization.deckhouse.io/v1alpha2',
+              kind: 'NodeUSBDevice',
+              metadata: { name, ownerReferences: [ownerRef({ ...slice, apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice' })] },
+              spec: { assignedNamespace: '' },
+            },
+            { signal },
+          )
           .catch((err: unknown) => ignoreExists(err));
         if (created === undefined) continue;
         nusb = deps.caches.nodeDevices.remember(created);
@@ -119,9 +124,13 @@ function nodeReady(deps: UsbDeps): Handler<NState> {
   return {
     name: 'ready',
     handle(s, ctx): void {
-      conditionOn(s, ctx, presentOnNode(deps, s.obj)
-        ? { type: N.Ready.type, status: 'True', reason: N.Ready.reason.Ready, message: 'Device is ready to use.' }
-        : { type: N.Ready.type, status: 'False', reason: N.Ready.reason.NotFound, message: 'Device is absent on the host.' });
+      conditionOn(
+        s,
+        ctx,
+        presentOnNode(deps, s.obj)
+          ? { type: N.Ready.type, status: 'True', reason: N.Ready.reason.Ready, message: 'Device is ready to use.' }
+          : { type: N.Ready.type, status: 'False', reason: N.Ready.reason.NotFound, message: 'Device is absent on the host.' },
+      );
     },
   };
 }
@@ -142,12 +151,22 @@ function nodeAssigned(deps: UsbDeps): Handler<NState> {
       const ns = nusb.spec.assignedNamespace;
       if (findCondition(s.status.conditions, N.Ready.type)?.reason === N.Ready.reason.NotFound) {
         await deleteUsbDevices(deps, name, undefined, ctx);
-        conditionOn(s, ctx, { type: N.Assigned.type, status: 'False', reason: N.Assigned.reason.InProgress, message: 'Device is absent on the host, USBDevice is removed.' });
+        conditionOn(s, ctx, {
+          type: N.Assigned.type,
+          status: 'False',
+          reason: N.Assigned.reason.InProgress,
+          message: 'Device is absent on the host, USBDevice is removed.',
+        });
         return;
       }
       if (ns === '') {
         await deleteUsbDevices(deps, name, undefined, ctx);
-        conditionOn(s, ctx, { type: N.Assigned.type, status: 'False', reason: N.Assigned.reason.Available, message: 'No namespace is assigned for the device.' });
+        conditionOn(s, ctx, {
+          type: N.Assigned.type,
+          status: 'False',
+          reason: N.Assigned.reason.Available,
+          message: 'No namespace is assigned for the device.',
+        });
         return;
       }
       await deleteUsbDevices(deps, name, ns, ctx);
@@ -158,16 +177,31 @@ function nodeAssigned(deps: UsbDeps): Handler<NState> {
       const status = { attributes: s.status.attributes, nodeName: s.status.nodeName };
       let usb = deps.caches.usbDevices.get(`${ns}/${name}`);
       if (usb === undefined) {
-        const owner = ownerRef({ ...nusb, apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'NodeUSBDevice' }, { controller: true, blockOwnerDeletion: true });
+        const owner = ownerRef(
+          { ...nusb, apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'NodeUSBDevice' },
+          { controller: true, blockOwnerDeletion: true },
+        );
         const created = await deps.clients.usbDevices
-          .create({ apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'USBDevice', metadata: { namespace: ns, name, ownerReferences: [owner] } }, { signal: ctx.signal })
+          .create(
+            { apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'USBDevice', metadata: { namespace: ns, name, ownerReferences: [owner] } },
+            { signal: ctx.signal },
+          )
           .catch((err: unknown) => ignoreExists(err));
         usb = created === undefined ? undefined : deps.caches.usbDevices.remember(created);
       }
-      if (usb !== undefined && status.attributes !== undefined && (!sameAttributes(usb.status?.attributes, status.attributes) || usb.status?.nodeName !== status.nodeName)) {
+      if (
+        usb !== undefined &&
+        status.attributes !== undefined &&
+        (!sameAttributes(usb.status?.attributes, status.attributes) || usb.status?.nodeName !== status.nodeName)
+      ) {
         deps.caches.usbDevices.remember(await deps.clients.usbDevices.patchStatus({ namespace: ns, name }, status, { signal: ctx.signal }));
       }
-      conditionOn(s, ctx, { type: N.Assigned.type, status: 'True', reason: N.Assigned.reason.Assigned, message: `The device is assigned to namespace "${ns}", and the corresponding USBDevice has been created.` });
+      conditionOn(s, ctx, {
+        type: N.Assigned.type,
+        status: 'True',
+        reason: N.Assigned.reason.Assigned,
+        message: `The device is assigned to namespace "${ns}", and the corresponding USBDevice has been created.`,
+      });
     },
   };
 }
@@ -179,13 +213,25 @@ function nodeAttached(deps: UsbDeps): Handler<NState> {
       const ns = s.obj.spec.assignedNamespace;
       const A = N.Attached;
       if (ns === '') {
-        conditionOn(s, ctx, { type: A.type, status: 'False', reason: A.reason.Available, message: 'Device is not assigned to any namespace and is not attached to a virtual machine.' });
+        conditionOn(s, ctx, {
+          type: A.type,
+          status: 'False',
+          reason: A.reason.Available,
+          message: 'Device is not assigned to any namespace and is not attached to a virtual machine.',
+        });
         return;
       }
       const usb = deps.caches.usbDevices.get(`${ns}/${s.obj.metadata.name ?? ''}`);
       const mirrored = findCondition(usb?.status?.conditions, A.type);
-      if (usb === undefined) conditionOn(s, ctx, { type: A.type, status: 'False', reason: A.reason.Available, message: `Corresponding USBDevice ${ns}/${s.obj.metadata.name ?? ''} not found.` });
-      else if (mirrored === undefined) conditionOn(s, ctx, { type: A.type, status: 'False', reason: A.reason.Available, message: 'Waiting for the attachment status...' });
+      if (usb === undefined)
+        conditionOn(s, ctx, {
+          type: A.type,
+          status: 'False',
+          reason: A.reason.Available,
+          message: `Corresponding USBDevice ${ns}/${s.obj.metadata.name ?? ''} not found.`,
+        });
+      else if (mirrored === undefined)
+        conditionOn(s, ctx, { type: A.type, status: 'False', reason: A.reason.Available, message: 'Waiting for the attachment status...' });
       else {
         const reason = (Object.values(A.reason) as string[]).includes(mirrored.reason) ? mirrored.reason : A.reason.Available;
         conditionOn(s, ctx, { type: A.type, status: mirrored.status, reason, message: mirrored.message });
@@ -226,7 +272,8 @@ function usbDeletion(deps: UsbDeps): Handler<UState> {
     async handle(s, ctx): Promise<HandlerOutcome | void> {
       const opts = { signal: ctx.signal };
       if (s.obj.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(s.obj, Finalizer.usbDeviceCleanup)) deps.caches.usbDevices.remember(await addFinalizer(deps.clients.usbDevices, s.obj, Finalizer.usbDeviceCleanup, opts));
+        if (!hasFinalizer(s.obj, Finalizer.usbDeviceCleanup))
+          deps.caches.usbDevices.remember(await addFinalizer(deps.clients.usbDevices, s.obj, Finalizer.usbDeviceCleanup, opts));
         return;
       }
       // Detaching from VMs (RemoveResourceClaim) is not done yet: see the README.
@@ -243,14 +290,24 @@ function usbReady(deps: UsbDeps): Handler<UState> {
     handle(s, ctx): void {
       const nusb = deps.caches.nodeDevices.get(s.obj.metadata.name ?? '');
       if (nusb === undefined) {
-        conditionOn(s, ctx, { type: U.Ready.type, status: 'False', reason: U.Ready.reason.NotFound, message: 'The USB device is no longer present on its node.' });
+        conditionOn(s, ctx, {
+          type: U.Ready.type,
+          status: 'False',
+          reason: U.Ready.reason.NotFound,
+          message: 'The USB device is no longer present on its node.',
+        });
         return;
       }
       if (nusb.status?.attributes !== undefined) s.status.attributes = clone(nusb.status.attributes);
       if (nusb.status?.nodeName !== undefined) s.status.nodeName = nusb.status.nodeName;
       const ready = findCondition(nusb.status?.conditions, N.Ready.type);
       if (ready === undefined) {
-        conditionOn(s, ctx, { type: U.Ready.type, status: 'False', reason: U.Ready.reason.NotReady, message: 'Waiting for the NodeUSBDevice to become ready.' });
+        conditionOn(s, ctx, {
+          type: U.Ready.type,
+          status: 'False',
+          reason: U.Ready.reason.NotReady,
+          message: 'Waiting for the NodeUSBDevice to become ready.',
+        });
         return;
       }
       const known = ready.reason === U.Ready.reason.Ready || ready.reason === U.Ready.reason.NotFound || ready.reason === U.Ready.reason.NotReady;
@@ -279,9 +336,20 @@ function claimTemplate(deps: UsbDeps): Handler<UState> {
         ctx.log.info({ template: name }, 'ResourceClaimTemplate drifted: re-creating it');
         await deps.clients.templates.delete({ namespace: ns, name }, { signal: ctx.signal }).catch(ignoreNotFound);
       }
-      const owner = ownerRef({ ...s.obj, apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'USBDevice' }, { controller: true, blockOwnerDeletion: true });
+      const owner = ownerRef(
+        { ...s.obj, apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'USBDevice' },
+        { controller: true, blockOwnerDeletion: true },
+      );
       const created = await deps.clients.templates
-        .create({ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaimTemplate', metadata: { namespace: ns, name, ownerReferences: [owner], annotations: { [CLAIM_SPEC_HASH_ANNOTATION]: hash } }, spec }, { signal: ctx.signal })
+        .create(
+          {
+            apiVersion: 'resource.k8s.io/v1',
+            kind: 'ResourceClaimTemplate',
+            metadata: { namespace: ns, name, ownerReferences: [owner], annotations: { [CLAIM_SPEC_HASH_ANNOTATION]: hash } },
+            spec,
+          },
+          { signal: ctx.signal },
+        )
         .catch((err: unknown) => ignoreExists(err));
       if (created !== undefined) deps.caches.templates.remember(created);
     },
@@ -293,7 +361,12 @@ function usbAttached(): Handler<UState> {
     name: 'attached',
     handle(s, ctx): void {
       // VMs' spec.usbDevices are not read yet: the device is reported available.
-      conditionOn(s, ctx, { type: U.Attached.type, status: 'False', reason: U.Attached.reason.Available, message: 'Device is available for attachment to a virtual machine.' });
+      conditionOn(s, ctx, {
+        type: U.Attached.type,
+        status: 'False',
+        reason: U.Attached.reason.Available,
+        message: 'Device is available for attachment to a virtual machine.',
+      });
     },
   };
 }
@@ -307,7 +380,9 @@ export function usbDeviceReconciler(deps: UsbDeps): ReconcileFn {
     handlers: [usbDeletion(deps), usbReady(deps), claimTemplate(deps), usbAttached(), observed()],
     statusOf: (obj) => obj.status,
     writeStatus: async (obj, patch, signal) => {
-      deps.caches.usbDevices.remember(await deps.clients.usbDevices.patchStatus({ namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, patch, { signal }));
+      deps.caches.usbDevices.remember(
+        await deps.clients.usbDevices.patchStatus({ namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' }, patch, { signal }),
+      );
     },
   });
 }

@@ -40,7 +40,9 @@ export function vdReconciler(d: StorageDeps): ReconcileFn {
     statusOf: (vd) => vd.status,
     writeStatus: async (vd, patch, signal) => {
       const body = conditionalMergePatch({ status: patch }, vd.metadata.resourceVersion);
-      d.caches.disks.remember(await d.clients.disks.mergePatch({ namespace: vd.metadata.namespace, name: vd.metadata.name ?? '' }, body, { subresource: 'status', signal }));
+      d.caches.disks.remember(
+        await d.clients.disks.mergePatch({ namespace: vd.metadata.namespace, name: vd.metadata.name ?? '' }, body, { subresource: 'status', signal }),
+      );
     },
   });
 }
@@ -86,7 +88,13 @@ function inUse(d: StorageDeps): Handler<VDState> {
       const list = [...users].sort(([a], [b]) => a.localeCompare(b)).map(([vm, mounted]) => ({ name: vm, mounted }));
       if (list.length > 0) s.status.attachedToVirtualMachines = list;
       else delete s.status.attachedToVirtualMachines;
-      if (list.length > 0) conditionOn(s, ctx, { type: C.InUse.type, status: 'True', reason: C.InUse.reason.AttachedToVirtualMachine, message: `used by ${list.map((u) => u.name).join(', ')}` });
+      if (list.length > 0)
+        conditionOn(s, ctx, {
+          type: C.InUse.type,
+          status: 'True',
+          reason: C.InUse.reason.AttachedToVirtualMachine,
+          message: `used by ${list.map((u) => u.name).join(', ')}`,
+        });
       else conditionOn(s, ctx, { type: C.InUse.type, status: 'False', reason: C.InUse.reason.NotInUse });
     },
   };
@@ -158,7 +166,12 @@ function provision(d: StorageDeps): Handler<VDState> {
       const ns = vd.metadata.namespace ?? '';
       if (PROVISIONED.has(vd.status?.phase ?? '')) {
         if (s.pvc !== undefined) return;
-        conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.PVCLost, message: `PVC ${s.status.target?.persistentVolumeClaimName ?? ''} is gone` });
+        conditionOn(s, ctx, {
+          type: C.Ready.type,
+          status: 'False',
+          reason: C.Ready.reason.PVCLost,
+          message: `PVC ${s.status.target?.persistentVolumeClaimName ?? ''} is gone`,
+        });
         s.status.phase = 'PVCLost';
         return { stop: true };
       }
@@ -170,7 +183,12 @@ function provision(d: StorageDeps): Handler<VDState> {
         const plan = await resolveSource(d, ds, ns, ctx.signal);
         if (!plan.ok) {
           conditionOn(s, ctx, { type: C.DatasourceReady.type, status: 'False', reason: DATASOURCE_REASON[plan.problem](plan.kind), message: plan.message });
-          conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: plan.problem === 'notFound' ? C.Ready.reason.DatasourceIsNotFound : C.Ready.reason.DatasourceIsNotReady, message: plan.message });
+          conditionOn(s, ctx, {
+            type: C.Ready.type,
+            status: 'False',
+            reason: plan.problem === 'notFound' ? C.Ready.reason.DatasourceIsNotFound : C.Ready.reason.DatasourceIsNotReady,
+            message: plan.message,
+          });
           s.status.phase = 'Pending';
           return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
         }
@@ -183,13 +201,21 @@ function provision(d: StorageDeps): Handler<VDState> {
           // Step 1: the source into DVCR.
           const upload = plan.source.type === 'upload';
           const repo = `vd/${ns}/${vd.metadata.name ?? ''}:${vd.metadata.uid ?? ''}`;
-          const first = await runStep(d, { step: upload ? 'upload' : 'import', owner: vd, namespace: plan.sourceNamespace ?? ns, source: plan.source, destination: { type: 'dvcr', repo } }, ctx.signal);
+          const first = await runStep(
+            d,
+            { step: upload ? 'upload' : 'import', owner: vd, namespace: plan.sourceNamespace ?? ns, source: plan.source, destination: { type: 'dvcr', repo } },
+            ctx.signal,
+          );
           if (upload) s.status.imageUploadURLs = { inCluster: uploadURL({ name: helperPodName('upload', vd), namespace: plan.sourceNamespace ?? ns }) };
           if (first.state === 'failed') return fail(s, ctx, `${first.reason}: ${first.message}`, failureReason(first.reason, plan.source.type === 'registry'));
           if (first.state === 'running') {
-            conditionOn(s, ctx, upload
-              ? { type: C.Ready.type, status: 'False', reason: C.Ready.reason.WaitForUserUpload, message: 'waiting for the user to upload the image' }
-              : { type: C.Ready.type, status: 'False', reason: C.Ready.reason.Provisioning, message: 'importing the data source into DVCR' });
+            conditionOn(
+              s,
+              ctx,
+              upload
+                ? { type: C.Ready.type, status: 'False', reason: C.Ready.reason.WaitForUserUpload, message: 'waiting for the user to upload the image' }
+                : { type: C.Ready.type, status: 'False', reason: C.Ready.reason.Provisioning, message: 'importing the data source into DVCR' },
+            );
             s.status.phase = upload ? 'WaitForUserUpload' : 'Provisioning';
             s.status.progress = await progressOf(d, first, ctx.signal, s.status.progress, 0.5);
             return { stop: true, requeueAfterMs: PROGRESS_INTERVAL_MS };
@@ -198,10 +224,19 @@ function provision(d: StorageDeps): Handler<VDState> {
           fill = { source: { type: 'registry', image: dvcrEndpoint(d.storage.settings, location) }, virtualSize: first.result.virtualSize, offset: 50 };
         }
         if (requested !== undefined && requested < fill.virtualSize) {
-          return fail(s, ctx, `the specified pvc size is insufficient: ${String(vd.spec.persistentVolumeClaim?.size ?? '')} is less than the image's ${formatBytes(fill.virtualSize)}`);
+          return fail(
+            s,
+            ctx,
+            `the specified pvc size is insufficient: ${String(vd.spec.persistentVolumeClaim?.size ?? '')} is less than the image's ${formatBytes(fill.virtualSize)}`,
+          );
         }
       } else if (requested === undefined) {
-        conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.ProvisioningNotStarted, message: 'a blank disk needs spec.persistentVolumeClaim.size' });
+        conditionOn(s, ctx, {
+          type: C.Ready.type,
+          status: 'False',
+          reason: C.Ready.reason.ProvisioningNotStarted,
+          message: 'a blank disk needs spec.persistentVolumeClaim.size',
+        });
         s.status.phase = 'Pending';
         return { stop: true };
       }
@@ -210,7 +245,11 @@ function provision(d: StorageDeps): Handler<VDState> {
       s.status.target = { persistentVolumeClaimName: pvcName };
       if (fill !== undefined) {
         // Step 2: the data into the PVC.
-        const second = await runStep(d, { step: 'pvc', owner: vd, namespace: ns, source: fill.source, destination: { type: 'pvc', claimName: pvcName } }, ctx.signal);
+        const second = await runStep(
+          d,
+          { step: 'pvc', owner: vd, namespace: ns, source: fill.source, destination: { type: 'pvc', claimName: pvcName } },
+          ctx.signal,
+        );
         if (second.state === 'failed') return fail(s, ctx, `${second.reason}: ${second.message}`);
         if (second.state === 'running') {
           conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.Provisioning, message: 'copying the data into the PVC' });
@@ -230,10 +269,20 @@ function bound(d: StorageDeps, s: VDState, ctx: HandlerContext): HandlerOutcome 
   if (pvc?.status?.phase !== 'Bound') {
     const cls = d.storage.caches.storageClasses.get(s.status.storageClassName ?? '');
     if (cls?.volumeBindingMode === 'WaitForFirstConsumer' && s.obj.spec.dataSource === undefined) {
-      conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.WaitingForFirstConsumer, message: 'the PVC is bound when a virtual machine first uses the disk' });
+      conditionOn(s, ctx, {
+        type: C.Ready.type,
+        status: 'False',
+        reason: C.Ready.reason.WaitingForFirstConsumer,
+        message: 'the PVC is bound when a virtual machine first uses the disk',
+      });
       s.status.phase = 'WaitForFirstConsumer';
     } else {
-      conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.Provisioning, message: `waiting for PVC ${pvc?.metadata.name ?? ''} to be bound` });
+      conditionOn(s, ctx, {
+        type: C.Ready.type,
+        status: 'False',
+        reason: C.Ready.reason.Provisioning,
+        message: `waiting for PVC ${pvc?.metadata.name ?? ''} to be bound`,
+      });
       s.status.phase = 'Provisioning';
     }
     return { stop: true };
@@ -257,27 +306,49 @@ function resize(d: StorageDeps): Handler<VDState> {
       const { requested, capacity } = pvcSizes(pvc);
       const [w, r, c] = [parseQuantity(want), parseQuantity(requested), parseQuantity(capacity)];
       if (w !== undefined && r !== undefined && w < r) {
-        conditionOn(s, ctx, { type: C.Resizing.type, status: 'False', reason: C.Resizing.reason.NotAvailable, message: `a disk cannot shrink: ${want ?? ''} is less than the current ${requested ?? ''}` });
+        conditionOn(s, ctx, {
+          type: C.Resizing.type,
+          status: 'False',
+          reason: C.Resizing.reason.NotAvailable,
+          message: `a disk cannot shrink: ${want ?? ''} is less than the current ${requested ?? ''}`,
+        });
         s.status.phase = 'Ready';
         return;
       }
       if (w !== undefined && r !== undefined && w > r) {
         try {
           const patch = { spec: { resources: { requests: { storage: want } } } };
-          s.pvc = d.storage.caches.pvcs.remember(await d.storage.clients.pvcs.mergePatch({ namespace: pvc.metadata.namespace, name: pvc.metadata.name ?? '' }, patch, { signal: ctx.signal }));
+          s.pvc = d.storage.caches.pvcs.remember(
+            await d.storage.clients.pvcs.mergePatch({ namespace: pvc.metadata.namespace, name: pvc.metadata.name ?? '' }, patch, { signal: ctx.signal }),
+          );
         } catch (err: unknown) {
           const status = httpStatusOf(err);
           if (status !== 403 && status !== 422) throw err;
-          conditionOn(s, ctx, { type: C.Resizing.type, status: 'False', reason: C.Resizing.reason.NotAvailable, message: `Disk resizing is not allowed: ${errorMessage(err)}` });
+          conditionOn(s, ctx, {
+            type: C.Resizing.type,
+            status: 'False',
+            reason: C.Resizing.reason.NotAvailable,
+            message: `Disk resizing is not allowed: ${errorMessage(err)}`,
+          });
           return;
         }
-        conditionOn(s, ctx, { type: C.Resizing.type, status: 'True', reason: C.Resizing.reason.InProgress, message: `growing from ${requested ?? ''} to ${want ?? ''}` });
+        conditionOn(s, ctx, {
+          type: C.Resizing.type,
+          status: 'True',
+          reason: C.Resizing.reason.InProgress,
+          message: `growing from ${requested ?? ''} to ${want ?? ''}`,
+        });
         s.status.phase = 'Resizing';
         return;
       }
       if (c !== undefined && r !== undefined && c < r) {
-        const pvcCondition = pvc.status?.conditions?.find((x) => x.type === 'Resizing' || x.type === 'FileSystemResizePending' || x.type === 'ControllerResizeError' || x.type === 'NodeResizeError');
-        const message = pvcCondition !== undefined ? `${pvcCondition.type}: ${pvcCondition.message ?? pvcCondition.reason ?? ''}` : `growing from ${capacity ?? ''} to ${requested ?? ''}`;
+        const pvcCondition = pvc.status?.conditions?.find(
+          (x) => x.type === 'Resizing' || x.type === 'FileSystemResizePending' || x.type === 'ControllerResizeError' || x.type === 'NodeResizeError',
+        );
+        const message =
+          pvcCondition !== undefined
+            ? `${pvcCondition.type}: ${pvcCondition.message ?? pvcCondition.reason ?? ''}`
+            : `growing from ${capacity ?? ''} to ${requested ?? ''}`;
         conditionOn(s, ctx, { type: C.Resizing.type, status: 'True', reason: C.Resizing.reason.InProgress, message });
         s.status.phase = 'Resizing';
         return;

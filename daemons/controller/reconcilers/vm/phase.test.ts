@@ -25,7 +25,11 @@ describe('phaseOf', () => {
     ['a running instance is Running', { kvvmi: vmi('Running') }, 'Running'],
     ['a paused instance is Pause', { kvvmi: vmi('Running', { conditions: [{ type: 'Paused', status: 'True' }] }) }, 'Pause'],
     ['a migrating instance is Migrating', { kvvmi: vmi('Running', { migrationState: { startTimestamp: '2026-01-01T00:00:00Z' } }) }, 'Migrating'],
-    ['a finished migration is Running again', { kvvmi: vmi('Running', { migrationState: { startTimestamp: '2026-01-01T00:00:00Z', completed: true } }) }, 'Running'],
+    [
+      'a finished migration is Running again',
+      { kvvmi: vmi('Running', { migrationState: { startTimestamp: '2026-01-01T00:00:00Z', completed: true } }) },
+      'Running',
+    ],
     ['an instance being deleted is Stopping', { kvvmi: vmi('Running', {}, true) }, 'Stopping'],
     ['a guest that shut down is Stopped', { kvvmi: vmi('Succeeded') }, 'Stopped'],
     ['a failed instance is Stopped', { kvvmi: vmi('Failed') }, 'Stopped'],

@@ -42,13 +42,59 @@ describe('decidePower: runPolicy semantics', () => {
 
 describe('runStrategyFor', () => {
   it.each<[string, Parameters<typeof runStrategyFor>[0], string]>([
-    ['AOUSM creates with Always', { runPolicy: 'AlwaysOnUnlessStoppedManually', kvvmExists: false, currentRunStrategy: undefined, vmiExists: false, previousRunPolicy: undefined }, 'Always'],
-    ['AOUSM keeps Always until the first instance', { runPolicy: 'AlwaysOnUnlessStoppedManually', kvvmExists: true, currentRunStrategy: 'Always', vmiExists: false, previousRunPolicy: 'AlwaysOnUnlessStoppedManually' }, 'Always'],
-    ['AOUSM switches to Manual once an instance exists', { runPolicy: 'AlwaysOnUnlessStoppedManually', kvvmExists: true, currentRunStrategy: 'Always', vmiExists: true, previousRunPolicy: 'AlwaysOnUnlessStoppedManually' }, 'Manual'],
-    ['AOUSM after a manual stop stays Manual', { runPolicy: 'AlwaysOnUnlessStoppedManually', kvvmExists: true, currentRunStrategy: 'Manual', vmiExists: false, previousRunPolicy: 'AlwaysOnUnlessStoppedManually' }, 'Manual'],
-    ['switching from AlwaysOff to AOUSM starts it', { runPolicy: 'AlwaysOnUnlessStoppedManually', kvvmExists: true, currentRunStrategy: 'Manual', vmiExists: false, previousRunPolicy: 'AlwaysOff' }, 'Always'],
-    ['AlwaysOn is driven by the controller (Manual)', { runPolicy: 'AlwaysOn', kvvmExists: false, currentRunStrategy: undefined, vmiExists: false, previousRunPolicy: undefined }, 'Manual'],
-    ['AlwaysOff is Manual', { runPolicy: 'AlwaysOff', kvvmExists: true, currentRunStrategy: 'Always', vmiExists: true, previousRunPolicy: undefined }, 'Manual'],
+    [
+      'AOUSM creates with Always',
+      { runPolicy: 'AlwaysOnUnlessStoppedManually', kvvmExists: false, currentRunStrategy: undefined, vmiExists: false, previousRunPolicy: undefined },
+      'Always',
+    ],
+    [
+      'AOUSM keeps Always until the first instance',
+      {
+        runPolicy: 'AlwaysOnUnlessStoppedManually',
+        kvvmExists: true,
+        currentRunStrategy: 'Always',
+        vmiExists: false,
+        previousRunPolicy: 'AlwaysOnUnlessStoppedManually',
+      },
+      'Always',
+    ],
+    [
+      'AOUSM switches to Manual once an instance exists',
+      {
+        runPolicy: 'AlwaysOnUnlessStoppedManually',
+        kvvmExists: true,
+        currentRunStrategy: 'Always',
+        vmiExists: true,
+        previousRunPolicy: 'AlwaysOnUnlessStoppedManually',
+      },
+      'Manual',
+    ],
+    [
+      'AOUSM after a manual stop stays Manual',
+      {
+        runPolicy: 'AlwaysOnUnlessStoppedManually',
+        kvvmExists: true,
+        currentRunStrategy: 'Manual',
+        vmiExists: false,
+        previousRunPolicy: 'AlwaysOnUnlessStoppedManually',
+      },
+      'Manual',
+    ],
+    [
+      'switching from AlwaysOff to AOUSM starts it',
+      { runPolicy: 'AlwaysOnUnlessStoppedManually', kvvmExists: true, currentRunStrategy: 'Manual', vmiExists: false, previousRunPolicy: 'AlwaysOff' },
+      'Always',
+    ],
+    [
+      'AlwaysOn is driven by the controller (Manual)',
+      { runPolicy: 'AlwaysOn', kvvmExists: false, currentRunStrategy: undefined, vmiExists: false, previousRunPolicy: undefined },
+      'Manual',
+    ],
+    [
+      'AlwaysOff is Manual',
+      { runPolicy: 'AlwaysOff', kvvmExists: true, currentRunStrategy: 'Always', vmiExists: true, previousRunPolicy: undefined },
+      'Manual',
+    ],
   ])('%s', (_what, input, expected) => {
     expect(runStrategyFor(input)).toBe(expected);
   });

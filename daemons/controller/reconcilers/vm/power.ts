@@ -20,11 +20,7 @@ export interface PowerInput {
   kubevirtStarts: boolean;
 }
 
-export type PowerAction =
-  | { kind: 'none' }
-  | { kind: 'start'; why: string }
-  | { kind: 'stop'; why: string }
-  | { kind: 'restart'; why: string };
+export type PowerAction = { kind: 'none' } | { kind: 'start'; why: string } | { kind: 'stop'; why: string } | { kind: 'restart'; why: string };
 
 const none: PowerAction = { kind: 'none' };
 

@@ -83,7 +83,10 @@ function volumeOf(a: VMBDA): string {
 }
 
 /** KubeVirt's view of a hot-plugged volume in the instance: present (spec or status) and Ready. */
-export function volumeState(kvvmi: InternalVirtualMachineInstance | undefined, volume: string): { present: boolean; ready: boolean; message?: string | undefined } {
+export function volumeState(
+  kvvmi: InternalVirtualMachineInstance | undefined,
+  volume: string,
+): { present: boolean; ready: boolean; message?: string | undefined } {
   if (kvvmi === undefined) return { present: false, ready: false };
   const inSpec = kvvmi.spec.volumes?.some((v) => v.name === volume) ?? false;
   const st = (kvvmi.status?.volumeStatus ?? []).find((v) => (v as { name?: unknown }).name === volume) as { phase?: string; message?: string } | undefined;
@@ -126,7 +129,12 @@ function deletion(d: StorageDeps, sent: SentRequests): Handler<State> {
           sent.mark(key, ctx.now.getTime());
           await d.storage.hotplug.removeVolume({ namespace: a.metadata.namespace ?? '', vm: a.spec.virtualMachineName, name: volume }, ctx.signal);
         }
-        conditionOn(s, ctx, { type: C.Terminating.type, status: 'True', reason: C.Terminating.reason.DetachPending, message: `waiting for volume ${volume} to leave the virtual machine` });
+        conditionOn(s, ctx, {
+          type: C.Terminating.type,
+          status: 'True',
+          reason: C.Terminating.reason.DetachPending,
+          message: `waiting for volume ${volume} to leave the virtual machine`,
+        });
         return { stop: true, requeueAfterMs: RECHECK_MS };
       }
       if (hasFinalizer(a, Finalizer.vmbdaCleanup)) await removeFinalizer(d.storage.clients.vmbdas, a, Finalizer.vmbdaCleanup, opts);
@@ -164,7 +172,12 @@ function virtualMachine(d: StorageDeps): Handler<State> {
       else if (vm.metadata.deletionTimestamp !== undefined) problem = `VirtualMachine ${name} is being deleted`;
       else if (s.kvvmi?.status?.phase !== 'Running') problem = `VirtualMachine ${name} is not running (phase ${vm.status?.phase ?? 'Pending'})`;
       if (problem !== undefined) {
-        conditionOn(s, ctx, { type: C.VirtualMachineReady.type, status: 'False', reason: C.VirtualMachineReady.reason.VirtualMachineNotReady, message: problem });
+        conditionOn(s, ctx, {
+          type: C.VirtualMachineReady.type,
+          status: 'False',
+          reason: C.VirtualMachineReady.reason.VirtualMachineNotReady,
+          message: problem,
+        });
         conditionOn(s, ctx, { type: C.Attached.type, status: 'False', reason: C.Attached.reason.NotAttached, message: problem });
         s.status.phase = 'Pending';
         return { stop: true };
@@ -210,7 +223,11 @@ function capacity(d: StorageDeps): Handler<State> {
     handle(s, ctx): HandlerOutcome | void {
       const a = s.obj;
       if (volumeState(s.kvvmi, volumeOf(a)).present) {
-        conditionOn(s, ctx, { type: C.DiskAttachmentCapacityAvailable.type, status: 'True', reason: C.DiskAttachmentCapacityAvailable.reason.CapacityAvailable });
+        conditionOn(s, ctx, {
+          type: C.DiskAttachmentCapacityAvailable.type,
+          status: 'True',
+          reason: C.DiskAttachmentCapacityAvailable.reason.CapacityAvailable,
+        });
         return;
       }
       const others = d.storage.caches.vmbdas
@@ -218,7 +235,12 @@ function capacity(d: StorageDeps): Handler<State> {
         .filter((o) => o.metadata.uid !== a.metadata.uid && (o.status?.phase === 'Attached' || o.status?.phase === 'InProgress'));
       if (others.length >= HOTPLUG_CAPACITY) {
         const message = `VirtualMachine ${a.spec.virtualMachineName} already has ${String(others.length)} hot-plugged devices (at most ${String(HOTPLUG_CAPACITY)})`;
-        conditionOn(s, ctx, { type: C.DiskAttachmentCapacityAvailable.type, status: 'False', reason: C.DiskAttachmentCapacityAvailable.reason.CapacityReached, message });
+        conditionOn(s, ctx, {
+          type: C.DiskAttachmentCapacityAvailable.type,
+          status: 'False',
+          reason: C.DiskAttachmentCapacityAvailable.reason.CapacityReached,
+          message,
+        });
         s.status.phase = 'Pending';
         return { stop: true };
       }
@@ -264,7 +286,12 @@ function attach(d: StorageDeps, sent: SentRequests): Handler<State> {
         } catch (err: unknown) {
           if (ctx.signal.aborted) throw err;
           sent.clear(key);
-          conditionOn(s, ctx, { type: C.Attached.type, status: 'False', reason: C.Attached.reason.NotAttached, message: `the hot-plug request failed: ${errorMessage(err)}` });
+          conditionOn(s, ctx, {
+            type: C.Attached.type,
+            status: 'False',
+            reason: C.Attached.reason.NotAttached,
+            message: `the hot-plug request failed: ${errorMessage(err)}`,
+          });
           return { requeueAfterMs: 2 * RECHECK_MS };
         }
       }

@@ -23,7 +23,12 @@ function deletion(deps: Deps): Handler<State> {
       const users = inUse(deps, cls.metadata.name ?? '');
       if (users) {
         // A stable message: a count would rewrite the status with every VM added or removed.
-        conditionOn(s, ctx, { type: C.InUse.type, status: 'True', reason: C.InUse.reason.VirtualMachineClassInUse, message: 'the class is used by virtual machines' });
+        conditionOn(s, ctx, {
+          type: C.InUse.type,
+          status: 'True',
+          reason: C.InUse.reason.VirtualMachineClassInUse,
+          message: 'the class is used by virtual machines',
+        });
       } else {
         s.status.conditions = removeCondition(s.status.conditions, C.InUse.type);
       }
@@ -65,11 +70,20 @@ function discovery(deps: Deps): Handler<State> {
         const enabled = commonCpuFeatures(nodes);
         s.status.cpuFeatures = { enabled };
         const ok = nodes.length > 0;
-        conditionOn(s, ctx, ok
-          ? { type: C.Discovered.type, status: 'True', reason: C.Discovered.reason.DiscoverySucceeded }
-          : { type: C.Discovered.type, status: 'False', reason: C.Discovered.reason.DiscoveryFailed, message: 'no nodes to discover CPU features on' });
+        conditionOn(
+          s,
+          ctx,
+          ok
+            ? { type: C.Discovered.type, status: 'True', reason: C.Discovered.reason.DiscoverySucceeded }
+            : { type: C.Discovered.type, status: 'False', reason: C.Discovered.reason.DiscoveryFailed, message: 'no nodes to discover CPU features on' },
+        );
       } else {
-        conditionOn(s, ctx, { type: C.Discovered.type, status: 'False', reason: C.Discovered.reason.DiscoverySkip, message: `CPU type ${spec.cpu.type} needs no discovery` });
+        conditionOn(s, ctx, {
+          type: C.Discovered.type,
+          status: 'False',
+          reason: C.Discovered.reason.DiscoverySkip,
+          message: `CPU type ${spec.cpu.type} needs no discovery`,
+        });
       }
       s.status.availableNodes = nodes.map((n) => n.metadata.name ?? '').sort();
       const max = maxAllocatable(nodes);
@@ -84,11 +98,21 @@ function lifecycle(s: State, ctx: HandlerContext): void {
   if (s.obj.metadata.deletionTimestamp === undefined) s.status.phase = 'Pending';
   if (s.obj.metadata.generation !== undefined) s.status.observedGeneration = s.obj.metadata.generation;
   if ((s.status.availableNodes ?? []).length === 0) {
-    conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.NoSuitableNodesFound, message: 'no node matches the nodeSelector and tolerations of the class' });
+    conditionOn(s, ctx, {
+      type: C.Ready.type,
+      status: 'False',
+      reason: C.Ready.reason.NoSuitableNodesFound,
+      message: 'no node matches the nodeSelector and tolerations of the class',
+    });
     return;
   }
   if (s.obj.spec.cpu.type === 'Discovery' && (s.status.cpuFeatures?.enabled ?? []).length === 0) {
-    conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.NoCpuFeaturesEnabled, message: 'the selected nodes share no CPU features' });
+    conditionOn(s, ctx, {
+      type: C.Ready.type,
+      status: 'False',
+      reason: C.Ready.reason.NoCpuFeaturesEnabled,
+      message: 'the selected nodes share no CPU features',
+    });
     return;
   }
   conditionOn(s, ctx, { type: C.Ready.type, status: 'True', reason: C.Ready.reason.SuitableNodesFound });

@@ -33,7 +33,15 @@ describe('node selection of a class', () => {
   });
 
   it('takes a node whose placement taints are tolerated, ignoring condition taints such as not-ready', () => {
-    const tainted = node({}, { taints: [{ key: 'dedicated', value: 'vm', effect: 'NoSchedule' }, { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }] });
+    const tainted = node(
+      {},
+      {
+        taints: [
+          { key: 'dedicated', value: 'vm', effect: 'NoSchedule' },
+          { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
+        ],
+      },
+    );
     expect(nodeFits(tainted, undefined, [])).toBe(false);
     expect(nodeFits(tainted, undefined, [{ key: 'dedicated', operator: 'Exists' }])).toBe(true);
     expect(nodeFits(node({}, { taints: [{ key: 'x', effect: 'PreferNoSchedule' }] }), undefined, [])).toBe(true);

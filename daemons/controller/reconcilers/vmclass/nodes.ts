@@ -49,16 +49,19 @@ const CONDITION_TAINT_PREFIX = 'node.kubernetes.io/';
 /** A node takes the class's VMs: it matches the selector, is schedulable, and every placement taint is tolerated. */
 export function nodeFits(node: Node, selector: LabelSelector | undefined, tolerations: readonly Toleration[]): boolean {
   if (node.spec?.unschedulable === true || !matchesSelector(node.metadata.labels, selector)) return false;
-  const hard = (node.spec?.taints ?? []).filter(
-    (t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !t.key.startsWith(CONDITION_TAINT_PREFIX),
-  );
+  const hard = (node.spec?.taints ?? []).filter((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !t.key.startsWith(CONDITION_TAINT_PREFIX));
   return hard.every((taint) => tolerations.some((t) => tolerates(t, taint)));
 }
 
 /** CPU features every given node advertises through its labels, sorted. */
 export function commonCpuFeatures(nodes: readonly Node[]): string[] {
   const sets = nodes.map(
-    (n) => new Set(Object.keys(n.metadata.labels ?? {}).filter((k) => k.startsWith(CPU_FEATURE_LABEL_PREFIX)).map((k) => k.slice(CPU_FEATURE_LABEL_PREFIX.length))),
+    (n) =>
+      new Set(
+        Object.keys(n.metadata.labels ?? {})
+          .filter((k) => k.startsWith(CPU_FEATURE_LABEL_PREFIX))
+          .map((k) => k.slice(CPU_FEATURE_LABEL_PREFIX.length)),
+      ),
   );
   const [first, ...rest] = sets;
   if (first === undefined) return [];

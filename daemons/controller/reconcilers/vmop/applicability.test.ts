@@ -21,8 +21,16 @@ describe('which operation applies to which VM', () => {
     ['Restart an AlwaysOff VM', { type: 'Restart', phase: 'Running', runPolicy: 'AlwaysOff' }, 'NotApplicableForVirtualMachineRunPolicy'],
     ['Migrate a running VM', { type: 'Migrate', phase: 'Running', runPolicy: 'AlwaysOn' }, 'ok'],
     ['Evict a stopped VM', { type: 'Evict', phase: 'Stopped' }, 'NotApplicableForVirtualMachinePhase'],
-    ['Migrate by force under AlwaysSafe', { type: 'Migrate', phase: 'Running', force: true, liveMigrationPolicy: 'AlwaysSafe' }, 'NotApplicableForLiveMigrationPolicy'],
-    ['Migrate unforced under AlwaysForced', { type: 'Migrate', phase: 'Running', force: false, liveMigrationPolicy: 'AlwaysForced' }, 'NotApplicableForLiveMigrationPolicy'],
+    [
+      'Migrate by force under AlwaysSafe',
+      { type: 'Migrate', phase: 'Running', force: true, liveMigrationPolicy: 'AlwaysSafe' },
+      'NotApplicableForLiveMigrationPolicy',
+    ],
+    [
+      'Migrate unforced under AlwaysForced',
+      { type: 'Migrate', phase: 'Running', force: false, liveMigrationPolicy: 'AlwaysForced' },
+      'NotApplicableForLiveMigrationPolicy',
+    ],
     ['Migrate by force under PreferSafe', { type: 'Migrate', phase: 'Running', force: true }, 'ok'],
     ['Restore (not supported here)', { type: 'Restore', phase: 'Stopped' }, 'OperationFailed'],
   ])('%s: %s', (_what, input, verdict) => {

@@ -45,11 +45,19 @@ export function applicability(input: ApplicabilityInput): Applicability {
   const rule = RULES[input.type];
   if (rule === undefined) return { ok: false, reason: 'OperationFailed', message: `operation ${input.type} is not supported by this controller` };
   if (!rule.policies.includes(input.runPolicy)) {
-    return { ok: false, reason: 'NotApplicableForVirtualMachineRunPolicy', message: `${input.type} is not applicable to a VM with runPolicy ${input.runPolicy}` };
+    return {
+      ok: false,
+      reason: 'NotApplicableForVirtualMachineRunPolicy',
+      message: `${input.type} is not applicable to a VM with runPolicy ${input.runPolicy}`,
+    };
   }
   const phases = input.force === true ? [...rule.phases, ...(rule.forcedPhases ?? [])] : rule.phases;
   if (!phases.includes(input.phase ?? '')) {
-    return { ok: false, reason: 'NotApplicableForVirtualMachinePhase', message: `${input.type} is not applicable to a VM in phase ${input.phase ?? 'unknown'}` };
+    return {
+      ok: false,
+      reason: 'NotApplicableForVirtualMachinePhase',
+      message: `${input.type} is not applicable to a VM in phase ${input.phase ?? 'unknown'}`,
+    };
   }
   return migrationPolicy(input);
 }

@@ -102,7 +102,12 @@ export function exclusive(deps: Deps): Handler<VMOPState> {
         .filter((o) => o.status?.phase === 'InProgress' || olderThan(o, s.obj));
       if (ahead.length === 0) return;
       const names = ahead.map((o) => o.metadata.name).join(', ');
-      conditionOn(s, ctx, { type: Completed.type, status: 'False', reason: Completed.reason.NotReadyToBeExecuted, message: `waiting for operation ${names} on the same VM` });
+      conditionOn(s, ctx, {
+        type: Completed.type,
+        status: 'False',
+        reason: Completed.reason.NotReadyToBeExecuted,
+        message: `waiting for operation ${names} on the same VM`,
+      });
       return { stop: true };
     },
   };

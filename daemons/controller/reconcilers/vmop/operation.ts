@@ -1,7 +1,4 @@
-import type {
-  InternalVirtualMachine,
-  InternalVirtualMachineInstance,
-} from '../../../../shared/api/internal/resources.js';
+import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
 import type { Logger } from '../../../../shared/log/index.js';
@@ -19,10 +16,7 @@ export interface OpContext {
 }
 
 /** Where a running operation stands. */
-export type Progress =
-  | { state: 'done' }
-  | { state: 'failed'; message: string }
-  | { state: 'waiting'; reason: string; progress?: string; message?: string };
+export type Progress = { state: 'done' } | { state: 'failed'; message: string } | { state: 'waiting'; reason: string; progress?: string; message?: string };
 
 /** One operation type: send the signal once, then check until done or failed; clean up after. */
 export interface Operation {

@@ -57,7 +57,12 @@ function world(seed: { vm?: VirtualMachine; kvvm?: InternalVirtualMachine; kvvmi
 
 describe('the VirtualMachineOperation reconciler', () => {
   it.each<[string, Parameters<typeof world>[0], string, { phase: string; reason?: RegExp; message?: RegExp }]>([
-    ['fails an operation whose VM does not exist', { ops: [op('a', 'Start')] }, 'a', { phase: 'Failed', reason: /VirtualMachineNotFound/, message: /VirtualMachine web not found/ }],
+    [
+      'fails an operation whose VM does not exist',
+      { ops: [op('a', 'Start')] },
+      'a',
+      { phase: 'Failed', reason: /VirtualMachineNotFound/, message: /VirtualMachine web not found/ },
+    ],
     ['fails a Start of a running VM', { vm: vm('Running'), kvvm: kvvm(), kvvmi: kvvmi(), ops: [op('a', 'Start')] }, 'a', { phase: 'Failed' }],
     [
       'keeps a newer operation Pending behind an older unfinished one on the same VM',

@@ -60,7 +60,10 @@ export const leasedCidrsStay: Check<ModuleConfig> = {
       out.deny(PATH, 'cannot be cleared once set');
       return;
     }
-    const removed = before.filter((c) => !now.has(c)).map(parseSubnet).filter((s): s is Subnet => s !== undefined);
+    const removed = before
+      .filter((c) => !now.has(c))
+      .map(parseSubnet)
+      .filter((s): s is Subnet => s !== undefined);
     if (removed.length === 0) return;
     const leases = await lookups.ipAddressLeases();
     for (const subnet of removed) {
@@ -69,7 +72,10 @@ export const leasedCidrsStay: Check<ModuleConfig> = {
         return ip !== undefined && contains(subnet, ip);
       });
       if (held.length === 0) continue;
-      const names = held.slice(0, 3).map((l) => l.metadata.name ?? '').join(', ');
+      const names = held
+        .slice(0, 3)
+        .map((l) => l.metadata.name ?? '')
+        .join(', ');
       out.deny(PATH, `cannot remove ${subnet.text}: ${held.length} address lease(s) still use it (${names}${held.length > 3 ? ', ...' : ''})`);
     }
   },

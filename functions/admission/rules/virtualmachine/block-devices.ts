@@ -9,22 +9,19 @@ export const MAX_BLOCK_DEVICES = 16;
 type Ref = { readonly kind: string; readonly name: string };
 const refKey = (r: Ref): string => `${r.kind}/${r.name}`;
 
-export const uniqueBlockDevices: Check<VirtualMachine> = pure(
-  'block devices are listed once with unique boot orders',
-  ({ object }, out) => {
-    const seen = new Map<string, number>();
-    const orders = new Map<number, number>();
-    object.spec.blockDeviceRefs.forEach((ref, i) => {
-      const first = seen.get(refKey(ref));
-      if (first === undefined) seen.set(refKey(ref), i);
-      else out.deny(`spec.blockDeviceRefs[${i}]`, `${refKey(ref)} is already listed at spec.blockDeviceRefs[${first}]`);
-      if (ref.bootOrder === undefined) return;
-      const other = orders.get(ref.bootOrder);
-      if (other === undefined) orders.set(ref.bootOrder, i);
-      else out.deny(`spec.blockDeviceRefs[${i}].bootOrder`, `boot order ${ref.bootOrder} is already used by spec.blockDeviceRefs[${other}]`);
-    });
-  },
-);
+export const uniqueBlockDevices: Check<VirtualMachine> = pure('block devices are listed once with unique boot orders', ({ object }, out) => {
+  const seen = new Map<string, number>();
+  const orders = new Map<number, number>();
+  object.spec.blockDeviceRefs.forEach((ref, i) => {
+    const first = seen.get(refKey(ref));
+    if (first === undefined) seen.set(refKey(ref), i);
+    else out.deny(`spec.blockDeviceRefs[${i}]`, `${refKey(ref)} is already listed at spec.blockDeviceRefs[${first}]`);
+    if (ref.bootOrder === undefined) return;
+    const other = orders.get(ref.bootOrder);
+    if (other === undefined) orders.set(ref.bootOrder, i);
+    else out.deny(`spec.blockDeviceRefs[${i}].bootOrder`, `boot order ${ref.bootOrder} is already used by spec.blockDeviceRefs[${other}]`);
+  });
+});
 
 /** Live attachments of one VM (those being deleted no longer count). */
 export async function attachmentsOf(lookups: Lookups, namespace: string, vm: string): Promise<VirtualMachineBlockDeviceAttachment[]> {

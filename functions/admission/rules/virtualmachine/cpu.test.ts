@@ -27,7 +27,7 @@ ruleTable(virtualMachineValidator, vmWorld, [
   {
     rule: 'a sizing policy covers the core count',
     good: { object: vm((o) => void (o.spec.cpu = { cores: 4, coreFraction: '50%' })) },
-    bad: { object: vm((o) => void (o.spec.cpu = { cores: 4, coreFraction: '50%' })), world: (w) => void (w.classes[0]?.spec.sizingPolicies?.splice(0, 1)) },
+    bad: { object: vm((o) => void (o.spec.cpu = { cores: 4, coreFraction: '50%' })), world: (w) => void w.classes[0]?.spec.sizingPolicies?.splice(0, 1) },
     expect: { deny: 'spec.cpu.cores', message: /no sizing policy of VirtualMachineClass generic covers 4 cores \(ranges: 5-8, 9-16, 17-1024\)/ },
   },
   {

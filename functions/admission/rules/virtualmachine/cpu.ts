@@ -58,10 +58,7 @@ export const autoCoreFraction: Check<VirtualMachine> = {
 /** Auto needs a non-CE edition, the VPA API and the in-place resize feature gate (VMs and classes alike). */
 export async function autoFractionProblems(ctx: RuleContext, out: Findings, path: string): Promise<void> {
   if (ctx.cluster.edition === 'CE') out.deny(path, 'Auto is not available in the CE edition');
-  const [vpa, settings] = await Promise.all([
-    ctx.lookups.apiAvailable('autoscaling.k8s.io', 'v1', 'verticalpodautoscalers'),
-    ctx.lookups.moduleSettings(),
-  ]);
+  const [vpa, settings] = await Promise.all([ctx.lookups.apiAvailable('autoscaling.k8s.io', 'v1', 'verticalpodautoscalers'), ctx.lookups.moduleSettings()]);
   if (!vpa) out.deny(path, 'Auto needs the vertical-pod-autoscaler module, which is not enabled');
   if (!settings.featureGates.includes(IN_PLACE_RESIZE_GATE)) {
     out.deny(path, `Auto needs the ${IN_PLACE_RESIZE_GATE} feature gate in the virtualization ModuleConfig`);

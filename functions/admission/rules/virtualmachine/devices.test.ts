@@ -14,8 +14,19 @@ const runningOn = (node: string, ...names: string[]): VmIn =>
 function usbReady(w: World): void {
   w.apis.push(DRA);
   w.nodes.push({ name: 'node-a', addresses: ['192.168.0.10'], annotations: { [USBIP_ANNOTATIONS.total]: '4', [USBIP_ANNOTATIONS.highSpeedUsed]: '1' } });
-  for (const [name, node, speed] of [['token', 'node-b', 480], ['camera', 'node-b', 12], ['disk', 'node-a', 5000]] as const) {
-    w.usbDevices.push(USBDeviceSchema.parse({ apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'USBDevice', metadata: { name, namespace: 'ns1' }, status: { nodeName: node, attributes: { speed } } }));
+  for (const [name, node, speed] of [
+    ['token', 'node-b', 480],
+    ['camera', 'node-b', 12],
+    ['disk', 'node-a', 5000],
+  ] as const) {
+    w.usbDevices.push(
+      USBDeviceSchema.parse({
+        apiVersion: 'virtualization.deckhouse.io/v1alpha2',
+        kind: 'USBDevice',
+        metadata: { name, namespace: 'ns1' },
+        status: { nodeName: node, attributes: { speed } },
+      }),
+    );
   }
 }
 
@@ -41,7 +52,10 @@ ruleTable(virtualMachineValidator, vmWorld, [
   {
     rule: 'a USB device serves one VM',
     good: { object: withUsb('token'), world: (w) => void (usbReady(w), w.vms.push(typed.vm((o) => void (o.spec.usbDevices = [{ name: 'token' }])))) },
-    bad: { object: withUsb('token'), world: (w) => void (usbReady(w), w.vms.push(typed.vm((o) => void ((o.metadata.name = 'vm2'), (o.spec.usbDevices = [{ name: 'token' }]))))) },
+    bad: {
+      object: withUsb('token'),
+      world: (w) => void (usbReady(w), w.vms.push(typed.vm((o) => void ((o.metadata.name = 'vm2'), (o.spec.usbDevices = [{ name: 'token' }]))))),
+    },
     expect: { deny: 'spec.usbDevices[0]', message: /already used by VirtualMachine vm2/ },
   },
   {
@@ -55,7 +69,11 @@ ruleTable(virtualMachineValidator, vmWorld, [
     good: { object: runningOn('node-a', 'token'), world: usbReady },
     bad: {
       object: runningOn('node-a', 'token'),
-      world: (w) => void (usbReady(w), w.nodes[0] !== undefined && (w.nodes[0] = { ...w.nodes[0], annotations: { [USBIP_ANNOTATIONS.total]: '4', [USBIP_ANNOTATIONS.highSpeedUsed]: '2' } })),
+      world: (w) =>
+        void (
+          usbReady(w),
+          w.nodes[0] !== undefined && (w.nodes[0] = { ...w.nodes[0], annotations: { [USBIP_ANNOTATIONS.total]: '4', [USBIP_ANNOTATIONS.highSpeedUsed]: '2' } })
+        ),
     },
     expect: { deny: 'spec.usbDevices[0]', message: /node node-a has no free USB\/IP port for USB device token from node node-b/ },
   },

@@ -33,10 +33,7 @@ async function usbAvailable(ctx: RuleContext, out: Findings): Promise<boolean> {
     out.deny('spec.usbDevices', 'USB devices are not available in the CE edition');
     return false;
   }
-  const [dra, version] = await Promise.all([
-    ctx.lookups.apiAvailable('resource.k8s.io', 'v1', 'resourceclaims'),
-    ctx.lookups.serverVersion(),
-  ]);
+  const [dra, version] = await Promise.all([ctx.lookups.apiAvailable('resource.k8s.io', 'v1', 'resourceclaims'), ctx.lookups.serverVersion()]);
   const oldKube = version.major === 1 && version.minor < USB_MIN_KUBE_MINOR;
   if (!dra || oldKube) {
     out.deny('spec.usbDevices', `USB devices need Kubernetes 1.${USB_MIN_KUBE_MINOR} or newer with dynamic resource allocation (resource.k8s.io/v1)`);

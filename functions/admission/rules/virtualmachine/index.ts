@@ -4,13 +4,7 @@ import { VirtualMachineSchema, type VirtualMachine } from '../../../../shared/ap
 import type { Check } from '../check.js';
 import { nameAtMost, reservedMetadataKeys } from '../metadata.js';
 import { schemaParser, type Validator } from '../validator.js';
-import {
-  blockDeviceLimit,
-  hotplugNeedsParavirtualization,
-  imageFirstIsCdrom,
-  notAttachedTwice,
-  uniqueBlockDevices,
-} from './block-devices.js';
+import { blockDeviceLimit, hotplugNeedsParavirtualization, imageFirstIsCdrom, notAttachedTwice, uniqueBlockDevices } from './block-devices.js';
 import { autoCoreFraction, coreTopology, sizingPolicy } from './cpu.js';
 import { gpus, usbDevices } from './devices.js';
 import { cloudInitUserData, legacyParavirtualization } from './guest.js';

@@ -47,14 +47,52 @@ ruleTable(virtualMachineValidator, vmWorld, [
   },
   {
     rule: 'network ids are unique and in range',
-    good: { object: nets([{ type: 'Main', id: 1 }, { type: 'Network', name: 'net-a', id: 16383 }]), world: withSdn },
-    bad: { object: nets([{ type: 'Main', id: 1 }, { type: 'Network', name: 'net-a', id: 16384 }]), world: withSdn },
+    good: {
+      object: nets([
+        { type: 'Main', id: 1 },
+        { type: 'Network', name: 'net-a', id: 16383 },
+      ]),
+      world: withSdn,
+    },
+    bad: {
+      object: nets([
+        { type: 'Main', id: 1 },
+        { type: 'Network', name: 'net-a', id: 16384 },
+      ]),
+      world: withSdn,
+    },
     expect: { deny: 'spec.networks[1].id', message: /from 1 to 16383/ },
   },
   {
     rule: 'network ids change only while the VM is stopped',
-    good: { object: nets([{ type: 'Main', id: 1 }, { type: 'Network', name: 'net-a', id: 3 }]), old: nets([{ type: 'Main', id: 1 }, { type: 'Network', name: 'net-a', id: 2 }], stopped), world: withSdn },
-    bad: { object: nets([{ type: 'Main', id: 1 }, { type: 'Network', name: 'net-a', id: 3 }]), old: nets([{ type: 'Main', id: 1 }, { type: 'Network', name: 'net-a', id: 2 }], running), world: withSdn },
+    good: {
+      object: nets([
+        { type: 'Main', id: 1 },
+        { type: 'Network', name: 'net-a', id: 3 },
+      ]),
+      old: nets(
+        [
+          { type: 'Main', id: 1 },
+          { type: 'Network', name: 'net-a', id: 2 },
+        ],
+        stopped,
+      ),
+      world: withSdn,
+    },
+    bad: {
+      object: nets([
+        { type: 'Main', id: 1 },
+        { type: 'Network', name: 'net-a', id: 3 },
+      ]),
+      old: nets(
+        [
+          { type: 'Main', id: 1 },
+          { type: 'Network', name: 'net-a', id: 2 },
+        ],
+        running,
+      ),
+      world: withSdn,
+    },
     expect: { deny: 'spec.networks[1].id', message: /cannot change from 2 to 3 unless the VM is Stopped/ },
   },
   {

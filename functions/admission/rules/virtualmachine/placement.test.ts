@@ -11,7 +11,9 @@ const term = (operator: string, values?: string[]): NonNullable<Spec['affinity']
 });
 const podTerm = (topologyKey: string, weight = 50): NonNullable<Spec['affinity']> => ({
   virtualMachineAndPodAntiAffinity: {
-    preferredDuringSchedulingIgnoredDuringExecution: [{ weight, virtualMachineAndPodAffinityTerm: { topologyKey, labelSelector: { matchLabels: { app: 'web' } } } }],
+    preferredDuringSchedulingIgnoredDuringExecution: [
+      { weight, virtualMachineAndPodAffinityTerm: { topologyKey, labelSelector: { matchLabels: { app: 'web' } } } },
+    ],
   },
 });
 const spread = (change: (c: NonNullable<Spec['topologySpreadConstraints']>[number]) => void): Spec['topologySpreadConstraints'] => {
@@ -31,19 +33,28 @@ ruleTable(virtualMachineValidator, vmWorld, [
     rule: 'node affinity operators take the values they need',
     good: { object: placed((s) => void (s.affinity = term('In', ['a']))) },
     bad: { object: placed((s) => void (s.affinity = term('In', []))) },
-    expect: { deny: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values', message: /non-empty for operator In/ },
+    expect: {
+      deny: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values',
+      message: /non-empty for operator In/,
+    },
   },
   {
     rule: 'Gt and Lt compare with one integer',
     good: { object: placed((s) => void (s.affinity = term('Gt', ['3']))) },
     bad: { object: placed((s) => void (s.affinity = term('Lt', ['three']))) },
-    expect: { deny: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values', message: /single integer/ },
+    expect: {
+      deny: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values',
+      message: /single integer/,
+    },
   },
   {
     rule: 'node affinity operators are known',
     good: { object: placed((s) => void (s.affinity = term('Exists'))) },
     bad: { object: placed((s) => void (s.affinity = term('Near'))) },
-    expect: { deny: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator', message: /must be one of/ },
+    expect: {
+      deny: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator',
+      message: /must be one of/,
+    },
   },
   {
     rule: 'affinity weights are from 1 to 100',
@@ -55,7 +66,10 @@ ruleTable(virtualMachineValidator, vmWorld, [
     rule: 'affinity terms have a topology key',
     good: { object: placed((s) => void (s.affinity = podTerm('kubernetes.io/hostname'))) },
     bad: { object: placed((s) => void (s.affinity = podTerm(''))) },
-    expect: { deny: 'spec.affinity.virtualMachineAndPodAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].virtualMachineAndPodAffinityTerm.topologyKey', message: /is required/ },
+    expect: {
+      deny: 'spec.affinity.virtualMachineAndPodAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].virtualMachineAndPodAffinityTerm.topologyKey',
+      message: /is required/,
+    },
   },
   {
     rule: 'tolerations use a known operator',

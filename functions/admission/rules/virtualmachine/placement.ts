@@ -54,7 +54,9 @@ function checkNodeTerm(term: NodeTerm, path: string, out: Findings): void {
 }
 
 function checkPodAffinity(affinity: PodAffinity | undefined, path: string, out: Findings): void {
-  affinity?.requiredDuringSchedulingIgnoredDuringExecution?.forEach((t, i) => checkTerm(t, `${path}.requiredDuringSchedulingIgnoredDuringExecution[${i}]`, out));
+  affinity?.requiredDuringSchedulingIgnoredDuringExecution?.forEach((t, i) =>
+    checkTerm(t, `${path}.requiredDuringSchedulingIgnoredDuringExecution[${i}]`, out),
+  );
   affinity?.preferredDuringSchedulingIgnoredDuringExecution?.forEach((p, i) => {
     const at = `${path}.preferredDuringSchedulingIgnoredDuringExecution[${i}]`;
     checkWeight(p.weight, `${at}.weight`, out);

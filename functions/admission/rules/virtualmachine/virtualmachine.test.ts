@@ -17,7 +17,10 @@ ruleTable(virtualMachineValidator, vmWorld, [
   },
   {
     rule: 'users do not add reserved label keys',
-    good: { object: vm((o) => void (o.metadata.labels = { app: 'web', 'virtualization.deckhouse.io/x': 'y' })), username: 'system:serviceaccount:d8-virtualization:virtualization-controller' },
+    good: {
+      object: vm((o) => void (o.metadata.labels = { app: 'web', 'virtualization.deckhouse.io/x': 'y' })),
+      username: 'system:serviceaccount:d8-virtualization:virtualization-controller',
+    },
     bad: { object: vm((o) => void (o.metadata.labels = { 'virtualization.deckhouse.io/x': 'y' })) },
     expect: { deny: 'metadata.labels[virtualization.deckhouse.io/x]', message: /reserved for the module/ },
   },
@@ -41,8 +44,24 @@ ruleTable(virtualMachineValidator, vmWorld, [
   },
   {
     rule: 'boot orders are unique',
-    good: { object: vm((o) => void (o.spec.blockDeviceRefs = [{ kind: 'VirtualDisk', name: 'root', bootOrder: 1 }, { kind: 'VirtualDisk', name: 'data', bootOrder: 2 }])) },
-    bad: { object: vm((o) => void (o.spec.blockDeviceRefs = [{ kind: 'VirtualDisk', name: 'root', bootOrder: 1 }, { kind: 'VirtualDisk', name: 'data', bootOrder: 1 }])) },
+    good: {
+      object: vm(
+        (o) =>
+          void (o.spec.blockDeviceRefs = [
+            { kind: 'VirtualDisk', name: 'root', bootOrder: 1 },
+            { kind: 'VirtualDisk', name: 'data', bootOrder: 2 },
+          ]),
+      ),
+    },
+    bad: {
+      object: vm(
+        (o) =>
+          void (o.spec.blockDeviceRefs = [
+            { kind: 'VirtualDisk', name: 'root', bootOrder: 1 },
+            { kind: 'VirtualDisk', name: 'data', bootOrder: 1 },
+          ]),
+      ),
+    },
     expect: { deny: 'spec.blockDeviceRefs[1].bootOrder', message: /boot order 1 is already used/ },
   },
   {

@@ -59,7 +59,9 @@ beforeAll(async () => {
   makeImage(filesDir, 'disk.qcow2', 'qcow2', 64);
   makeImage(filesDir, 'disk.raw', 'raw', 16);
   writeFileSync(join(filesDir, 'notes.txt'), '<html>this is a web page, not a disk</html>\n'.repeat(100));
-  qcow2Sha256 = createHash('sha256').update(readFileSync(join(filesDir, 'disk.qcow2'))).digest('hex');
+  qcow2Sha256 = createHash('sha256')
+    .update(readFileSync(join(filesDir, 'disk.qcow2')))
+    .digest('hex');
   files = await serveDir(filesDir);
   storageClass = `disks-${scope.id}`;
   await sc.storageClasses.create({
@@ -128,26 +130,43 @@ describe('images', () => {
   it('a ClusterVirtualImage from HTTP (with its checksum) reaches Ready with format, size and its DVCR location', async () => {
     const created = await c.clusterImages.create(cvi('qcow2', `${files.url}/disk.qcow2`, qcow2Sha256));
     cviName = created.metadata.name ?? '';
-    const img = await eventually(async () => {
-      const got = await c.clusterImages.get({ name: cviName });
-      return ready(got) && got;
-    }, 'cluster image Ready', IMPORT);
+    const img = await eventually(
+      async () => {
+        const got = await c.clusterImages.get({ name: cviName });
+        return ready(got) && got;
+      },
+      'cluster image Ready',
+      IMPORT,
+    );
     expect(img.status).toMatchObject({ format: 'qcow2', cdrom: false, progress: '100%', size: { unpackedBytes: String(64 * MiB), unpacked: '64Mi' } });
     expect(img.status?.target?.registryURL).toBe(`${registry.host}/cvi/${cviName}:${created.metadata.uid ?? ''}`);
     expect(img.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Ready' });
     expect(img.metadata.finalizers).toContain('virtualization.deckhouse.io/cvi-cleanup');
     // The image is really in the registry, and the importer Pod is cleaned up once Ready is stored.
-    const manifest = await fetch(`${registry.url}/v2/cvi/${cviName}/manifests/${created.metadata.uid ?? ''}`, { headers: { accept: 'application/vnd.oci.image.manifest.v1+json' } });
+    const manifest = await fetch(`${registry.url}/v2/cvi/${cviName}/manifests/${created.metadata.uid ?? ''}`, {
+      headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+    });
     expect(manifest.status).toBe(200);
-    await eventually(async () => (await sc.helperPods.list({ namespace: ns, labelSelector: 'virtualization.deckhouse.io/helper' })).items.every((p) => !p.metadata.annotations?.['virtualization.deckhouse.io/owner']?.includes(cviName)), 'importer Pod removed', IMPORT);
+    await eventually(
+      async () =>
+        (await sc.helperPods.list({ namespace: ns, labelSelector: 'virtualization.deckhouse.io/helper' })).items.every(
+          (p) => !p.metadata.annotations?.['virtualization.deckhouse.io/owner']?.includes(cviName),
+        ),
+      'importer Pod removed',
+      IMPORT,
+    );
   });
 
   it('a checksum mismatch fails with a reason a person understands, and nothing is pushed', async () => {
     await c.images.create(vi('bad-sum', `${files.url}/disk.raw`, '0'.repeat(64)));
-    const img = await eventually(async () => {
-      const got = await c.images.get({ namespace: ns, name: 'bad-sum' });
-      return got.status?.phase === 'Failed' && got;
-    }, 'image Failed', IMPORT);
+    const img = await eventually(
+      async () => {
+        const got = await c.images.get({ namespace: ns, name: 'bad-sum' });
+        return got.status?.phase === 'Failed' && got;
+      },
+      'image Failed',
+      IMPORT,
+    );
     const cond = img.status?.conditions?.find((x) => x.type === 'Ready');
     expect(cond).toMatchObject({ status: 'False', reason: 'ProvisioningFailed' });
     expect(cond?.message).toMatch(/^ChecksumMismatch: .*sha256/i);
@@ -164,10 +183,14 @@ describe('images', () => {
     ] as const;
     for (const [name, url] of cases) await c.images.create(vi(name, url));
     for (const [name, , reason] of cases) {
-      const img = await eventually(async () => {
-        const got = await c.images.get({ namespace: ns, name });
-        return got.status?.phase === 'Failed' && got;
-      }, `${name} Failed`, IMPORT);
+      const img = await eventually(
+        async () => {
+          const got = await c.images.get({ namespace: ns, name });
+          return got.status?.phase === 'Failed' && got;
+        },
+        `${name} Failed`,
+        IMPORT,
+      );
       expect(img.status?.conditions?.find((x) => x.type === 'Ready')?.message).toMatch(reason);
       expect(img.status?.target?.registryURL).toBeUndefined();
       expect((await fetch(`${registry.url}/v2/vi/${ns}/${name}/tags/list`)).status).toBe(404);
@@ -182,31 +205,46 @@ describe('images', () => {
       spec: { storage: 'ContainerRegistry', dataSource: { type: 'Upload', upload: { checksum: { sha256: qcow2Sha256 } } } },
     });
     await c.images.create(upload('uploaded'));
-    const waiting = await eventually(async () => {
-      const got = await c.images.get({ namespace: ns, name: 'uploaded' });
-      return got.status?.phase === 'WaitForUserUpload' && got;
-    }, 'image WaitForUserUpload', IMPORT);
+    const waiting = await eventually(
+      async () => {
+        const got = await c.images.get({ namespace: ns, name: 'uploaded' });
+        return got.status?.phase === 'WaitForUserUpload' && got;
+      },
+      'image WaitForUserUpload',
+      IMPORT,
+    );
     expect(waiting.status?.imageUploadURLs?.inCluster).toBe(`http://d8v-upload-vi-uploaded.${ns}.svc/upload`);
     await sc.services.get({ namespace: ns, name: 'd8v-upload-vi-uploaded' });
     // The Service would route to the Pod; here its program listens on a local port.
     const port = await eventually(() => player.uploadPort('d8v-upload-vi-uploaded'), 'uploader listening', IMPORT);
     const res = await fetch(`http://127.0.0.1:${String(port)}/upload`, { method: 'PUT', body: readFileSync(join(filesDir, 'disk.qcow2')) });
     expect(res.status).toBe(200);
-    const img = await eventually(async () => {
-      const got = await c.images.get({ namespace: ns, name: 'uploaded' });
-      return ready(got) && got;
-    }, 'uploaded image Ready', IMPORT);
+    const img = await eventually(
+      async () => {
+        const got = await c.images.get({ namespace: ns, name: 'uploaded' });
+        return ready(got) && got;
+      },
+      'uploaded image Ready',
+      IMPORT,
+    );
     expect(img.status).toMatchObject({ format: 'qcow2', size: { unpackedBytes: String(64 * MiB) } });
     expect(img.status?.imageUploadURLs).toBeUndefined();
     await eventually(() => gone(() => sc.services.get({ namespace: ns, name: 'd8v-upload-vi-uploaded' })), 'uploader Service removed', IMPORT);
 
     // An upload that never starts fails after UPLOAD_WAIT_TIMEOUT.
     await c.images.create(upload('never'));
-    const failed = await eventually(async () => {
-      const got = await c.images.get({ namespace: ns, name: 'never' });
-      return got.status?.phase === 'Failed' && got;
-    }, 'unstarted upload Failed', IMPORT);
-    expect(failed.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ reason: 'WaitForUserUploadTimeout', message: expect.stringMatching(/^UploadTimeout: /) as unknown });
+    const failed = await eventually(
+      async () => {
+        const got = await c.images.get({ namespace: ns, name: 'never' });
+        return got.status?.phase === 'Failed' && got;
+      },
+      'unstarted upload Failed',
+      IMPORT,
+    );
+    expect(failed.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({
+      reason: 'WaitForUserUploadTimeout',
+      message: expect.stringMatching(/^UploadTimeout: /) as unknown,
+    });
   });
 
   it('a VirtualImage from another image waits for it (DatasourceReady=False) and names it', async () => {
@@ -220,17 +258,30 @@ describe('images', () => {
       const got = await c.images.get({ namespace: ns, name: 'from-nothing' });
       return got.status?.phase === 'Pending' && got;
     }, 'image Pending');
-    expect(img.status?.conditions?.find((x) => x.type === 'DatasourceReady')).toMatchObject({ status: 'False', reason: 'ImageNotReady', message: `VirtualImage ${ns}/not-there does not exist` });
+    expect(img.status?.conditions?.find((x) => x.type === 'DatasourceReady')).toMatchObject({
+      status: 'False',
+      reason: 'ImageNotReady',
+      message: `VirtualImage ${ns}/not-there does not exist`,
+    });
   });
 });
 
 describe('disks', () => {
   it('a disk from the image gets its PVC on the class, filled with the image as raw, and is Ready', async () => {
-    await c.disks.create(disk('root', { dataSource: { type: 'ObjectRef', objectRef: { kind: 'ClusterVirtualImage', name: cviName } }, persistentVolumeClaim: { storageClassName: storageClass } }));
-    const vd = await eventually(async () => {
-      const got = await c.disks.get({ namespace: ns, name: 'root' });
-      return ready(got) && got;
-    }, 'disk Ready', IMPORT);
+    await c.disks.create(
+      disk('root', {
+        dataSource: { type: 'ObjectRef', objectRef: { kind: 'ClusterVirtualImage', name: cviName } },
+        persistentVolumeClaim: { storageClassName: storageClass },
+      }),
+    );
+    const vd = await eventually(
+      async () => {
+        const got = await c.disks.get({ namespace: ns, name: 'root' });
+        return ready(got) && got;
+      },
+      'disk Ready',
+      IMPORT,
+    );
     const pvcName = vd.status?.target?.persistentVolumeClaimName ?? '';
     const pvc = await sc.pvcs.get({ namespace: ns, name: pvcName });
     expect(pvc.spec).toMatchObject({ storageClassName: storageClass, resources: { requests: { storage: String(64 * MiB) } } });
@@ -291,26 +342,52 @@ describe('disks', () => {
       apiVersion: API_VERSION,
       kind: 'VirtualImage',
       metadata: { name: 'on-pvc', namespace: ns },
-      spec: { storage: 'PersistentVolumeClaim', persistentVolumeClaim: { storageClassName: storageClass }, dataSource: { type: 'HTTP', http: { url: `${files.url}/disk.raw` } } },
+      spec: {
+        storage: 'PersistentVolumeClaim',
+        persistentVolumeClaim: { storageClassName: storageClass },
+        dataSource: { type: 'HTTP', http: { url: `${files.url}/disk.raw` } },
+      },
     });
-    const img = await eventually(async () => {
-      const got = await c.images.get({ namespace: ns, name: 'on-pvc' });
-      return ready(got) && got;
-    }, 'PVC image Ready', IMPORT);
+    const img = await eventually(
+      async () => {
+        const got = await c.images.get({ namespace: ns, name: 'on-pvc' });
+        return ready(got) && got;
+      },
+      'PVC image Ready',
+      IMPORT,
+    );
     const imgPVC = img.status?.target?.persistentVolumeClaimName ?? '';
-    expect(img.status).toMatchObject({ storageClassName: storageClass, format: 'raw', target: { registryURL: expect.stringContaining(`/vi/${ns}/on-pvc:`) as unknown } });
+    expect(img.status).toMatchObject({
+      storageClassName: storageClass,
+      format: 'raw',
+      target: { registryURL: expect.stringContaining(`/vi/${ns}/on-pvc:`) as unknown },
+    });
     expect(statSync(join(player.dirOf(imgPVC), 'disk.img')).size).toBe(16 * MiB);
-    await c.disks.create(disk('from-pvc-image', { dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'on-pvc' } }, persistentVolumeClaim: { storageClassName: storageClass } }));
-    const vd = await eventually(async () => {
-      const got = await c.disks.get({ namespace: ns, name: 'from-pvc-image' });
-      return ready(got) && got;
-    }, 'disk from PVC image Ready', IMPORT);
+    await c.disks.create(
+      disk('from-pvc-image', {
+        dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'on-pvc' } },
+        persistentVolumeClaim: { storageClassName: storageClass },
+      }),
+    );
+    const vd = await eventually(
+      async () => {
+        const got = await c.disks.get({ namespace: ns, name: 'from-pvc-image' });
+        return ready(got) && got;
+      },
+      'disk from PVC image Ready',
+      IMPORT,
+    );
     const file = join(player.dirOf(vd.status?.target?.persistentVolumeClaimName ?? ''), 'disk.img');
     expect(readFileSync(file).equals(readFileSync(join(filesDir, 'disk.raw')))).toBe(true);
   });
 
   it('a disk smaller than its image fails with the size named', async () => {
-    await c.disks.create(disk('too-small', { dataSource: { type: 'ObjectRef', objectRef: { kind: 'ClusterVirtualImage', name: cviName } }, persistentVolumeClaim: { size: '1Mi', storageClassName: storageClass } }));
+    await c.disks.create(
+      disk('too-small', {
+        dataSource: { type: 'ObjectRef', objectRef: { kind: 'ClusterVirtualImage', name: cviName } },
+        persistentVolumeClaim: { size: '1Mi', storageClassName: storageClass },
+      }),
+    );
     const vd = await eventually(async () => {
       const got = await c.disks.get({ namespace: ns, name: 'too-small' });
       return got.status?.phase === 'Failed' && got;
@@ -338,7 +415,9 @@ describe('attachments', () => {
     }, 'VMBDA Attached').catch(async (err: unknown) => {
       const a = await sc.vmbdas.get({ namespace: ns, name: 'hot' });
       const vmi = await c.kvvmis.get({ namespace: ns, name: 'guest' });
-      throw new Error(`${String(err)}: ${JSON.stringify(a.status)} calls ${JSON.stringify(hotplug.calls)} vmi ${JSON.stringify(vmi.spec.volumes)} ${JSON.stringify(vmi.status?.volumeStatus)}`);
+      throw new Error(
+        `${String(err)}: ${JSON.stringify(a.status)} calls ${JSON.stringify(hotplug.calls)} vmi ${JSON.stringify(vmi.spec.volumes)} ${JSON.stringify(vmi.status?.volumeStatus)}`,
+      );
     });
     expect(attached.status?.virtualMachineName).toBe('guest');
     const blank = await c.disks.get({ namespace: ns, name: 'blank' });
@@ -351,7 +430,9 @@ describe('attachments', () => {
         volumeKind: 'VirtualDisk',
         pvcName: blank.status?.target?.persistentVolumeClaimName,
         isCdrom: false,
-        serial: createHash('md5').update(blank.metadata.uid ?? '').digest('hex'),
+        serial: createHash('md5')
+          .update(blank.metadata.uid ?? '')
+          .digest('hex'),
       }),
     ]);
     await eventually(async () => {

@@ -18,9 +18,15 @@ export class KubeVirtHotplugFake implements VolumeHotplug {
     this.calls.push({ op: 'add', ...req });
     const ref = { namespace: req.namespace, name: req.vm };
     const vmi = await this.c.kvvmis.get(ref);
-    const source = req.pvcName !== undefined ? { persistentVolumeClaim: { claimName: req.pvcName, hotpluggable: true } } : { containerDisk: { image: req.image ?? '', hotpluggable: true } };
+    const source =
+      req.pvcName !== undefined
+        ? { persistentVolumeClaim: { claimName: req.pvcName, hotpluggable: true } }
+        : { containerDisk: { image: req.image ?? '', hotpluggable: true } };
     const volumes = [...(vmi.spec.volumes ?? []).filter((v) => v.name !== req.name), { name: req.name, ...source }];
-    const statuses = [...(vmi.status?.volumeStatus ?? []).filter((v) => (v as { name?: string }).name !== req.name), { name: req.name, target: 'sdb', phase: 'Ready', hotplugVolume: {} }];
+    const statuses = [
+      ...(vmi.status?.volumeStatus ?? []).filter((v) => (v as { name?: string }).name !== req.name),
+      { name: req.name, target: 'sdb', phase: 'Ready', hotplugVolume: {} },
+    ];
     // As upstream, the instance has no status subresource: spec and status are written together.
     await this.c.kvvmis.mergePatch(ref, { spec: { volumes }, status: { volumeStatus: statuses } });
   }

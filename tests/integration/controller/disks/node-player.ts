@@ -89,7 +89,8 @@ export class NodePlayer {
     const pods = await this.sc.helperPods.list({ namespace: this.namespace });
     for (const pod of pods.items) {
       const uid = pod.metadata.uid ?? '';
-      if (this.started.has(uid) || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' || pod.metadata.deletionTimestamp !== undefined) continue;
+      if (this.started.has(uid) || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' || pod.metadata.deletionTimestamp !== undefined)
+        continue;
       this.started.add(uid);
       const run = this.runPod(pod).catch(() => undefined);
       this.running.add(run);
@@ -105,7 +106,11 @@ export class NodePlayer {
   }
 
   private async createPV(claim: string, claimUid: string, size: string): Promise<void> {
-    const pvs = this.kube.resource({ group: '', version: 'v1', plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false }, PVSchema, 'disks-test');
+    const pvs = this.kube.resource(
+      { group: '', version: 'v1', plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false },
+      PVSchema,
+      'disks-test',
+    );
     try {
       await pvs.create({
         apiVersion: 'v1',
@@ -164,7 +169,15 @@ export class NodePlayer {
           imageID: '',
           ready: false,
           restartCount: 0,
-          state: { terminated: { exitCode: code ?? 137, reason: code === 0 ? 'Completed' : 'Error', message: JSON.stringify(result ?? {}), startedAt: now, finishedAt: now } },
+          state: {
+            terminated: {
+              exitCode: code ?? 137,
+              reason: code === 0 ? 'Completed' : 'Error',
+              message: JSON.stringify(result ?? {}),
+              startedAt: now,
+              finishedAt: now,
+            },
+          },
         },
       ],
     };

@@ -58,7 +58,14 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
           spec: {
             user: SERVICE_ACCOUNT,
             groups: ['system:serviceaccounts', 'system:serviceaccounts:d8-virtualization', 'system:authenticated'],
-            resourceAttributes: { group: 'subresources.virtualization.deckhouse.io', resource: 'virtualmachines', subresource: sub, verb, namespace: 'any', name: 'vm' },
+            resourceAttributes: {
+              group: 'subresources.virtualization.deckhouse.io',
+              resource: 'virtualmachines',
+              subresource: sub,
+              verb,
+              namespace: 'any',
+              name: 'vm',
+            },
           },
         },
         what: `review ${verb} virtualmachines/${sub}`,

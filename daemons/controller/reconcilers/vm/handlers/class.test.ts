@@ -3,7 +3,10 @@ import { DEFAULT_CLASS_ANNOTATION, type VirtualMachineClass } from '../../../../
 import { defaultClassName } from './class.js';
 
 const cls = (name: string, isDefault?: string): VirtualMachineClass =>
-  ({ metadata: { name, ...(isDefault !== undefined ? { annotations: { [DEFAULT_CLASS_ANNOTATION]: isDefault } } : {}) }, spec: { cpu: { type: 'Host' } } }) as VirtualMachineClass;
+  ({
+    metadata: { name, ...(isDefault !== undefined ? { annotations: { [DEFAULT_CLASS_ANNOTATION]: isDefault } } : {}) },
+    spec: { cpu: { type: 'Host' } },
+  }) as VirtualMachineClass;
 
 describe('the default class', () => {
   it.each<[string, VirtualMachineClass[], string | undefined]>([

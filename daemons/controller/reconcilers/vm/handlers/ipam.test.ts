@@ -17,7 +17,13 @@ function vm(spec: Partial<VirtualMachine['spec']> = {}): VirtualMachine {
 }
 
 function address(name: string, status: VirtualMachineIPAddress['status'], labels: Record<string, string> = {}): VirtualMachineIPAddress {
-  return { apiVersion: API_VERSION, kind: 'VirtualMachineIPAddress', metadata: { name, namespace: 'ns', labels }, spec: { type: 'Auto' }, ...(status ? { status } : {}) };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualMachineIPAddress',
+    metadata: { name, namespace: 'ns', labels },
+    spec: { type: 'Auto' },
+    ...(status ? { status } : {}),
+  };
 }
 
 const AUTO = autoAddressName(vm());
@@ -46,8 +52,20 @@ describe('the VM ipam handler', () => {
       condition: { status: 'False', reason: 'VirtualMachineIPAddressNotReady' },
       waiting: /to be bound/,
     },
-    { what: 'uses a bound automatic address', vm: vm(), addresses: [bound(AUTO)], condition: { status: 'True', reason: 'VirtualMachineIPAddressReady' }, ipAddress: '10.66.0.7' },
-    { what: 'accepts an Attached address', vm: vm(), addresses: [bound(AUTO, { phase: 'Attached' })], condition: { status: 'True', reason: 'VirtualMachineIPAddressReady' }, ipAddress: '10.66.0.7' },
+    {
+      what: 'uses a bound automatic address',
+      vm: vm(),
+      addresses: [bound(AUTO)],
+      condition: { status: 'True', reason: 'VirtualMachineIPAddressReady' },
+      ipAddress: '10.66.0.7',
+    },
+    {
+      what: 'accepts an Attached address',
+      vm: vm(),
+      addresses: [bound(AUTO, { phase: 'Attached' })],
+      condition: { status: 'True', reason: 'VirtualMachineIPAddressReady' },
+      ipAddress: '10.66.0.7',
+    },
     {
       what: 'waits for a named address that does not exist, and never creates it',
       vm: vm({ virtualMachineIPAddressName: 'fixed' }),

@@ -28,7 +28,10 @@ export const VM_UID_LABEL = 'virtualization.deckhouse.io/virtual-machine-uid';
  * so a stale cache or a new leader finds the one already made instead of making a second.
  */
 export function autoAddressName(vm: VirtualMachine): string {
-  const hash = createHash('sha256').update(vm.metadata.uid ?? '').digest('hex').slice(0, 6);
+  const hash = createHash('sha256')
+    .update(vm.metadata.uid ?? '')
+    .digest('hex')
+    .slice(0, 6);
   return `${(vm.metadata.name ?? '').slice(0, 240)}-${hash}`;
 }
 

@@ -22,7 +22,10 @@ export function powerStateHandler(deps: Deps, restarts: Expectations<string>): H
       const ref = { namespace: kvvm.metadata.namespace, name: kvvm.metadata.name ?? '' };
       const opts = { signal: ctx.signal };
       const request = (stateChangeRequests: unknown[]): Promise<InternalVirtualMachine> =>
-        deps.clients.kvvms.mergePatch(ref, conditionalMergePatch({ status: { stateChangeRequests } }, kvvm.metadata.resourceVersion), { ...opts, subresource: 'status' });
+        deps.clients.kvvms.mergePatch(ref, conditionalMergePatch({ status: { stateChangeRequests } }, kvvm.metadata.resourceVersion), {
+          ...opts,
+          subresource: 'status',
+        });
       switch (power.kind) {
         case 'start':
           s.kvvm = deps.caches.kvvms.remember(await request([{ action: 'Start' }]));

@@ -70,7 +70,10 @@ async function patchKvvm(deps: Deps, s: VMState, current: InternalVirtualMachine
   const ours = (o: InternalVirtualMachine): unknown => ({
     metadata: {
       labels: o.metadata.labels,
-      annotations: { [LAST_APPLIED_SPEC]: o.metadata.annotations?.[LAST_APPLIED_SPEC], [LAST_APPLIED_CLASS_SPEC]: o.metadata.annotations?.[LAST_APPLIED_CLASS_SPEC] },
+      annotations: {
+        [LAST_APPLIED_SPEC]: o.metadata.annotations?.[LAST_APPLIED_SPEC],
+        [LAST_APPLIED_CLASS_SPEC]: o.metadata.annotations?.[LAST_APPLIED_CLASS_SPEC],
+      },
     },
     spec: o.spec,
   });
@@ -87,7 +90,8 @@ function describeChanges(applied: Record<string, unknown> | undefined, s: VMStat
   if (changes.length > 0) return changes;
   const classSpec = parseSpec(kvvm.metadata.annotations?.[LAST_APPLIED_CLASS_SPEC]);
   const className = s.obj.spec.virtualMachineClassName;
-  if (!deepEqual(classSpec, s.vmClass?.spec)) return [{ operation: 'replace', path: 'virtualMachineClassName', currentValue: className, desiredValue: className }];
+  if (!deepEqual(classSpec, s.vmClass?.spec))
+    return [{ operation: 'replace', path: 'virtualMachineClassName', currentValue: className, desiredValue: className }];
   return [{ operation: 'replace', path: 'blockDeviceRefs', currentValue: applied?.['blockDeviceRefs'], desiredValue: s.obj.spec.blockDeviceRefs }];
 }
 

@@ -1,7 +1,4 @@
-import {
-  INTERNAL_API_VERSION,
-  type InternalVirtualMachine,
-} from '../../../../../shared/api/internal/resources.js';
+import { INTERNAL_API_VERSION, type InternalVirtualMachine } from '../../../../../shared/api/internal/resources.js';
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineClass } from '../../../../../shared/api/resources/virtualmachineclass.js';
 import { ownerReferenceTo } from '../../../../../shared/kube/index.js';

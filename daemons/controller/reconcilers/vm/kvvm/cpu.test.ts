@@ -6,7 +6,11 @@ import { cpuModelOf, effectiveCoreFraction, requestedCpu, topologyOf } from './c
 const cls = (cpu: VirtualMachineClass['spec']['cpu'], extra: Partial<VirtualMachineClass> = {}): VirtualMachineClass =>
   ({ metadata: { name: 'c' }, spec: { cpu, sizingPolicies: [{ cores: { min: 1, max: 4 }, defaultCoreFraction: '25%' }] }, ...extra }) as VirtualMachineClass;
 const vm = (cores: number, coreFraction?: string, recommended?: string): VirtualMachine =>
-  ({ metadata: {}, spec: { cpu: { cores, coreFraction } }, status: recommended ? { recommendedResources: { cpu: { coreFraction: recommended } } } : undefined }) as VirtualMachine;
+  ({
+    metadata: {},
+    spec: { cpu: { cores, coreFraction } },
+    status: recommended ? { recommendedResources: { cpu: { coreFraction: recommended } } } : undefined,
+  }) as VirtualMachine;
 
 describe('CPU of the internal VM', () => {
   it.each([
@@ -47,12 +51,26 @@ describe('CPU of the internal VM', () => {
     [
       'Features',
       cls({ type: 'Features', features: ['avx'] }),
-      { model: 'qemu64', features: [{ name: 'avx', policy: 'require' }, { name: 'invtsc', policy: 'optional' }, { name: 'svm', policy: 'optional' }] },
+      {
+        model: 'qemu64',
+        features: [
+          { name: 'avx', policy: 'require' },
+          { name: 'invtsc', policy: 'optional' },
+          { name: 'svm', policy: 'optional' },
+        ],
+      },
     ],
     [
       'Discovery (features from the class status)',
       cls({ type: 'Discovery' }, { status: { phase: 'Ready', cpuFeatures: { enabled: ['sse4_2', 'svm'] } } }),
-      { model: 'qemu64', features: [{ name: 'sse4_2', policy: 'require' }, { name: 'svm', policy: 'require' }, { name: 'invtsc', policy: 'optional' }] },
+      {
+        model: 'qemu64',
+        features: [
+          { name: 'sse4_2', policy: 'require' },
+          { name: 'svm', policy: 'require' },
+          { name: 'invtsc', policy: 'optional' },
+        ],
+      },
     ],
   ])('class CPU type %s gives the guest model', (_type, c, model) => {
     expect(cpuModelOf(c)).toEqual(model);

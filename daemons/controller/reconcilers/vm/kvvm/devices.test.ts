@@ -76,9 +76,18 @@ describe('machine and provisioning of the internal VM', () => {
   });
 
   it.each([
-    [{ type: 'UserData', userData: '#cloud-config' }, { name: 'cloudinit', cloudInitNoCloud: { userData: '#cloud-config' } }],
-    [{ type: 'UserDataRef', userDataRef: { kind: 'Secret', name: 'ci' } }, { name: 'cloudinit', cloudInitNoCloud: { userDataSecretRef: { name: 'ci' } } }],
-    [{ type: 'SysprepRef', sysprepRef: { kind: 'Secret', name: 'sp' } }, { name: 'sysprep', sysprep: { secret: { name: 'sp' } } }],
+    [
+      { type: 'UserData', userData: '#cloud-config' },
+      { name: 'cloudinit', cloudInitNoCloud: { userData: '#cloud-config' } },
+    ],
+    [
+      { type: 'UserDataRef', userDataRef: { kind: 'Secret', name: 'ci' } },
+      { name: 'cloudinit', cloudInitNoCloud: { userDataSecretRef: { name: 'ci' } } },
+    ],
+    [
+      { type: 'SysprepRef', sysprepRef: { kind: 'Secret', name: 'sp' } },
+      { name: 'sysprep', sysprep: { secret: { name: 'sp' } } },
+    ],
   ] as const)('provisioning %j becomes volume %j', (provisioning, volume) => {
     expect(provisioningOf(provisioning, 'scsi', 'scsi')?.volume).toEqual(volume);
   });

@@ -41,7 +41,11 @@ export function volumeNameOf(kind: ResolvedDevice['kind'], name: string): string
   const full = `${prefix}${name}`;
   if (full.length <= max && VOLUME_NAME.test(full)) return full;
   const hash = fnv1a32(name).toString(16).padStart(8, '0');
-  const head = name.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, max - prefix.length - hash.length - 1).replace(/-+$/, '');
+  const head = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, max - prefix.length - hash.length - 1)
+    .replace(/-+$/, '');
   return `${prefix}${head}-${hash}`;
 }
 

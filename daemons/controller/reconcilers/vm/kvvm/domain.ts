@@ -56,11 +56,7 @@ function firmwareOf(bootloader: VMSpec['bootloader']): Record<string, unknown> |
 }
 
 /** The cloud-init or sysprep volume and disk for spec.provisioning, if any. */
-export function provisioningOf(
-  provisioning: VMSpec['provisioning'],
-  cdromBus: string,
-  diskBus: string,
-): DiskAndVolume | undefined {
+export function provisioningOf(provisioning: VMSpec['provisioning'], cdromBus: string, diskBus: string): DiskAndVolume | undefined {
   if (provisioning === undefined) return undefined;
   if (provisioning.type === 'SysprepRef' && provisioning.sysprepRef !== undefined) {
     return {

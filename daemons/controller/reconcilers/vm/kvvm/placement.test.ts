@@ -3,7 +3,8 @@ import type { VirtualMachine } from '../../../../../shared/api/resources/virtual
 import type { VirtualMachineClass } from '../../../../../shared/api/resources/virtualmachineclass.js';
 import { placementOf } from './placement.js';
 
-const cls = (spec: Partial<VirtualMachineClass['spec']>): VirtualMachineClass => ({ metadata: {}, spec: { cpu: { type: 'Host' }, ...spec } }) as VirtualMachineClass;
+const cls = (spec: Partial<VirtualMachineClass['spec']>): VirtualMachineClass =>
+  ({ metadata: {}, spec: { cpu: { type: 'Host' }, ...spec } }) as VirtualMachineClass;
 const vm = (spec: Partial<VirtualMachine['spec']>): VirtualMachine => ({ metadata: {}, spec }) as VirtualMachine;
 const expr = { key: 'zone', operator: 'In', values: ['a'] };
 
@@ -22,7 +23,10 @@ describe('placement of the internal VM', () => {
     const affinity = {
       nodeAffinity: {
         requiredDuringSchedulingIgnoredDuringExecution: {
-          nodeSelectorTerms: [{ matchExpressions: [{ key: 'x', operator: 'Exists' }] }, { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }],
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'x', operator: 'Exists' }] },
+            { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
+          ],
         },
       },
     };
@@ -47,7 +51,11 @@ describe('placement of the internal VM', () => {
   it('turns VM-and-pod anti-affinity into pod anti-affinity', () => {
     const term = { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'db' } } };
     const p = placementOf(
-      vm({ affinity: { virtualMachineAndPodAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, virtualMachineAndPodAffinityTerm: term }] } } }),
+      vm({
+        affinity: {
+          virtualMachineAndPodAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, virtualMachineAndPodAffinityTerm: term }] },
+        },
+      }),
       cls({}),
     );
     expect(p.affinity).toEqual({ podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, podAffinityTerm: term }] } });
