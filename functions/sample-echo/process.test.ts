@@ -14,8 +14,9 @@ describe('sample-echo as a process', () => {
   afterEach(() => proc?.kill());
 
   it('drains on SIGTERM: the in-flight request completes with 200, new connections are refused, exit 0', async () => {
-    // METRICS_AUTH none: waitForInFlightRequests reads /metrics without a token.
-    proc = startFunctionProcess(ENTRY, { env: { PORT: '0', HOST: '127.0.0.1', ECHO_DELAY_MS: '1500', METRICS_AUTH: 'none' } });
+    // METRICS_AUTH none: waitForInFlightRequests reads /metrics without a token. The echo is slow enough
+    // (5 s) to still be in flight when a busy machine gets round to observing it.
+    proc = startFunctionProcess(ENTRY, { env: { PORT: '0', HOST: '127.0.0.1', ECHO_DELAY_MS: '5000', METRICS_AUTH: 'none' } });
     const port = await listeningPort(proc);
     const url = `http://127.0.0.1:${port}`;
     const inFlight = send(url, { method: 'POST', headers: binaryHeaders({ id: 'slow-1', type: 'drain' }), body: '{"n":1}' });
