@@ -114,7 +114,10 @@ describe('ResourceSlices of a fixture node on the real apiserver', () => {
       const s = await slicesOf(node.kube, node.name);
       return s.length === 1 && s[0]?.metadata.uid !== slice?.metadata.uid && s;
     });
-    expect(back[0]?.spec.pool.generation).toBe(slice?.spec.pool.generation);
+    // The same devices; the generation is not older (a rescan still settling from the previous test may
+    // have moved it on meanwhile, which is what a busy machine shows).
+    expect([...devicesOf(back).keys()].sort()).toEqual([...devicesOf(slice === undefined ? [] : [slice]).keys()].sort());
+    expect(back[0]?.spec.pool.generation).toBeGreaterThanOrEqual(slice?.spec.pool.generation ?? 0);
   });
 
   it('serves health and metrics', async () => {
