@@ -10,7 +10,7 @@ export type Side = 'request' | 'response';
 
 /** Prometheus metrics of the proxy, one registry per process. */
 export class ApiRewriterMetrics {
-  readonly registry = new Registry();
+  readonly registry = new Registry({ processMetrics: true });
   readonly requests: Counter<'proxy' | 'method' | 'decision' | 'watch' | 'code'>;
   readonly duration: Histogram<'proxy' | 'decision' | 'watch'>;
   readonly rewriteErrors: Counter<'side' | 'reason'>;

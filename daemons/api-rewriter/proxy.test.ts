@@ -131,7 +131,7 @@ describe('kube-api-rewriter proxy', () => {
     expect(huge.status).toBe(413);
     expect(((await huge.json()) as { message: string }).message).toContain('larger than 4096 bytes');
     expect(seen).toHaveLength(0);
-    expect(metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="request",reason="too_large"\} 1/);
+    expect(await metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="request",reason="too_large"\} 1/);
   });
 
   it('passes unrelated requests and their bytes through untouched', async () => {
@@ -150,7 +150,7 @@ describe('kube-api-rewriter proxy', () => {
     script = (_req, _body, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"truncated":');
     const res = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines/x`);
     expect(await res.text()).toBe('{"truncated":');
-    expect(metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="response",reason="invalid_json"\} 1/);
+    expect(await metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="response",reason="invalid_json"\} 1/);
   });
 
   it('streams watch events restored as they come, and ends the stream cleanly when the apiserver breaks mid-event', async () => {
@@ -188,7 +188,7 @@ describe('kube-api-rewriter proxy', () => {
     release();
     expect(await ended).toBe('end');
     expect(received.join('').trimEnd().split('\n')).toHaveLength(1);
-    expect(metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="response",reason="truncated_watch_event"\} 1/);
+    expect(await metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="response",reason="truncated_watch_event"\} 1/);
   });
 
   it('tunnels an upgraded connection (exec, port-forward) byte for byte after renaming its path', async () => {

@@ -47,7 +47,7 @@ export interface RunningController {
   /** The vi, cvi, vd and vmbda reconcilers (undefined when STORAGE_RECONCILERS is off). */
   readonly storage: StorageReconcilers | undefined;
   /** The resource gauges (d8_virtualization_*) from the caches, in the text format. */
-  resourceMetrics(): string;
+  resourceMetrics(): Promise<string>;
   /** Stop the workers, then the informers; resolves when nothing runs any more. */
   stop(): Promise<void>;
 }

@@ -43,7 +43,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
   let lostLeadership = false;
   const health = startHealthServer(config.HEALTH_HOST, config.HEALTH_PORT, {
     ready: () => !stopSignal.aborted,
-    metrics: () => metrics.registry.expose() + (running?.resourceMetrics() ?? ''),
+    metrics: async () => (await metrics.registry.expose()) + ((await running?.resourceMetrics()) ?? ''),
     metricsGuard: metricsGuard(config, kube, log.child({ component: 'metrics-auth' })),
   });
 

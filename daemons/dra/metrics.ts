@@ -4,7 +4,7 @@ const PREFIX = 'd8_virtualization_dra_';
 
 /** Prometheus metrics of the DRA daemon, one registry per process. */
 export class DraMetrics {
-  readonly registry = new Registry();
+  readonly registry = new Registry({ processMetrics: true });
   readonly devices: Gauge;
   readonly skippedEntries: Gauge;
   readonly scans: Counter;

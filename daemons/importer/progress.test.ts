@@ -9,22 +9,22 @@ function progress(): Progress {
 }
 
 describe('Progress', () => {
-  it('reports the share read once the total is known, also when it becomes known late', () => {
+  it('reports the share read once the total is known, also when it becomes known late', async () => {
     const p = progress();
     p.start(undefined);
     p.add(50);
     p.report();
-    expect(p.registry.expose()).toMatch(/^importer_progress_ratio 0$/m);
+    expect(await p.registry.expose()).toMatch(/^importer_progress_ratio 0$/m);
     p.setTotal(200);
     p.report();
-    expect(p.registry.expose()).toMatch(/^importer_progress_ratio 0\.25$/m);
-    expect(p.registry.expose()).toMatch(/^importer_bytes 50$/m);
+    expect(await p.registry.expose()).toMatch(/^importer_progress_ratio 0\.25$/m);
+    expect(await p.registry.expose()).toMatch(/^importer_bytes 50$/m);
     p.add(150);
     p.finish();
-    expect(p.registry.expose()).toMatch(/^importer_progress_ratio 1$/m);
+    expect(await p.registry.expose()).toMatch(/^importer_progress_ratio 1$/m);
   });
 
-  it('starts again from zero for a new transfer (a retried upload)', () => {
+  it('starts again from zero for a new transfer (a retried upload)', async () => {
     const p = progress();
     p.start(100);
     p.add(80);
@@ -32,7 +32,7 @@ describe('Progress', () => {
     p.start(100);
     p.report();
     expect(p.bytesRead).toBe(0);
-    expect(p.registry.expose()).toMatch(/^importer_progress_ratio 0$/m);
+    expect(await p.registry.expose()).toMatch(/^importer_progress_ratio 0$/m);
     p.finish();
   });
 });

@@ -6,7 +6,7 @@ import type { Logger } from '../../shared/log/index.js';
 import { Registry, type Gauge } from '../../shared/metrics/index.js';
 
 export class Progress {
-  readonly registry = new Registry();
+  readonly registry = new Registry({ processMetrics: true });
   private readonly ratio: Gauge;
   private readonly bytesGauge: Gauge;
   private readonly speed: Gauge;

@@ -12,7 +12,7 @@ export type Cause = 'update' | 'repair' | 'gc';
 
 /** Prometheus metrics of the daemon, one registry per process. */
 export class RouteForgeMetrics {
-  readonly registry = new Registry();
+  readonly registry = new Registry({ processMetrics: true });
   readonly routesManaged: Gauge<'kind'>;
   readonly rulesManaged: Gauge;
   readonly changes: Counter<'object' | 'op' | 'cause'>;

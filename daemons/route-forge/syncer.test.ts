@@ -14,7 +14,7 @@ function world(opts: { dryRun?: boolean } = {}): {
   vms: Map<string, VmAddress>;
   syncer: Syncer;
   metrics: RouteForgeMetrics;
-  value: (name: string, labels?: Record<string, string>) => number;
+  value: (name: string, labels?: Record<string, string>) => Promise<number>;
 } {
   const kernel = new FakeKernel();
   kernel.lookups.set('10.0.0.1', { ok: true, local: true, dev: 'lo', prefsrc: '10.0.0.1' });
@@ -39,14 +39,11 @@ function world(opts: { dryRun?: boolean } = {}): {
     retry: { initialMs: 10, maxMs: 10 },
     routingCheckIntervalMs: 0,
   });
-  const value = (name: string, labels: Record<string, string> = {}): number => {
+  const value = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
     const wanted = Object.entries(labels)
       .map(([k, v]) => `${k}="${v}"`)
       .join(',');
-    const line = metrics.registry
-      .expose()
-      .split('\n')
-      .find((l) => l.startsWith(wanted === '' ? `${name} ` : `${name}{${wanted}} `));
+    const line = (await metrics.registry.expose()).split('\n').find((l) => l.startsWith(wanted === '' ? `${name} ` : `${name}{${wanted}} `));
     return Number(line?.split(' ')[1] ?? 0);
   };
   return { kernel, vms, syncer, metrics, value };
@@ -59,27 +56,27 @@ describe('the syncer', () => {
     expect(kernel.applied).toHaveLength(1);
     expect((await syncer.syncOnce()).changes).toEqual([]);
     expect(kernel.applied).toHaveLength(1);
-    expect(value('d8_virtualization_route_forge_routes_managed', { kind: 'vm' })).toBe(2);
-    expect(value('d8_virtualization_route_forge_changes_total', { object: 'route', op: 'replace', cause: 'update' })).toBe(3);
-    expect(value('d8_virtualization_route_forge_repairs_total', { object: 'route' })).toBe(0);
+    expect(await value('d8_virtualization_route_forge_routes_managed', { kind: 'vm' })).toBe(2);
+    expect(await value('d8_virtualization_route_forge_changes_total', { object: 'route', op: 'replace', cause: 'update' })).toBe(3);
+    expect(await value('d8_virtualization_route_forge_repairs_total', { object: 'route' })).toBe(0);
   });
 
   it('counts a route lost in the kernel as a repair, a VM change as an update, a stale route at start as gc', async () => {
     const { kernel, vms, syncer, value } = world();
     kernel.routes.set('10.66.9.9/32', { dst: '10.66.9.9/32', type: 'unicast', gateway: '10.200.0.2', metric: 0 });
     await syncer.syncOnce();
-    expect(value('d8_virtualization_route_forge_changes_total', { object: 'route', op: 'delete', cause: 'gc' })).toBe(1);
+    expect(await value('d8_virtualization_route_forge_changes_total', { object: 'route', op: 'delete', cause: 'gc' })).toBe(1);
     kernel.routes.delete('10.66.0.6/32');
     kernel.rules = [];
     await syncer.syncOnce();
-    expect(value('d8_virtualization_route_forge_repairs_total', { object: 'route' })).toBe(1);
-    expect(value('d8_virtualization_route_forge_repairs_total', { object: 'rule' })).toBe(1);
+    expect(await value('d8_virtualization_route_forge_repairs_total', { object: 'route' })).toBe(1);
+    expect(await value('d8_virtualization_route_forge_repairs_total', { object: 'rule' })).toBe(1);
     vms.set('ns/remote', { key: 'ns/remote', ip: '10.66.0.6', node: 'a', deleting: false });
     vms.delete('ns/local');
     await syncer.syncOnce();
-    expect(value('d8_virtualization_route_forge_repairs_total', { object: 'route' })).toBe(1);
-    expect(value('d8_virtualization_route_forge_changes_total', { object: 'route', op: 'replace', cause: 'update' })).toBe(4);
-    expect(value('d8_virtualization_route_forge_changes_total', { object: 'route', op: 'delete', cause: 'update' })).toBe(1);
+    expect(await value('d8_virtualization_route_forge_repairs_total', { object: 'route' })).toBe(1);
+    expect(await value('d8_virtualization_route_forge_changes_total', { object: 'route', op: 'replace', cause: 'update' })).toBe(4);
+    expect(await value('d8_virtualization_route_forge_changes_total', { object: 'route', op: 'delete', cause: 'update' })).toBe(1);
   });
 
   it('applies every other change when the kernel refuses one, and retries that one until it is accepted', async () => {
@@ -88,21 +85,24 @@ describe('the syncer', () => {
     const stop = new AbortController();
     const running = syncer.run(stop.signal);
     syncer.trigger('start');
-    await waitFor('a refused change counted', () => value('d8_virtualization_route_forge_kernel_errors_total', { object: 'route', op: 'replace' }) >= 2);
+    await waitFor(
+      'a refused change counted',
+      async () => (await value('d8_virtualization_route_forge_kernel_errors_total', { object: 'route', op: 'replace' })) >= 2,
+    );
     expect([...kernel.routes.keys()].sort()).toEqual(['10.66.0.0/16 metric 100', '10.66.0.6/32']);
-    expect(value('d8_virtualization_route_forge_pending_changes')).toBe(1);
+    expect(await value('d8_virtualization_route_forge_pending_changes')).toBe(1);
     kernel.refuse.clear();
     await waitFor('the refused route applied on a retry', () => kernel.routes.has('10.66.0.5/32'));
     stop.abort();
     await running;
-    expect(value('d8_virtualization_route_forge_syncs_total', { result: 'partial' })).toBeGreaterThanOrEqual(2);
+    expect(await value('d8_virtualization_route_forge_syncs_total', { result: 'partial' })).toBeGreaterThanOrEqual(2);
   });
 
   it('writes nothing in dry-run mode and reports the pending changes', async () => {
     const { kernel, syncer, value } = world({ dryRun: true });
     await syncer.syncOnce();
     expect(kernel.applied).toEqual([]);
-    expect(value('d8_virtualization_route_forge_pending_changes')).toBe(4);
+    expect(await value('d8_virtualization_route_forge_pending_changes')).toBe(4);
   });
 
   it('coalesces triggers and checks only the lookups when other routes change', async () => {
@@ -148,7 +148,7 @@ describe('the syncer', () => {
     await waitFor('the route back', () => kernel.routes.has('10.66.0.6/32'));
     expect(kernel.reads).toBe(reads);
     expect(kernel.applied.at(-1)).toEqual(['route replace 10.66.0.6/32 via 10.200.0.2 dev eth0 src 10.200.0.1 table 1490']);
-    await waitFor('the repair counted', () => value('d8_virtualization_route_forge_repairs_total', { object: 'route' }) === 1);
+    await waitFor('the repair counted', async () => (await value('d8_virtualization_route_forge_repairs_total', { object: 'route' })) === 1);
     expect(syncer.pendingTriggers).toEqual(['table']);
     syncer.tableChanged({ deleted: false, key: '10.66.0.6/32' });
     expect(syncer.pendingTriggers).toEqual(['table']);

@@ -112,7 +112,7 @@ describe('admission over HTTP', () => {
   it('counts reviews by webhook and result', async () => {
     await post(VM_PATH, review(vm((o) => void (o.metadata.name = 'x'.repeat(64)))));
     await post(VM_PATH, '[]');
-    expect(host.metrics.expose()).toMatch(/admission_reviews_total\{webhook="vm",result="denied"\} [1-9]/);
-    expect(host.metrics.expose()).toMatch(/admission_reviews_total\{webhook="vm",result="invalid"\} [1-9]/);
+    expect(await host.metrics.expose()).toMatch(/admission_reviews_total\{webhook="vm",result="denied"\} [1-9]/);
+    expect(await host.metrics.expose()).toMatch(/admission_reviews_total\{webhook="vm",result="invalid"\} [1-9]/);
   });
 });

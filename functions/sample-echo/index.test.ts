@@ -38,7 +38,7 @@ describe('sample-echo', () => {
     const event = new CloudEvent({ id: 'in-1', source: '/vm', type: 'vm.started', data: { name: 'alpha' } });
     const reply = await declaration.handle?.(event, ctx);
     expect(reply).toMatchObject({ type: 'vm.started.echo', source: '/functions/sample-echo', data: { name: 'alpha' } });
-    expect([reply?.id === 'in-1', ctx.state.echoed.get()]).toEqual([false, 1]);
+    expect([reply?.id === 'in-1', await ctx.state.echoed.get()]).toEqual([false, 1]);
   });
 
   it('echoes a binary-mode event and answers 204 on /empty when served', async () => {

@@ -11,7 +11,7 @@ export interface HealthSources {
   /** Ready to serve as a replica (a standby is ready too: it is waiting to lead). */
   ready: () => boolean;
   /** The Prometheus text of every metric. */
-  metrics: () => string;
+  metrics: () => string | Promise<string>;
   /** Who may read /metrics (METRICS_AUTH=kubernetes); undefined: anyone. The health paths stay open. */
   metricsGuard?: RequestGuard | undefined;
 }
@@ -61,5 +61,6 @@ async function serveMetrics(req: IncomingMessage, res: ServerResponse, sources: 
     res.writeHead(reply.status, reply.headers).end(reply.body);
     return;
   }
-  res.writeHead(200, { 'content-type': EXPOSITION_CONTENT_TYPE }).end(sources.metrics());
+  const text = await sources.metrics();
+  res.writeHead(200, { 'content-type': EXPOSITION_CONTENT_TYPE }).end(text);
 }

@@ -1,15 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
-import { MetricDefinitionError, Registry } from './index.js';
+import { MetricDefinitionError, Registry, type Gauge } from './index.js';
 
 describe('metrics registry', () => {
-  it('exposes a labelled counter in the Prometheus text format', () => {
+  it('exposes a labelled counter in the Prometheus text format', async () => {
     const registry = new Registry();
     const requests = registry.counter({ name: 'http_requests_total', help: 'Requests.', labelNames: ['route', 'status'] });
     requests.inc({ route: '/', status: '200' });
     requests.inc({ route: '/', status: '200' }, 2);
     requests.inc({ route: '/x', status: '404' });
 
-    expect(registry.expose()).toBe(
+    expect(await registry.expose()).toBe(
       '# HELP http_requests_total Requests.\n' +
         '# TYPE http_requests_total counter\n' +
         'http_requests_total{route="/",status="200"} 3\n' +
@@ -17,42 +17,42 @@ describe('metrics registry', () => {
     );
   });
 
-  it('exposes a label-less metric as zero before any update', () => {
+  it('exposes a label-less metric as zero before any update', async () => {
     const registry = new Registry();
     registry.gauge({ name: 'in_flight', help: 'In flight.' });
-    expect(registry.expose()).toContain('\nin_flight 0\n');
+    expect(await registry.expose()).toContain('\nin_flight 0\n');
   });
 
-  it('moves a gauge up and down and sets it', () => {
+  it('moves a gauge up and down and sets it', async () => {
     const registry = new Registry();
     const gauge = registry.gauge({ name: 'queue', help: 'Queue.', labelNames: ['q'] });
     gauge.inc({ q: 'a' }, 5);
     gauge.dec({ q: 'a' }, 2);
     gauge.set({ q: 'b' }, -1.5);
-    expect([gauge.get({ q: 'a' }), gauge.get({ q: 'b' }), gauge.get({ q: 'never' })]).toEqual([3, -1.5, 0]);
-    expect(registry.expose()).not.toContain('q="never"');
+    expect([await gauge.get({ q: 'a' }), await gauge.get({ q: 'b' }), await gauge.get({ q: 'never' })]).toEqual([3, -1.5, 0]);
+    expect(await registry.expose()).not.toContain('q="never"');
   });
 
-  it('counts histogram observations into cumulative buckets with sum and count', () => {
+  it('counts histogram observations into cumulative buckets with sum and count', async () => {
     const registry = new Registry();
     const latency = registry.histogram({ name: 'latency_seconds', help: 'Latency.', labelNames: ['route'], buckets: [0.1, 1] });
     for (const v of [0.05, 0.1, 0.5, 3]) latency.observe({ route: '/' }, v);
 
-    expect(registry.expose()).toBe(
+    expect(await registry.expose()).toBe(
       '# HELP latency_seconds Latency.\n' +
         '# TYPE latency_seconds histogram\n' +
-        'latency_seconds_bucket{route="/",le="0.1"} 2\n' +
-        'latency_seconds_bucket{route="/",le="1"} 3\n' +
-        'latency_seconds_bucket{route="/",le="+Inf"} 4\n' +
+        'latency_seconds_bucket{le="0.1",route="/"} 2\n' +
+        'latency_seconds_bucket{le="1",route="/"} 3\n' +
+        'latency_seconds_bucket{le="+Inf",route="/"} 4\n' +
         'latency_seconds_sum{route="/"} 3.65\n' +
         'latency_seconds_count{route="/"} 4\n',
     );
   });
 
-  it('escapes quotes, backslashes and newlines in label values and help text', () => {
+  it('escapes quotes, backslashes and newlines in label values and help text', async () => {
     const registry = new Registry();
     registry.counter({ name: 'odd_total', help: 'line1\nline2 \\', labelNames: ['v'] }).inc({ v: 'a"b\\c\nd' });
-    expect(registry.expose()).toBe('# HELP odd_total line1\\nline2 \\\\\n# TYPE odd_total counter\nodd_total{v="a\\"b\\\\c\\nd"} 1\n');
+    expect(await registry.expose()).toBe('# HELP odd_total line1\\nline2 \\\\\n# TYPE odd_total counter\nodd_total{v="a\\"b\\\\c\\nd"} 1\n');
   });
 
   it.each([
@@ -69,6 +69,24 @@ describe('metrics registry', () => {
     const registry = new Registry();
     registry.counter({ name: 'dup_total', help: 'x' });
     expect(() => registry.gauge({ name: 'dup_total', help: 'x' })).toThrow(/already registered/);
+  });
+
+  it('runs collect callbacks before each exposition', async () => {
+    const registry = new Registry();
+    let size = 0;
+    const gauge: Gauge = registry.gauge({ name: 'cache_objects', help: 'Objects.', collect: (): void => gauge.set(undefined, size) });
+    size = 7;
+    expect(await registry.expose()).toContain('\ncache_objects 7\n');
+    size = 9;
+    expect(await registry.expose()).toContain('\ncache_objects 9\n');
+  });
+
+  it('adds the process metrics when asked (CPU, resident memory, heap, event loop lag)', async () => {
+    const text = await new Registry({ processMetrics: true }).expose();
+    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
+      expect(text).toContain(`\n# TYPE ${name} `);
+    }
+    expect(await new Registry().expose()).not.toContain('process_cpu_seconds_total');
   });
 
   it('rejects a missing label, an undeclared label and a negative counter increment', () => {

@@ -1,5 +1,6 @@
-import { labelPairs, seriesKey, type Labels } from './labels.js';
-import { familyHeader, formatLabels, formatValue } from './text.js';
+import type { Metric as PromMetric } from 'prom-client';
+import { MetricDefinitionError } from './errors.js';
+import { labelPairs, type Labels } from './labels.js';
 
 export type MetricType = 'counter' | 'gauge' | 'histogram';
 
@@ -8,29 +9,22 @@ export interface MetricOptions<L extends string> {
   name: string;
   help: string;
   labelNames?: readonly L[];
-}
-
-/** One exposed metric family. */
-export interface Exposable {
-  readonly name: string;
-  expose(): string;
-}
-
-interface Series<V> {
-  readonly pairs: ReadonlyArray<readonly [string, string]>;
-  value: V;
+  /**
+   * Called before every exposition (prom-client's collect callback): set the metric's values from
+   * the state they describe (a cache size, a queue depth) instead of updating them at every change.
+   */
+  collect?: () => void | Promise<void>;
 }
 
 /**
- * A metric family: one value of type V per label combination, created on first use. Label-less
- * metrics have their single series from the start, so they are exposed (as zero) before any update.
+ * A metric family on prom-client: the labels a call gives are checked against the declared ones
+ * (every one present, none other: a programming error otherwise, as a MetricDefinitionError), then
+ * the value goes to prom-client, which keeps the series and formats the exposition.
  */
-export abstract class LabelledMetric<L extends string, V> implements Exposable {
+export abstract class LabelledMetric<L extends string> {
   readonly name: string;
   readonly help: string;
   readonly labelNames: readonly L[];
-  protected abstract readonly type: MetricType;
-  private readonly series = new Map<string, Series<V>>();
 
   constructor(options: MetricOptions<L>) {
     this.name = options.name;
@@ -38,55 +32,24 @@ export abstract class LabelledMetric<L extends string, V> implements Exposable {
     this.labelNames = options.labelNames ?? [];
   }
 
-  protected abstract initial(): V;
-  protected abstract sampleLines(pairs: ReadonlyArray<readonly [string, string]>, value: V): string;
+  protected abstract readonly prom: PromMetric<L>;
 
-  /** The series for these labels, created with the initial value when new. */
-  protected seriesFor(labels: Partial<Labels<L>> | undefined): Series<V> {
-    const pairs = labelPairs(this.name, this.labelNames, labels);
-    const key = seriesKey(pairs);
-    let found = this.series.get(key);
-    if (found === undefined) {
-      found = { pairs, value: this.initial() };
-      this.series.set(key, found);
+  /** The labels, checked; undefined for a label-less metric. Cheap on the hot path: no copy. */
+  protected checked(labels: Partial<Labels<L>> | undefined): Labels<L> | undefined {
+    const given = labels ?? {};
+    const keys = Object.keys(given);
+    if (keys.length !== this.labelNames.length || this.labelNames.some((n) => (given as Record<string, string | undefined>)[n] === undefined)) {
+      labelPairs(this.name, this.labelNames, labels); // throws naming the missing or unknown label
+      throw new MetricDefinitionError(`metric ${this.name}: labels do not match ${this.labelNames.join(', ')}`);
     }
-    return found;
+    return keys.length === 0 ? undefined : (given as Labels<L>);
   }
 
-  /** The series for these labels if it exists; reading never creates one. */
-  protected existing(labels: Partial<Labels<L>> | undefined): Series<V> | undefined {
-    return this.series.get(seriesKey(labelPairs(this.name, this.labelNames, labels)));
-  }
-
-  /** Create the label-less series eagerly; called by subclasses once their fields are set. */
-  protected seedUnlabelled(): void {
-    if (this.labelNames.length === 0) this.seriesFor(undefined);
-  }
-
-  expose(): string {
-    let out = familyHeader(this.name, this.help, this.type);
-    for (const { pairs, value } of this.series.values()) out += this.sampleLines(pairs, value);
-    return out;
-  }
-}
-
-/** A metric whose series each hold one number (counters and gauges). */
-export abstract class NumericMetric<L extends string> extends LabelledMetric<L, number> {
-  constructor(options: MetricOptions<L>) {
-    super(options);
-    this.seedUnlabelled();
-  }
-
-  /** The current value for these labels (0 for a series never touched). */
-  get(labels?: Labels<L>): number {
-    return this.existing(labels)?.value ?? 0;
-  }
-
-  protected initial(): number {
-    return 0;
-  }
-
-  protected sampleLines(pairs: ReadonlyArray<readonly [string, string]>, value: number): string {
-    return `${this.name}${formatLabels(pairs)} ${formatValue(value)}\n`;
+  /** The current value of the series with these labels (0 when it was never touched); counters and gauges. */
+  async get(labels?: Labels<L>): Promise<number> {
+    const wanted = this.checked(labels) ?? {};
+    const { values } = await this.prom.get();
+    const found = values.find((v) => this.labelNames.every((n) => String((v.labels as Record<string, unknown>)[n]) === (wanted as Record<string, string>)[n]));
+    return found?.value ?? 0;
   }
 }

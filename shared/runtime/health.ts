@@ -34,7 +34,7 @@ export function mountHealth(app: Express, { drain, metrics, ready, metricsGuard 
       sendReply(res, denialReply(decision));
       return;
     }
-    sendReply(res, { status: 200, headers: { 'content-type': EXPOSITION_CONTENT_TYPE }, body: metrics.expose() });
+    sendReply(res, { status: 200, headers: { 'content-type': EXPOSITION_CONTENT_TYPE }, body: await metrics.expose() });
   });
 }
 

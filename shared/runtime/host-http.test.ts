@@ -70,7 +70,7 @@ describe('function host: routes, health and metrics over real HTTP', () => {
     expect(res.body).toContain('http_requests_total{route="/",method="POST",status="400"} 1\n');
     expect(res.body).toContain('http_requests_total{route="unmatched",method="GET",status="404"} 1\n');
     expect(res.body).toContain('http_request_duration_seconds_count{route="/",method="POST",status="200"} 2\n');
-    expect(res.body).toMatch(/http_request_duration_seconds_bucket\{route="\/",method="POST",status="200",le="\+Inf"\} 2\n/);
+    expect(res.body).toMatch(/http_request_duration_seconds_bucket\{le="\+Inf",route="\/",method="POST",status="200"\} 2\n/);
     expect(res.body).toContain('http_requests_in_flight 1\n');
   });
 });
@@ -107,5 +107,8 @@ describe('function host: close()', () => {
 
 /** The request is held in the function and counted by the in-flight gauge (read from the registry, not over HTTP). */
 async function waitForInFlight(host: ServerHandle, state: ProbeState, count: number): Promise<void> {
-  await waitFor(`${count} held request(s) in flight`, () => state.held.count === count && host.metrics.expose().includes(`http_requests_in_flight ${count}\n`));
+  await waitFor(
+    `${count} held request(s) in flight`,
+    async () => state.held.count === count && (await host.metrics.expose()).includes(`http_requests_in_flight ${count}\n`),
+  );
 }

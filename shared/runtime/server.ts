@@ -43,7 +43,7 @@ export async function serve<C extends z.ZodObject, S>(def: FunctionDefinition<C,
   const config = loadStartConfig(def.config, options.env ?? process.env);
   const log = childLogger({ component: def.name }, options.logger);
   if (config.host.LOG_LEVEL !== undefined) log.level = config.host.LOG_LEVEL;
-  const metrics = new Registry();
+  const metrics = new Registry({ processMetrics: true });
   const base = { name: def.name, config: config.fn, log, metrics };
   // Without init there is no state; the declaration's S is then `undefined` by convention.
   const state = def.init === undefined ? (undefined as S) : await def.init(base);

@@ -128,9 +128,9 @@ describe('Runner metrics', () => {
     r.runner.start().enqueue('ns/a'); // taken at once by the only worker
     r.runner.enqueue('ns/b');
     r.runner.enqueue('ns/bad');
-    const text = (): string => metrics.registry.expose();
-    expect(text()).toContain('workqueue_depth{name="t"} 2\n');
-    expect(text()).toContain('controller_runtime_active_workers{controller="t"} 1\n');
+    const text = (): Promise<string> => metrics.registry.expose();
+    expect(await text()).toContain('workqueue_depth{name="t"} 2\n');
+    expect(await text()).toContain('controller_runtime_active_workers{controller="t"} 1\n');
     await waitFor('a started', () => finish.length === 1);
     r.clock.advance(100);
     finish[0]?.();
@@ -138,7 +138,7 @@ describe('Runner metrics', () => {
     finish[1]?.();
     await r.settled();
 
-    const out = text();
+    const out = await text();
     expect(out).toContain('workqueue_depth{name="t"} 0\n');
     expect(out).toContain('workqueue_adds_total{name="t"} 3\n');
     expect(out).toContain('workqueue_retries_total{name="t"} 1\n');

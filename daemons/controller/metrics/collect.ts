@@ -16,12 +16,12 @@ type VMLabel = 'name' | 'namespace' | 'uid' | 'node';
  * The resource gauges of the original (`d8_virtualization_*`), computed from the caches at scrape time
  * into a fresh registry, so objects that are gone leave no stale series.
  */
-export function collectResourceMetrics(caches: Caches): string {
+export async function collectResourceMetrics(caches: Caches): Promise<string> {
   const registry = new Registry();
   collectVMs(registry, caches);
   collectClasses(registry, caches);
   collectOperations(registry, caches);
-  return registry.expose();
+  return await registry.expose();
 }
 
 function collectVMs(registry: Registry, caches: Caches): void {

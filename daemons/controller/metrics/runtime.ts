@@ -22,7 +22,7 @@ const RESULT: Record<ReconcileOutcome, string | undefined> = {
  * and controller-runtime's names), the work queues under client-go's `workqueue_*` names, leadership.
  */
 export class ControllerMetrics {
-  readonly registry = new Registry();
+  readonly registry = new Registry({ processMetrics: true });
   readonly reconciles: Counter<'controller' | 'result'>;
   readonly latency: Histogram<'controller'>;
   readonly leader: Gauge<'name'>;

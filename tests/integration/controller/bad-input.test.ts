@@ -88,6 +88,6 @@ describe('a VM with dependencies that are missing or not ready', () => {
       async () => (await t.c.kvvms.list({ namespace: t.w.ns })).items.every((k) => !names.includes(k.metadata.name ?? '')),
       'their internal VMs gone',
     );
-    expect(t.w.ctl.metrics.reconciles.get({ controller: 'vm', result: 'error' })).toBe(0);
+    expect(await t.w.ctl.metrics.reconciles.get({ controller: 'vm', result: 'error' })).toBe(0);
   });
 });

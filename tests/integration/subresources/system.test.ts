@@ -35,9 +35,8 @@ const put = (path: string, body: string, asUser?: string): ReturnType<Cluster['k
   kubectl(['replace', '--raw', path, '-f', '-'], { stdin: body, ...(asUser === undefined ? {} : { asUser }) });
 
 /** How many requests the function has answered (its host's own counter), by method. */
-function served(method: string): number {
-  return fn.metrics
-    .expose()
+async function served(method: string): Promise<number> {
+  return (await fn.metrics.expose())
     .split('\n')
     .filter((l) => l.startsWith('http_requests_total{') && l.includes(`method="${method}"`))
     .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
@@ -306,7 +305,7 @@ describe('calls proxied to virt-api', () => {
 
 describe('RBAC, decided by the apiserver before it proxies', () => {
   it('refuses a User-role subject with 403 from kube-apiserver: the request never reaches the function', async () => {
-    const [puts, gets] = [served('PUT'), served('GET')];
+    const [puts, gets] = [await served('PUT'), await served('GET')];
     const freeze = await put(VM_PATH('running-vm', 'freeze'), '{}', 'alice');
     expect(freeze.stderr).toContain('Error from server (Forbidden)');
     expect(freeze.stderr).toContain(
@@ -314,7 +313,7 @@ describe('RBAC, decided by the apiserver before it proxies', () => {
     );
     const console = await kubectl(['get', '--raw', VM_PATH('running-vm', 'console')], { asUser: 'alice' });
     expect(console.stderr).toContain('User "alice" cannot get resource "virtualmachines/console"');
-    expect([served('PUT'), served('GET')]).toEqual([puts, gets]);
+    expect([await served('PUT'), await served('GET')]).toEqual([puts, gets]);
   });
 
   it('lets a PrivilegedUser reach the console (a plain GET is then told to upgrade), and reads the VM as a User', async () => {
