@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { loadAllYaml } from '@kubernetes/client-node';
@@ -100,6 +102,10 @@ describe('workloads of the install', () => {
     const used = new Set(workloads.flatMap((m) => containersOf(m).map((c) => c.image)));
     expect([...used].sort()).toEqual(artifacts.map((a) => a.image).sort());
     for (const a of artifacts) {
+      // The build context is the repository: the Dockerfile and the unit's folder with its entry point exist.
+      expect(existsSync(fileURLToPath(new URL(`../../../${a.docker.dockerfile}`, import.meta.url)))).toBe(true);
+      const unit = fileURLToPath(new URL(`../../../${a.docker.buildArgs.UNIT}`, import.meta.url));
+      expect([a.docker.buildArgs.UNIT, existsSync(join(unit, 'index.ts')) || existsSync(join(unit, 'main.ts'))]).toEqual([a.docker.buildArgs.UNIT, true]);
       expect(a.docker.dockerfile).toBe('Dockerfile');
       expect(a.image).toBe(`dev.local/virtualization-${a.docker.buildArgs.UNIT.split('/')[1]}`);
     }
