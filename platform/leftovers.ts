@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { removeLeftoverNetns } from './route-forge.js';
 
 interface Recorded {
   platformPid: number;
@@ -65,6 +66,8 @@ export async function stopLeftovers(workDirs: readonly string[], bundleRoot: str
         // gone meanwhile
       }
     }
+    const netns = await removeLeftoverNetns(dir);
+    if (netns !== undefined) stopped.push(`network namespace ${netns} from ${dir}`);
   }
   // Unit bundles of platforms that are gone (a clean stop removes its own).
   for (const pid of existsSync(bundleRoot) ? readdirSync(bundleRoot) : []) {

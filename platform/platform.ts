@@ -92,8 +92,11 @@ export class Platform {
     this.subresourcesTls?.stop();
     await this.triggers?.stop();
     await this.route?.stop();
-    await this.supervisor.stopAll(10_000, onStep);
-    await this.routeForge?.stop();
+    try {
+      await this.supervisor.stopAll(10_000, onStep);
+    } finally {
+      await this.routeForge?.stop();
+    }
     this.sourceKube?.close();
     this.admin?.close();
     await this.bundles?.remove();
@@ -136,7 +139,7 @@ export class Platform {
     this.bundles = bundles;
     say(`  nodes: ${nodes.join(', ')} (${kwokTime}); install: ${report.applied} objects applied (${installTime})`);
     for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
-    this.routeForge = new LocalRouteForge(admin, kubectl, say);
+    this.routeForge = new LocalRouteForge(admin, kubectl, say, workDir);
     const routeForgeEnv = await this.routeForge.prepare(nodes);
     // virtualization-dra on the first node, over a SIMULATED sysfs tree (kwok nodes have no USB).
     const draEnv = nodes[0] === undefined ? undefined : await prepareSimulatedUsbNode(join(workDir, 'dra'), nodes[0]);

@@ -6,6 +6,8 @@
  * daemon runs in dry-run mode and logs the routes it would write.
  */
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { createNetns, setUpNode, type TestNetns } from '../shared/testing/netns.js';
@@ -16,6 +18,8 @@ import { REPO_ROOT } from './units.js';
 
 const run = promisify(execFile);
 const CRD = join(REPO_ROOT, 'platform/cilium/ciliumnode-crd.yaml');
+/** The file in the work dir naming the namespace, so a platform killed hard has it removed at the next start. */
+const NETNS_FILE = 'route-forge-netns';
 /** Marks the CiliumNodes the platform made: no Cilium runs here. */
 export const SIMULATED_LABEL = 'virtualization.deckhouse.io/simulated-cilium';
 
@@ -31,6 +35,7 @@ export class LocalRouteForge {
     private readonly admin: KubeClient,
     private readonly kubectl: Kubectl,
     private readonly say: (line: string) => void,
+    private readonly workDir: string,
   ) {}
 
   /** Cilium's objects, and the environment route-forge runs with (a namespace, or dry-run). */
@@ -55,6 +60,7 @@ export class LocalRouteForge {
       return { DRY_RUN: 'true' };
     }
     this.netns = await createNetns('virt-node');
+    await writeFile(join(this.workDir, NETNS_FILE), this.netns.name);
     await setUpNode(this.netns, ciliumInternalIP(0));
     this.say(`  route-forge: programs network namespace ${this.netns.name} as ${local}: \`ip -n ${this.netns.name} route show table 1490\``);
     return { NETNS: this.netns.name };
@@ -64,6 +70,16 @@ export class LocalRouteForge {
     await this.netns?.remove();
     this.netns = undefined;
   }
+}
+
+/** Remove the namespace a platform killed hard left in `workDir` (see leftovers.ts); its name, if any. */
+export async function removeLeftoverNetns(workDir: string): Promise<string | undefined> {
+  const file = join(workDir, NETNS_FILE);
+  if (!existsSync(file)) return undefined;
+  const name = readFileSync(file, 'utf8').trim();
+  if (!/^virt-node-[0-9a-f]+$/.test(name)) return undefined;
+  await run('ip', ['netns', 'del', name]).catch(() => undefined);
+  return name;
 }
 
 /** Whether this process may create network namespaces (root, and `ip netns` present). */
