@@ -35,7 +35,7 @@ async function listen(server: https.Server): Promise<number> {
 function post(path: string, body: string): Promise<{ status: number; json: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
-      { host: '127.0.0.1', port: proxyPort, path, method: 'POST', ca: cert.certPem, headers: { 'content-type': 'application/json' } },
+      { host: '127.0.0.1', port: proxyPort, path, method: 'POST', ca: cert.certPem, headers: { 'content-type': 'application/json' }, agent: false },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (c: string) => (text += c));

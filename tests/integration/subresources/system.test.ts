@@ -106,6 +106,9 @@ function direct(
         cert: opts.cert,
         key: opts.key,
         headers: opts.headers,
+        // A fresh connection each time: a pooled one may be closed by the server's keep-alive timeout
+        // just as it is reused (a "socket hang up" on a busy machine).
+        agent: false,
       },
       (res) => {
         let body = '';
@@ -458,6 +461,7 @@ describe('streams through the aggregator (WebSocket)', () => {
         cert: pki.frontProxy.cert,
         key: pki.frontProxy.key,
         headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Remote-User': 'admin' },
+        agent: false,
       });
       req.on('response', (res) => {
         let body = '';
@@ -482,6 +486,7 @@ describe('streams through the aggregator (WebSocket)', () => {
         cert: pki.frontProxy.cert,
         key: pki.frontProxy.key,
         headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'not a key', 'X-Remote-User': 'admin' },
+        agent: false,
       });
       req.on('response', (res) => resolve(String(res.statusCode)));
       req.on('upgrade', () => reject(new Error('upgraded')));
