@@ -6,6 +6,9 @@
  * VirtualMachines alone, and of every object of the converged state (each VM, its internal VM, its
  * VirtualMachineIPAddress and its lease). Target (issue 6): under 1.5x.
  *
+ * It also prints the writes the controller made per converged VM, by resource and verb, from the
+ * apiserver's own `apiserver_request_total` (the bench's own VM creates taken out).
+ *
  * Knobs: BENCH_VMS, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_ROUNDS.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -44,6 +47,37 @@ async function pool(tasks: readonly (() => Promise<unknown>)[], limit: number): 
 
 let round = 0;
 
+const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
+
+/** The apiserver's write counters, `VERB resource[/subresource]` → count, from its /metrics. */
+async function apiserverWrites(kube: KubeClient): Promise<Map<string, number>> {
+  const res = await kube.rest.stream({ method: 'GET', path: '/metrics', what: 'read the apiserver metrics' });
+  let text = '';
+  for await (const chunk of res) text += String(chunk);
+  const writes = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (!WRITE_VERBS.has(labels['verb'] ?? '')) continue;
+    const key = `${labels['verb']} ${labels['resource']}${labels['subresource'] ? `/${labels['subresource']}` : ''}`;
+    writes.set(key, (writes.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return writes;
+}
+
+/** Writes per converged VM between two counter readings, minus the bench's own `own` VM creates. */
+function writesPerVm(before: Map<string, number>, after: Map<string, number>, vms: number): Array<[string, number]> {
+  const rows: Array<[string, number]> = [];
+  for (const [key, count] of after) {
+    const own = key === 'POST virtualmachines' ? vms : 0;
+    const delta = count - (before.get(key) ?? 0) - own;
+    if (delta > 0) rows.push([key, delta / vms]);
+  }
+  return rows.sort((a, b) => b[1] - a[1]);
+}
+
+let lastWrites: Array<[string, number]> = [];
+
 /** Bare creates of the VMs alone, nothing reconciling them. */
 async function bareVMs(c: Clients, world: World): Promise<number> {
   const ns = await world.namespace(`vms-${round++}`);
@@ -65,7 +99,7 @@ async function bareAll(c: Clients, world: World): Promise<number> {
 }
 
 /** VMs created by the client; the controller turns them into everything else. */
-async function withController(c: Clients, world: World, args: readonly string[]): Promise<number> {
+async function withController(c: Clients, world: World, args: readonly string[], kube: KubeClient): Promise<number> {
   const ns = await world.namespace(`ctl-${round}`);
   const proc = startNodeProcess(args, {
     env: {
@@ -82,6 +116,7 @@ async function withController(c: Clients, world: World, args: readonly string[])
     await proc.waitForLog((r) => r['msg'] === 'caches synced, reconcilers running', 60_000);
     const converged = watchConvergence(c, ns);
     await converged.synced;
+    const before = await apiserverWrites(kube);
     const start = nowMs();
     await pool(
       Array.from({ length: settings.BENCH_VMS }, (_, i) => () => c.vms.create(vmObject(world, ns, i))),
@@ -89,6 +124,7 @@ async function withController(c: Clients, world: World, args: readonly string[])
     );
     await converged.done;
     const ms = nowMs() - start;
+    lastWrites = writesPerVm(before, await apiserverWrites(kube), settings.BENCH_VMS);
     await converged.stop();
     return ms;
   } finally {
@@ -145,7 +181,7 @@ async function main(): Promise<void> {
     );
     const variants = ['vms', 'all', 'controller'] as const;
     const [vms = [], all = [], ctl = []] = await interleaved(variants, settings.BENCH_ROUNDS, (v) =>
-      v === 'vms' ? bareVMs(c, world) : v === 'all' ? bareAll(c, world) : withController(c, world, args),
+      v === 'vms' ? bareVMs(c, world) : v === 'all' ? bareAll(c, world) : withController(c, world, args, kube),
     );
     const n = settings.BENCH_VMS;
     const row = (name: string, runs: number[], note: string): Measurement => {
@@ -165,6 +201,9 @@ async function main(): Promise<void> {
       [row('bare creates of all objects', all, `${4 * n} creates: VM, internal VM, VMIP, lease`), controller],
       'bare creates of all objects',
     );
+    const total = lastWrites.reduce((sum, [, perVm]) => sum + perVm, 0);
+    print(`[controller] writes per converged VM (last run, apiserver counters, the bench's own VM creates taken out): ${total.toFixed(2)}`);
+    for (const [key, perVm] of lastWrites) print(`  ${perVm.toFixed(2).padStart(6)}  ${key}`);
   } finally {
     kube.close();
     await cp.stop();
