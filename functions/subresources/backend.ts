@@ -5,7 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import { errorMessage } from '../../shared/errors/index.js';
 import type { RemoteUser } from './frontproxy.js';
@@ -96,6 +97,40 @@ export class VirtApi {
   }
 
   /**
+   * Send an HTTP Upgrade request (e.g. `Upgrade: SPDY/3.1`) to virt-api with this function's identity
+   * and the caller's other headers, without interpreting the protocol. Resolves with the connection once
+   * virt-api answered 101; rejects with BackendRefusedError carrying any other answer, or with
+   * BackendUnavailableError when virt-api cannot be reached.
+   */
+  async upgrade(req: { method: string; path: string; headers: Record<string, string | string[]> }, user: RemoteUser): Promise<BackendUpgrade> {
+    const target = new URL(this.options.url.replace(/\/$/, '') + req.path);
+    const tls = await this.material();
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<BackendUpgrade>((resolve, reject) => {
+      const out = send(target, {
+        method: req.method,
+        headers: { ...req.headers, ...this.headers(user) },
+        timeout: this.options.timeoutMs,
+        agent: false,
+        ...tls,
+      });
+      out.on('upgrade', (response: IncomingMessage, socket: Socket, head: Buffer) => {
+        socket.setTimeout(0);
+        resolve({ response, socket, head });
+      });
+      out.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => reject(new BackendRefusedError(res.statusCode ?? 502, Buffer.concat(chunks).toString('utf8'), res.headers['content-type'])));
+        res.on('error', () => reject(new BackendRefusedError(res.statusCode ?? 502, '', undefined)));
+      });
+      out.on('timeout', () => out.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)));
+      out.on('error', (err) => reject(new BackendUnavailableError(`virt-api at ${this.options.url} is unreachable: ${errorMessage(err)}`)));
+      out.end();
+    });
+  }
+
+  /**
    * Open a WebSocket to virt-api. Resolves once it is open; rejects with BackendUnavailableError when
    * virt-api cannot be reached, or with BackendRefusedError carrying its HTTP answer.
    */
@@ -121,11 +156,20 @@ export class VirtApi {
   }
 }
 
+/** virt-api took an HTTP Upgrade (any protocol but WebSocket): its 101 answer and the raw connection. */
+export interface BackendUpgrade {
+  readonly response: IncomingMessage;
+  readonly socket: Socket;
+  /** Bytes virt-api sent after its 101 that were read with it. */
+  readonly head: Buffer;
+}
+
 /** virt-api answered the stream handshake with an HTTP error. */
 export class BackendRefusedError extends Error {
   constructor(
     readonly status: number,
     readonly body: string,
+    readonly contentType?: string,
   ) {
     super(`virt-api refused the stream: HTTP ${status}${body === '' ? '' : `: ${body.slice(0, 200)}`}`);
   }

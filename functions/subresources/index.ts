@@ -17,7 +17,7 @@ import { BackendRefusedError, BackendUnavailableError, VirtApi } from './backend
 import { subresourcesConfig, type SubresourcesConfig } from './config.js';
 import { AUTH_CONFIGMAP, authenticate, parseRequestHeaderConfig, type RemoteUser, type RequestHeaderConfig } from './frontproxy.js';
 import { OptionsError, plainUpstream, streamUpstreamPath } from './options.js';
-import { relay } from './stream.js';
+import { relay, splice } from './stream.js';
 import { VmLookup } from './vms.js';
 
 /** The subprotocols a client may ask for: Deckhouse's, and KubeVirt's (virtctl). */
@@ -191,9 +191,6 @@ async function upgrade(up: UpgradeRequest, ctx: Ctx): Promise<void> {
   const match = VM_PATH.exec(url.pathname);
   const sub = match?.[3] === undefined ? undefined : subresourceOf(match[3]);
   if (match === null || sub === undefined || !sub.stream) return fail(api.status(404, 'NotFound', `no stream at ${url.pathname}`));
-  if ((request.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
-    return fail(api.status(400, 'BadRequest', `only WebSocket upgrades are served (got Upgrade: ${request.headers.upgrade ?? ''}); SPDY is not supported`));
-  }
   const [namespace, name] = [decodeURIComponent(match[1]), decodeURIComponent(match[2])];
   let path: string;
   try {
@@ -204,6 +201,8 @@ async function upgrade(up: UpgradeRequest, ctx: Ctx): Promise<void> {
   }
   const found = await lookUp(ctx, namespace, name, sub);
   if ('refusal' in found) return fail(found.refusal);
+  const stream = { sub: sub.name, namespace, name, user: auth.user };
+  if ((request.headers.upgrade ?? '').toLowerCase() !== 'websocket') return spliceUpgrade(up, ctx, path, stream);
   let backend;
   try {
     backend = await ctx.state.virtApi.dial(path, BACKEND_PROTOCOL, auth.user);
@@ -232,6 +231,67 @@ async function upgrade(up: UpgradeRequest, ctx: Ctx): Promise<void> {
       ctx.log.info({ sub: sub.name, namespace, name, endedBy: end.by, code: end.code }, 'stream closed');
     });
   });
+}
+
+/** Request headers not passed on to virt-api: hop-by-hop ones, credentials and the front proxy's identity. */
+const NOT_FORWARDED = new Set(['host', 'authorization', 'content-length', 'transfer-encoding', 'keep-alive', 'proxy-connection', 'te', 'trailer']);
+
+function forwardedHeaders(request: UpgradeRequest['request']): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [key, values] of Object.entries(request.headersDistinct)) {
+    if (values === undefined || NOT_FORWARDED.has(key) || key.startsWith('x-remote-') || key.startsWith('impersonate-')) continue;
+    out[key] = values;
+  }
+  return out;
+}
+
+/** The 101 (or any) status line and headers of virt-api's answer, as bytes for the client's socket. */
+function responseHead(res: import('node:http').IncomingMessage): string {
+  const lines = [`HTTP/1.1 ${res.statusCode ?? 101} ${res.statusMessage ?? ''}`.trimEnd()];
+  for (let i = 0; i < res.rawHeaders.length; i += 2) lines.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
+
+/**
+ * A non-WebSocket upgrade (SPDY/3.1 from kubectl-style clients): the handshake goes to virt-api as it
+ * came (our identity in place of the front proxy's headers), virt-api's 101 goes back to the client
+ * and the bytes are spliced both ways (3.3: the original's UpgradeAwareHandler). A refusal by virt-api
+ * passes through with its status and body; virt-api unreachable is 503.
+ */
+async function spliceUpgrade(
+  up: UpgradeRequest,
+  ctx: Ctx,
+  path: string,
+  stream: { sub: string; namespace: string; name: string; user: RemoteUser },
+): Promise<void> {
+  const { request, socket, head } = up;
+  const protocol = request.headers.upgrade ?? '';
+  let backend;
+  try {
+    backend = await ctx.state.virtApi.upgrade({ method: request.method ?? 'GET', path, headers: forwardedHeaders(request) }, stream.user);
+  } catch (err: unknown) {
+    ctx.state.metrics.backendFailures.inc({ subresource: stream.sub });
+    if (err instanceof BackendRefusedError) {
+      ctx.log.info({ ...stream, user: stream.user.name, protocol, status: err.status }, 'virt-api refused the upgrade');
+      if (err.contentType?.includes('json') === true) return answerOnSocket(socket, err.status, '', err.body);
+      return answerOnSocket(socket, err.status, '', JSON.stringify(api.status(err.status, 'ServiceUnavailable', err.message).body));
+    }
+    if (err instanceof BackendUnavailableError) return answerOnSocket(socket, 503, '', JSON.stringify(api.status(503, 'ServiceUnavailable', err.message).body));
+    throw err;
+  }
+  if (socket.destroyed) {
+    backend.socket.destroy();
+    return;
+  }
+  socket.write(responseHead(backend.response));
+  if (backend.head.length > 0) socket.write(backend.head);
+  if (head.length > 0) backend.socket.write(head);
+  const { streams } = ctx.state.metrics;
+  streams.inc({ subresource: stream.sub });
+  ctx.log.info({ ...stream, user: stream.user.name, protocol }, 'stream opened');
+  const end = await splice(socket, backend.socket, { signal: ctx.signal, log: ctx.log });
+  streams.dec({ subresource: stream.sub });
+  ctx.log.info({ ...stream, user: stream.user.name, protocol, endedBy: end.by }, 'stream closed');
 }
 
 const json = (body: object) => (): RouteResponse => ({ body });

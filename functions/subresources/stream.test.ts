@@ -1,9 +1,9 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import WebSocket, { WebSocketServer } from 'ws';
 import { rootLogger } from '../../shared/log/index.js';
 import { waitFor } from '../../shared/testing/wait.js';
-import { relay, type RelayEnd } from './stream.js';
+import { relay, splice, type RelayEnd } from './stream.js';
 
 const servers: WebSocketServer[] = [];
 afterEach(async () => {
@@ -81,5 +81,85 @@ describe('relay', () => {
     const chunk = Buffer.alloc(32 * 1024, 7);
     for (let i = 0; i < 200; i++) user.send(chunk);
     await waitFor('every byte at virt-api', () => Promise.resolve(received === 200 * chunk.length ? true : undefined), { timeoutMs: 20_000 });
+  });
+});
+
+const tcpServers: Server[] = [];
+afterEach(async () => {
+  for (const s of tcpServers.splice(0)) await new Promise((r) => s.close(r));
+});
+
+/** A connected TCP pair: the end a peer holds, and the accepted end the splice gets. */
+async function tcpPair(): Promise<{ peer: Socket; served: Socket }> {
+  const server = createServer({ allowHalfOpen: true });
+  tcpServers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const served = new Promise<Socket>((resolve) => server.once('connection', resolve));
+  const peer = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  await new Promise((r) => peer.once('connect', r));
+  return { peer, served: await served };
+}
+
+/** Everything a socket receives. */
+function received(socket: Socket): () => Buffer {
+  let all = Buffer.alloc(0);
+  socket.on('data', (b: Buffer) => (all = Buffer.concat([all, b])));
+  return () => all;
+}
+
+async function spliced(signal = new AbortController().signal): Promise<{ user: Socket; virtApi: Socket; ended: Promise<RelayEnd> }> {
+  const [client, backend] = [await tcpPair(), await tcpPair()];
+  const ended = splice(client.served, backend.peer, { signal, log: rootLogger });
+  return { user: client.peer, virtApi: backend.served, ended };
+}
+
+describe('splice', () => {
+  it('carries bytes both ways untouched, and a side that ends ends the other', async () => {
+    const { user, virtApi, ended } = await spliced();
+    const [atUser, atVirtApi] = [received(user), received(virtApi)];
+    const payload = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 256));
+    user.write(payload);
+    await waitFor('the bytes at virt-api', () => Promise.resolve(atVirtApi().length >= payload.length ? true : undefined), { timeoutMs: 20_000 });
+    expect(atVirtApi().equals(payload)).toBe(true);
+    virtApi.write('back');
+    await waitFor('the answer at the user', () => Promise.resolve(atUser().toString() === 'back' ? true : undefined));
+    const virtApiEnded = new Promise((r) => virtApi.once('end', r));
+    user.end();
+    await virtApiEnded;
+    virtApi.end();
+    expect(await ended).toEqual({ by: 'client', code: 1000 });
+  });
+
+  it('cuts the user when virt-api breaks off', async () => {
+    const { user, virtApi, ended } = await spliced();
+    const userClosed = new Promise((r) => user.once('close', r));
+    user.on('error', () => undefined);
+    virtApi.resetAndDestroy();
+    await userClosed;
+    expect((await ended).by).toBe('virt-api');
+  });
+
+  it('ends both sides when the server shuts down', async () => {
+    const controller = new AbortController();
+    const { user, virtApi, ended } = await spliced(controller.signal);
+    const [userEnded, virtApiEnded] = [new Promise((r) => user.once('end', r)), new Promise((r) => virtApi.once('end', r))];
+    controller.abort();
+    await Promise.all([userEnded, virtApiEnded]);
+    expect(await ended).toEqual({ by: 'shutdown', code: 1001 });
+    user.destroy();
+    virtApi.destroy();
+  });
+
+  it('delivers everything to a side that reads slowly (no loss under backpressure)', async () => {
+    const { user, virtApi } = await spliced();
+    virtApi.pause();
+    const chunk = Buffer.alloc(64 * 1024, 3);
+    for (let i = 0; i < 100; i++) user.write(chunk);
+    await waitFor('the user side to feel the backpressure', () => Promise.resolve(user.writableLength > 0 ? true : undefined));
+    const got = received(virtApi);
+    virtApi.resume();
+    await waitFor('every byte at virt-api', () => Promise.resolve(got().length === 100 * chunk.length ? true : undefined), { timeoutMs: 20_000 });
+    user.destroy();
+    virtApi.destroy();
   });
 });

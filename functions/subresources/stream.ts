@@ -5,6 +5,7 @@
  * other gets a close frame: the same code for a clean close, 1011 naming virt-api when virt-api's
  * connection broke off, 1001 when this server shuts down.
  */
+import type { Duplex } from 'node:stream';
 import type WebSocket from 'ws';
 import type { Logger } from '../../shared/log/index.js';
 
@@ -65,4 +66,45 @@ function closeWith(ws: WebSocket, code: number, reason: string): void {
   if (ws.readyState === ws.CLOSED || ws.readyState === ws.CLOSING) return;
   ws.close(code, Buffer.from(reason).subarray(0, 123).toString('utf8'));
   setTimeout(() => ws.terminate(), 5_000).unref();
+}
+
+/**
+ * Any other upgraded stream (SPDY as kubectl speaks it): bytes spliced both ways without interpreting
+ * them, as the original's UpgradeAwareHandler does. `pipe` reads a side only as fast as the other
+ * takes it. A side that ends (FIN) ends the other's writing half; a side that breaks destroys the
+ * other; draining ends both (an opaque stream has no close frame) and cuts them after 5 s.
+ */
+export function splice(client: Duplex, backend: Duplex, opts: { signal: AbortSignal; log: Logger }): Promise<RelayEnd> {
+  const { signal, log } = opts;
+  return new Promise<RelayEnd>((resolve) => {
+    let ended: RelayEnd | undefined;
+    let closedSides = 0;
+    const finish = (end: RelayEnd): void => {
+      if (ended === undefined) ended = end;
+      if (++closedSides < 2 && end.by !== 'shutdown') return;
+      signal.removeEventListener('abort', onAbort);
+      resolve(ended);
+    };
+    client.pipe(backend);
+    backend.pipe(client);
+    const watch = (side: Duplex, other: Duplex, by: RelayEnd['by']): void => {
+      side.on('error', (err) => log.debug({ err }, `${by} stream error`));
+      side.once('close', () => {
+        const broke = !side.readableEnded;
+        if (broke) other.destroy();
+        finish({ by, code: broke ? 1006 : 1000 });
+      });
+    };
+    watch(client, backend, 'client');
+    watch(backend, client, 'virt-api');
+    const onAbort = (): void => {
+      for (const side of [client, backend]) {
+        side.end();
+        setTimeout(() => side.destroy(), 5_000).unref();
+      }
+      finish({ by: 'shutdown', code: 1001 });
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -4,7 +4,8 @@
  * unfreeze, addvolume, removevolume, addresourceclaim, removeresourceclaim and evacuatecancel answer
  * 200 and are recorded (path, identity headers, body); console is a serial console with a login
  * prompt, vnc an RFB server with a grey screen, portforward/<port> echoes the bytes it gets. Streams
- * are WebSockets with subprotocol plain.kubevirt.io, binary messages.
+ * are WebSockets with subprotocol plain.kubevirt.io, binary messages; console and portforward also
+ * take an `Upgrade: SPDY/3.1` (101, then raw bytes: no SPDY framing, see spdySession).
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -19,6 +20,7 @@ import { SerialConsoleSession } from './serial-console.js';
 export const VIRT_API_LISTENING = 'virt-api stand-in listening';
 export const KUBEVIRT_SUBRESOURCES = '/apis/subresources.kubevirt.io/v1';
 const PLAIN_PROTOCOL = 'plain.kubevirt.io';
+const SPDY = 'spdy/3.1';
 const CALL_PATH = /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([^/]+)\/(virtualmachineinstances|virtualmachines)\/([^/]+)\/([a-z]+)$/;
 const STREAM_PATH =
   /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([^/]+)\/virtualmachineinstances\/([^/]+)\/(console|vnc|portforward\/(\d+)(?:\/(tcp|udp))?)$/;
@@ -54,6 +56,7 @@ export class VirtApiStandIn {
   private server: Server | undefined;
   private readonly sockets = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has(PLAIN_PROTOCOL) ? PLAIN_PROTOCOL : false) });
   private readonly recorded: RecordedCall[] = [];
+  private readonly spdy = new Set<Duplex>();
   /** Streams open now, by kind. */
   readonly open = { console: 0, vnc: 0, portforward: 0 };
 
@@ -94,6 +97,7 @@ export class VirtApiStandIn {
   async stop(opts: { abrupt?: boolean } = {}): Promise<void> {
     if (opts.abrupt !== true) for (const ws of this.sockets.clients) ws.close(1001, 'virt-api stand-in stopping');
     for (const ws of this.sockets.clients) ws.terminate();
+    for (const socket of this.spdy) socket.destroy();
     const server = this.server;
     if (server === undefined) return;
     server.closeAllConnections();
@@ -156,7 +160,57 @@ export class VirtApiStandIn {
     }
     const name = decodeURIComponent(match[2]);
     const kind = match[3].startsWith('portforward') ? 'portforward' : (match[3] as 'console' | 'vnc');
-    this.sockets.handleUpgrade(req, socket, head, (ws) => this.session(ws, kind, name));
+    const protocol = (req.headers.upgrade ?? '').toLowerCase();
+    if (protocol === 'websocket') {
+      this.sockets.handleUpgrade(req, socket, head, (ws) => this.session(ws, kind, name));
+      return;
+    }
+    if (protocol !== SPDY || kind === 'vnc') {
+      const body = JSON.stringify({
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        message: `the virt-api stand-in serves ${kind} over WebSocket${kind === 'vnc' ? '' : ' or SPDY/3.1'}, not Upgrade: ${req.headers.upgrade ?? ''}`,
+        reason: 'BadRequest',
+        code: 400,
+      });
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
+    this.spdySession(req, socket, head, kind, name);
+  }
+
+  /**
+   * An SPDY/3.1 upgrade, as kubectl-style clients send it: answered 101 (with the first offered
+   * X-Stream-Protocol-Version), then the raw bytes go to the same console or echo as a WebSocket's.
+   * A stand-in: it does not speak SPDY framing (no streams, no headers frames), it only proves that
+   * the bytes after the upgrade travel both ways.
+   */
+  private spdySession(req: IncomingMessage, socket: Duplex, head: Buffer, kind: 'console' | 'portforward', vm: string): void {
+    const offered = req.headersDistinct['x-stream-protocol-version']?.[0];
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n${offered === undefined ? '' : `X-Stream-Protocol-Version: ${offered}\r\n`}\r\n`,
+    );
+    this.open[kind]++;
+    this.spdy.add(socket);
+    const send = (bytes: Buffer): void => {
+      if (socket.writable) socket.write(bytes);
+    };
+    let receive = send;
+    if (kind === 'console') {
+      const console = new SerialConsoleSession(vm, send);
+      receive = (b) => console.receive(b);
+    }
+    if (head.length > 0) receive(head);
+    socket.on('data', (b: Buffer) => receive(b));
+    socket.on('end', () => socket.end());
+    socket.on('error', (err) => this.options.log.debug({ err }, 'virt-api stand-in SPDY stream error'));
+    socket.once('close', () => {
+      this.open[kind]--;
+      this.spdy.delete(socket);
+    });
   }
 
   private session(ws: WebSocket, kind: 'console' | 'vnc' | 'portforward', vm: string): void {

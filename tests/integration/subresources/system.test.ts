@@ -6,6 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
+import { connect, type TLSSocket } from 'node:tls';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerHandle } from '../../../shared/runtime/index.js';
@@ -441,7 +442,7 @@ describe('streams through the aggregator (WebSocket)', () => {
     again.close();
   });
 
-  it('refuses a stream without the front-proxy certificate (401) and an SPDY upgrade (400), directly', async () => {
+  it('refuses a stream without the front-proxy certificate (401) directly', async () => {
     const ws = new WebSocket(`wss://127.0.0.1:${fn.port}${VM_PATH('running-vm', 'console')}`, ['plain.virtualization.deckhouse.io'], {
       ca: pki.caPem,
       servername: 'subresources-api.d8-virtualization.svc',
@@ -451,28 +452,6 @@ describe('streams through the aggregator (WebSocket)', () => {
       ws.once('open', () => resolve(undefined));
     });
     expect(status).toBe(401);
-    const spdy = await new Promise<string>((resolve, reject) => {
-      const req = request({
-        host: '127.0.0.1',
-        port: fn.port,
-        path: VM_PATH('running-vm', 'portforward') + '?port=22',
-        ca: pki.caPem,
-        servername: 'subresources-api.d8-virtualization.svc',
-        cert: pki.frontProxy.cert,
-        key: pki.frontProxy.key,
-        headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Remote-User': 'admin' },
-        agent: false,
-      });
-      req.on('response', (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (c: string) => (body += c));
-        res.on('end', () => resolve(`${res.statusCode} ${body}`));
-      });
-      req.on('upgrade', () => reject(new Error('upgraded')));
-      req.on('error', reject);
-      req.end();
-    });
-    expect(spdy).toMatch(/^400 .*only WebSocket upgrades are served \(got Upgrade: SPDY\/3\.1\); SPDY is not supported/);
   });
 
   it('answers a broken WebSocket handshake 400 and lets go of the virt-api side it had opened', async () => {
@@ -495,5 +474,125 @@ describe('streams through the aggregator (WebSocket)', () => {
     });
     expect(answer).toBe('400');
     await waitFor('virt-api to see no console open', () => Promise.resolve(virtApi.open.console === 0 ? true : undefined));
+  });
+});
+
+/**
+ * An HTTP/1.1 Upgrade to SPDY/3.1 on a raw TLS connection to the apiserver, as kubectl's SPDY round
+ * tripper sends it (POST, X-Stream-Protocol-Version), with the admin client certificate. What comes
+ * back: the status line and headers, then either the body of a refusal (read to the end) or the open
+ * socket with everything received after the 101.
+ */
+async function spdyUpgrade(
+  path: string,
+  asUser?: string,
+): Promise<{ status: number; head: string; body: string; socket: TLSSocket; received: () => Buffer; until: (what: string, text: string) => Promise<void> }> {
+  const kc = cluster.apiserver.kubeConfig();
+  const user = kc.getCurrentUser()!;
+  const server = new URL(cluster.apiserver.server);
+  const socket = connect({
+    host: server.hostname,
+    port: Number(server.port),
+    ca: await readFile(kc.getCurrentCluster()!.caFile!, 'utf8'),
+    cert: await readFile(user.certFile!, 'utf8'),
+    key: await readFile(user.keyFile!, 'utf8'),
+    ALPNProtocols: ['http/1.1'],
+  });
+  let all = Buffer.alloc(0);
+  socket.on('data', (b: Buffer) => (all = Buffer.concat([all, b])));
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
+  socket.write(
+    [
+      `POST ${path} HTTP/1.1`,
+      `Host: ${server.host}`,
+      'Connection: Upgrade',
+      'Upgrade: SPDY/3.1',
+      'X-Stream-Protocol-Version: portforward.k8s.io',
+      'Content-Length: 0',
+      ...(asUser === undefined ? [] : [`Impersonate-User: ${asUser}`]),
+      '',
+      '',
+    ].join('\r\n'),
+  );
+  const headEnd = await waitFor('the answer to the upgrade', () => {
+    const at = all.indexOf('\r\n\r\n');
+    return Promise.resolve(at < 0 ? undefined : at);
+  });
+  const head = all.subarray(0, headEnd).toString('latin1');
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+  const received = (): Buffer => all.subarray(headEnd + 4);
+  let body = '';
+  if (status !== 101) {
+    // The apiserver keeps the connection alive after a refusal: the body ends at its Content-Length.
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head)?.[1];
+    if (length === undefined) await ended;
+    else await waitFor('the body of the refusal', () => Promise.resolve(received().length >= Number(length) ? true : undefined));
+    body = received().toString('utf8');
+    socket.destroy();
+  }
+  const until = async (what: string, text: string): Promise<void> => {
+    await waitFor(what, () => Promise.resolve(received().toString('utf8').includes(text) ? true : undefined), { timeoutMs: 15_000 });
+  };
+  return { status, head, body, socket, received, until };
+}
+
+describe('streams through the aggregator (SPDY/3.1 upgrade, spliced)', () => {
+  it('port forwarding: the 101 of virt-api comes back and bytes travel both ways', async () => {
+    const before = virtApi.open.portforward;
+    const up = await spdyUpgrade(`${VM_PATH('running-vm', 'portforward')}?port=22`);
+    expect(up.status).toBe(101);
+    expect(up.head).toMatch(/\r\nUpgrade: SPDY\/3\.1/i);
+    expect(up.head).toMatch(/\r\nX-Stream-Protocol-Version: portforward\.k8s\.io/i);
+    const payload = Buffer.from(Array.from({ length: 200_000 }, (_, i) => i % 251));
+    up.socket.write(payload);
+    await waitFor('the bytes back', () => Promise.resolve(up.received().length >= payload.length ? true : undefined), { timeoutMs: 30_000 });
+    expect(up.received().equals(payload)).toBe(true);
+    expect(virtApi.open.portforward).toBe(before + 1);
+    up.socket.end();
+    await waitFor('virt-api to see the stream closed', () => Promise.resolve(virtApi.open.portforward === before ? true : undefined));
+  });
+
+  it('console: the login prompt out, typed text echoed, for a PrivilegedUser; a User gets 403', async () => {
+    const up = await spdyUpgrade(VM_PATH('running-vm', 'console'), 'bob');
+    expect(up.status).toBe(101);
+    await up.until('the login prompt', 'running-vm login: ');
+    up.socket.write('root\r');
+    await up.until('the echo and the password prompt', 'running-vm login: root\r\nPassword: ');
+    up.socket.destroy();
+    const refused = await spdyUpgrade(VM_PATH('running-vm', 'console'), 'alice');
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('cannot create resource \\"virtualmachines/console\\"');
+  });
+
+  it("passes virt-api's refusal through with its status and message", async () => {
+    const up = await spdyUpgrade(VM_PATH('running-vm', 'vnc'));
+    expect(up.status).toBe(400);
+    expect(JSON.parse(up.body)).toMatchObject({ kind: 'Status', code: 400, message: 'the virt-api stand-in serves vnc over WebSocket, not Upgrade: SPDY/3.1' });
+  });
+
+  it('answers 503 naming virt-api while it is down', async () => {
+    const port = virtApi.port;
+    await virtApi.stop();
+    try {
+      const up = await spdyUpgrade(`${VM_PATH('running-vm', 'portforward')}?port=22`);
+      expect(up.status).toBe(503);
+      expect(JSON.parse(up.body)).toMatchObject({ code: 503, message: expect.stringMatching(/^virt-api at https:\/\/127\.0\.0\.1:\d+ is unreachable/) });
+    } finally {
+      virtApi = await startVirtApi(pki, port);
+    }
+  });
+
+  it('counts the spliced stream in subresources_streams_open while it lives', async () => {
+    const up = await spdyUpgrade(`${VM_PATH('running-vm', 'portforward')}?port=80`);
+    expect(up.status).toBe(101);
+    const open = async (): Promise<number> => {
+      const line = (await fn.metrics.expose()).split('\n').find((l) => l.startsWith('subresources_streams_open{subresource="portforward"}'));
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    await waitFor('the stream counted', async () => ((await open()) === 1 ? true : undefined));
+    up.socket.end();
+    await waitFor('the stream no longer counted', async () => ((await open()) === 0 ? true : undefined));
   });
 });
