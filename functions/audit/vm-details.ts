@@ -37,8 +37,9 @@ export function vmDetails(vm: VMView | undefined, enrichment: Enrichment): VMDet
   details.virtual_machine_namespace = orUnknown(namespace);
   details.virtualmachine_uid = orUnknown(vm.metadata?.uid);
   details.virtualmachine_os = orUnknown(vm.status?.guestOSInfo?.name);
-  details.qemu_version = orUnknown(vm.status?.versions?.qemu);
-  details.libvirt_version = orUnknown(vm.status?.versions?.libvirt);
+  // The original assigns the versions as they are: a found VM without them gives empty strings.
+  details.qemu_version = vm.status?.versions?.qemu ?? '';
+  details.libvirt_version = vm.status?.versions?.libvirt ?? '';
   details.storageclasses = storageClasses(vm, namespace, enrichment) ?? UNKNOWN;
   if (node !== undefined && node !== '') details.node_network_address = nodeAddresses(enrichment.getNode(node)) ?? UNKNOWN;
   return details;

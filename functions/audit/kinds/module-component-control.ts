@@ -23,8 +23,9 @@ function build(ev: AuditEvent, enrichment: Enrichment): Decision {
   details.component = podName;
   const pod = enrichment.getPod(MODULE_NAMESPACE, podName);
   if (pod !== undefined) {
-    details.qemu_version = orUnknown(pod.metadata?.annotations?.[QEMU_VERSION_ANNOTATION]);
-    details.libvirt_version = orUnknown(pod.metadata?.annotations?.[LIBVIRT_VERSION_ANNOTATION]);
+    // As in the original: a found pod without the annotations gives empty strings, not `unknown`.
+    details.qemu_version = pod.metadata?.annotations?.[QEMU_VERSION_ANNOTATION] ?? '';
+    details.libvirt_version = pod.metadata?.annotations?.[LIBVIRT_VERSION_ANNOTATION] ?? '';
     const node = pod.spec?.nodeName;
     if (node !== undefined && node !== '') details.node_network_address = nodeAddresses(enrichment.getNode(node)) ?? UNKNOWN;
   }

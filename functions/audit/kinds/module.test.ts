@@ -26,6 +26,14 @@ describe('Virtualization control (module pods)', () => {
     });
   });
 
+  it('writes empty qemu and libvirt versions, as the original does, for a known pod without the annotations', async () => {
+    const objects = worldObjects();
+    const pods = (objects.pods ?? []).map((p) => (p.metadata?.name === ref.name ? { ...p, metadata: { ...p.metadata, annotations: {} } } : p));
+    const record = await recordOf({ verb: 'delete', objectRef: ref }, new FakeEnrichment({ ...objects, pods }));
+    expect(record).toMatchObject({ component: ref.name, qemu_version: '', libvirt_version: '' });
+    expect(record.node_network_address).not.toBe('unknown');
+  });
+
   it.each([
     ['a pod in another namespace', { verb: 'delete', objectRef: { ...ref, namespace: 'ns1' } }],
     ['an image importer pod', { verb: 'delete', objectRef: { ...ref, name: 'cvi-importer-abc' } }],

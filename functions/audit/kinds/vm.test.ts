@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { PodView } from '../enrichment.js';
+import type { PodView, VMView } from '../enrichment.js';
 import { FakeEnrichment } from '../testing/fake-enrichment.js';
 import { recordOf, verdict } from '../testing/run.js';
 import { goldenWorld, worldObjects } from '../testing/world.js';
@@ -57,6 +57,15 @@ describe('Manage VM', () => {
     const objects = worldObjects();
     const record = await recordOf(manage('update'), new FakeEnrichment({ ...objects, vds: objects.vds?.slice(1), nodes: [] }));
     expect(record).toMatchObject({ storageclasses: 'unknown', node_network_address: 'unknown', virtualmachine_os: 'Ubuntu 24.04 LTS' });
+  });
+
+  it('writes empty qemu and libvirt versions, as the original does, for a known VM that reports none', async () => {
+    const objects = worldObjects();
+    const vm = structuredClone(objects.vms?.[0]) as VMView;
+    if (vm.status === undefined) throw new Error('the world VM has no status');
+    delete vm.status.versions;
+    const record = await recordOf(manage('update'), new FakeEnrichment({ ...objects, vms: [vm] }));
+    expect(record).toMatchObject({ qemu_version: '', libvirt_version: '', virtualmachine_uid: vm.metadata?.uid });
   });
 });
 
