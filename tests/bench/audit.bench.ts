@@ -1,31 +1,39 @@
 /**
- * Audit function benchmark: audit lines per second through the Vector input (POST /vector, batches of
- * BENCH_BATCH lines), with every enrichment answered by warm informers on a real apiserver, the
- * function compiled and pinned to one CPU core; and the latency a batch adds over the empty function.
- * Targets (issue 5): over 20,000 lines/s; p99 added latency per batch of 100 under 20 ms.
+ * Audit function benchmark, shipped defaults (no setting changed; the duplicate filter keeps its
+ * 100,000 keys and is filled before anything is measured). The function is compiled and pinned to one
+ * CPU core, every enrichment answered by warm informers on a real apiserver; records go to a file (as
+ * a container's stdout goes to its log file). Every request carries fresh auditIDs, so no line is a
+ * duplicate and every record-producing line inserts into the full filter (evicting the oldest key).
  *
- * Records go to a file (as a container's stdout goes to its log file), not to this process.
- * The duplicate filter is shrunk to one entry (AUDIT_DEDUP_CAPACITY=1) because the load repeats the
- * same request body; every line of a batch has its own auditID, so each still produces its record.
+ * Rows, each a ratio to a bare node:http sink (`BARE_ARGS`) receiving the same bodies in the same run:
+ * - throughput at BENCH_BATCH lines per POST /vector and at one line per request, for the golden mix
+ *   (every line a golden case, each yielding a record) and a realistic mix (half of the lines are
+ *   controller/node/reader traffic the filters pass but that yields no record);
+ * - p50/p99 per request at BENCH_RATE lines/s, one line per request on one connection;
+ * - CPU per line (utime+stime of the function process from /proc during each run / lines sent);
+ * - RSS idle (informers warm, before load) and peak (VmHWM after all load).
+ * Targets (issue 17): filter full >= 20,000 lines/s at batch 100; one line per request >= 4,500
+ * lines/s; CPU per line <= 150 us; p50 at 500 lines/s <= 0.4 ms; RSS idle <= 80 MB, peak <= 150 MB.
  *
- * Knobs: BENCH_ROUNDS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP, BENCH_BATCH, BENCH_CPU.
+ * Knobs: BENCH_ROUNDS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP, BENCH_BATCH, BENCH_RATE, BENCH_CPU.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { env } from '../../shared/config/index.js';
+import { env, parseConfig } from '../../shared/config/index.js';
 import { REPO_ROOT } from '../../shared/runtime/testing/index.js';
+import { auditConfigSchema } from '../../functions/audit/config.js';
 import { GOLDEN_CASES, golden } from '../../functions/audit/testing/golden.js';
 import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane } from '../env/control-plane.js';
 import { installCrds } from '../env/crds.js';
 import { STATE_ENV } from '../env/state.js';
 import { applyYaml, installDeckhouseCrds, kc, vmManifest } from '../integration/audit/fixtures.js';
-import { EMPTY_FUNCTION_BASELINE, interleaved, knobs, medianBy, print, printComparison, type Measurement } from './lib.js';
-import { runLoad, type LoadResult } from './load.js';
-import { compiledArgs } from './processes.js';
+import { interleaved, knobs, medianBy, print, printComparison, type Measurement } from './lib.js';
+import { runLoad, type LoadResult, type LoadSpec } from './load.js';
+import { BARE_ARGS, compiledArgs } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -33,7 +41,8 @@ const settings = knobs(
     BENCH_MAX_SECONDS: env.int(5, 1).describe('Measured seconds per load run'),
     BENCH_CONCURRENCY: env.int(4, 1).describe('Keep-alive connections in the throughput runs (latency runs use 1)'),
     BENCH_WARMUP: env.int(300, 0).describe('Unmeasured requests before each run'),
-    BENCH_BATCH: env.int(100, 1).describe('Audit lines per request'),
+    BENCH_BATCH: env.int(100, 1).describe('Audit lines per request in the batched rows'),
+    BENCH_RATE: env.int(500, 1).describe('Lines per second (one per request) in the latency rows'),
     BENCH_CPU: env.int(1, 0).describe('The CPU core the function processes are pinned to (taskset)'),
   }),
 );
@@ -129,8 +138,16 @@ metadata: {name: vm1, namespace: ns1, annotations: {integrity.virtualization.dec
   await kc(['create', 'clusterrolebinding', 'bench-alice', '--clusterrole=cluster-admin', '--user=alice']);
 }
 
-/** Golden lines (each yields a record) interleaved with lines the filters pass that yield none. */
-function vectorBatch(size: number): string {
+/** Stands for a per-request counter in a body template, so that every request has fresh auditIDs. */
+const REQUEST_TOKEN = 'RQ7TOKEN';
+
+type Mix = 'golden' | 'realistic';
+
+/**
+ * A POST /vector body of `size` lines: the golden mix cycles the golden cases (each yields a record);
+ * the realistic mix puts a line the filters pass but that yields no record between golden lines.
+ */
+function vectorTemplate(size: number, mix: Mix): string {
   const noise = [
     {
       verb: 'watch',
@@ -147,12 +164,20 @@ function vectorBatch(size: number): string {
   const base = JSON.parse(golden('vm-manage-patch', 'input')) as Record<string, unknown>;
   const lines: string[] = [];
   for (let i = 0; i < size; i++) {
-    const name = goldenNames[(i >> 1) % goldenNames.length] ?? '';
-    const event = i % 2 === 0 ? (JSON.parse(golden(name, 'input')) as Record<string, unknown>) : { ...base, ...noise[i % noise.length] };
-    event['auditID'] = `bench-${i}-${String(event['auditID'])}`;
+    const record = mix === 'golden' || i % 2 === 0;
+    const name = GOLDEN_CASES[(mix === 'golden' ? i : i >> 1) % GOLDEN_CASES.length] ?? '';
+    const event = record ? (JSON.parse(golden(name, 'input')) as Record<string, unknown>) : { ...base, ...noise[i % noise.length] };
+    event['auditID'] = `${REQUEST_TOKEN}-${i}-${String(event['auditID'])}`;
     lines.push(JSON.stringify({ message: JSON.stringify(event), file: '/var/log/kube-audit/audit.log', source_type: 'file' }));
   }
   return `[${lines.join(',')}]`;
+}
+
+let requestSeq = 0;
+
+/** A body maker: the template with a fresh request number each call (never repeats in a run). */
+function freshBodies(template: string): () => string {
+  return () => template.replaceAll(REQUEST_TOKEN, `r${(requestSeq++).toString(36)}`);
 }
 
 interface Pinned {
@@ -169,7 +194,10 @@ async function startPinned(args: readonly string[], out: string, extraEnv: Recor
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', BODY_LIMIT_BYTES: String(64 << 20), ...extraEnv },
   });
   for (let i = 0; i < 2_000; i++) {
-    const port = /"port":(\d+)[^\n]*"msg":"listening"/.exec(readFileSync(out, 'utf8'))?.[1];
+    const listening = readFileSync(out, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"msg":"listening"'));
+    const port = listening === undefined ? undefined : /"port":(\d+)/.exec(listening)?.[1];
     if (
       port !== undefined &&
       (await fetch(`http://127.0.0.1:${port}/health/readiness`).then(
@@ -213,12 +241,73 @@ async function checkEnrichment(audit: Pinned): Promise<number> {
   throw new Error(`records never matched the golden records (informers not warm?); differing:\n${differ.join('\n')}`);
 }
 
-function row(name: string, r: LoadResult, linesPerRequest: number): Measurement {
+/** utime+stime of a process in microseconds, from /proc (what process.cpuUsage() reports inside it). */
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
+}
+
+/** VmRSS and VmHWM (peak resident) of a process in MB. */
+function memoryMb(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+interface Run {
+  readonly load: LoadResult;
+  /** CPU microseconds the target process spent per line during the measured run (warm-up included in neither). */
+  readonly cpuPerLineUs: number;
+}
+
+interface Variant {
+  readonly name: string;
+  readonly target: Pinned;
+  readonly spec: LoadSpec;
+  readonly lines: number;
+}
+
+async function measure(v: Variant): Promise<Run> {
+  const pid = v.target.child.pid ?? 0;
+  // runLoad warms up first; the CPU is read around the whole call and charged to the measured lines
+  // plus the warm-up lines, which were processed the same way.
+  const before = cpuMicros(pid);
+  const load = await runLoad(v.spec);
+  const spent = cpuMicros(pid) - before;
+  const lines = (load.completed + (v.spec.warmup ?? 0)) * v.lines;
+  return { load, cpuPerLineUs: spent / lines };
+}
+
+function row(v: Variant, r: Run): Measurement {
   return {
-    name,
-    values: { lps: r.requestsPerSecond * linesPerRequest, rps: r.requestsPerSecond, p50: r.latencyMs.p50, p99: r.latencyMs.p99 },
-    note: r.failed > 0 ? `${r.failed} failed: ${JSON.stringify(r.statuses)}` : '',
+    name: v.name,
+    values: {
+      lps: r.load.requestsPerSecond * v.lines,
+      p50: r.load.latencyMs.p50,
+      p99: r.load.latencyMs.p99,
+      cpu: r.cpuPerLineUs,
+    },
+    note: r.load.failed > 0 ? `${r.load.failed} failed: ${JSON.stringify(r.load.statuses)}` : '',
   };
+}
+
+/** Sends at least `capacity` fresh record-producing lines so that the duplicate filter is full. */
+async function fillDuplicateFilter(audit: Pinned, capacity: number): Promise<void> {
+  const perRequest = 1000;
+  const body = freshBodies(vectorTemplate(perRequest, 'golden'));
+  let records = 0;
+  while (records < capacity) {
+    const res = await fetch(`${audit.url}/vector`, { method: 'POST', body: body(), headers: { 'content-type': 'application/json' } });
+    const summary = (await res.json()) as { records?: number };
+    if ((summary.records ?? 0) === 0) throw new Error(`filling the duplicate filter: a batch of golden lines gave no record (${res.status})`);
+    records += summary.records ?? 0;
+  }
+}
+
+function verdict(label: string, value: number, target: number, higherIsBetter: boolean, unit: string, digits = 0): string {
+  const met = higherIsBetter ? value >= target : value <= target;
+  return `${label} ${value.toFixed(digits)} ${unit} (target ${higherIsBetter ? '>=' : '<='} ${target}) ${met ? 'MET' : 'MISSED'}`;
 }
 
 async function main(): Promise<void> {
@@ -229,56 +318,112 @@ async function main(): Promise<void> {
   try {
     await installCrds(cp.state);
     await buildWorld();
-    const [auditArgs, emptyArgs] = [await compiledArgs('functions/audit/index.ts'), await compiledArgs('functions/sample-echo/index.ts')];
-    const audit = await startPinned(auditArgs, join(workDir, 'audit.out'), { KUBECONFIG: cp.state.kubeconfigPath, AUDIT_DEDUP_CAPACITY: '1' });
+    const defaults = parseConfig(auditConfigSchema, {});
+    const audit = await startPinned(await compiledArgs('functions/audit/index.ts'), join(workDir, 'audit.out'), { KUBECONFIG: cp.state.kubeconfigPath });
     running.push(audit);
-    const empty = await startPinned(emptyArgs, join(workDir, 'empty.out'), {});
-    running.push(empty);
-    print(`audit benchmark: node ${process.version}, functions pinned to CPU ${settings.BENCH_CPU}, batches of ${settings.BENCH_BATCH} lines`);
-    print(`enrichment check: ${await checkEnrichment(audit)} golden records reproduced from warm informers`);
-
-    const batch = vectorBatch(settings.BENCH_BATCH);
-    const load = { maxMs: settings.BENCH_MAX_SECONDS * 1000, requests: 1e9, warmup: settings.BENCH_WARMUP };
-    const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: batch };
-    const variants = [
-      [`${EMPTY_FUNCTION_BASELINE}, 1 conn`, { ...load, concurrency: 1, url: `${empty.url}/empty` }, 0],
-      [`audit POST /vector, 1 conn`, { ...load, ...post, concurrency: 1, url: `${audit.url}/vector` }, settings.BENCH_BATCH],
-      [EMPTY_FUNCTION_BASELINE, { ...load, concurrency: settings.BENCH_CONCURRENCY, url: `${empty.url}/empty` }, 0],
-      [
-        `audit POST /vector, ${settings.BENCH_CONCURRENCY} conns`,
-        { ...load, ...post, concurrency: settings.BENCH_CONCURRENCY, url: `${audit.url}/vector` },
-        settings.BENCH_BATCH,
-      ],
-    ] as const;
-    const runs = await interleaved(variants, settings.BENCH_ROUNDS, ([, spec]) => runLoad(spec));
-    const rows = variants.map(([name, , lines], i) =>
-      row(
-        name,
-        medianBy(runs[i] ?? [], (r) => r.requestsPerSecond),
-        lines,
-      ),
+    const bare = await startPinned(BARE_ARGS, join(workDir, 'bare.out'), {});
+    running.push(bare);
+    print(
+      `audit benchmark: node ${process.version}, processes pinned to CPU ${settings.BENCH_CPU}, shipped defaults ` +
+        `(duplicate filter ${defaults.AUDIT_DEDUP_CAPACITY} keys, ${defaults.AUDIT_DEDUP_TTL_MS / 1000} s)`,
     );
+    print(`enrichment check: ${await checkEnrichment(audit)} golden records reproduced from warm informers`);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const idle = memoryMb(audit.child.pid ?? 0);
+    const bareIdle = memoryMb(bare.child.pid ?? 0);
+    await fillDuplicateFilter(audit, defaults.AUDIT_DEDUP_CAPACITY);
+    print(`duplicate filter filled with ${defaults.AUDIT_DEDUP_CAPACITY}+ fresh record-producing lines before measuring`);
+
+    const load = { maxMs: settings.BENCH_MAX_SECONDS * 1000, requests: 1e9, warmup: settings.BENCH_WARMUP };
+    const headers = { 'content-type': 'application/json' };
+    const to = (target: Pinned, mix: Mix, lines: number, concurrency: number, extra: Partial<LoadSpec> = {}): LoadSpec => ({
+      ...load,
+      method: 'POST',
+      headers,
+      url: `${target.url}/vector`,
+      body: freshBodies(vectorTemplate(lines, mix)),
+      concurrency,
+      ...extra,
+    });
+    const c = settings.BENCH_CONCURRENCY;
+    const b = settings.BENCH_BATCH;
+    const BARE = 'bare node:http sink, same bodies';
+    const tables: Array<{ title: string; variants: Variant[] }> = [
+      {
+        title: `Throughput, filter full, batches of ${b} lines, ${c} connections`,
+        variants: [
+          { name: BARE, target: bare, spec: to(bare, 'golden', b, c), lines: b },
+          { name: 'audit, golden mix', target: audit, spec: to(audit, 'golden', b, c), lines: b },
+          { name: 'audit, realistic mix', target: audit, spec: to(audit, 'realistic', b, c), lines: b },
+        ],
+      },
+      {
+        title: `Throughput, filter full, one line per request, ${c} connections`,
+        variants: [
+          { name: BARE, target: bare, spec: to(bare, 'golden', 1, c, { warmup: settings.BENCH_WARMUP * 10 }), lines: 1 },
+          { name: 'audit, golden mix', target: audit, spec: to(audit, 'golden', 1, c, { warmup: settings.BENCH_WARMUP * 10 }), lines: 1 },
+          { name: 'audit, realistic mix', target: audit, spec: to(audit, 'realistic', 1, c, { warmup: settings.BENCH_WARMUP * 10 }), lines: 1 },
+        ],
+      },
+      {
+        title: `Latency at ${settings.BENCH_RATE} lines/s, one line per request, 1 connection`,
+        variants: [
+          { name: BARE, target: bare, spec: to(bare, 'golden', 1, 1, { intervalMs: 1000 / settings.BENCH_RATE }), lines: 1 },
+          { name: 'audit, golden mix', target: audit, spec: to(audit, 'golden', 1, 1, { intervalMs: 1000 / settings.BENCH_RATE }), lines: 1 },
+        ],
+      },
+    ];
     const columns = [
-      { key: 'lps', label: 'lines/s', digits: 0 },
-      { key: 'rps', label: 'req/s', digits: 0, ratio: true },
+      { key: 'lps', label: 'lines/s', digits: 0, ratio: true },
       { key: 'p50', label: 'p50 ms', digits: 3, ratio: true },
       { key: 'p99', label: 'p99 ms', digits: 3, ratio: true },
+      { key: 'cpu', label: 'CPU us/line', digits: 1, ratio: true },
     ];
-    printComparison('Unloaded: one connection (latency per batch)', columns, rows.slice(0, 2), variants[0][0]);
-    printComparison(`Loaded: ${settings.BENCH_CONCURRENCY} connections (throughput)`, columns, rows.slice(2), variants[2][0]);
-    const added = (rows[1]?.values['p99'] ?? NaN) - (rows[0]?.values['p99'] ?? NaN);
-    const best = Math.max(rows[1]?.values['lps'] ?? 0, rows[3]?.values['lps'] ?? 0);
-    print(
-      `targets: lines/s ${best.toFixed(0)} (target > 20000) ${best > 20_000 ? 'MET' : 'MISSED'}; ` +
-        `p99 added per batch ${added.toFixed(2)} ms (target < 20) ${added < 20 ? 'MET' : 'MISSED'}`,
+    const results = new Map<string, Measurement>();
+    for (const table of tables) {
+      const runs = await interleaved(table.variants, settings.BENCH_ROUNDS, measure);
+      const rows = table.variants.map((v, i) =>
+        row(
+          v,
+          medianBy(runs[i] ?? [], (r) => r.load.requestsPerSecond),
+        ),
+      );
+      for (const r of rows) results.set(`${table.title}|${r.name}`, r);
+      printComparison(table.title, columns, rows, BARE);
+    }
+    const peak = memoryMb(audit.child.pid ?? 0);
+    const barePeak = memoryMb(bare.child.pid ?? 0);
+    printComparison(
+      'Resident memory (MB)',
+      [
+        { key: 'idle', label: 'idle', digits: 1, ratio: true },
+        { key: 'peak', label: 'peak', digits: 1, ratio: true },
+      ],
+      [
+        { name: BARE, values: { idle: bareIdle.rss, peak: barePeak.peak } },
+        { name: 'audit', values: { idle: idle.rss, peak: peak.peak } },
+      ],
+      BARE,
     );
+    const get = (t: number, name: string, key: string): number => results.get(`${tables[t]?.title ?? ''}|${name}`)?.values[key] ?? NaN;
+    const g = 'audit, golden mix';
+    const r = 'audit, realistic mix';
     print(
-      `record lines written: ${
-        readFileSync(audit.out, 'utf8')
-          .split('\n')
-          .filter((l) => l.startsWith('{"type"')).length
-      } ` + `(${(statSync(audit.out).size / 1e6).toFixed(0)} MB of output)`,
+      [
+        'targets (shipped defaults, filter full):',
+        `  ${verdict(`batch ${b}, golden mix:`, get(0, g, 'lps'), 20_000, true, 'lines/s')}`,
+        `  ${verdict(`batch ${b}, realistic mix:`, get(0, r, 'lps'), 20_000, true, 'lines/s')}`,
+        `  ${verdict('one line per request, golden mix:', get(1, g, 'lps'), 4_500, true, 'lines/s')}`,
+        `  ${verdict('one line per request, realistic mix:', get(1, r, 'lps'), 4_500, true, 'lines/s')}`,
+        `  ${verdict(`CPU per line at ${settings.BENCH_RATE} lines/s:`, get(2, g, 'cpu'), 150, false, 'us', 1)}`,
+        `  ${verdict(`CPU per line, batch ${b}, golden mix:`, get(0, g, 'cpu'), 150, false, 'us', 1)}`,
+        `  ${verdict(`p50 at ${settings.BENCH_RATE} lines/s:`, get(2, g, 'p50'), 0.4, false, 'ms', 3)} (p99 ${get(2, g, 'p99').toFixed(3)} ms)`,
+        `  ${verdict('RSS idle:', idle.rss, 80, false, 'MB', 1)}`,
+        `  ${verdict('RSS peak under load:', peak.peak, 150, false, 'MB', 1)}`,
+      ].join('\n'),
     );
+    const records = execFileSync('grep', ['-c', '^{"type"', audit.out], { encoding: 'utf8' }).trim();
+    print(`record lines written: ${records} (${(statSync(audit.out).size / 1e6).toFixed(0)} MB of output)`);
   } finally {
     for (const p of running) await stopPinned(p);
     await cp.stop();

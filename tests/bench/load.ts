@@ -11,7 +11,10 @@ export interface LoadSpec {
   readonly url: string;
   readonly method?: string;
   readonly headers?: OutgoingHttpHeaders;
-  readonly body?: string | Buffer;
+  /** The request body; a function makes one per request (e.g. fresh IDs so nothing repeats). */
+  readonly body?: string | Buffer | (() => string | Buffer);
+  /** Paced load: each connection starts a request at most every intervalMs (unset: back to back). */
+  readonly intervalMs?: number;
   /** Connections, each with one request outstanding at a time. */
   readonly concurrency: number;
   /** Measured requests at most (after the warm-up). */
@@ -52,7 +55,9 @@ async function drive(spec: LoadSpec, url: URL, agent: Agent, limit: { count: num
   const start = nowMs();
   const deadline = start + limit.maxMs;
   const worker = async (): Promise<void> => {
-    while (issued < limit.count && nowMs() < deadline) {
+    for (let mine = 0; issued < limit.count && nowMs() < deadline; mine++) {
+      const due = start + mine * (spec.intervalMs ?? 0);
+      if (due > nowMs()) await new Promise((resolve) => setTimeout(resolve, due - nowMs()));
       issued += 1;
       const sent = nowMs();
       const status = await once(spec, url, agent);
@@ -83,6 +88,6 @@ function once(spec: LoadSpec, url: URL, agent: Agent): Promise<string> {
       res.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
     });
     req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
-    req.end(spec.body);
+    req.end(typeof spec.body === 'function' ? spec.body() : spec.body);
   });
 }
