@@ -28,6 +28,8 @@ export const subresourcesConfig = z.object({
     .describe('X-Remote-Group values sent to virt-api (comma-separated)'),
   VIRT_API_TIMEOUT_MS: env.int(10_000, 100).describe('Deadline of one call to virt-api (connect and answer; streams only for the handshake)'),
   LOOKUP_TIMEOUT_MS: env.int(5_000, 100).describe('Deadline of one apiserver read (VM lookup)'),
+  SESSION_LEASE_SECONDS: env.int(30, 1).describe('leaseDurationSeconds of the console/VNC session Leases (d8v-vm-<kind>-<vm>-<uid>)'),
+  SESSION_RENEW_MS: env.int(10_000, 100).describe('How often an open console/VNC session renews its Lease'),
   STREAM_BUFFER_BYTES: env.int(1024 * 1024, 1024).describe('Bytes a stream may hold queued towards a slow side before reading from the other side pauses'),
 });
 

@@ -7,9 +7,20 @@
  * WebSocket relay.
  */
 import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
 import { WebSocketServer } from 'ws';
 import { errorMessage } from '../../shared/errors/index.js';
-import { Informer, KubeClient, kubeObjectSchema, type KubeObject } from '../../shared/kube/index.js';
+import {
+  EventRecorder,
+  eventDescriptor,
+  eventSchema,
+  Informer,
+  KubeClient,
+  kubeObjectSchema,
+  leaseDescriptor,
+  leaseSchema,
+  type KubeObject,
+} from '../../shared/kube/index.js';
 import { defineFunction, runIfMain, type HandlerContext, type RouteRequest, type RouteResponse, type UpgradeRequest } from '../../shared/runtime/index.js';
 import { answerOnSocket } from '../../shared/runtime/http/upgrade.js';
 import * as api from './api.js';
@@ -17,6 +28,7 @@ import { BackendRefusedError, BackendUnavailableError, VirtApi } from './backend
 import { subresourcesConfig, type SubresourcesConfig } from './config.js';
 import { AUTH_CONFIGMAP, authenticate, parseRequestHeaderConfig, type RemoteUser, type RequestHeaderConfig } from './frontproxy.js';
 import { OptionsError, plainUpstream, streamUpstreamPath } from './options.js';
+import { Sessions, type Session, type SessionKind } from './sessions.js';
 import { relay, splice } from './stream.js';
 import { VmLookup } from './vms.js';
 
@@ -31,6 +43,7 @@ export interface SubresourcesState {
   readonly authConfig: Informer<KubeObject>;
   readonly vms: VmLookup;
   readonly virtApi: VirtApi;
+  readonly sessions: Sessions;
   readonly sockets: WebSocketServer;
   readonly metrics: {
     readonly streams: import('../../shared/metrics/index.js').Gauge<'subresource'>;
@@ -157,6 +170,7 @@ async function getVmOrSub(req: RouteRequest, ctx: Ctx): Promise<RouteResponse> {
   if (sub !== undefined && sub !== 'scale') {
     const subresource = subresourceOf(sub);
     if (subresource === undefined) return api.status(404, 'NotFound', `virtualmachines/${sub} is not a subresource of ${api.GROUP_VERSION}`);
+    if (subresource.stream && req.query.get('probe') === 'true' && isSessionKind(sub)) return probe(ctx, namespace, name, sub);
     if (subresource.stream)
       return api.status(400, 'BadRequest', `virtualmachines/${sub} needs an Upgrade: websocket (WebSocket subprotocol ${STREAM_PROTOCOLS[0]})`);
     return api.status(405, 'MethodNotAllowed', `virtualmachines/${sub} takes PUT`);
@@ -181,6 +195,26 @@ async function getVmOrSub(req: RouteRequest, ctx: Ctx): Promise<RouteResponse> {
   return { body: { apiVersion: api.GROUP_VERSION, kind: 'VirtualMachine', metadata: md } };
 }
 
+const isSessionKind = (sub: string): sub is SessionKind => sub === 'console' || sub === 'vnc';
+
+/** `probe=true` on console/vnc: the session holding it now, without connecting. */
+async function probe(ctx: Ctx, namespace: string, name: string, kind: SessionKind): Promise<RouteResponse> {
+  const found = await lookUp(ctx, namespace, name, undefined);
+  if ('refusal' in found) return found.refusal;
+  try {
+    return { body: await ctx.state.sessions.probe(kind, found.vm) };
+  } catch (err: unknown) {
+    ctx.log.warn({ err, namespace, name, kind }, 'session lease not readable');
+    return api.status(503, 'ServiceUnavailable', `cannot read the ${kind} session of VirtualMachine ${namespace}/${name}: ${errorMessage(err)}`);
+  }
+}
+
+/** The session record of a console or VNC stream that just opened (nothing for port forwarding). */
+function track(ctx: Ctx, sub: string, vm: KubeObject, user: RemoteUser, request: UpgradeRequest['request']): Session | undefined {
+  if (!isSessionKind(sub)) return undefined;
+  return ctx.state.sessions.start(sub, vm, user.name, request.headers['user-agent'] ?? '');
+}
+
 /** Consoles, VNC and port forwarding: check, open virt-api's side, then upgrade the client's. */
 async function upgrade(up: UpgradeRequest, ctx: Ctx): Promise<void> {
   const { request, socket, head } = up;
@@ -192,6 +226,10 @@ async function upgrade(up: UpgradeRequest, ctx: Ctx): Promise<void> {
   const sub = match?.[3] === undefined ? undefined : subresourceOf(match[3]);
   if (match === null || sub === undefined || !sub.stream) return fail(api.status(404, 'NotFound', `no stream at ${url.pathname}`));
   const [namespace, name] = [decodeURIComponent(match[1]), decodeURIComponent(match[2])];
+  if (url.searchParams.get('probe') === 'true' && isSessionKind(sub.name)) {
+    const answer = await probe(ctx, namespace, name, sub.name);
+    return answerOnSocket(socket, answer.status ?? 200, '', JSON.stringify(answer.body));
+  }
   let path: string;
   try {
     path = streamUpstreamPath(sub.name, namespace, name, url.searchParams);
@@ -201,7 +239,7 @@ async function upgrade(up: UpgradeRequest, ctx: Ctx): Promise<void> {
   }
   const found = await lookUp(ctx, namespace, name, sub);
   if ('refusal' in found) return fail(found.refusal);
-  const stream = { sub: sub.name, namespace, name, user: auth.user };
+  const stream = { sub: sub.name, namespace, name, user: auth.user, vm: found.vm };
   if ((request.headers.upgrade ?? '').toLowerCase() !== 'websocket') return spliceUpgrade(up, ctx, path, stream);
   let backend;
   try {
@@ -226,8 +264,10 @@ async function upgrade(up: UpgradeRequest, ctx: Ctx): Promise<void> {
     const { streams } = ctx.state.metrics;
     streams.inc({ subresource: sub.name });
     ctx.log.info({ sub: sub.name, namespace, name, user: auth.user.name }, 'stream opened');
+    const session = track(ctx, sub.name, found.vm, auth.user, request);
     void relay(client, backend, { highWaterBytes: ctx.config.STREAM_BUFFER_BYTES, signal: ctx.signal, log: ctx.log }).then((end) => {
       streams.dec({ subresource: sub.name });
+      void session?.end();
       ctx.log.info({ sub: sub.name, namespace, name, endedBy: end.by, code: end.code }, 'stream closed');
     });
   });
@@ -262,7 +302,7 @@ async function spliceUpgrade(
   up: UpgradeRequest,
   ctx: Ctx,
   path: string,
-  stream: { sub: string; namespace: string; name: string; user: RemoteUser },
+  { vm, ...stream }: { sub: string; namespace: string; name: string; user: RemoteUser; vm: KubeObject },
 ): Promise<void> {
   const { request, socket, head } = up;
   const protocol = request.headers.upgrade ?? '';
@@ -289,8 +329,10 @@ async function spliceUpgrade(
   const { streams } = ctx.state.metrics;
   streams.inc({ subresource: stream.sub });
   ctx.log.info({ ...stream, user: stream.user.name, protocol }, 'stream opened');
+  const session = track(ctx, stream.sub, vm, stream.user, request);
   const end = await splice(socket, backend.socket, { signal: ctx.signal, log: ctx.log });
   streams.dec({ subresource: stream.sub });
+  void session?.end();
   ctx.log.info({ ...stream, user: stream.user.name, protocol, endedBy: end.by }, 'stream closed');
 }
 
@@ -326,6 +368,18 @@ export const subresources = defineFunction({
         remoteUser: config.VIRT_API_REMOTE_USER,
         remoteGroups: config.VIRT_API_REMOTE_GROUPS,
         timeoutMs: config.VIRT_API_TIMEOUT_MS,
+      }),
+      sessions: new Sessions({
+        leases: kube.resource(leaseDescriptor, leaseSchema, 'subresources'),
+        events: new EventRecorder({
+          events: kube.resource(eventDescriptor, eventSchema, 'subresources'),
+          reportingController: 'virtualization.deckhouse.io/subresources',
+          reportingInstance: hostname(),
+          logger: log,
+        }),
+        log,
+        durationSeconds: config.SESSION_LEASE_SECONDS,
+        renewMs: config.SESSION_RENEW_MS,
       }),
       sockets: new WebSocketServer({
         noServer: true,

@@ -50,12 +50,22 @@ export interface ApiServerProcess {
 const START_TIMEOUT_MS = Number(process.env['VIRT_TESTENV_START_TIMEOUT_MS'] ?? 90_000);
 const PORT_ATTEMPTS = 5;
 
+/** The one namespace whose Leases the audit log records (tests/integration/service-accounts). */
+export const AUDITED_LEASES_NAMESPACE = 'audited-leases';
+
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
 - level: None
   nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version", "/openapi*"]
+# Leases are left out (leader election is noise), except in the namespace where a test checks the
+# RBAC of a component's own Leases (the policy sees the impersonating user, so it matches by namespace).
+- level: Metadata
+  namespaces: ["${AUDITED_LEASES_NAMESPACE}"]
+  resources:
+  - group: coordination.k8s.io
+    resources: ["leases"]
 - level: None
   resources:
   - group: coordination.k8s.io

@@ -43,6 +43,7 @@ export function answerOnSocket(socket: Duplex, status: number, message: string, 
 
 function reasonOf(status: number): string {
   const reasons: Record<number, string> = {
+    200: 'OK',
     400: 'Bad Request',
     401: 'Unauthorized',
     403: 'Forbidden',

@@ -35,7 +35,10 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { serve } from '../../../shared/runtime/index.js';
 import { subresources } from '../../../functions/subresources/index.js';
-import { createCA, freshNamespace, getTestEnv, issueCert } from '../../env/index.js';
+import { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
+import WebSocket from 'ws';
+import { createCA, getTestEnv, issueCert } from '../../env/index.js';
+import { AUDITED_LEASES_NAMESPACE } from '../../env/control-plane.js';
 import { deniedWithoutEachRule, rulesRemovedOneByOne, serviceAccountKubeconfig, unusedGrants } from './component-rbac.js';
 
 const AUTH_CONFIGMAP = 'extension-apiserver-authentication';
@@ -168,7 +171,7 @@ describe('the subresources API ServiceAccount', () => {
 describe('the subresources function as its ServiceAccount', () => {
   let unitRequests: ApiRequest[] = [];
 
-  it('serves the aggregator with every request it makes allowed (ConfigMap watch, VM lookups)', async () => {
+  it('serves the aggregator with every request it makes allowed (ConfigMap watch, VM lookups, console session Leases and Events)', async () => {
     const env = getTestEnv();
     const dir = join(env.workDir, 'service-accounts', 'subresources-unit');
     const ca = await createCA(dir, 'subresources');
@@ -179,11 +182,29 @@ describe('the subresources function as its ServiceAccount', () => {
       readFile(join(pki, 'front-proxy-client.crt'), 'utf8'),
       readFile(join(pki, 'front-proxy-client.key'), 'utf8'),
     ]);
-    const ns = await freshNamespace('subresources-sa');
+    // The audit log records Leases only in this namespace (tests/env/control-plane.ts).
+    const ns = AUDITED_LEASES_NAMESPACE;
+    await kubectl(['create', 'namespace', ns]);
     const vm = await kubectl(['apply', '-f', '-'], {
       stdin: `apiVersion: virtualization.deckhouse.io/v1alpha2\nkind: VirtualMachine\nmetadata: {name: vm1, namespace: ${ns}}\nspec: {virtualMachineClassName: generic, cpu: {cores: 1}, memory: {size: 1Gi}, blockDeviceRefs: [{kind: VirtualDisk, name: root}]}\n`,
     });
     if (vm.code !== 0) throw new Error(vm.stderr);
+    const running = await kubectl([
+      'patch',
+      'virtualmachine.virtualization.deckhouse.io',
+      'vm1',
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"phase":"Running"}}',
+    ]);
+    if (running.code !== 0) throw new Error(running.stderr);
+    const vmUid = (await kubectl(['get', 'virtualmachine.virtualization.deckhouse.io', 'vm1', '-n', ns, '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    // virt-api over plain HTTP: this test is about the apiserver requests the function makes, not virt-api's TLS.
+    const virtApi = new VirtApiStandIn({ log: rootLogger });
+    await virtApi.start();
 
     const since = Date.now();
     const fn = await serve(subresources, {
@@ -194,6 +215,7 @@ describe('the subresources function as its ServiceAccount', () => {
         TLS_CERT_FILE: serving.certPath,
         TLS_KEY_FILE: serving.keyPath,
         KUBECONFIG: await serviceAccountKubeconfig(rbac),
+        VIRT_API_URL: virtApi.url,
       },
     });
     const get = (path: string): Promise<{ status: number; body: string }> =>
@@ -218,16 +240,52 @@ describe('the subresources function as its ServiceAccount', () => {
       });
       expect(JSON.parse(found.body)).toMatchObject({ kind: 'VirtualMachine', metadata: { name: 'vm1', namespace: ns } });
       expect((await get(`${base}/ghost/scale`)).status).toBe(404);
+      // Three consoles, each taking over the one before (the second take-over patches the Event's series), then all closed.
+      const consoles: WebSocket[] = [];
+      const lease = `d8v-vm-console-vm1-${vmUid}`;
+      let sessionId = '';
+      for (let i = 0; i < 3; i++) {
+        const ws = new WebSocket(`wss://127.0.0.1:${fn.port}${base}/vm1/console`, ['plain.virtualization.deckhouse.io'], {
+          ca: caPem,
+          cert: frontCert,
+          key: frontKey,
+          headers: { 'X-Remote-User': 'admin' },
+        });
+        await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+        consoles.push(ws);
+        const id = await waitFor(`session ${i + 1} in the Lease`, async () => {
+          const res = await kubectl(['get', 'lease', lease, '-n', ns, '-o', `jsonpath={.metadata.annotations.virtualization\\.deckhouse\\.io/session-id}`]);
+          return res.code === 0 && res.stdout !== '' && res.stdout !== sessionId ? res.stdout : undefined;
+        });
+        sessionId = id;
+      }
+      await waitFor('the series of the take-over Event', async () => {
+        const res = await kubectl(['get', 'events.events.k8s.io', '-n', ns, '-o', 'jsonpath={.items[*].series.count}']);
+        return res.stdout === '2' ? true : undefined;
+      });
+      for (const ws of consoles) ws.close();
+      await waitFor('the Lease deleted', async () =>
+        (await kubectl(['get', 'lease', '-n', ns, '-l', 'virtualization.deckhouse.io/session', '-o', 'name'])).stdout === '' ? true : undefined,
+      );
     } finally {
       await fn.close();
+      await virtApi.stop();
     }
     const seen = await requestsMadeBy(kube, rbac, since);
     unitRequests = seen.map((s) => s.request);
     expect(seen.filter((s) => s.codes.includes(403)).map((s) => describeRequest(s.request))).toEqual([]);
-    expect([...new Set(unitRequests.map(describeRequest))].sort()).toEqual([
+    // Event names are generated: shown as <event>.
+    const described = unitRequests.map((r) => describeRequest(r).replace(/^(\w+ events\.events\.k8s\.io in \S+ named) \S+$/, '$1 <event>'));
+    expect([...new Set(described)].sort()).toEqual([
+      `create events.events.k8s.io in ${ns} named <event>`,
+      `create leases.coordination.k8s.io in ${ns} named d8v-vm-console-vm1-${vmUid}`,
+      `delete leases.coordination.k8s.io in ${ns} named d8v-vm-console-vm1-${vmUid}`,
+      `get leases.coordination.k8s.io in ${ns} named d8v-vm-console-vm1-${vmUid}`,
       `get virtualmachines.virtualization.deckhouse.io in ${ns} named ghost`,
       `get virtualmachines.virtualization.deckhouse.io in ${ns} named vm1`,
       `list configmaps in kube-system named ${AUTH_CONFIGMAP}`,
+      `patch events.events.k8s.io in ${ns} named <event>`,
+      `update leases.coordination.k8s.io in ${ns} named d8v-vm-console-vm1-${vmUid}`,
       `watch configmaps in kube-system named ${AUTH_CONFIGMAP}`,
     ]);
   });

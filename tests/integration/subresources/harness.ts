@@ -168,11 +168,11 @@ export interface Stack {
   readonly fn: ServerHandle;
 }
 
-export async function startStack(name: string): Promise<Stack> {
+export async function startStack(name: string, extraEnv: Record<string, string> = {}): Promise<Stack> {
   const cluster = await startCluster();
   const pki = await makePki(name);
   const virtApi = await startVirtApi(pki);
-  const fn = await startSubresources(cluster, pki, virtApi.url);
+  const fn = await startSubresources(cluster, pki, virtApi.url, extraEnv);
   await registerApiService(cluster, pki, fn.port);
   return { cluster, pki, virtApi, fn };
 }

@@ -9,6 +9,7 @@ import { request } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { KubeEvent, Lease } from '../../../shared/kube/index.js';
 import type { ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import type { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
@@ -49,7 +50,8 @@ let virtApi: VirtApiStandIn;
 let fn: ServerHandle;
 
 beforeAll(async () => {
-  ({ cluster, pki, virtApi, fn } = await startStack('system'));
+  // Session Leases renewed every 0.5 s here (10 s by default), so a test sees a renewal soon.
+  ({ cluster, pki, virtApi, fn } = await startStack('system', { SESSION_RENEW_MS: '500' }));
   await cluster.apply(`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${NS}}\n`);
   for (const [name, phase] of [
     ['running-vm', 'Running'],
@@ -594,5 +596,87 @@ describe('streams through the aggregator (SPDY/3.1 upgrade, spliced)', () => {
     await waitFor('the stream counted', async () => ((await open()) === 1 ? true : undefined));
     up.socket.end();
     await waitFor('the stream no longer counted', async () => ((await open()) === 0 ? true : undefined));
+  });
+});
+
+/** The session Lease of a VM's console or VNC, or undefined. */
+async function sessionLease(kind: 'console' | 'vnc', vm: string): Promise<Lease | undefined> {
+  const uid = (await kubectl(['get', 'virtualmachine.virtualization.deckhouse.io', vm, '-n', NS, '-o', 'jsonpath={.metadata.uid}'])).stdout;
+  const res = await kubectl(['get', 'lease', `d8v-vm-${kind}-${vm}-${uid}`, '-n', NS, '-o', 'json']);
+  return res.code === 0 ? (JSON.parse(res.stdout) as Lease) : undefined;
+}
+
+const probeSession = async (kind: 'console' | 'vnc', vm: string, asUser?: string): Promise<Record<string, unknown>> => {
+  const res = await kubectl(['get', '--raw', `${VM_PATH(vm, kind)}?probe=true`], asUser === undefined ? {} : { asUser });
+  if (res.code !== 0) throw new Error(res.stderr);
+  return JSON.parse(res.stdout) as Record<string, unknown>;
+};
+
+describe('console and VNC sessions (advisory Leases)', () => {
+  it('probe=true tells nobody holds the console, without connecting', async () => {
+    const before = virtApi.open.console;
+    expect(await probeSession('console', 'running-vm')).toEqual({
+      apiVersion: 'subresources.virtualization.deckhouse.io/v1alpha2',
+      kind: 'VirtualMachineSession',
+      holder: '',
+      startTime: null,
+      client: '',
+    });
+    expect(virtApi.open.console).toBe(before);
+  });
+
+  it('an open console holds a Lease owned by the VM, renewed while it lives, shown by probe, deleted at the end', async () => {
+    const ws = await dialApiserver(VM_PATH('running-vm', 'console'), 'bob');
+    await collect(ws).until('the login prompt', (b) => b.toString().endsWith('login: '));
+    const lease = await waitFor('the session Lease', () => sessionLease('console', 'running-vm'));
+    const vmUid = (await kubectl(['get', 'virtualmachine.virtualization.deckhouse.io', 'running-vm', '-n', NS, '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    expect(lease.metadata).toMatchObject({
+      labels: { 'virtualization.deckhouse.io/session': 'console' },
+      annotations: { 'virtualization.deckhouse.io/session-id': expect.stringMatching(/^[0-9a-f-]{36}$/) },
+      ownerReferences: [{ apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'VirtualMachine', name: 'running-vm', uid: vmUid }],
+    });
+    expect(lease.spec).toMatchObject({ holderIdentity: 'bob', leaseDurationSeconds: 30 });
+    await waitFor('a renewal', async () => ((await sessionLease('console', 'running-vm'))?.spec?.renewTime !== lease.spec?.renewTime ? true : undefined));
+    const probed = await probeSession('console', 'running-vm', 'bob');
+    expect(probed).toMatchObject({ holder: 'bob', startTime: lease.spec?.acquireTime });
+    expect(probed['client']).toBe(lease.metadata.annotations?.['virtualization.deckhouse.io/session-client']);
+    ws.close();
+    await waitFor('the Lease deleted', async () => ((await sessionLease('console', 'running-vm')) === undefined ? true : undefined));
+  });
+
+  it('taking over an open VNC session records a Warning event on the VM; only the last session deletes the Lease', async () => {
+    const first = await dialApiserver(VM_PATH('running-vm', 'vnc'), 'bob');
+    const firstId = (await waitFor('the first Lease', () => sessionLease('vnc', 'running-vm'))).metadata.annotations?.[
+      'virtualization.deckhouse.io/session-id'
+    ];
+    const second = await dialApiserver(VM_PATH('running-vm', 'vnc'));
+    const taken = await waitFor('the Lease taken over', async () => {
+      const lease = await sessionLease('vnc', 'running-vm');
+      return lease !== undefined && lease.metadata.annotations?.['virtualization.deckhouse.io/session-id'] !== firstId ? lease : undefined;
+    });
+    expect(taken.spec?.holderIdentity).not.toBe('bob');
+    const event = await waitFor('the VNCSessionPreempted event', async () => {
+      const res = await kubectl(['get', 'events.events.k8s.io', '-n', NS, '--field-selector', 'reason=VNCSessionPreempted', '-o', 'json']);
+      return (JSON.parse(res.stdout) as { items: KubeEvent[] }).items[0];
+    });
+    expect(event).toMatchObject({ type: 'Warning', regarding: { kind: 'VirtualMachine', name: 'running-vm' } });
+    expect(event.note).toMatch(/^vnc session of bob .* taken over by /);
+    first.close();
+    await waitFor('virt-api to see the first session closed', () => Promise.resolve(virtApi.open.vnc === 1 ? true : undefined));
+    // The first session ending leaves the second's Lease alone.
+    expect((await sessionLease('vnc', 'running-vm'))?.metadata.annotations?.['virtualization.deckhouse.io/session-id']).toBe(
+      taken.metadata.annotations?.['virtualization.deckhouse.io/session-id'],
+    );
+    second.close();
+    await waitFor('the Lease deleted', async () => ((await sessionLease('vnc', 'running-vm')) === undefined ? true : undefined));
+  });
+
+  it('port forwarding keeps no session; probe answers 404 for a VM that does not exist', async () => {
+    const res = await kubectl(['get', '--raw', `${VM_PATH('ghost', 'console')}?probe=true`]);
+    expect(res.stderr).toContain('Error from server (NotFound)');
+    const ws = await dialApiserver(`${VM_PATH('running-vm', 'portforward')}?port=22`);
+    const leases = await kubectl(['get', 'leases', '-n', NS, '-l', 'virtualization.deckhouse.io/session', '-o', 'name']);
+    expect(leases.stdout).toBe('');
+    ws.close();
   });
 });
