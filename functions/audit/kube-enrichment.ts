@@ -8,7 +8,7 @@ import type { Logger } from '../../shared/log/index.js';
 import { AdminCheck } from './admin-check.js';
 import { DeletedCache } from './deleted-cache.js';
 import type { Enrichment, UserRef } from './enrichment.js';
-import { KEPT_AFTER_DELETE, resources, type ResourceName, type ViewOf } from './kube-resources.js';
+import { KEPT_AFTER_DELETE, resources, trimmed, type ResourceName, type ViewOf } from './kube-resources.js';
 
 const FIELD_MANAGER = 'virtualization-audit';
 
@@ -40,7 +40,7 @@ export class KubeEnrichment implements Enrichment {
     const make = <R extends ResourceName>(name: R): Informer<ViewOf<R> & KubeObject> => {
       const { descriptor, schema } = resources[name];
       const client = this.options.client.resource(descriptor, schema, FIELD_MANAGER) as ResourceClient<ViewOf<R> & KubeObject>;
-      const informer = new Informer({ client, logger: this.options.log.child({ informer: descriptor.plural }) });
+      const informer = new Informer({ client, logger: this.options.log.child({ informer: descriptor.plural }), transform: trimmed(name) });
       if (KEPT_AFTER_DELETE.has(name)) {
         informer.on('delete', (obj) => this.deleted.put(descriptor.plural, obj.metadata.namespace, obj.metadata.name ?? '', obj));
       }

@@ -1,10 +1,15 @@
 /**
  * The resources enrichment reads, each with a schema that keeps only the fields the record builders
- * use: the informer stores then hold small objects, whatever the size of the real ones. Nothing is
- * written back, so dropping the rest is safe.
+ * use. The informer decodes leniently (it keeps every field it receives), so `trimmed` is its
+ * transform: only the schema's fields and the labels and annotations a builder reads reach the store,
+ * whatever the size of the real objects (managedFields, last-applied annotations, pod specs). Nothing
+ * is written back, so dropping the rest is safe.
  */
 import { z } from 'zod';
-import type { ResourceDescriptor } from '../../shared/kube/index.js';
+import type { KubeObject, ResourceDescriptor } from '../../shared/kube/index.js';
+import { CORE_SPEC_CHECKSUM, CORE_SPEC_CHECKSUM_APPLIED } from './kinds/integrity.js';
+import { LIBVIRT_VERSION_ANNOTATION, QEMU_VERSION_ANNOTATION } from './kinds/module-component-control.js';
+import { LAUNCHER_VM_LABEL } from './kinds/vm-control.js';
 
 const str = z.string().optional();
 
@@ -94,3 +99,36 @@ export type ViewOf<R extends ResourceName> = z.infer<(typeof resources)[R]['sche
 
 /** Deleted objects of these resources are kept for a while (audit lines for a delete come later). */
 export const KEPT_AFTER_DELETE: ReadonlySet<ResourceName> = new Set(['vm', 'vd', 'pod', 'internalVMI']);
+
+/** The only label and annotation keys a record builder reads; the stores keep no other. */
+const READ_META_KEYS: ReadonlySet<string> = new Set([
+  LAUNCHER_VM_LABEL,
+  QEMU_VERSION_ANNOTATION,
+  LIBVIRT_VERSION_ANNOTATION,
+  CORE_SPEC_CHECKSUM,
+  CORE_SPEC_CHECKSUM_APPLIED,
+]);
+
+function readKeys(map: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(map)) if (READ_META_KEYS.has(key)) out[key] = map[key] ?? '';
+  return out;
+}
+
+/**
+ * The informer transform for `name`: the object reduced to its view (the schema strips every other
+ * field) with only the labels and annotations that are read. An object the schema rejects is left
+ * whole (the informer has already decoded it, so this does not happen; it never throws).
+ */
+export function trimmed<R extends ResourceName>(name: R): <T extends KubeObject>(obj: T) => T {
+  const schema: z.ZodObject = resources[name].schema;
+  return <T extends KubeObject>(obj: T): T => {
+    const parsed = schema.safeParse(obj);
+    if (!parsed.success) return obj;
+    const view = parsed.data as unknown as T;
+    const meta = view.metadata as { labels?: Record<string, string>; annotations?: Record<string, string> };
+    if (meta.labels !== undefined) meta.labels = readKeys(meta.labels);
+    if (meta.annotations !== undefined) meta.annotations = readKeys(meta.annotations);
+    return view;
+  };
+}

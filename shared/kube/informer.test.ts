@@ -194,6 +194,30 @@ describe('informer on bad input', () => {
     expect([inf.stats.invalid, seen.invalid]).toEqual([0, []]);
   });
 
+  it('stores and delivers what the transform returns, for listed, watched and deleted objects', async () => {
+    const api = new FakeApiServer();
+    const fat = (name: string, rv: string): Record<string, unknown> => ({
+      ...widget(name, rv, { size: Number(rv) }),
+      metadata: { namespace: 'ns', name, resourceVersion: rv, managedFields: [{ manager: 'kubectl' }] },
+    });
+    api.lists.push((res) => list(res, [fat('a', '1')], '1'));
+    api.watches.push((res) => stream(res, [line('MODIFIED', fat('a', '2')), line('ADDED', fat('b', '3')), line('DELETED', fat('b', '4'))]));
+    const thin = (w: Widget): Widget => ({
+      ...w,
+      metadata: { name: w.metadata.name, namespace: w.metadata.namespace, resourceVersion: w.metadata.resourceVersion },
+    });
+    const { inf, seen } = await informerOn(api, { transform: thin });
+    const deleted: Widget[] = [];
+    inf.on('delete', (o) => void deleted.push(o));
+    inf.start();
+
+    await waitFor('b deleted', () => seen.events.includes('delete b'));
+    expect(seen.events).toEqual(['add a@1', 'update a@2', 'add b@3', 'delete b']);
+    expect([inf.store.get('ns/a')?.metadata, inf.store.get('ns/a')?.spec]).toEqual([{ name: 'a', namespace: 'ns', resourceVersion: '2' }, { size: 2 }]);
+    expect(seen.updates[0]?.old.metadata).not.toHaveProperty('managedFields');
+    expect(deleted[0]?.metadata).toEqual({ name: 'b', namespace: 'ns', resourceVersion: '4' });
+  });
+
   it('relists after a 410 in the middle of a watch and deletes what vanished meanwhile', async () => {
     const api = new FakeApiServer();
     api.lists.push((res) => list(res, [widget('a', '5'), widget('b', '5')], '5'));

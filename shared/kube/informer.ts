@@ -45,6 +45,12 @@ export interface InformerOptions<T extends KubeObject> {
   resumeFrom?: { resourceVersion: string; objects?: readonly T[] };
   /** Aborting it stops the informer, like stop(). */
   signal?: AbortSignal;
+  /**
+   * Applied to every decoded object before it is stored or delivered (deletes included), e.g. to keep
+   * only the fields a reader needs so the store stays small (controller-runtime's cache transforms).
+   * It must keep `metadata.name`, `namespace` and `resourceVersion`, and must not throw.
+   */
+  transform?: (obj: T) => T;
 }
 
 /** Why a list or watch failed (the key of `stats.failures`). */
@@ -233,7 +239,7 @@ export class Informer<T extends KubeObject> {
     if (event.type === 'DELETED') {
       const old = this.store.delete(objectKey(meta));
       const decoded = this.options.client.decode(event.object);
-      const obj = decoded.ok ? decoded.value : old;
+      const obj = decoded.ok ? this.trimmed(decoded.value) : old;
       if (obj) this.emit('delete', obj);
     } else if (event.type !== 'BOOKMARK') {
       this.receive(event.object);
@@ -253,10 +259,14 @@ export class Informer<T extends KubeObject> {
     const decoded = this.options.client.decode(raw);
     if (!decoded.ok) return this.receiveInvalid(key, raw as KubeObject, decoded.error);
     if (decoded.unknownFields.length > 0) this.log.debug({ object: key, unknownFields: decoded.unknownFields }, 'fields unknown to the schema kept');
-    const obj = decoded.value;
+    const obj = this.trimmed(decoded.value);
     const old = this.store.set(obj);
     if (old === undefined) this.emit('add', obj);
     else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit('update', obj, old);
+  }
+
+  private trimmed(obj: T): T {
+    return this.options.transform === undefined ? obj : this.options.transform(obj);
   }
 
   private receiveInvalid(key: string, object: KubeObject, error: InvalidObjectError): void {
