@@ -45,8 +45,15 @@ describe('record outputs', () => {
       { datetime: 'd', uid: 'u', request_subject: 's', operation_result: 'forbid' },
       { is_admin: false, source_ip: '', forbid_reason: 'unknown' },
     );
-    recordWriter(out).write(record);
-    expect(out.lines).toEqual([
+    const writer = recordWriter(out);
+    writer.write(record);
+    writer.write(record);
+    expect(out.lines).toEqual([]); // held until the batch is flushed: one write per batch
+    writer.flush();
+    writer.flush();
+    expect(out.lines).toHaveLength(2);
+    expect(out.lines).toEqual([out.lines[0], out.lines[0]]);
+    expect(out.lines.slice(1)).toEqual([
       '{"type":"Forbidden operation","level":"warn","name":"n","datetime":"d","uid":"u","request_subject":"s","operation_result":"forbid","is_admin":false,"source_ip":"","forbid_reason":"unknown"}',
     ]);
   });

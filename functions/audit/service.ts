@@ -54,7 +54,7 @@ export class AuditService {
         log.warn({ input, index: r.index, reason: r.reason, detail: r.detail }, 'audit element rejected');
       },
       outcome: (o, auditID) => this.observe(o, auditID, log),
-    });
+    }).finally(() => writer.flush());
     metrics.elements.inc({ input, result: 'accepted' }, summary.accepted);
     metrics.elements.inc({ input, result: 'rejected' }, summary.rejected.length);
     metrics.batchSeconds.observe({ input }, Number(process.hrtime.bigint() - started) / 1e9);
