@@ -23,6 +23,12 @@ const servingSecrets = z
   .transform(parseServingSecrets)
   .refine((list) => list.every((s) => DNS_LABEL.test(s.secret) && DNS_LABEL.test(s.service)), 'every entry must be `secret:service`, both DNS labels');
 
+const clientSecrets = z
+  .string()
+  .default('virtualization-api-proxy-tls:virtualization-api-proxy')
+  .transform((text) => parseServingSecrets(text).map(({ secret, service }) => ({ secret, commonName: service })))
+  .refine((list) => list.every((s) => DNS_LABEL.test(s.secret) && s.commonName !== ''), 'every entry must be `secret:commonName`, the secret a DNS label');
+
 /** Environment of the controller: every key documented, with a default. */
 export const ControllerConfigSchema = z.object({
   KUBECONFIG: env.optionalString().describe('Kubeconfig file; in-cluster service account when unset.'),
@@ -62,6 +68,9 @@ export const ControllerConfigSchema = z.object({
     ),
   CERT_CA_SECRET: env.string('virtualization-ca').describe('Secret in POD_NAMESPACE holding the self-managed CA.'),
   CERT_SERVING_SECRETS: servingSecrets.describe('Serving certificates to issue, `secret:service` pairs, comma-separated.'),
+  CERT_CLIENT_SECRETS: clientSecrets.describe(
+    'Client certificates to issue from the same CA, `secret:commonName` pairs, comma-separated (the subresources API shows virt-api its own).',
+  ),
   CERT_CA_VALIDITY: env.duration('87600h').describe('Lifetime of a new CA (renewed after two thirds of it).'),
   CERT_SERVING_VALIDITY: env.duration('8760h').describe('Lifetime of a new serving certificate (renewed after two thirds of it).'),
   CERT_CA_OVERLAP: env

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { issueCertificate, inspectPair } from '../../../shared/certs/index.js';
-import { decideCa, decideServing, dnsNamesOf, splitPem, trustBundle, type CertPolicy, type KeyPair } from './decide.js';
+import { clientLeaf, decideCa, decideLeaf, decideServing, dnsNamesOf, splitPem, trustBundle, type CertPolicy, type KeyPair } from './decide.js';
 import { webhookOps } from './manager.js';
 
 const DAY = 86_400_000;
@@ -123,5 +123,37 @@ describe('webhookOps', () => {
       { op: 'add', path: '/webhooks/2/clientConfig/caBundle', value: 'QQ==' },
     ]);
     expect(webhookOps({ ...cfg, webhooks: cfg.webhooks.slice(0, 1) }, 'QQ==')).toEqual([]);
+  });
+});
+
+describe('decideLeaf for a client certificate', () => {
+  const leaf = clientLeaf('virtualization-api-proxy');
+  const client = (issuer: KeyPair, commonName: string, from = daysAgo(1), days = 30): KeyPair =>
+    issueCertificate({ commonName, usage: 'client', issuer, notBefore: from, notAfter: new Date(from.getTime() + days * DAY) });
+
+  it('issues one for client authentication with the name, signed by the CA', () => {
+    const d = decideLeaf({ certPem: undefined, keyPem: undefined, ...keep }, root, leaf, now, policy);
+    expect(d.why).toBe('no certificate yet');
+    const cert = new X509Certificate(d.pair.certPem);
+    expect(cert.subject).toBe('CN=virtualization-api-proxy');
+    expect(cert.keyUsage).toContain('1.3.6.1.5.5.7.3.2');
+    expect(cert.keyUsage).not.toContain('1.3.6.1.5.5.7.3.1');
+    expect(cert.subjectAltName).toBeUndefined();
+    expect(inspectPair({ ...d.pair, caPem: root.certPem, now }).ok).toBe(true);
+  });
+
+  it('keeps a sound one of this CA with the name', () => {
+    const stored = client(root, 'virtualization-api-proxy');
+    expect(decideLeaf({ ...stored, ...keep }, root, leaf, now, policy)).toEqual({ pair: stored, why: undefined, broken: false });
+  });
+
+  it.each([
+    ['one naming someone else', () => client(root, 'someone-else'), 'the stored certificate does not name virtualization-api-proxy', true],
+    ['one of a previous CA', () => client(ca('previous', daysAgo(5), 100), 'virtualization-api-proxy'), 'signed by a previous CA', false],
+    ['one past two thirds of its life', () => client(root, 'virtualization-api-proxy', daysAgo(21)), 'the certificate is due for renewal', false],
+  ] as const)('issues a new one for %s', (_name, stored, why, broken) => {
+    const d = decideLeaf({ ...stored(), ...keep }, root, leaf, now, policy);
+    expect([d.why, d.broken]).toEqual([why, broken]);
+    expect(new X509Certificate(d.pair.certPem).subject).toBe('CN=virtualization-api-proxy');
   });
 });

@@ -79,15 +79,31 @@ export function dnsNamesOf(t: ServingTarget): string[] {
   return [s, `${s}.${ns}`, `${s}.${ns}.svc`, `${s}.${ns}.svc.cluster.local`];
 }
 
+/** A leaf certificate to keep issued: a Service's serving certificate or a client certificate. */
+export interface LeafTarget {
+  readonly commonName: string;
+  readonly dnsNames: readonly string[];
+  readonly usage: 'server' | 'client';
+}
+
+export const servingLeaf = (t: ServingTarget): LeafTarget => ({ commonName: `${t.service}.${t.namespace}.svc`, dnsNames: dnsNamesOf(t), usage: 'server' });
+
+/** A client certificate (usage clientAuth) with this common name, the identity a peer sees. */
+export const clientLeaf = (commonName: string): LeafTarget => ({ commonName, dnsNames: [], usage: 'client' });
+
 export function decideServing(stored: Stored, ca: KeyPair, target: ServingTarget, now: Date, policy: CertPolicy): Decision {
+  return decideLeaf(stored, ca, servingLeaf(target), now, policy);
+}
+
+export function decideLeaf(stored: Stored, ca: KeyPair, leaf: LeafTarget, now: Date, policy: CertPolicy): Decision {
   const fresh = (why: string, broken: boolean): Decision => {
     const caCert = new X509Certificate(ca.certPem);
     // A leaf never outlives its CA.
     const notAfter = Math.min(now.getTime() + policy.servingValidityMs, new Date(caCert.validTo).getTime());
     const pair = issueCertificate({
-      commonName: `${target.service}.${target.namespace}.svc`,
-      dnsNames: dnsNamesOf(target),
-      usage: 'server',
+      commonName: leaf.commonName,
+      ...(leaf.dnsNames.length === 0 ? {} : { dnsNames: [...leaf.dnsNames] }),
+      usage: leaf.usage,
       notBefore: new Date(Math.max(now.getTime() - CLOCK_SKEW_MS, new Date(caCert.validFrom).getTime())),
       notAfter: new Date(notAfter),
       issuer: ca,
@@ -95,17 +111,20 @@ export function decideServing(stored: Stored, ca: KeyPair, target: ServingTarget
     return { pair, why, broken };
   };
   if (stored.certPem === undefined || stored.keyPem === undefined) return fresh('no certificate yet', false);
-  const dnsName = `${target.service}.${target.namespace}.svc`;
-  const check = inspectPair({ certPem: stored.certPem, keyPem: stored.keyPem, caPem: ca.certPem, now, dnsName });
+  // A serving certificate must cover the Service's name; a client certificate must carry its name.
+  const dnsName = leaf.usage === 'server' ? leaf.commonName : undefined;
+  const named = (): boolean => leaf.usage === 'server' || new X509Certificate(stored.certPem!).subject.split('\n').includes(`CN=${leaf.commonName}`);
+  const check = inspectPair({ certPem: stored.certPem, keyPem: stored.keyPem, caPem: ca.certPem, now, ...(dnsName === undefined ? {} : { dnsName }) });
   if (!check.ok) {
     // Sound on its own but not from this CA: an older CA of ours, routine after a CA rotation. It
     // stays until the new CA has been trusted for the overlap.
-    const byOtherCa = inspectPair({ certPem: stored.certPem, keyPem: stored.keyPem, now, dnsName }).ok;
-    if (!byOtherCa) return fresh(`the stored certificate is unusable: ${check.reason}`, true);
+    const byOtherCa = inspectPair({ certPem: stored.certPem, keyPem: stored.keyPem, now, ...(dnsName === undefined ? {} : { dnsName }) }).ok;
+    if (!byOtherCa || !named()) return fresh(`the stored certificate is unusable: ${check.reason}`, true);
     const trustedFrom = new Date(new X509Certificate(ca.certPem).validFrom).getTime() + CLOCK_SKEW_MS + policy.caOverlapMs;
     if (now.getTime() >= trustedFrom || stored.rotate) return fresh('signed by a previous CA', false);
     return { pair: { certPem: stored.certPem, keyPem: stored.keyPem }, why: undefined, broken: false, recheckAt: new Date(trustedFrom) };
   }
+  if (!named()) return fresh(`the stored certificate does not name ${leaf.commonName}`, true);
   if (stored.rotate) return fresh('rotation requested', false);
   if (due(stored.certPem, now, policy.renewFraction)) return fresh('the certificate is due for renewal', false);
   return { pair: { certPem: stored.certPem, keyPem: stored.keyPem }, why: undefined, broken: false };

@@ -9,7 +9,19 @@ import { childLogger, type Logger } from '../../../shared/log/index.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import type { EventRecorder, JsonPatchOp, KubeObject } from '../../../shared/kube/index.js';
 import type { Secret } from '../kube/resources.js';
-import { decideCa, decideServing, nextRenewal, trustBundle, type CertPolicy, type Decision, type KeyPair, type Stored } from './decide.js';
+import {
+  clientLeaf,
+  decideCa,
+  decideLeaf,
+  nextRenewal,
+  servingLeaf,
+  trustBundle,
+  type CertPolicy,
+  type Decision,
+  type KeyPair,
+  type LeafTarget,
+  type Stored,
+} from './decide.js';
 import {
   CERTIFICATE_LABEL,
   CONVERSION_WEBHOOK_ANNOTATION,
@@ -29,6 +41,13 @@ export interface ServingSecret {
   readonly service: string;
 }
 
+export interface ClientSecret {
+  /** Secret name (type kubernetes.io/tls: tls.crt, tls.key, ca.crt). */
+  readonly secret: string;
+  /** The certificate's common name: the identity its holder shows a peer that trusts our CA. */
+  readonly commonName: string;
+}
+
 export interface CertManagerOptions {
   readonly clients: CertClients;
   readonly namespace: string;
@@ -36,6 +55,8 @@ export interface CertManagerOptions {
   readonly mode: 'self' | 'external';
   readonly caSecret: string;
   readonly serving: readonly ServingSecret[];
+  /** Client certificates to issue from the same CA (e.g. the subresources API's for virt-api). */
+  readonly clientCerts?: readonly ClientSecret[];
   readonly policy: CertPolicy;
   readonly events?: EventRecorder;
   readonly now?: () => Date;
@@ -71,7 +92,11 @@ export class CertificateManager {
     const rechecks: Date[] = [];
     if (this.options.mode === 'self') {
       const caSecret = await this.read(this.options.caSecret, signal);
-      const servingSecrets = await Promise.all(this.options.serving.map((s) => this.read(s.secret, signal)));
+      const leaves: { secret: string; role: 'serving' | 'client'; leaf: LeafTarget }[] = [
+        ...this.options.serving.map((s) => ({ secret: s.secret, role: 'serving' as const, leaf: servingLeaf({ service: s.service, namespace }) })),
+        ...(this.options.clientCerts ?? []).map((c) => ({ secret: c.secret, role: 'client' as const, leaf: clientLeaf(c.commonName) })),
+      ];
+      const servingSecrets = await Promise.all(leaves.map((s) => this.read(s.secret, signal)));
       const ca = decideCa(stored(caSecret), now, policy, `virtualization-ca.${namespace}`);
       const previous = [secretText(caSecret, 'ca.crt'), secretText(caSecret, 'tls.crt'), ...servingSecrets.map((s) => secretText(s, 'ca.crt'))];
       const bundle = trustBundle(ca.pair.certPem, previous, now);
@@ -81,16 +106,16 @@ export class CertificateManager {
         await this.warnIfBroken(ca, this.options.caSecret);
       }
       issuedCerts = [ca.pair.certPem];
-      this.options.serving.forEach((target, i) => {
+      leaves.forEach((target, i) => {
         const current = servingSecrets[i];
-        const leaf = decideServing(stored(current), ca.pair, { service: target.service, namespace }, now, policy);
+        const leaf = decideLeaf(stored(current), ca.pair, target.leaf, now, policy);
         bundles.set(target.secret, bundle);
         issuedCerts.push(leaf.pair.certPem);
         if (leaf.recheckAt !== undefined) rechecks.push(leaf.recheckAt);
         if (leaf.why === undefined && secretText(current, 'ca.crt') === bundle) return;
         issued.push({ secret: target.secret, why: leaf.why ?? 'trust bundle changed' });
         writes.push(async () => {
-          await this.write(current, target.secret, 'serving', leaf.pair, bundle, signal);
+          await this.write(current, target.secret, target.role, leaf.pair, bundle, signal);
           await this.warnIfBroken(leaf, target.secret);
         });
       });

@@ -31,6 +31,7 @@ export function runCertificates(kube: KubeClient, config: ControllerConfig, sign
     mode: config.CERT_ISSUER === 'external' ? 'external' : 'self',
     caSecret: config.CERT_CA_SECRET,
     serving: config.CERT_SERVING_SECRETS,
+    clientCerts: config.CERT_CLIENT_SECRETS,
     events,
     logger: log,
     policy: {

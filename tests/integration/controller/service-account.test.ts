@@ -54,6 +54,7 @@ describe('the controller with only its own ServiceAccount rights', () => {
         CERT_ISSUER: 'self',
         CERT_CA_SECRET: `ctl-sa-ca-${suffix}`,
         CERT_SERVING_SECRETS: `ctl-sa-tls-${suffix}:admission-webhook`,
+        CERT_CLIENT_SECRETS: `ctl-sa-client-${suffix}:virtualization-api-proxy`,
         LEADER_ELECTION: 'true',
         POD_NAMESPACE: 'd8-virtualization',
         LEADER_ELECTION_LEASE_NAME: `ctl-sa-${randomBytes(3).toString('hex')}`,

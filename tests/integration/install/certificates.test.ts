@@ -10,9 +10,12 @@
  * `admission-webhook.d8-virtualization.svc` and the injected caBundle.
  */
 import { randomBytes, X509Certificate } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { admission } from '../../../functions/admission/index.js';
+import { VirtApi } from '../../../functions/subresources/backend.js';
+import { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import { loadConfig } from '../../../daemons/controller/config.js';
 import { CertificateManager } from '../../../daemons/controller/certificates/manager.js';
 import { runCertificates, type RunningCertificates } from '../../../daemons/controller/certificates/run.js';
@@ -124,6 +127,50 @@ describe('certificates from the install, with no manual step', () => {
     await waitFor('caBundle in every webhook', async () => (await caBundles()).every((b) => b === bundle));
     // The subresources Secret exists too, for the APIService the subresources unit will add.
     expect((await c.secrets.get({ namespace: NS, name: 'subresources-tls' })).data?.['tls.crt']).toBeDefined();
+  });
+
+  it('issues the client certificate the subresources API shows virt-api: a virt-api trusting the CA takes its calls, refuses them without it', async () => {
+    const secret = await waitFor('the client Secret', () => c.secrets.get({ namespace: NS, name: 'virtualization-api-proxy-tls' }));
+    const caSecret = await c.secrets.get({ namespace: NS, name: 'virtualization-ca' });
+    const cert = new X509Certificate(secretText(secret, 'tls.crt') ?? '');
+    expect([secret.type, cert.subject]).toEqual(['kubernetes.io/tls', 'CN=virtualization-api-proxy']);
+    expect(cert.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']);
+    expect(cert.verify(new X509Certificate(secretText(caSecret, 'tls.crt') ?? '').publicKey)).toBe(true);
+    // virt-api (the stand-in) trusts our CA bundle for clients; it serves with a pair of KubeVirt's own CA.
+    const dir = join(getTestEnv().workDir, `virt-api-client-${randomBytes(3).toString('hex')}`);
+    const [notBefore, notAfter] = [new Date(Date.now() - 60_000), new Date(Date.now() + 3_600_000)];
+    const kubevirtCa = issueCertificate({ commonName: 'kubevirt-ca', usage: 'ca', notBefore, notAfter });
+    const serving = issueCertificate({ commonName: 'virt-api', usage: 'server', ipAddresses: ['127.0.0.1'], issuer: kubevirtCa, notBefore, notAfter });
+    const virtApi = new VirtApiStandIn({ tls: { cert: serving.certPem, key: serving.keyPem, clientCa: secretText(secret, 'ca.crt') ?? '' }, log: rootLogger });
+    await virtApi.start();
+    // The function's files, kept in sync with the Secret as kubelet keeps a mounted one.
+    const files = new SecretFiles(join(dir, 'client'), { kube: admin, namespace: NS, name: 'virtualization-api-proxy-tls', intervalMs: 100 });
+    await files.start();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'kubevirt-ca.crt'), kubevirtCa.certPem);
+    const backend = (withCert: boolean): VirtApi =>
+      new VirtApi({
+        url: virtApi.url,
+        caFile: join(dir, 'kubevirt-ca.crt'),
+        certFile: withCert ? files.path('tls.crt') : undefined,
+        keyFile: withCert ? files.path('tls.key') : undefined,
+        reloadMs: 0,
+        remoteUser: 'system:serviceaccount:d8-virtualization:subresources',
+        remoteGroups: [],
+        timeoutMs: 5_000,
+      });
+    const freeze = '/apis/subresources.kubevirt.io/v1/namespaces/vms/virtualmachineinstances/vm1/freeze';
+    const alice = { name: 'alice', uid: undefined, groups: [], extra: {} };
+    try {
+      const answer = await backend(true).call('PUT', freeze, Buffer.from('{}'), alice);
+      expect(answer.status).toBe(200);
+      expect(virtApi.calls.at(-1)).toMatchObject({ subresource: 'freeze', originatingUser: 'alice' });
+      await expect(backend(false).call('PUT', freeze, Buffer.from('{}'), alice)).rejects.toThrow(/virt-api at .* is unreachable/);
+      expect(virtApi.calls).toHaveLength(1);
+    } finally {
+      files.stop();
+      await virtApi.stop();
+    }
   });
 
   it('lets the real apiserver call the admission function with the issued certificate: a VM is validated and defaulted', async () => {
