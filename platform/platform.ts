@@ -26,7 +26,7 @@ import { STARTED_MESSAGE as REWRITER_STARTED } from '../daemons/api-rewriter/dae
 import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
 import { LocalRouteForge } from './route-forge.js';
 import { prepareSimulatedUsbNode } from '../daemons/dra/simulated-node.js';
-import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, virtApiEnv } from './subresources.js';
+import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
 
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
@@ -70,6 +70,7 @@ export class Platform {
   private tokens: ServiceAccountTokens | undefined;
   private secretFiles: SecretFiles | undefined;
   private subresourcesTls: SecretFiles | undefined;
+  private virtApiClientTls: SecretFiles | undefined;
   private admin: KubeClient | undefined;
   private bundles: Bundles | undefined;
   private route: WebhookRoute | undefined;
@@ -90,6 +91,7 @@ export class Platform {
     this.tokens?.stop();
     this.secretFiles?.stop();
     this.subresourcesTls?.stop();
+    this.virtApiClientTls?.stop();
     await this.triggers?.stop();
     await this.route?.stop();
     try {
@@ -330,7 +332,13 @@ export class Platform {
     if (o.simulator) {
       const logPath = logOf('kubevirt-simulator');
       // The simulator serves the virt-api stand-in behind the subresources API (platform/subresources.ts).
-      const virtApi = virtApiEnv(await makeVirtApiPki(join(workDir, 'virt-api')), await freePort());
+      this.virtApiClientTls = new SecretFiles(join(workDir, VIRT_API_CLIENT_SECRET), {
+        kube: o.admin,
+        namespace: MODULE_NAMESPACE,
+        name: VIRT_API_CLIENT_SECRET,
+      });
+      await this.virtApiClientTls.start();
+      const virtApi = virtApiEnv(await makeVirtApiPki(join(workDir, 'virt-api')), await freePort(), this.virtApiClientTls);
       this.subresourcesTls = new SecretFiles(join(workDir, SUBRESOURCES_SECRET), { kube: o.admin, namespace: MODULE_NAMESPACE, name: SUBRESOURCES_SECRET });
       await this.subresourcesTls.start();
       const subTls = this.subresourcesTls;

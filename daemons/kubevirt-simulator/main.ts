@@ -16,12 +16,13 @@ async function virtApiStandIn(config: SimulatorConfig): Promise<VirtApiStandIn |
   const { VIRT_API_TLS_CERT_FILE: certFile, VIRT_API_TLS_KEY_FILE: keyFile, VIRT_API_CLIENT_CA_FILE: caFile } = config;
   const tls =
     certFile !== undefined && keyFile !== undefined && caFile !== undefined
-      ? { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8'), clientCa: await readFile(caFile, 'utf8') }
+      ? { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8'), clientCa: '' }
       : undefined;
   const standIn = new VirtApiStandIn({
     port: config.VIRT_API_PORT,
     host: config.VIRT_API_HOST,
-    ...(tls === undefined ? {} : { tls }),
+    // The client CA is followed in its file: in npm start it is the module CA, issued after the start.
+    ...(tls === undefined ? {} : { tls, clientCaFile: caFile }),
     log: rootLogger.child({ component: 'virt-api-stand-in' }),
   });
   await standIn.start();

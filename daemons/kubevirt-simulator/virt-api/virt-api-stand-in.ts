@@ -8,7 +8,8 @@
  * take an `Upgrade: SPDY/3.1` (101, then raw bytes: no SPDY framing, see spdySession).
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -47,6 +48,12 @@ export interface VirtApiStandInOptions {
   readonly port?: number;
   /** PEM serving pair and the CA client certificates must chain to; without them: plain HTTP (tests of the wire only). */
   readonly tls?: { readonly cert: string; readonly key: string; readonly clientCa: string };
+  /**
+   * Read the client CA from this file instead, again every second, so a CA that appears or rotates
+   * later (the module CA the controller issues, in npm start) is followed; until it exists no client
+   * certificate is accepted.
+   */
+  readonly clientCaFile?: string;
   readonly log: Logger;
   /** How many recorded calls are kept (oldest dropped). */
   readonly keepCalls?: number;
@@ -57,6 +64,7 @@ export class VirtApiStandIn {
   private readonly sockets = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has(PLAIN_PROTOCOL) ? PLAIN_PROTOCOL : false) });
   private readonly recorded: RecordedCall[] = [];
   private readonly spdy = new Set<Duplex>();
+  private caTimer: NodeJS.Timeout | undefined;
   /** Streams open now, by kind. */
   readonly open = { console: 0, vnc: 0, portforward: 0 };
 
@@ -80,7 +88,11 @@ export class VirtApiStandIn {
     this.server =
       tls === undefined
         ? createHttpServer(handler)
-        : createHttpsServer({ cert: tls.cert, key: tls.key, ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }, handler);
+        : createHttpsServer(
+            { cert: tls.cert, key: tls.key, ...(tls.clientCa === '' ? {} : { ca: tls.clientCa }), requestCert: true, rejectUnauthorized: true },
+            handler,
+          );
+    if (tls !== undefined && this.options.clientCaFile !== undefined) this.followClientCa(tls, this.options.clientCaFile);
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     const server = this.server;
     await new Promise<void>((resolve, reject) => {
@@ -88,6 +100,20 @@ export class VirtApiStandIn {
       server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', () => resolve());
     });
     this.options.log.info({ port: this.port, url: this.url, mtls: tls !== undefined }, VIRT_API_LISTENING);
+  }
+
+  private followClientCa(tls: { cert: string; key: string }, file: string): void {
+    let last = '';
+    const read = async (): Promise<void> => {
+      const ca = await readFile(file, 'utf8').catch(() => '');
+      if (ca === last || !(this.server instanceof HttpsServer)) return;
+      last = ca;
+      this.server.setSecureContext({ cert: tls.cert, key: tls.key, ...(ca === '' ? {} : { ca }) });
+      this.options.log.info({ file }, 'virt-api stand-in client CA loaded');
+    };
+    void read();
+    this.caTimer = setInterval(() => void read(), 1000);
+    this.caTimer.unref();
   }
 
   /**
@@ -98,6 +124,7 @@ export class VirtApiStandIn {
     if (opts.abrupt !== true) for (const ws of this.sockets.clients) ws.close(1001, 'virt-api stand-in stopping');
     for (const ws of this.sockets.clients) ws.terminate();
     for (const socket of this.spdy) socket.destroy();
+    clearInterval(this.caTimer);
     const server = this.server;
     if (server === undefined) return;
     server.closeAllConnections();
