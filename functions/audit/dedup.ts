@@ -20,18 +20,24 @@ export interface DuplicateFilterOptions {
   readonly now?: () => number;
 }
 
-/** 32-bit FNV-1a over the UTF-16 code units of `key`. */
+/** A table slot whose hash is this is free; no key hashes to it. */
+const FREE = 0;
+
+/** 32-bit FNV-1a over the UTF-16 code units of `key`, never FREE. */
 function hashOf(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return h | 0;
+  return h === FREE ? 1 : h | 0;
 }
 
 export class DuplicateFilter {
   private readonly ttlMs: number;
   private readonly capacity: number;
   private readonly now: () => number;
-  /** The hash table: a key (undefined = free slot) and its hash per slot; size a power of two. */
+  /**
+   * The hash table: a hash (FREE = free slot) and its key per slot; size a power of two. Probing reads
+   * only the dense hash array; a key is read when its hash matches.
+   */
   private readonly slotKeys: Array<string | undefined>;
   private readonly slotHashes: Int32Array;
   private readonly mask: number;
@@ -88,9 +94,9 @@ export class DuplicateFilter {
   /** The slot holding `key`, or -1 - (the free slot where it would go). */
   private find(key: string, hash: number): number {
     for (let i = hash & this.mask; ; i = (i + 1) & this.mask) {
-      const k = this.slotKeys[i];
-      if (k === undefined) return -1 - i;
-      if (this.slotHashes[i] === hash && k === key) return i;
+      const h = this.slotHashes[i];
+      if (h === FREE) return -1 - i;
+      if (h === hash && this.slotKeys[i] === key) return i;
     }
   }
 
@@ -101,7 +107,7 @@ export class DuplicateFilter {
     this.ringKeys[this.head] = undefined;
     this.head = (this.head + 1) % this.capacity;
     this.used--;
-    for (let j = (gap + 1) & this.mask; this.slotKeys[j] !== undefined; j = (j + 1) & this.mask) {
+    for (let j = (gap + 1) & this.mask; this.slotHashes[j] !== FREE; j = (j + 1) & this.mask) {
       const home = this.slotHashes[j] & this.mask;
       // The key at j may move to the gap when the gap lies on its probe path from home to j.
       if (((j - home) & this.mask) >= ((j - gap) & this.mask)) {
@@ -111,5 +117,6 @@ export class DuplicateFilter {
       }
     }
     this.slotKeys[gap] = undefined;
+    this.slotHashes[gap] = FREE;
   }
 }
