@@ -1,0 +1,187 @@
+/**
+ * The VM lifecycle handler on its own: phase (and its history), node, the Running condition,
+ * resources, networks, migration state and observedGeneration from what the earlier handlers found;
+ * a VM still waiting for a dependency is looked at again later.
+ */
+import { describe, expect, it } from '@jest/globals';
+import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../../../shared/api/internal/resources.js';
+import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
+import { vm as vmOf } from '../../../../../tests/integration/controller/builders.js';
+import { handlerContext, inMemoryDeps } from '../../../testing/in-memory.js';
+import { initVMState } from '../index.js';
+import type { VMState } from '../state.js';
+import { lifecycleHandler } from './lifecycle.js';
+
+const NOW = new Date('2026-03-01T10:00:00Z');
+const vm = (extra: Partial<VirtualMachine['metadata']> = {}): VirtualMachine => {
+  const v = vmOf({ namespace: 'ns', id: 'unit' }, 'web', 'generic', { cpu: { cores: 4, coreFraction: '50%' } });
+  return { ...v, metadata: { ...v.metadata, uid: 'vm-uid', generation: 3, ...extra } };
+};
+const kvvm = (printableStatus?: string): InternalVirtualMachine =>
+  ({
+    metadata: { namespace: 'ns', name: 'web' },
+    spec: { runStrategy: 'Manual', template: {} },
+    ...(printableStatus ? { status: { printableStatus } } : {}),
+  }) as unknown as InternalVirtualMachine;
+const kvvmi = (phase: string, status: Record<string, unknown> = {}): InternalVirtualMachineInstance =>
+  ({
+    metadata: { namespace: 'ns', name: 'web', uid: 'vmi-1' },
+    spec: {},
+    status: { phase, nodeName: 'node-a', ...status },
+  }) as unknown as InternalVirtualMachineInstance;
+
+interface Row {
+  what: string;
+  vm?: VirtualMachine;
+  kvvm?: InternalVirtualMachine;
+  kvvmi?: InternalVirtualMachineInstance;
+  waitingFor?: string[];
+  startPending?: boolean;
+  phase: string;
+  running: { status: string; reason: string; message?: RegExp };
+  node?: string;
+  requeue?: boolean;
+}
+
+describe('the VM lifecycle handler', () => {
+  it.each<Row>([
+    {
+      what: 'is Pending without an internal VM, saying what it waits for, and looks again later',
+      waitingFor: ['VirtualDisk root not found'],
+      phase: 'Pending',
+      running: { status: 'False', reason: 'NotRunning', message: /waiting for: VirtualDisk root not found/ },
+      requeue: true,
+    },
+    {
+      what: 'is Stopped with an internal VM and no instance',
+      kvvm: kvvm(),
+      phase: 'Stopped',
+      running: { status: 'False', reason: 'NotRunning', message: /is stopped/ },
+    },
+    {
+      what: 'is Pending (not Stopped) while a start is due',
+      kvvm: kvvm(),
+      startPending: true,
+      phase: 'Pending',
+      running: { status: 'False', reason: 'NotRunning' },
+    },
+    { what: 'is Pending when KubeVirt cannot schedule it', kvvm: kvvm('Unschedulable'), phase: 'Pending', running: { status: 'False', reason: 'NotRunning' } },
+    {
+      what: 'is Starting while the instance is scheduled, on its node',
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Scheduled'),
+      phase: 'Starting',
+      running: { status: 'False', reason: 'NotRunning' },
+      node: 'node-a',
+    },
+    {
+      what: 'is Running on the instance node',
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Running'),
+      phase: 'Running',
+      running: { status: 'True', reason: 'Running' },
+      node: 'node-a',
+    },
+    {
+      what: 'is Migrating (and running) during a live migration',
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Running', { migrationState: { startTimestamp: '2026-03-01T09:59:00Z', sourceNode: 'node-a', targetNode: 'node-b' } }),
+      phase: 'Migrating',
+      running: { status: 'True', reason: 'Running' },
+      node: 'node-a',
+    },
+    {
+      what: 'says the guest failed with InternalVirtualMachineError',
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Failed'),
+      phase: 'Stopped',
+      running: { status: 'False', reason: 'InternalVirtualMachineError', message: /the guest failed/ },
+      node: 'node-a',
+    },
+    {
+      what: 'is Terminating while deleted',
+      vm: vm({ deletionTimestamp: '2026-03-01T09:00:00Z' }),
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Running'),
+      phase: 'Terminating',
+      running: { status: 'False', reason: 'NotRunning' },
+      node: 'node-a',
+    },
+  ])('$what', async (row) => {
+    const { deps, config } = inMemoryDeps();
+    const state: VMState = initVMState(row.vm ?? vm());
+    state.status.nodeName = 'stale-node';
+    if (row.kvvm) state.kvvm = row.kvvm;
+    if (row.kvvmi) state.kvvmi = row.kvvmi;
+    state.waitingFor.push(...(row.waitingFor ?? []));
+    state.startPending = row.startPending ?? false;
+
+    const outcome = await lifecycleHandler(deps).handle(state, handlerContext(NOW));
+
+    expect(state.status.phase).toBe(row.phase);
+    const { message, ...running } = row.running;
+    const cond = state.status.conditions?.find((c) => c.type === 'Running');
+    expect(cond).toMatchObject(running);
+    if (message) expect(cond?.message).toMatch(message);
+    if (row.phase === 'Pending' || row.node === undefined) expect(state.status.nodeName).toBeUndefined();
+    else expect(state.status.nodeName).toBe(row.node);
+    expect(state.status.observedGeneration).toBe(3);
+    expect(outcome ?? undefined).toEqual(row.requeue === true ? { requeueAfterMs: config.DEPENDENCY_RECHECK_INTERVAL } : undefined);
+  });
+
+  it('records a phase change once, with its time, keeping the last ten, and the last start time', async () => {
+    const { deps } = inMemoryDeps();
+    const old = Array.from({ length: 10 }, (_, i) => ({ phase: i % 2 === 0 ? 'Stopped' : 'Starting', timestamp: `2026-02-01T00:00:0${i}Z` }));
+    const state = initVMState({ ...vm(), status: { phase: 'Starting', stats: { phasesTransitions: old } } } as VirtualMachine);
+    state.kvvm = kvvm();
+    state.kvvmi = kvvmi('Running');
+    await lifecycleHandler(deps).handle(state, handlerContext(NOW));
+    const transitions = state.status.stats?.phasesTransitions ?? [];
+    expect(transitions).toHaveLength(10);
+    expect(transitions.at(-1)).toEqual({ phase: 'Running', timestamp: '2026-03-01T10:00:00Z' });
+    expect(transitions[0]).toEqual(old[1]);
+    expect(state.status.stats?.lastStartTime).toBe('2026-03-01T10:00:00Z');
+
+    // The same phase again adds nothing.
+    await lifecycleHandler(deps).handle(state, handlerContext(new Date('2026-03-01T11:00:00Z')));
+    expect(state.status.stats?.phasesTransitions).toEqual(transitions);
+  });
+
+  it('reports resources from the spec and class, the main network address, and a finished migration', async () => {
+    const { deps } = inMemoryDeps();
+    const state = initVMState(vm());
+    state.kvvm = kvvm();
+    state.kvvmi = kvvmi('Running', {
+      migrationState: {
+        startTimestamp: '2026-03-01T09:00:00Z',
+        endTimestamp: '2026-03-01T09:01:00Z',
+        completed: true,
+        sourceNode: 'a',
+        sourcePod: 'p1',
+        targetNode: 'b',
+        targetPod: 'p2',
+      },
+    });
+    state.ipAddress = '10.66.0.7';
+    await lifecycleHandler(deps).handle(state, handlerContext(NOW));
+    expect(state.status.resources).toEqual({
+      cpu: { cores: 4, coreFraction: '50%', requestedCores: expect.any(String), topology: { sockets: expect.any(Number), coresPerSocket: expect.any(Number) } },
+      memory: { size: '2Gi' },
+    });
+    expect(state.status.networks).toEqual([{ type: 'Main', ipAddress: '10.66.0.7' }]);
+    expect(state.status.migrationState).toEqual({
+      startTimestamp: '2026-03-01T09:00:00Z',
+      endTimestamp: '2026-03-01T09:01:00Z',
+      source: { node: 'a', pod: 'p1' },
+      target: { node: 'b', pod: 'p2' },
+      result: 'Succeeded',
+    });
+  });
+
+  it('drops the networks when the VM has no address any more', async () => {
+    const { deps } = inMemoryDeps();
+    const state = initVMState({ ...vm(), status: { networks: [{ type: 'Main', ipAddress: '10.66.0.7' }] } });
+    await lifecycleHandler(deps).handle(state, handlerContext(NOW));
+    expect(state.status.networks).toBeUndefined();
+  });
+});
