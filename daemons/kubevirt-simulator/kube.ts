@@ -1,7 +1,6 @@
 /** The clients of the simulator: KubeVirt's internal objects (shared/api) and the launcher pods. */
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../shared/api/k8s/core.js';
-import type { ResourceDefinition } from '../../shared/api/k8s/crd.js';
 import {
   InternalVirtualMachineInstanceMigrationSchema,
   InternalVirtualMachineInstanceSchema,
@@ -13,7 +12,7 @@ import {
   type InternalVirtualMachineInstance,
   type InternalVirtualMachineInstanceMigration,
 } from '../../shared/api/internal/resources.js';
-import type { KubeClient, ResourceClient, ResourceDescriptor } from '../../shared/kube/index.js';
+import { descriptorOf, type KubeClient, type ResourceClient } from '../../shared/kube/index.js';
 
 export const FIELD_MANAGER = 'kubevirt-simulator';
 
@@ -43,14 +42,6 @@ export interface SimulatorClients {
   migrations: ResourceClient<InternalVirtualMachineInstanceMigration>;
   pods: ResourceClient<LauncherPod>;
 }
-
-const descriptorOf = (def: ResourceDefinition): ResourceDescriptor => ({
-  group: def.group,
-  version: def.version,
-  plural: def.plural,
-  kind: def.kind,
-  namespaced: def.scope === 'Namespaced',
-});
 
 export function simulatorClients(kube: KubeClient): SimulatorClients {
   return {

@@ -4,11 +4,11 @@
  */
 import { VirtualMachineOperationSchema, virtualMachineOperation, type VirtualMachineOperation } from '../api/resources/vmop.js';
 import { TimeoutError } from '../errors/index.js';
-import { sleep } from '../kube/index.js';
+import { descriptorOf, sleep } from '../kube/index.js';
 import type { Connection } from './connection.js';
 import { InterruptedError, OperationFailedError } from './exit-codes.js';
 import type { Io } from './io.js';
-import { FIELD_MANAGER, descriptorOf, getVirtualMachine } from './vm.js';
+import { FIELD_MANAGER, getVirtualMachine } from './vm.js';
 
 export type OperationType = 'Start' | 'Stop' | 'Restart' | 'Migrate';
 

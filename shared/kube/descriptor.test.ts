@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { apiVersionOf, objectKey, resourcePath, type ResourceDescriptor } from './descriptor.js';
+import { clusterVirtualImage } from '../api/resources/virtualimage.js';
+import { virtualMachine } from '../api/resources/virtualmachine.js';
+import { apiVersionOf, descriptorOf, objectKey, resourcePath, type ResourceDescriptor } from './descriptor.js';
 
 const widget: ResourceDescriptor = { group: 'test.example', version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true };
 const node: ResourceDescriptor = { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false };
@@ -27,5 +29,17 @@ describe('resource paths', () => {
   it('keys namespaced objects by namespace/name and cluster objects by name', () => {
     expect(objectKey({ namespace: 'ns', name: 'a' })).toBe('ns/a');
     expect(objectKey({ name: 'a' })).toBe('a');
+  });
+});
+
+describe('the descriptor of a resource definition', () => {
+  it.each([
+    [virtualMachine, { group: 'virtualization.deckhouse.io', version: 'v1alpha2', plural: 'virtualmachines', kind: 'VirtualMachine', namespaced: true }],
+    [
+      clusterVirtualImage,
+      { group: 'virtualization.deckhouse.io', version: 'v1alpha2', plural: 'clustervirtualimages', kind: 'ClusterVirtualImage', namespaced: false },
+    ],
+  ])('carries its REST coordinates and scope (%#)', (def, expected) => {
+    expect(descriptorOf(def)).toEqual(expected);
   });
 });

@@ -1,3 +1,5 @@
+import type { ResourceDefinition } from '../api/k8s/crd.js';
+
 /** Identifies a resource type on the apiserver: where it lives (group/version/plural) and what it is. */
 export interface ResourceDescriptor {
   /** API group; `''` is the core group (`/api/v1`). */
@@ -44,6 +46,11 @@ export interface KubeObject {
 export interface ObjectRef {
   namespace?: string | undefined;
   name: string;
+}
+
+/** The descriptor (REST coordinates) of one of the module's resource definitions (shared/api). */
+export function descriptorOf(def: Pick<ResourceDefinition, 'group' | 'version' | 'plural' | 'kind' | 'scope'>): ResourceDescriptor {
+  return { group: def.group, version: def.version, plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' };
 }
 
 /** `group/version`, or `version` for the core group. */

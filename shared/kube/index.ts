@@ -2,6 +2,7 @@ export { KubeClient, loadKubeConfig, type KubeClientOptions, type KubeConfigSour
 export {
   apiVersionOf,
   describeObject,
+  descriptorOf,
   objectKey,
   refOf,
   resourcePath,

@@ -33,14 +33,9 @@ import {
 import { VirtualMachineSchema, virtualMachine, type VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import { VirtualMachineClassSchema, virtualMachineClass, type VirtualMachineClass } from '../../../shared/api/resources/virtualmachineclass.js';
 import { VirtualMachineOperationSchema, virtualMachineOperation, type VirtualMachineOperation } from '../../../shared/api/resources/vmop.js';
-import type { KubeClient, ResourceClient, ResourceDescriptor } from '../../../shared/kube/index.js';
+import { descriptorOf, type KubeClient, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
 
 export const FIELD_MANAGER = 'virtualization-controller';
-
-/** The descriptor (REST coordinates) of a resource definition from shared/api. */
-export function descriptorOf(def: ResourceDefinition): ResourceDescriptor {
-  return { group: def.group, version: def.version, plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' };
-}
 
 const taintSchema = z.looseObject({ key: z.string(), value: z.string().optional(), effect: z.string() });
 

@@ -20,7 +20,7 @@ import { virtualMachineOperation, type VirtualMachineOperation } from '../../../
 import { virtualMachinePool, type VirtualMachinePool } from '../../../shared/api/resources/vmpool.js';
 import type { ResourceDefinition } from '../../../shared/api/k8s/crd.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
-import type { KubeClient, KubeObject, ResourceClient, ResourceDescriptor } from '../../../shared/kube/index.js';
+import { descriptorOf, type KubeClient, type KubeObject, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
 import type { TtlCache } from '../../../shared/cache/ttl-cache.js';
 import {
   LookupError,
@@ -48,7 +48,7 @@ export class KubeLookups implements Lookups {
   }
 
   private ours<S extends ZodType<KubeObject>>(def: ResourceDefinition<S>): ResourceClient<S['_output']> {
-    return this.client(r.descriptorOf(def), def.schema);
+    return this.client(descriptorOf(def), def.schema);
   }
 
   /** One object, cached; undefined when it (or its kind) does not exist. */

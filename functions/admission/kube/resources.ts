@@ -4,13 +4,8 @@
  */
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
-import type { ResourceDefinition } from '../../../shared/api/k8s/crd.js';
 import { kubeObjectSchema, type ResourceDescriptor } from '../../../shared/kube/index.js';
 import { SDN_GROUP, SDN_VERSION } from '../lookups.js';
-
-export function descriptorOf(def: ResourceDefinition): ResourceDescriptor {
-  return { group: def.group, version: def.version, plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' };
-}
 
 const core = (plural: string, kind: string, namespaced: boolean, group = '', version = 'v1'): ResourceDescriptor => ({
   group,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { internalCDI, internalKubeVirt, type ResourceDefinition } from '../../../shared/api/index.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
-import { KubeClient, kubeObjectSchema, type KubeObject, type ResourceClient } from '../../../shared/kube/index.js';
+import { KubeClient, descriptorOf, kubeObjectSchema, type KubeObject, type ResourceClient } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import type { Target } from '../../../functions/pre-delete/config.js';
 import { getTestEnv } from '../../env/index.js';
@@ -28,8 +28,7 @@ export function adminKube(): KubeClient {
 function clientFor(kube: KubeClient, target: Target): ResourceClient<KubeObject> {
   const def = DEFINITIONS.find((d) => d.plural === target.gvr.resource);
   if (def === undefined) throw new Error(`no test definition for ${target.gvr.resource}`);
-  const descriptor = { group: def.group, version: def.version, plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' };
-  return kube.resource(descriptor, kubeObjectSchema, 'pre-delete-test');
+  return kube.resource(descriptorOf(def), kubeObjectSchema, 'pre-delete-test');
 }
 
 const refOf = (t: Target): { name: string; namespace?: string | undefined } => ({ name: t.name, namespace: t.namespace });

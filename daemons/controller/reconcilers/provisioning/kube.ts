@@ -10,8 +10,8 @@ import {
   virtualMachineBlockDeviceAttachment,
   type VirtualMachineBlockDeviceAttachment,
 } from '../../../../shared/api/resources/vmbda.js';
-import type { KubeClient, ResourceClient, ResourceDescriptor } from '../../../../shared/kube/index.js';
-import { FIELD_MANAGER, descriptorOf } from '../../kube/resources.js';
+import { descriptorOf, type KubeClient, type ResourceClient, type ResourceDescriptor } from '../../../../shared/kube/index.js';
+import { FIELD_MANAGER } from '../../kube/resources.js';
 
 const meta = { apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema };
 const kubeCondition = z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() });

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../../shared/api/k8s/core.js';
 import { NodeUSBDeviceSchema, USBDeviceSchema, nodeUSBDevice, usbDevice, type NodeUSBDevice, type USBDevice } from '../../../../shared/api/resources/usb.js';
-import { Informer, objectKey, type KubeClient, type KubeObject, type ResourceDescriptor } from '../../../../shared/kube/index.js';
+import { Informer, descriptorOf, objectKey, type KubeClient, type KubeObject, type ResourceDescriptor } from '../../../../shared/kube/index.js';
 import type { Logger } from '../../../../shared/log/index.js';
 import {
   ResourceClaimTemplateSchema,
@@ -19,7 +19,7 @@ import {
 } from '../../../dra/kube.js';
 import { ObjectCache } from '../../engine/cache.js';
 import { Runner, type ReconcileFn } from '../../engine/runner.js';
-import { descriptorOf, FIELD_MANAGER } from '../../kube/resources.js';
+import { FIELD_MANAGER } from '../../kube/resources.js';
 import { attributesOf, nodeUSBDeviceName, usbDevicesOf } from './attributes.js';
 import { nodeUSBDeviceReconciler, resourceSliceReconciler, UsbIndex, usbDeviceReconciler, type UsbDeps } from './reconcilers.js';
 
