@@ -2,12 +2,6 @@ import { Registry, type Counter, type Histogram } from '../../shared/metrics/ind
 
 const PREFIX = 'd8_virtualization_api_rewriter_';
 
-/** How a request was treated: renamed endpoint, inspected built-in resource, or passed untouched. */
-export type Decision = 'rewrite' | 'inspect' | 'pass';
-
-/** Where a rewrite failed: the client's request or the apiserver's answer. */
-export type Side = 'request' | 'response';
-
 /** Prometheus metrics of the proxy, one registry per process. */
 export class ApiRewriterMetrics {
   readonly registry = new Registry({ processMetrics: true });

@@ -22,7 +22,6 @@ const resourceDescriptor = (kind: string, plural: string, namespaced: boolean): 
 export const resourceSliceDescriptor = resourceDescriptor('ResourceSlice', 'resourceslices', false);
 export const resourceClaimDescriptor = resourceDescriptor('ResourceClaim', 'resourceclaims', true);
 export const resourceClaimTemplateDescriptor = resourceDescriptor('ResourceClaimTemplate', 'resourceclaimtemplates', true);
-export const deviceClassDescriptor = resourceDescriptor('DeviceClass', 'deviceclasses', false);
 export const nodeDescriptor: ResourceDescriptor = { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false };
 
 /** One typed value of a device attribute: exactly one of the four. */
@@ -59,7 +58,6 @@ const AllocationResultSchema = z.looseObject({
   pool: z.string(),
   device: z.string(),
 });
-export type DeviceAllocationResult = z.infer<typeof AllocationResultSchema>;
 
 export const ResourceClaimSchema = z.looseObject({
   apiVersion: z.string().optional(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../api/k8s/core.js';
 import type { ResourceDescriptor } from './descriptor.js';
-import { formatMicroTime, parseMicroTime, type EpochMicros } from './microtime.js';
+import { formatMicroTime, type EpochMicros } from './microtime.js';
 import { microTimeSchema } from './schemas.js';
 
 export const leaseDescriptor: ResourceDescriptor = {
@@ -64,9 +64,4 @@ export function heldByOther(spec: LeaseSpec | undefined, identity: string, obser
 /** The parts of a record whose change means the holder is alive (renewed, released or replaced). */
 export function recordFingerprint(spec: LeaseSpec | undefined): string {
   return JSON.stringify([spec?.holderIdentity, spec?.renewTime, spec?.acquireTime, spec?.leaseTransitions, spec?.leaseDurationSeconds]);
-}
-
-/** renewTime as epoch microseconds (undefined when absent). */
-export function renewTimeOf(spec: LeaseSpec | undefined): EpochMicros | undefined {
-  return spec?.renewTime === undefined ? undefined : parseMicroTime(spec.renewTime);
 }

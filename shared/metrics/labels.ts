@@ -37,8 +37,3 @@ export function labelPairs<L extends string>(
     return [name, value] as const;
   });
 }
-
-/** A map key that identifies one series among the metric's label combinations. */
-export function seriesKey(pairs: ReadonlyArray<readonly [string, string]>): string {
-  return JSON.stringify(pairs.map(([, value]) => value));
-}

@@ -2,8 +2,6 @@ import type { Metric as PromMetric } from 'prom-client';
 import { MetricDefinitionError } from './errors.js';
 import { labelPairs, type Labels } from './labels.js';
 
-export type MetricType = 'counter' | 'gauge' | 'histogram';
-
 /** What every metric declares: a name, help text and the names of its labels. */
 export interface MetricOptions<L extends string> {
   name: string;

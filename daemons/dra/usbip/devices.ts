@@ -10,8 +10,6 @@ import type { DevlistEntry, UsbipDevice } from './op-codec.js';
 /** enum usb_device_speed from the sysfs `speed` text (Mbit/s). */
 const SPEEDS: Readonly<Record<string, number>> = { '1.5': 1, '12': 2, '480': 3, '5000': 5, '10000': 6, '20000': 6 };
 
-export const SPEED_SUPER = 5;
-
 export function speedEnum(sysfsSpeed: string): number {
   return SPEEDS[sysfsSpeed.trim()] ?? 0;
 }

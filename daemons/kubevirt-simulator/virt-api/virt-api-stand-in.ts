@@ -19,7 +19,6 @@ import { SerialConsoleSession } from './serial-console.js';
 
 /** The log line (with `port`) that says the stand-in serves. */
 export const VIRT_API_LISTENING = 'virt-api stand-in listening';
-export const KUBEVIRT_SUBRESOURCES = '/apis/subresources.kubevirt.io/v1';
 const PLAIN_PROTOCOL = 'plain.kubevirt.io';
 const SPDY = 'spdy/3.1';
 const CALL_PATH = /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([^/]+)\/(virtualmachineinstances|virtualmachines)\/([^/]+)\/([a-z]+)$/;

@@ -1,6 +1,5 @@
 /** Kubernetes name and label syntax (apimachinery's validation rules, as messages for users). */
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 
@@ -25,8 +24,4 @@ export function labelValueProblem(value: string): string | undefined {
     return `label value ${JSON.stringify(value)} must be at most 63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric`;
   }
   return undefined;
-}
-
-export function isDNS1123Label(text: string): boolean {
-  return text.length <= 63 && DNS1123_LABEL.test(text);
 }

@@ -33,8 +33,3 @@ function walk(current: unknown, desired: unknown, path: string[], out: PendingCh
   else if (desired === undefined) out.push({ operation: 'remove', path: at, currentValue: current });
   else out.push({ operation: 'replace', path: at, currentValue: current, desiredValue: desired });
 }
-
-/** The spec fields that only change the internal VM (not its instance): runPolicy → runStrategy. */
-export function onlyImmediate(applied: unknown, desired: unknown): boolean {
-  return pendingChanges(applied, desired).length === 0;
-}
