@@ -22,12 +22,12 @@ export class KubeTargetStore implements TargetStore {
   }
 
   private client(target: Target): ResourceClient<{ metadata: object }> {
-    return this.kube.resource(descriptorOf(target), kubeObjectSchema, FIELD_MANAGER);
+    return this.kube.resource(targetDescriptor(target), kubeObjectSchema, FIELD_MANAGER);
   }
 }
 
 /** A target's descriptor; the kind is not known from a GVR and only names the object in messages. */
-export function descriptorOf(target: Target): ResourceDescriptor {
+function targetDescriptor(target: Target): ResourceDescriptor {
   const { group, version, resource } = target.gvr;
   return { group, version, plural: resource, kind: resource, namespaced: target.namespace !== undefined };
 }
