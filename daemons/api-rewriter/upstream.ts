@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAccess } from '../../shared/kube/kubeconfig.js';
 
 export interface UpstreamTarget {
   readonly url: URL;
@@ -18,7 +18,7 @@ export interface UpstreamTarget {
 
 const REFRESH_MS = 10_000;
 
-export async function upstreamFromKubeConfig(kc: KubeConfig): Promise<UpstreamTarget> {
+export async function upstreamFromKubeConfig(kc: KubeAccess): Promise<UpstreamTarget> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(cluster.server);

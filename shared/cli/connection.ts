@@ -4,9 +4,9 @@
  * context's namespace, else `default`. Credentials are whatever the context holds (client
  * certificates, tokens, exec plugins), applied by shared/kube.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../errors/index.js';
-import { KubeClient, loadKubeConfig } from '../kube/index.js';
+import { KubeClient } from '../kube/index.js';
 import { UsageError } from './exit-codes.js';
 
 /** The options every command takes. */
@@ -28,7 +28,11 @@ export interface Connection {
 export function connect(opts: GlobalOptions): Connection {
   let kubeConfig: KubeConfig;
   try {
-    kubeConfig = loadKubeConfig({ kubeconfigPath: opts.kubeconfig });
+    // @kubernetes/client-node, not shared/kube's small reader: a person's kubeconfig may need exec
+    // plugins and a merged $KUBECONFIG list, which only the full library supports.
+    kubeConfig = new KubeConfig();
+    if (opts.kubeconfig) kubeConfig.loadFromFile(opts.kubeconfig);
+    else kubeConfig.loadFromDefault();
   } catch (err: unknown) {
     const where = opts.kubeconfig ?? process.env['KUBECONFIG'] ?? '~/.kube/config';
     throw new UsageError(`cannot load the kubeconfig ${where}: ${errorMessage(err)}`, { cause: err });

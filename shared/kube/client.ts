@@ -1,29 +1,17 @@
-import { KubeConfig, type ApiConstructor, type ApiType } from '@kubernetes/client-node';
 import type { ZodType } from 'zod';
 import type { KubeObject, ResourceDescriptor } from './descriptor.js';
+import { readKubeConfig, type KubeAccess, type KubeConfigFile, type KubeConfigLoad } from './kubeconfig.js';
 import { ResourceClient } from './resource-client.js';
 import { RestTransport } from './rest.js';
 
-export interface KubeConfigSource {
-  /** A kubeconfig file; wins over everything else. */
-  kubeconfigPath?: string | undefined;
-  /** Use the pod's service account (KUBERNETES_SERVICE_HOST/PORT and the mounted token and CA). */
-  inCluster?: boolean;
-  /** A context other than the file's current one. */
-  context?: string | undefined;
-}
+export type KubeConfigSource = KubeConfigLoad;
 
 /**
- * A KubeConfig from, in order: an explicit kubeconfig path, in-cluster service account, or the client
- * library's default search (KUBECONFIG, ~/.kube/config, then in-cluster).
+ * A kubeconfig from, in order: an explicit kubeconfig path, in-cluster service account, or the default
+ * search (KUBECONFIG, ~/.kube/config, then in-cluster). Read by our own reader (./kubeconfig.ts).
  */
-export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
-  const kc = new KubeConfig();
-  if (source.kubeconfigPath) kc.loadFromFile(source.kubeconfigPath);
-  else if (source.inCluster) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  if (source.context) kc.setCurrentContext(source.context);
-  return kc;
+export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfigFile {
+  return readKubeConfig(source);
 }
 
 export interface KubeClientOptions {
@@ -31,15 +19,12 @@ export interface KubeClientOptions {
   requestTimeoutMs?: number;
 }
 
-/**
- * The one handle a unit holds on the apiserver: typed resource clients over a shared keep-alive
- * transport, and the generated @kubernetes/client-node API classes for anything else.
- */
+/** The one handle a unit holds on the apiserver: typed resource clients over a shared keep-alive transport. */
 export class KubeClient {
   readonly rest: RestTransport;
 
   constructor(
-    readonly kubeConfig: KubeConfig,
+    readonly kubeConfig: KubeAccess,
     options: KubeClientOptions = {},
   ) {
     this.rest = new RestTransport(kubeConfig, options.requestTimeoutMs);
@@ -52,11 +37,6 @@ export class KubeClient {
   /** A typed client for one resource; every write is attributed to `fieldManager`. */
   resource<T extends KubeObject>(descriptor: ResourceDescriptor, schema: ZodType<T>, fieldManager: string): ResourceClient<T> {
     return new ResourceClient(this.rest, descriptor, schema, { fieldManager });
-  }
-
-  /** A generated API client, e.g. `api(CoreV1Api)`. */
-  api<T extends ApiType>(apiClass: ApiConstructor<T>): T {
-    return this.kubeConfig.makeApiClient(apiClass);
   }
 
   /** Close pooled connections. */

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { ProtocolError, UnavailableError } from '../errors/index.js';
+import type { KubeAccess } from './kubeconfig.js';
 import { apiError, statusFromBody, transportError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -42,7 +42,7 @@ export class RestTransport {
    * @param now the clock that refresh interval is measured with (milliseconds; tests drive a fake).
    */
   constructor(
-    private readonly kubeConfig: KubeConfig,
+    private readonly kubeConfig: KubeAccess,
     private readonly defaultTimeoutMs = 30_000,
     private readonly credentialsRefreshMs = 10_000,
     private readonly now: () => number = Date.now,
