@@ -14,7 +14,8 @@
  * certificate; proxy: HTTP on loopback, as the sidecar is used). Requests alternate between the two in
  * blocks so load drift spreads over both.
  *
- * Knobs: BENCH_GETS, BENCH_LISTS, BENCH_LIST_OBJECTS, BENCH_WATCH_EVENTS, BENCH_WRITERS.
+ * Knobs: BENCH_GETS, BENCH_LISTS, BENCH_LIST_OBJECTS, BENCH_WATCH_EVENTS, BENCH_WRITERS, BENCH_PROXY_CPU_PROF
+ * (a folder for the proxy's `node --cpu-prof` profile, written when the proxy exits at the end).
  */
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -39,6 +40,7 @@ const settings = z
     BENCH_LIST_OBJECTS: env.int(1_000, 1).describe('Objects in the listed namespace'),
     BENCH_WATCH_EVENTS: env.int(10_000, 10).describe('Changes written while both watches are open'),
     BENCH_WRITERS: env.int(8, 1).describe('Writes in flight while generating watch events'),
+    BENCH_PROXY_CPU_PROF: env.string('').describe('A folder: run the proxy with node --cpu-prof and write its CPU profile there on exit'),
   })
   .parse(process.env);
 
@@ -103,6 +105,16 @@ function vm(i: number): unknown {
       },
     },
   };
+}
+
+/** Stop the proxy: gracefully when profiling, so node writes the CPU profile (SIGKILL would lose it). */
+async function stopProxy(proc: ReturnType<typeof startNodeProcess> | undefined): Promise<void> {
+  if (proc !== undefined && settings.BENCH_PROXY_CPU_PROF !== '') {
+    proc.child.kill('SIGTERM');
+    await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 10_000))]);
+    print(`[api-rewriter] proxy CPU profile in ${settings.BENCH_PROXY_CPU_PROF} (open in Chrome DevTools)`);
+  }
+  proc?.kill();
 }
 
 /** utime+stime seconds and RSS/peak RSS MB of a process, from /proc. */
@@ -193,7 +205,8 @@ async function main(): Promise<void> {
     });
 
     const [proxyPort, healthPort] = [await freePort(), await freePort()];
-    proxyProc = startNodeProcess(await compiledArgs('daemons/api-rewriter/main.ts'), {
+    const profile = settings.BENCH_PROXY_CPU_PROF === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.BENCH_PROXY_CPU_PROF}`];
+    proxyProc = startNodeProcess([...profile, ...(await compiledArgs('daemons/api-rewriter/main.ts'))], {
       env: { KUBECONFIG: cp.state.kubeconfigPath, PROXY_PORT: String(proxyPort), HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1' },
     });
     for (let i = 0; ; i++) {
@@ -331,7 +344,7 @@ async function main(): Promise<void> {
   } finally {
     proxyAgent.destroy();
     direct?.close();
-    proxyProc?.kill();
+    await stopProxy(proxyProc);
     await cp.stop();
     await rm(workDir, { recursive: true, force: true });
   }
