@@ -56,6 +56,9 @@ export const ControllerConfigSchema = z.object({
   STORAGE_RECONCILERS: env
     .bool(true)
     .describe('Run the VirtualImage, ClusterVirtualImage, VirtualDisk and VirtualMachineBlockDeviceAttachment reconcilers (off: tests that play them).'),
+  USB_RECONCILERS: env
+    .bool(true)
+    .describe('Run the USB reconcilers (ResourceSlice → NodeUSBDevice → USBDevice → ResourceClaimTemplate) when the apiserver serves resource.k8s.io/v1.'),
   DVCR_ADDRESS: env.string('dvcr.d8-virtualization.svc').describe('DVCR, the registry of images, as host[:port]; images go to <address>/vi|cvi|vd/...'),
   DVCR_PLAIN_HTTP: env.bool(false).describe('DVCR speaks plain HTTP instead of HTTPS (a loopback registry in tests and development).'),
   IMPORTER_IMAGE: env.string('virtualization-importer').describe('Container image of the importer and uploader Pods (daemons/importer).'),

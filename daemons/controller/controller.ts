@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { NotFoundError } from '../../shared/errors/index.js';
 import type { KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import { allCaches, makeCaches } from './caches.js';
@@ -16,6 +17,8 @@ import { vmipReconciler } from './reconcilers/ipam/vmip.js';
 import { vmReconciler } from './reconcilers/vm/index.js';
 import { vmClassReconciler } from './reconcilers/vmclass/index.js';
 import { vmopReconciler } from './reconcilers/vmop/index.js';
+import { ResourceSliceSchema, resourceSliceDescriptor } from '../dra/kube.js';
+import { FIELD_MANAGER } from './kube/resources.js';
 import { startUsbReconcilers, type UsbReconcilers } from './reconcilers/usb/index.js';
 import type { ProgressReader } from './reconcilers/provisioning/helpers.js';
 import { storageReconcilers, type StorageReconcilers } from './reconcilers/storage.js';
@@ -31,7 +34,7 @@ export interface StartOptions {
   logger?: Logger;
   /** Where guest power events are read (virt-launcher pods by default). */
   launcher?: LauncherPods;
-  /** Run the USB reconcilers (ResourceSlice → NodeUSBDevice → USBDevice → ResourceClaimTemplate); off by default, like the original's USB gate. */
+  /** Run the USB reconcilers (ResourceSlice → NodeUSBDevice → USBDevice → ResourceClaimTemplate); default: USB_RECONCILERS, when resource.k8s.io/v1 is served. */
   usb?: boolean;
   /** How attachments hot-plug volumes (the subresource API by default). */
   hotplug?: VolumeHotplug;
@@ -97,12 +100,26 @@ export async function startController(options: StartOptions): Promise<RunningCon
   }
   for (const runner of everyRunner) runner.start();
   // USB passthrough (the original's feature gate USB): on its own informers, never delaying the rest.
-  if (options.usb === true) usb = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log) });
+  if (options.usb ?? (options.config.USB_RECONCILERS && (await resourceApiServed(options.kube, signal, log)))) {
+    usb = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log) });
+  }
   if (options.config.CERT_ISSUER !== 'off') {
     certificates = runCertificates(options.kube, options.config, signal, childLogger({ component: 'certificates' }, log), options.config.POD_NAME);
   }
   log.info({ namespace: options.config.WATCH_NAMESPACE ?? '*' }, 'caches synced, reconcilers running');
   return { caches, clients, runners, storage, resourceMetrics: () => collectResourceMetrics(caches), stop };
+}
+
+/** Whether the apiserver serves ResourceSlices (404: no resource.k8s.io/v1, USB stays off); any other answer starts the reconcilers, whose informers retry. */
+async function resourceApiServed(kube: KubeClient, signal: AbortSignal, log: Logger): Promise<boolean> {
+  try {
+    await kube.resource(resourceSliceDescriptor, ResourceSliceSchema, FIELD_MANAGER).listRaw({ fieldSelector: 'metadata.name=usb-reconcilers-probe', signal });
+    return true;
+  } catch (err: unknown) {
+    if (!(err instanceof NotFoundError)) return true;
+    log.info('resource.k8s.io/v1 is not served: the USB reconcilers stay off');
+    return false;
+  }
 }
 
 function runnerList(r: Runners): Runner[] {

@@ -6,23 +6,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { usbDeviceName } from '../../../daemons/dra/devices.js';
 import { removeFixtureDevice, writeFixtureSysfs, type FixtureDevice } from '../../../daemons/dra/discovery/index.js';
-import { startUsbReconcilers, type UsbReconcilers } from '../../../daemons/controller/reconcilers/usb/index.js';
 import { NodeUSBDeviceSchema, USBDeviceSchema, nodeUSBDevice, usbDevice, type NodeUSBDevice } from '../../../shared/api/resources/usb.js';
 import { ResourceClaimTemplateSchema, resourceClaimTemplateDescriptor } from '../../../daemons/dra/kube.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import { descriptorOf } from '../../../shared/kube/index.js';
-import { childLogger } from '../../../shared/log/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { freshNamespace } from '../../env/index.js';
-import { fixtureNode, startDaemon, TEST_MANAGER, type FixtureNode, type RunningDaemon } from './harness.js';
+import { fixtureNode, startUsbFlow, TEST_MANAGER, type FixtureNode, type UsbFlow } from './harness.js';
 
 const dongle: FixtureDevice = { busId: '3-1', devNum: 4, vendorId: '0529', productId: '0001', manufacturer: 'AKS', product: 'HASP HL', serial: 'H-9' };
 const adapter: FixtureDevice = { busId: '3-2', devNum: 5, vendorId: '0403', productId: '6001', speed: '12' };
 
 let node: FixtureNode;
-let daemon: RunningDaemon;
-let usb: UsbReconcilers;
-const abort = new AbortController();
+let flow: UsbFlow;
 
 const condition = (
   obj: { status?: { conditions?: { type: string; status: string; reason: string }[] | undefined } | undefined } | undefined,
@@ -35,16 +31,11 @@ const condition = (
 beforeAll(async () => {
   node = await fixtureNode('dra-ctl');
   await writeFixtureSysfs(node.sysRoot, [dongle, adapter]);
-  daemon = startDaemon(node);
-  await daemon.handle.started;
-  usb = startUsbReconcilers({ kube: node.kube, signal: abort.signal, log: childLogger({ component: 'usb-test' }) });
-  await usb.synced;
+  flow = await startUsbFlow(node);
 });
 
 afterAll(async () => {
-  abort.abort();
-  await usb?.stop();
-  await daemon?.stop();
+  await flow?.stop();
   await node?.cleanup();
 });
 

@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type DraConfig } from '../../../daemons/dra/config.js';
+import { startUsbReconcilers, type UsbReconcilers } from '../../../daemons/controller/reconcilers/usb/index.js';
 import { runDaemon, type DaemonHandle } from '../../../daemons/dra/daemon.js';
 import { NodeSchema, ResourceSliceSchema, nodeDescriptor, resourceSliceDescriptor, type ResourceSlice } from '../../../daemons/dra/kube.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
@@ -100,4 +101,28 @@ export function devicesOf(slices: readonly ResourceSlice[]): Map<string, Record<
   const out = new Map<string, Record<string, unknown>>();
   for (const s of slices.filter((x) => x.spec.pool.generation === top)) for (const d of s.spec.devices ?? []) out.set(d.name, d.attributes ?? {});
   return out;
+}
+
+/** A fixture node's DRA daemon publishing its devices and the controller's USB reconcilers on them (as `kube`), synced. */
+export interface UsbFlow {
+  readonly daemon: RunningDaemon;
+  readonly usb: UsbReconcilers;
+  stop(): Promise<void>;
+}
+
+export async function startUsbFlow(node: FixtureNode, kube: KubeClient = node.kube): Promise<UsbFlow> {
+  const abort = new AbortController();
+  const daemon = startDaemon(node);
+  await daemon.handle.started;
+  const usb = startUsbReconcilers({ kube, signal: abort.signal, log: childLogger({ component: 'usb-test' }) });
+  await usb.synced;
+  return {
+    daemon,
+    usb,
+    stop: async () => {
+      abort.abort();
+      await usb.stop();
+      await daemon.stop();
+    },
+  };
 }
