@@ -13,8 +13,7 @@ import { provisioningHandler } from './provisioning.js';
 
 type Provisioning = VirtualMachine['spec']['provisioning'];
 const vm = (provisioning: Provisioning): VirtualMachine => vmOf({ namespace: 'ns', id: 'unit' }, 'web', 'generic', provisioning ? { provisioning } : {});
-const secret = (name: string, data: Record<string, string>): Secret =>
-  ({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'ns', name }, data });
+const secret = (name: string, data: Record<string, string>): Secret => ({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'ns', name }, data });
 const userDataRef = (name: string): Provisioning => ({ type: 'UserDataRef', userDataRef: { kind: 'Secret', name } });
 const sysprepRef = (name: string): Provisioning => ({ type: 'SysprepRef', sysprepRef: { kind: 'Secret', name } });
 
