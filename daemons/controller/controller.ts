@@ -17,7 +17,7 @@ import { vmipReconciler } from './reconcilers/ipam/vmip.js';
 import { vmReconciler } from './reconcilers/vm/index.js';
 import { vmClassReconciler } from './reconcilers/vmclass/index.js';
 import { vmopReconciler } from './reconcilers/vmop/index.js';
-import { ResourceSliceSchema, resourceSliceDescriptor } from '../dra/kube.js';
+import { ResourceSliceSchema, resourceSliceDescriptor } from '../../shared/api/k8s/resource.js';
 import { FIELD_MANAGER } from './kube/resources.js';
 import { startUsbReconcilers, type UsbReconcilers } from './reconcilers/usb/index.js';
 import type { ProgressReader } from './reconcilers/provisioning/helpers.js';

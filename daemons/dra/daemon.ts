@@ -6,7 +6,14 @@ import type { DraConfig } from './config.js';
 import { join } from 'node:path';
 import { allocatableDevices, sliceDevice, usbDeviceName } from './devices.js';
 import type { UsbDeviceInfo } from './discovery/index.js';
-import { NodeSchema, ResourceClaimSchema, ResourceSliceSchema, nodeDescriptor, resourceClaimDescriptor, resourceSliceDescriptor } from './kube.js';
+import {
+  NodeSchema,
+  ResourceClaimSchema,
+  ResourceSliceSchema,
+  nodeDescriptor,
+  resourceClaimDescriptor,
+  resourceSliceDescriptor,
+} from '../../shared/api/k8s/resource.js';
 import { DraMetrics } from './metrics.js';
 import { DeviceMonitor } from './monitor.js';
 import { CdiDir } from './plugin/cdi.js';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { OwnerReference } from '../../shared/api/k8s/core.js';
 import { pad3, type UsbDeviceInfo } from './discovery/index.js';
-import type { DeviceAttribute, ResourceSlice, SliceDevice } from './kube.js';
+import type { DeviceAttribute, ResourceSlice, SliceDevice } from '../../shared/api/k8s/resource.js';
 
 export const DEFAULT_DRIVER_NAME = 'virtualization-usb';
 /** The API's limit of devices in one slice. */

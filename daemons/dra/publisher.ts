@@ -9,7 +9,7 @@ import type { OwnerReference } from '../../shared/api/k8s/core.js';
 import type { ResourcePort } from '../../shared/kube/index.js';
 import type { Logger } from '../../shared/log/index.js';
 import { buildSlices, poolFingerprint } from './devices.js';
-import type { Node, ResourceSlice, SliceDevice } from './kube.js';
+import type { Node, ResourceSlice, SliceDevice } from '../../shared/api/k8s/resource.js';
 
 export interface PublisherOptions {
   slices: Pick<ResourcePort<ResourceSlice>, 'list' | 'create' | 'apply' | 'delete'>;

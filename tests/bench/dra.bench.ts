@@ -31,7 +31,7 @@ import {
   nodeDescriptor,
   resourceClaimDescriptor,
   resourceSliceDescriptor,
-} from '../../daemons/dra/kube.js';
+} from '../../shared/api/k8s/resource.js';
 import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane } from '../env/control-plane.js';
 import { newKubeConfig } from '../env/index.js';

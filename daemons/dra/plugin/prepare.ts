@@ -11,7 +11,7 @@ import type { ResourcePort } from '../../../shared/kube/index.js';
 import type { Logger } from '../../../shared/log/index.js';
 import { usbAddress } from '../devices.js';
 import type { UsbDeviceInfo } from '../discovery/index.js';
-import type { ResourceClaim } from '../kube.js';
+import type { ResourceClaim } from '../../../shared/api/k8s/resource.js';
 import type { DraMetrics } from '../metrics.js';
 import { CdiDir, COMMON_DEVICE, cdiDeviceId, claimDeviceName, claimSpec, commonSpec, type CdiUsbDevice } from './cdi.js';
 import type { Checkpoint, CheckpointDevice, PreparedClaim } from './checkpoint.js';

@@ -8,7 +8,7 @@ import { parseConfig } from '../../../shared/config/index.js';
 import { Registry } from '../../../shared/metrics/index.js';
 import type { ResourceClient } from '../../../shared/kube/index.js';
 import { writeFixtureSysfs } from '../discovery/index.js';
-import type { Node } from '../kube.js';
+import type { Node } from '../../../shared/api/k8s/resource.js';
 import { listRemote } from './client.js';
 import { GATEWAY_NODE_LABEL, HS_FREE_LABEL } from './gateway.js';
 import { startUsbipGateway, usbipConfigShape, type UsbipGateway } from './index.js';

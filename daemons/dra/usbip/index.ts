@@ -9,7 +9,7 @@ import type { Logger } from '../../../shared/log/index.js';
 import { errorMessage } from '../../../shared/errors/index.js';
 import type { ResourceClient } from '../../../shared/kube/index.js';
 import type { ScanResult } from '../discovery/index.js';
-import type { Node } from '../kube.js';
+import type { Node } from '../../../shared/api/k8s/resource.js';
 import { loadSecret, type UsbipConfig } from './config.js';
 import { FakeKernelExport } from './fake-kernel-export.js';
 import { FakeKernelImport } from './fake-kernel-import.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { usbDeviceName } from '../../../daemons/dra/devices.js';
 import { removeFixtureDevice, writeFixtureSysfs, type FixtureDevice } from '../../../daemons/dra/discovery/index.js';
 import { NodeUSBDeviceSchema, USBDeviceSchema, nodeUSBDevice, usbDevice, type NodeUSBDevice } from '../../../shared/api/resources/usb.js';
-import { ResourceClaimTemplateSchema, resourceClaimTemplateDescriptor } from '../../../daemons/dra/kube.js';
+import { ResourceClaimTemplateSchema, resourceClaimTemplateDescriptor } from '../../../shared/api/k8s/resource.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import { descriptorOf } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { loadConfig, type DraConfig } from '../../../daemons/dra/config.js';
 import { startUsbReconcilers, type UsbReconcilers } from '../../../daemons/controller/reconcilers/usb/index.js';
 import { runDaemon, type DaemonHandle } from '../../../daemons/dra/daemon.js';
-import { NodeSchema, ResourceSliceSchema, nodeDescriptor, resourceSliceDescriptor, type ResourceSlice } from '../../../daemons/dra/kube.js';
+import { NodeSchema, ResourceSliceSchema, nodeDescriptor, resourceSliceDescriptor, type ResourceSlice } from '../../../shared/api/k8s/resource.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { childLogger } from '../../../shared/log/index.js';

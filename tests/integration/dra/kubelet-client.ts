@@ -5,7 +5,7 @@
  */
 import { credentials, type Client, type ServiceError } from '@grpc/grpc-js';
 import { kubeletProtos, type DraVersion } from '../../../daemons/dra/plugin/protos.js';
-import { ResourceClaimSchema, resourceClaimDescriptor } from '../../../daemons/dra/kube.js';
+import { ResourceClaimSchema, resourceClaimDescriptor } from '../../../shared/api/k8s/resource.js';
 import type { KubeClient } from '../../../shared/kube/index.js';
 import { TEST_MANAGER } from './harness.js';
 

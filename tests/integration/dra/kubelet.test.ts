@@ -4,7 +4,7 @@ import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { usbDeviceName } from '../../../daemons/dra/devices.js';
 import { writeFixtureSysfs, type FixtureDevice } from '../../../daemons/dra/discovery/index.js';
-import { ResourceClaimSchema, resourceClaimDescriptor } from '../../../daemons/dra/kube.js';
+import { ResourceClaimSchema, resourceClaimDescriptor } from '../../../shared/api/k8s/resource.js';
 import { specFileName } from '../../../daemons/dra/plugin/cdi.js';
 import { DEVICE_ADDRESSES_ANNOTATION } from '../../../daemons/dra/plugin/prepare.js';
 import { freshNamespace } from '../../env/index.js';

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { usbDeviceName } from '../../../daemons/dra/devices.js';
 import { fixtureDeviceDir, removeFixtureDevice, writeFixtureSysfs, type FixtureDevice } from '../../../daemons/dra/discovery/index.js';
-import { resourceSliceDescriptor, ResourceSliceSchema } from '../../../daemons/dra/kube.js';
+import { resourceSliceDescriptor, ResourceSliceSchema } from '../../../shared/api/k8s/resource.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { kubectl } from '../../env/index.js';
 import { devicesOf, fixtureNode, slicesOf, startDaemon, TEST_MANAGER, type FixtureNode, type RunningDaemon } from './harness.js';

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { usbDeviceName } from '../../../daemons/dra/devices.js';
 import { writeFixtureSysfs } from '../../../daemons/dra/discovery/index.js';
-import { ResourceClaimTemplateSchema, resourceClaimTemplateDescriptor } from '../../../daemons/dra/kube.js';
+import { ResourceClaimTemplateSchema, resourceClaimTemplateDescriptor } from '../../../shared/api/k8s/resource.js';
 import { NodeUSBDeviceSchema, nodeUSBDevice } from '../../../shared/api/resources/usb.js';
 import { descriptorOf, type KubeClient } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { writeFixtureSysfs } from '../../../daemons/dra/discovery/index.js';
-import { NodeSchema, nodeDescriptor } from '../../../daemons/dra/kube.js';
+import { NodeSchema, nodeDescriptor } from '../../../shared/api/k8s/resource.js';
 import { listRemote } from '../../../daemons/dra/usbip/client.js';
 import { ADDRESS_ANNOTATION, GATEWAY_NODE_LABEL, HS_FREE_LABEL, parseAddress, SS_FREE_LABEL } from '../../../daemons/dra/usbip/gateway.js';
 import { waitFor } from '../../../shared/testing/wait.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { ResourceSlice } from '../../../dra/kube.js';
+import type { ResourceSlice } from '../../../../shared/api/k8s/resource.js';
 import { attributesOf, claimTemplateSpec, nodeUSBDeviceName, sameAttributes, specHash, usbDevicesOf } from './attributes.js';
 
 const slice = (driver: string, names: string[]): ResourceSlice => ({

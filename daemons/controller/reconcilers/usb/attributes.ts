@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { USBDeviceAttributesSchema } from '../../../../shared/api/resources/usb.js';
-import type { ResourceClaimTemplate, ResourceSlice, SliceDevice } from '../../../dra/kube.js';
+import type { ResourceClaimTemplate, ResourceSlice, SliceDevice } from '../../../../shared/api/k8s/resource.js';
 
 export type USBDeviceAttributes = z.infer<typeof USBDeviceAttributesSchema>;
 

@@ -16,7 +16,7 @@ import {
   resourceSliceDescriptor,
   type ResourceClaimTemplate,
   type ResourceSlice,
-} from '../../../dra/kube.js';
+} from '../../../../shared/api/k8s/resource.js';
 import { ObjectCache } from '../../engine/cache.js';
 import { Runner, type ReconcileFn } from '../../engine/runner.js';
 import { FIELD_MANAGER } from '../../kube/resources.js';

@@ -9,7 +9,7 @@ import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { NodeUSBDevice, USBDevice } from '../../../../shared/api/resources/usb.js';
 import { AlreadyExistsError, NotFoundError } from '../../../../shared/errors/index.js';
 import { addFinalizer, hasFinalizer, ownerReferenceTo, removeFinalizer, type KubeObject, type ResourcePort } from '../../../../shared/kube/index.js';
-import type { ResourceClaimTemplate, ResourceSlice } from '../../../dra/kube.js';
+import type { ResourceClaimTemplate, ResourceSlice } from '../../../../shared/api/k8s/resource.js';
 import type { CachePort } from '../../deps.js';
 import { conditionOn, findCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';

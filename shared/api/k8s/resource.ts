@@ -5,8 +5,8 @@
  * rest, which is kept as it came (shared/kube decodeObject).
  */
 import { z } from 'zod';
-import { ObjectMetaSchema } from '../../shared/api/k8s/core.js';
-import type { ResourceDescriptor } from '../../shared/kube/index.js';
+import { ObjectMetaSchema } from './core.js';
+import type { ResourceDescriptor } from '../../kube/index.js';
 
 export const RESOURCE_API_GROUP = 'resource.k8s.io';
 export const RESOURCE_API_VERSION = 'v1';
