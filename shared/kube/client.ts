@@ -1,18 +1,8 @@
 import type { ZodType } from 'zod';
 import type { KubeObject, ResourceDescriptor } from './descriptor.js';
-import { readKubeConfig, type KubeAccess, type KubeConfigFile, type KubeConfigLoad } from './kubeconfig.js';
+import { readKubeConfig, type KubeAccess, type KubeConfigLoad } from './kubeconfig.js';
 import { ResourceClient } from './resource-client.js';
 import { RestTransport } from './rest.js';
-
-export type KubeConfigSource = KubeConfigLoad;
-
-/**
- * A kubeconfig from, in order: an explicit kubeconfig path, in-cluster service account, or the default
- * search (KUBECONFIG, ~/.kube/config, then in-cluster). Read by our own reader (./kubeconfig.ts).
- */
-export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfigFile {
-  return readKubeConfig(source);
-}
 
 export interface KubeClientOptions {
   /** Deadline for one non-watch request. Default 30 s. */
@@ -30,8 +20,8 @@ export class KubeClient {
     this.rest = new RestTransport(kubeConfig, options.requestTimeoutMs);
   }
 
-  static fromSource(source: KubeConfigSource = {}, options: KubeClientOptions = {}): KubeClient {
-    return new KubeClient(loadKubeConfig(source), options);
+  static fromSource(source: KubeConfigLoad = {}, options: KubeClientOptions = {}): KubeClient {
+    return new KubeClient(readKubeConfig(source), options);
   }
 
   /** A typed client for one resource; every write is attributed to `fieldManager`. */

@@ -1,4 +1,4 @@
-export { KubeClient, loadKubeConfig, type KubeClientOptions, type KubeConfigSource } from './client.js';
+export { KubeClient, type KubeClientOptions } from './client.js';
 export {
   apiVersionOf,
   describeObject,
