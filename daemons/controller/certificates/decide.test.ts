@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { issueCertificate, inspectPair } from '../../../shared/certs/index.js';
-import { clientLeaf, decideCa, decideLeaf, decideServing, dnsNamesOf, splitPem, trustBundle, type CertPolicy, type KeyPair } from './decide.js';
+import { clientLeaf, decideCa, decideLeaf, dnsNamesOf, servingLeaf, splitPem, trustBundle, type CertPolicy, type KeyPair } from './decide.js';
 import { webhookOps } from './manager.js';
 
 const DAY = 86_400_000;
@@ -42,10 +42,10 @@ describe('decideCa', () => {
   });
 });
 
-describe('decideServing', () => {
+describe('decideLeaf for a serving certificate', () => {
   it('keeps a sound certificate of this CA for the right names', () => {
     const leaf = serving(root, daysAgo(1), 30);
-    expect(decideServing({ ...leaf, ...keep }, root, target, now, policy)).toEqual({ pair: leaf, why: undefined, broken: false });
+    expect(decideLeaf({ ...leaf, ...keep }, root, servingLeaf(target), now, policy)).toEqual({ pair: leaf, why: undefined, broken: false });
   });
 
   it.each([
@@ -57,7 +57,7 @@ describe('decideServing', () => {
     ['one past two thirds of its life', () => ({ ...serving(root, daysAgo(21), 30), ...keep }), 'the certificate is due for renewal', false],
     ['a rotation asked for', () => ({ ...serving(root, daysAgo(1), 30), rotate: true }), 'rotation requested', false],
   ] as const)('issues a new one for %s', (_name, stored, why, broken) => {
-    const d = decideServing(stored(), root, target, now, policy);
+    const d = decideLeaf(stored(), root, servingLeaf(target), now, policy);
     expect(d.why).toEqual(typeof why === 'string' ? why : expect.stringMatching(why));
     expect(d.broken).toBe(broken);
     const check = inspectPair({ ...d.pair, caPem: root.certPem, now, dnsName: 'admission-webhook.d8-virtualization.svc' });
@@ -67,20 +67,20 @@ describe('decideServing', () => {
   it('keeps a certificate of the previous CA until the new CA has been trusted for the overlap', () => {
     const fresh = decideCa({ certPem: undefined, keyPem: undefined, ...keep }, now, policy, 'new-ca').pair;
     const old = serving(root, daysAgo(1), 30);
-    const kept = decideServing({ ...old, ...keep }, fresh, target, now, policy);
+    const kept = decideLeaf({ ...old, ...keep }, fresh, servingLeaf(target), now, policy);
     expect(kept).toEqual({ pair: old, why: undefined, broken: false, recheckAt: new Date(now.getTime() + 60_000) });
-    const later = decideServing({ ...old, ...keep }, fresh, target, new Date(now.getTime() + 60_000), policy);
+    const later = decideLeaf({ ...old, ...keep }, fresh, servingLeaf(target), new Date(now.getTime() + 60_000), policy);
     expect(later).toMatchObject({ why: 'signed by a previous CA', broken: false });
   });
 
   it('never issues a certificate that outlives its CA', () => {
     const shortCa = ca('short', daysAgo(1), 10);
-    const d = decideServing({ certPem: undefined, keyPem: undefined, ...keep }, shortCa, target, now, policy);
+    const d = decideLeaf({ certPem: undefined, keyPem: undefined, ...keep }, shortCa, servingLeaf(target), now, policy);
     expect(new X509Certificate(d.pair.certPem).validTo).toBe(new X509Certificate(shortCa.certPem).validTo);
   });
 
   it('covers every in-cluster name of the Service', () => {
-    const d = decideServing({ certPem: undefined, keyPem: undefined, ...keep }, root, target, now, policy);
+    const d = decideLeaf({ certPem: undefined, keyPem: undefined, ...keep }, root, servingLeaf(target), now, policy);
     const names = new X509Certificate(d.pair.certPem).subjectAltName;
     expect(names).toBe(
       dnsNamesOf(target)

@@ -91,10 +91,6 @@ export const servingLeaf = (t: ServingTarget): LeafTarget => ({ commonName: `${t
 /** A client certificate (usage clientAuth) with this common name, the identity a peer sees. */
 export const clientLeaf = (commonName: string): LeafTarget => ({ commonName, dnsNames: [], usage: 'client' });
 
-export function decideServing(stored: Stored, ca: KeyPair, target: ServingTarget, now: Date, policy: CertPolicy): Decision {
-  return decideLeaf(stored, ca, servingLeaf(target), now, policy);
-}
-
 export function decideLeaf(stored: Stored, ca: KeyPair, leaf: LeafTarget, now: Date, policy: CertPolicy): Decision {
   const fresh = (why: string, broken: boolean): Decision => {
     const caCert = new X509Certificate(ca.certPem);
