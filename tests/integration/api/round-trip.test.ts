@@ -34,7 +34,8 @@ describe('a full object of every kind on the apiserver', () => {
     });
     // Unconditional (no resourceVersion): a controller of another suite on the same apiserver may add
     // a finalizer or write status meanwhile (the USB reconcilers watch every NodeUSBDevice and USBDevice).
-    const { resourceVersion: _rv, ...meta } = created['metadata'] as Record<string, unknown>;
+    const meta = { ...(created['metadata'] as Record<string, unknown>) };
+    delete meta['resourceVersion'];
     const withStatus = { ...created, metadata: meta, status };
     const sub = def.statusSubresource ? ['--subresource=status'] : [];
     // The status as stored by this write; a later GET could already show another writer's status.
