@@ -15,7 +15,9 @@
  * blocks so load drift spreads over both.
  *
  * Knobs: BENCH_GETS, BENCH_LISTS, BENCH_LIST_OBJECTS, BENCH_WATCH_EVENTS, BENCH_WRITERS, BENCH_PROXY_CPU_PROF
- * (a folder for the proxy's `node --cpu-prof` profile, written when the proxy exits at the end).
+ * (a folder for the proxy's `node --cpu-prof` profile, written when the proxy exits at the end),
+ * BENCH_PROXY_NODE_ARGS (node flags for the proxy, to try heap limits; the output then says it is not
+ * the shipped configuration).
  */
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -41,6 +43,9 @@ const settings = z
     BENCH_WATCH_EVENTS: env.int(10_000, 10).describe('Changes written while both watches are open'),
     BENCH_WRITERS: env.int(8, 1).describe('Writes in flight while generating watch events'),
     BENCH_PROXY_CPU_PROF: env.string('').describe('A folder: run the proxy with node --cpu-prof and write its CPU profile there on exit'),
+    BENCH_PROXY_NODE_ARGS: env
+      .string('')
+      .describe('Extra node flags for the proxy process (space-separated), e.g. V8 heap limits; the rows then do not show the shipped configuration'),
   })
   .parse(process.env);
 
@@ -206,7 +211,9 @@ async function main(): Promise<void> {
 
     const [proxyPort, healthPort] = [await freePort(), await freePort()];
     const profile = settings.BENCH_PROXY_CPU_PROF === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.BENCH_PROXY_CPU_PROF}`];
-    proxyProc = startNodeProcess([...profile, ...(await compiledArgs('daemons/api-rewriter/main.ts'))], {
+    const extra = settings.BENCH_PROXY_NODE_ARGS.split(' ').filter((a) => a !== '');
+    if (extra.length > 0) print(`[api-rewriter] NOT the shipped configuration: the proxy runs with ${extra.join(' ')}`);
+    proxyProc = startNodeProcess([...profile, ...extra, ...(await compiledArgs('daemons/api-rewriter/main.ts'))], {
       env: { KUBECONFIG: cp.state.kubeconfigPath, PROXY_PORT: String(proxyPort), HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1' },
     });
     for (let i = 0; ; i++) {
