@@ -9,17 +9,25 @@ describe('controller configuration', () => {
     expect(config.VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION).toBe(600_000);
     expect(config.LEADER_ELECTION_LEASE_NAME).toBe('d8-virt-operator-leader-election-helper');
     expect(Object.isFrozen(config)).toBe(true);
+    expect(config.CERT_SHARED_SECRETS).toEqual(['virtualization-dra-usbip']);
+    expect(loadConfig({ CERT_SHARED_SECRETS: ' a , b,' }).CERT_SHARED_SECRETS).toEqual(['a', 'b']);
   });
 
   it('reports every problem together', () => {
     let caught: unknown;
     try {
-      loadConfig({ VIRTUAL_MACHINE_CIDRS: '10.0.0.1/24', LEADER_ELECTION_RENEW_DEADLINE: 'never', RECONCILE_WORKERS: '0' });
+      loadConfig({
+        VIRTUAL_MACHINE_CIDRS: '10.0.0.1/24',
+        LEADER_ELECTION_RENEW_DEADLINE: 'never',
+        RECONCILE_WORKERS: '0',
+        CERT_SHARED_SECRETS: 'ok,Not_A_Name',
+      });
     } catch (err: unknown) {
       caught = err;
     }
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).problems.map((p) => p.path).sort()).toEqual([
+      'CERT_SHARED_SECRETS',
       'LEADER_ELECTION_RENEW_DEADLINE',
       'RECONCILE_WORKERS',
       'VIRTUAL_MACHINE_CIDRS',

@@ -29,6 +29,17 @@ const clientSecrets = z
   .transform((text) => parseServingSecrets(text).map(({ secret, service }) => ({ secret, commonName: service })))
   .refine((list) => list.every((s) => DNS_LABEL.test(s.secret) && s.commonName !== ''), 'every entry must be `secret:commonName`, the secret a DNS label');
 
+const sharedSecrets = z
+  .string()
+  .default('virtualization-dra-usbip')
+  .transform((text) =>
+    text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  )
+  .refine((list) => list.every((s) => DNS_LABEL.test(s)), 'every entry must be a Secret name (a DNS label)');
+
 /** Environment of the controller: every key documented, with a default. */
 export const ControllerConfigSchema = z.object({
   KUBECONFIG: env.optionalString().describe('Kubeconfig file; in-cluster service account when unset.'),
@@ -73,6 +84,9 @@ export const ControllerConfigSchema = z.object({
   CERT_SERVING_SECRETS: servingSecrets.describe('Serving certificates to issue, `secret:service` pairs, comma-separated.'),
   CERT_CLIENT_SECRETS: clientSecrets.describe(
     'Client certificates to issue from the same CA, `secret:commonName` pairs, comma-separated (the subresources API shows virt-api its own).',
+  ),
+  CERT_SHARED_SECRETS: sharedSecrets.describe(
+    'Opaque Secrets kept filled with a random key (`secret`, 48 bytes), comma-separated: the DRA daemons prove it to each other before USB/IP.',
   ),
   CERT_CA_VALIDITY: env.duration('87600h').describe('Lifetime of a new CA (renewed after two thirds of it).'),
   CERT_SERVING_VALIDITY: env.duration('8760h').describe('Lifetime of a new serving certificate (renewed after two thirds of it).'),

@@ -1,7 +1,20 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { issueCertificate, inspectPair } from '../../../shared/certs/index.js';
-import { clientLeaf, decideCa, decideLeaf, dnsNamesOf, servingLeaf, splitPem, trustBundle, type CertPolicy, type KeyPair } from './decide.js';
+import {
+  clientLeaf,
+  decideCa,
+  decideLeaf,
+  dnsNamesOf,
+  servingLeaf,
+  SHARED_SECRET_BYTES,
+  SHARED_SECRET_KEY,
+  sharedSecretProblem,
+  splitPem,
+  trustBundle,
+  type CertPolicy,
+  type KeyPair,
+} from './decide.js';
 import { webhookOps } from './manager.js';
 
 const DAY = 86_400_000;
@@ -155,5 +168,27 @@ describe('decideLeaf for a client certificate', () => {
     const d = decideLeaf({ ...stored(), ...keep }, root, leaf, now, policy);
     expect([d.why, d.broken]).toEqual([why, broken]);
     expect(new X509Certificate(d.pair.certPem).subject).toBe('CN=virtualization-api-proxy');
+  });
+});
+
+describe('sharedSecretProblem', () => {
+  const b64 = (bytes: number): string => Buffer.alloc(bytes, 7).toString('base64');
+  const sound = { exists: true, type: 'Opaque', value: b64(SHARED_SECRET_BYTES), rotate: false };
+
+  it('keeps a sound Opaque secret of at least 32 bytes', () => {
+    expect(sharedSecretProblem(sound)).toBeUndefined();
+    expect(sharedSecretProblem({ ...sound, value: b64(32) })).toBeUndefined();
+    expect(sharedSecretProblem({ ...sound, type: undefined })).toBeUndefined();
+  });
+
+  it.each([
+    ['missing', { ...sound, exists: false, type: undefined, value: undefined }, 'missing'],
+    ['of another type', { ...sound, type: 'kubernetes.io/tls' }, 'type kubernetes.io/tls, not Opaque'],
+    ['asked to rotate', { ...sound, rotate: true }, 'rotation asked'],
+    ['without its key', { ...sound, value: undefined }, `no key ${SHARED_SECRET_KEY}`],
+    ['too short', { ...sound, value: b64(31) }, '31 bytes, fewer than 32'],
+    ['empty', { ...sound, value: '' }, '0 bytes, fewer than 32'],
+  ])('makes a new one when %s', (_name, stored, why) => {
+    expect(sharedSecretProblem(stored)).toBe(why);
   });
 });

@@ -164,3 +164,27 @@ export function nextRenewal(certPems: readonly string[], fraction: number): Date
   }
   return next === undefined ? undefined : new Date(next);
 }
+
+/** The key of a shared secret in its Secret, its length when made, and the least a reader accepts (the USB/IP handshake's minimum). */
+export const SHARED_SECRET_KEY = 'secret';
+export const SHARED_SECRET_BYTES = 48;
+const SHARED_SECRET_MIN_BYTES = 32;
+
+/** What the decision reads of a shared secret's Secret. */
+export interface StoredShared {
+  readonly exists: boolean;
+  readonly type?: string | undefined;
+  /** The base64 value under SHARED_SECRET_KEY. */
+  readonly value?: string | undefined;
+  readonly rotate: boolean;
+}
+
+/** Why a shared secret must be (re)made, or undefined when it is sound. */
+export function sharedSecretProblem(s: StoredShared): string | undefined {
+  if (!s.exists) return 'missing';
+  if (s.type !== undefined && s.type !== 'Opaque') return `type ${s.type}, not Opaque`;
+  if (s.rotate) return 'rotation asked';
+  if (s.value === undefined) return `no key ${SHARED_SECRET_KEY}`;
+  const bytes = Buffer.from(s.value, 'base64').length;
+  return bytes < SHARED_SECRET_MIN_BYTES ? `${bytes} bytes, fewer than ${SHARED_SECRET_MIN_BYTES}` : undefined;
+}

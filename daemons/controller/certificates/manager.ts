@@ -5,6 +5,7 @@
  * pass: CA Secret, then the bundles of the injection targets, then the serving Secrets, so the
  * apiserver trusts a new CA before any certificate signed by it can be served.
  */
+import { randomBytes } from 'node:crypto';
 import { childLogger, type Logger } from '../../../shared/log/index.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import type { EventRecorder, JsonPatchOp, KubeObject } from '../../../shared/kube/index.js';
@@ -14,6 +15,9 @@ import {
   decideCa,
   decideLeaf,
   nextRenewal,
+  SHARED_SECRET_BYTES,
+  SHARED_SECRET_KEY,
+  sharedSecretProblem,
   servingLeaf,
   trustBundle,
   type CertPolicy,
@@ -57,6 +61,8 @@ export interface CertManagerOptions {
   readonly serving: readonly ServingSecret[];
   /** Client certificates to issue from the same CA (e.g. the subresources API's for virt-api). */
   readonly clientCerts?: readonly ClientSecret[];
+  /** Opaque Secrets kept filled with a random key under SHARED_SECRET_KEY (e.g. the USB/IP handshake's). */
+  readonly sharedSecrets?: readonly string[];
   readonly policy: CertPolicy;
   readonly events?: EventRecorder;
   readonly now?: () => Date;
@@ -120,6 +126,20 @@ export class CertificateManager {
         });
       });
     }
+    if (this.options.mode === 'self') {
+      for (const name of this.options.sharedSecrets ?? []) {
+        const current = await this.read(name, signal);
+        const why = sharedSecretProblem({
+          exists: current !== undefined,
+          type: current?.type,
+          value: current?.data?.[SHARED_SECRET_KEY],
+          rotate: current?.metadata.annotations?.[ROTATE_ANNOTATION] !== undefined,
+        });
+        if (why === undefined) continue;
+        issued.push({ secret: name, why });
+        writes.push(() => this.writeShared(current, name, signal));
+      }
+    }
     const injected = await this.inject(bundles, signal);
     for (const w of writes) await w();
     for (const i of issued) this.log.info({ secret: i.secret, why: i.why }, 'certificate material written');
@@ -154,9 +174,34 @@ export class CertificateManager {
       type: 'kubernetes.io/tls',
       data: { 'tls.crt': b64(pair.certPem), 'tls.key': b64(pair.keyPem), 'ca.crt': b64(bundle) },
     };
+    await this.replaceOrCreate(current, secret, signal);
+  }
+
+  /** A new random key in the Opaque Secret `name` (replacing a Secret of another type whole). */
+  private async writeShared(current: Secret | undefined, name: string, signal: AbortSignal): Promise<void> {
+    const annotations = { ...current?.metadata.annotations };
+    delete annotations[ROTATE_ANNOTATION];
+    const secret: Secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        ...(current?.metadata ?? {}),
+        name,
+        namespace: this.options.namespace,
+        labels: { ...current?.metadata.labels, [CERTIFICATE_LABEL]: 'shared-secret', 'app.kubernetes.io/managed-by': 'virtualization-controller' },
+        annotations,
+      },
+      type: 'Opaque',
+      data: { [SHARED_SECRET_KEY]: randomBytes(SHARED_SECRET_BYTES).toString('base64') },
+    };
+    await this.replaceOrCreate(current, secret, signal);
+  }
+
+  /** Create `secret`, or replace `current` with it (conditional on the version read; a Secret of another type is deleted first, its type cannot change). */
+  private async replaceOrCreate(current: Secret | undefined, secret: Secret, signal: AbortSignal): Promise<void> {
+    const name = secret.metadata.name ?? '';
     if (current === undefined) await this.options.clients.secrets.create(secret, { signal });
-    else if (current.type !== undefined && current.type !== 'kubernetes.io/tls') {
-      // The type of a Secret cannot change: a hand-made Secret of another type is replaced whole.
+    else if (current.type !== undefined && current.type !== secret.type) {
       await this.options.clients.secrets.delete({ namespace: this.options.namespace, name }, { signal });
       await this.options.clients.secrets.create({ ...secret, metadata: { ...secret.metadata, resourceVersion: undefined, uid: undefined } }, { signal });
     } else await this.options.clients.secrets.replace(secret, { signal });

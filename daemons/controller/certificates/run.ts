@@ -32,6 +32,7 @@ export function runCertificates(kube: KubeClient, config: ControllerConfig, sign
     caSecret: config.CERT_CA_SECRET,
     serving: config.CERT_SERVING_SECRETS,
     clientCerts: config.CERT_CLIENT_SECRETS,
+    sharedSecrets: config.CERT_SHARED_SECRETS,
     events,
     logger: log,
     policy: {

@@ -21,7 +21,7 @@ import { CertificateManager } from '../../../daemons/controller/certificates/man
 import { runCertificates, type RunningCertificates } from '../../../daemons/controller/certificates/run.js';
 import { makeCertClients, secretText } from '../../../daemons/controller/certificates/resources.js';
 import { issueCertificate } from '../../../shared/certs/index.js';
-import { makeClients, type Clients } from '../../../daemons/controller/kube/resources.js';
+import { makeClients, type Clients, type Secret } from '../../../daemons/controller/kube/resources.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
 import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
@@ -304,6 +304,27 @@ spec:
     const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { ...opts, stdin: vmYaml('after-garbage', GOOD_VM) });
     expect(res).toMatchObject({ code: 0 });
   }, 120_000);
+
+  it('keeps the USB/IP shared secret filled: made at start, remade when cut short or asked to rotate', async () => {
+    const read = (): Promise<Secret> => c.secrets.get({ namespace: NS, name: 'virtualization-dra-usbip' });
+    const key = (s: Secret): Buffer => Buffer.from(s.data?.['secret'] ?? '', 'base64');
+    const first = await waitFor('the shared secret', () => read());
+    expect(first.type).toBe('Opaque');
+    expect(key(first)).toHaveLength(48);
+    // Edited by hand to a key the DRA daemons would refuse (under 32 bytes): replaced.
+    await c.secrets.replace({ ...first, data: { secret: Buffer.from('short').toString('base64') } });
+    const remade = await waitFor('a sound key again', async () => {
+      const s = await read();
+      return key(s).length === 48 ? s : undefined;
+    });
+    expect(key(remade).equals(key(first))).toBe(false);
+    await c.secrets.replace({ ...remade, metadata: { ...remade.metadata, annotations: { 'virtualization.deckhouse.io/rotate': 'now' } } });
+    const rotated = await waitFor('a rotated key', async () => {
+      const s = await read();
+      return s.metadata.annotations?.['virtualization.deckhouse.io/rotate'] === undefined && !key(s).equals(key(remade)) ? s : undefined;
+    });
+    expect(key(rotated)).toHaveLength(48);
+  });
 
   it('in external mode (Deckhouse or cert-manager fill the Secrets) issues nothing and injects what it finds', async () => {
     stop.abort();

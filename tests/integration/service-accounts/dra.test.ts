@@ -6,12 +6,13 @@
  * and unprepared and the slices removed at shutdown with no request refused; removing any one rule
  * makes one of them denied, and the role grants nothing unused.
  */
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { usbDeviceName } from '../../../daemons/dra/devices.js';
 import { writeFixtureSysfs } from '../../../daemons/dra/discovery/index.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { freshNamespace, newKubeConfig } from '../../env/index.js';
+import { freshNamespace, kubectl, newKubeConfig } from '../../env/index.js';
 import { devicesOf, fixtureNode, slicesOf, startDaemon, type FixtureNode } from '../dra/harness.js';
 import { allocatedClaim, DraClient } from '../dra/kubelet-client.js';
 import { KNATIVE_DIR, readManifests } from '../install/manifests.js';
@@ -30,6 +31,12 @@ import {
 } from './component-rbac.js';
 
 const admin = new KubeClient(newKubeConfig());
+
+async function nodeLabels(name: string): Promise<Record<string, string>> {
+  const res = await kubectl(['get', 'node', name, '-o', 'json']);
+  if (res.code !== 0) throw new Error(`kubectl get node ${name}: ${res.stderr}`);
+  return (JSON.parse(res.stdout) as { metadata: { labels?: Record<string, string> } }).metadata.labels ?? {};
+}
 let rbac: ComponentRbac;
 let kube: KubeClient;
 let node: FixtureNode;
@@ -74,10 +81,19 @@ describe('virtualization-dra with only its ServiceAccount rights', () => {
     const since = Date.now();
     const ns = await freshNamespace('dra-sa');
     const deviceName = usbDeviceName({ busId: '1-1', vendorId: '0529', productId: '0001' }, node.name);
-    const daemon = startDaemon(node, {}, serviceAccountClient(rbac));
+    // The USB/IP gateway on (kernel side simulated, no secret), so the Node marks are written too.
+    const gateway = {
+      USBIP_ENABLED: 'true',
+      USBIP_KERNEL: 'simulated',
+      USBIP_PORT: '0',
+      USBIP_HOST: '127.0.0.1',
+      USBIP_STATE_DIR: join(node.dir, 'usbip-state'),
+    };
+    const daemon = startDaemon(node, gateway, serviceAccountClient(rbac));
     try {
       await daemon.handle.started;
       await waitFor('the slice', async () => devicesOf(await slicesOf(admin, node.name)).has(deviceName));
+      await waitFor('the node marks of the USB/IP gateway', async () => (await nodeLabels(node.name))['virtualization.deckhouse.io/usb-gateway'] === 'true');
       // A second device plugged: the stored slice is applied again.
       await writeFixtureSysfs(node.sysRoot, [{ busId: '1-2', devNum: 3, vendorId: '0403', productId: '6001' }]);
       await waitFor('the slice with both devices', async () => devicesOf(await slicesOf(admin, node.name)).size === 2);
@@ -105,6 +121,7 @@ describe('virtualization-dra with only its ServiceAccount rights', () => {
       'get nodes',
       'get resourceclaims',
       'list resourceslices',
+      'patch nodes',
       'patch resourceclaims',
       'patch resourceslices',
     ]);
