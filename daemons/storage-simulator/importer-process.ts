@@ -44,8 +44,8 @@ export function startImporter(env: Record<string, string>, launch: ImporterLaunc
   const termination = join(dir, 'termination-log');
   const program = launch.program ?? IMPORTER_SOURCE_ENTRY;
   const args = program.endsWith('.ts') ? ['--import', 'tsx', program] : ['--enable-source-maps', program];
+  // The working directory is ours (the repository's root for tsx to resolve).
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', LOG_LEVEL: 'info', ...env, IMPORTER_TERMINATION_LOG: termination },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
