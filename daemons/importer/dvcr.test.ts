@@ -11,7 +11,8 @@ import { TAR_END, tarHeader, tarPadding } from '../../shared/oci/tar.js';
 import { startLocalRegistry, type LocalRegistry } from '../../shared/oci/local-registry.js';
 import { ANNOTATION_FORMAT, ANNOTATION_VIRTUAL_SIZE } from './dvcr.js';
 import { runImport } from './run.js';
-import { contextFor, importFailure, makeImage, serveDir, type FileServer } from './test-fixtures.js';
+import { contextFor, importFailure } from './test-fixtures.js';
+import { makeImage, serveDir, type FileServer } from '../../shared/testing/disk-images.js';
 
 let dir: string;
 let scratch: string;

@@ -22,7 +22,7 @@ export async function runOnce(config: ImporterConfig, signal: AbortSignal): Prom
   if (config.IMPORTER_METRICS_PORT !== undefined) {
     health = await startHealthServer(config.IMPORTER_METRICS_HOST, config.IMPORTER_METRICS_PORT, {
       ready: () => true,
-      metrics: () => progress.registry.expose(),
+      metrics: () => progress.expose(),
     });
     log.info({ port: health.port }, 'metrics listening');
   }

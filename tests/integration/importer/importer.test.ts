@@ -11,7 +11,7 @@ import { parseImageReference } from '../../../shared/oci/reference.js';
 import { startLocalRegistry, type LocalRegistry } from '../../../shared/oci/local-registry.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { ANNOTATION_FORMAT, ANNOTATION_VIRTUAL_SIZE } from '../../../daemons/importer/dvcr.js';
-import { makeImage, serveDir, type FileServer } from '../../../daemons/importer/test-fixtures.js';
+import { makeImage, serveDir, type FileServer } from '../../../shared/testing/disk-images.js';
 import { runImporter, startImporter } from '../../../daemons/storage-simulator/importer-process.js';
 
 let dir: string;

@@ -16,7 +16,7 @@ import type { ClusterVirtualImage, VirtualImage } from '../../../../shared/api/r
 import type { VirtualMachineBlockDeviceAttachment } from '../../../../shared/api/resources/vmbda.js';
 import type { KubeClient } from '../../../../shared/kube/index.js';
 import { startLocalRegistry, type LocalRegistry } from '../../../../shared/oci/local-registry.js';
-import { makeImage, serveDir, type FileServer } from '../../../../daemons/importer/test-fixtures.js';
+import { makeImage, serveDir, type FileServer } from '../../../../shared/testing/disk-images.js';
 import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
 import type { Clients } from '../../../../daemons/controller/kube/resources.js';
 import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
