@@ -30,7 +30,8 @@ const LooseSchema = z.looseObject({
       podIP: z.string().optional(),
       progress: z.string().optional(),
       format: z.string().optional(),
-      capacity: z.string().optional(),
+      // A disk's capacity is a quantity; a node's is a map.
+      capacity: z.unknown().optional(),
       size: z.looseObject({ unpackedBytes: z.string().optional() }).optional(),
       target: z.looseObject({ registryURL: z.string().optional(), persistentVolumeClaimName: z.string().optional() }).optional(),
     })
