@@ -3,7 +3,8 @@
  * and the apiserver's audit webhook, then kwok for simulated nodes and pods (docs/adr/0007) and the
  * nodes themselves. Every process is registered with the supervisor as it starts.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { dump, loadAll } from 'js-yaml';
 import { join } from 'node:path';
 import { ConflictError } from '../shared/errors/index.js';
 import { issueCert, type CertAuthority } from '../tests/env/certs.js';
@@ -87,11 +88,44 @@ export async function startLocalCluster(opts: {
   };
 }
 
-/** kwok: the kubelets of every node annotated `kwok.x-k8s.io/node: fake`, with the release's default stages. */
-export async function startKwok(cluster: LocalCluster, opts: { binDir: string; workDir: string; supervisor: Supervisor }): Promise<void> {
+/** kwok's pod stages that run a pod (the rest, pod-delete, finishes a deletion as a kubelet would). */
+const KWOK_RUNNING_STAGES = ['pod-ready', 'pod-complete'];
+
+/**
+ * The release's default stages (cached with the binary) with every pod carrying the label `unmanaged`
+ * left out of the stages that run a pod: another simulator plays those pods' kubelet (the storage
+ * simulator runs the importer pods as programs). Their deletion is still finished by kwok.
+ */
+export async function writeKwokStages(source: string, target: string, unmanaged: string): Promise<void> {
+  const docs = loadAll(await readFile(source, 'utf8')).filter((d) => d !== null && d !== undefined) as Array<{
+    metadata?: { name?: string };
+    spec?: { selector?: { matchExpressions?: object[] } };
+  }>;
+  for (const d of docs) {
+    if (!KWOK_RUNNING_STAGES.includes(d.metadata?.name ?? '')) continue;
+    const selector = (d.spec ??= {}).selector ?? (d.spec.selector = {});
+    (selector.matchExpressions ??= []).push({ key: `.metadata.labels[${JSON.stringify(unmanaged)}]`, operator: 'DoesNotExist' });
+  }
+  await writeFile(target, docs.map((d) => dump(d, { lineWidth: -1 })).join('---\n'));
+}
+
+/**
+ * kwok: the kubelets of every node annotated `kwok.x-k8s.io/node: fake`, with the release's default
+ * stages, except for pods labelled `unmanagedPodLabel` (see writeKwokStages).
+ */
+export async function startKwok(
+  cluster: LocalCluster,
+  opts: { binDir: string; workDir: string; supervisor: Supervisor; unmanagedPodLabel?: string },
+): Promise<void> {
   // kwok plays every node's kubelet: it acts as a node would (system:node:…, group system:nodes).
   const kubeconfig = await cluster.userKubeconfig('system:node:kwok', ['system:nodes', 'system:masters']);
   const dir = join(opts.binDir, `kwok-${KWOK_VERSION}`);
+  let stages = join(dir, 'stages.yaml');
+  if (opts.unmanagedPodLabel !== undefined) {
+    const edited = join(opts.workDir, 'kwok-stages.yaml');
+    await writeKwokStages(stages, edited, opts.unmanagedPodLabel);
+    stages = edited;
+  }
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const logPath = join(opts.workDir, `kwok-${attempt}.log`);
@@ -100,7 +134,7 @@ export async function startKwok(cluster: LocalCluster, opts: { binDir: string; w
       join(dir, 'kwok'),
       [
         `--kubeconfig=${kubeconfig}`,
-        `--config=${join(dir, 'stages.yaml')}`,
+        `--config=${stages}`,
         '--manage-all-nodes=false',
         `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
         '--node-lease-duration-seconds=40',

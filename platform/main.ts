@@ -135,6 +135,8 @@ async function main(argv: readonly string[]): Promise<number> {
           auditLog: ready.local ? ready.auditLog : undefined,
           say: (l) => view?.step(l),
           t0,
+          // The local platform's importer pods run on this machine and reach a loopback server.
+          imageDir: ready.local ? join(workDir, 'demo-image') : undefined,
         }),
         interrupted,
       ]);

@@ -26,12 +26,18 @@ import { STARTED_MESSAGE as REWRITER_STARTED } from '../daemons/api-rewriter/dae
 import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
 import { LocalRouteForge } from './route-forge.js';
 import { prepareSimulatedUsbNode } from '../daemons/dra/simulated-node.js';
+import { startLocalRegistry, type LocalRegistry } from '../shared/oci/local-registry.js';
+import { HELPER_POD_SELECTOR, SIMULATED_STORAGE_CLASS } from '../daemons/storage-simulator/config.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
 
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
 /** The simulator's ServiceAccount and RBAC (not part of the install). */
 const SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/kubevirt-simulator/rbac.yaml');
+/** The storage simulator's ServiceAccount and RBAC (not part of the install either). */
+const STORAGE_SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/storage-simulator/rbac.yaml');
+/** The importer program, bundled like the units: the storage simulator runs it for each helper pod. */
+const IMPORTER_ENTRY = 'daemons/importer/main.ts';
 const UNIT_ENTRIES = [
   'daemons/controller/main.ts',
   'functions/audit/index.ts',
@@ -42,7 +48,21 @@ const UNIT_ENTRIES = [
   'daemons/route-forge/main.ts',
   'daemons/dra/main.ts',
   'functions/subresources/index.ts',
+  'daemons/storage-simulator/main.ts',
+  IMPORTER_ENTRY,
 ];
+
+/** The default StorageClass of the local platform: its claims get directory volumes from the storage simulator. */
+const STORAGE_CLASS = {
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'StorageClass',
+  metadata: { name: SIMULATED_STORAGE_CLASS, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+  // Volumes are made (pre-bound) by the storage simulator, not by a provisioner of the controller-manager.
+  provisioner: 'kubernetes.io/no-provisioner',
+  volumeBindingMode: 'Immediate',
+  allowVolumeExpansion: true,
+  reclaimPolicy: 'Retain',
+};
 
 export interface PlatformOptions {
   flags: PlatformFlags;
@@ -118,27 +138,35 @@ export class Platform {
     const admin = (this.admin = KubeClient.fromSource({ kubeconfigPath: state.kubeconfigPath }));
     const kubectl = kubectlFor(binDir, state.kubeconfigPath);
 
-    say(`starting kwok (simulated kubelets) with ${flags.nodes} node(s); applying the install (knative/); bundling our units`);
+    say(`starting kwok (simulated kubelets) with ${flags.nodes} node(s) and DVCR (docker-registry); applying the install (knative/); bundling our units`);
     const took = async <T>(work: Promise<T>): Promise<[T, string]> => {
       const at = Date.now();
       const value = await work;
       return [value, `${((Date.now() - at) / 1000).toFixed(1)} s`];
     };
-    const [[nodes, kwokTime], [report, installTime], [bundles]] = await Promise.all([
-      took(startKwok(cluster, { binDir, workDir, supervisor: this.supervisor }).then(() => createNodes(admin, flags.nodes))),
+    const [[nodes, kwokTime], [report, installTime], [bundles], [dvcr, dvcrTime]] = await Promise.all([
+      // The importer pods are the storage simulator's to run, not kwok's.
+      took(
+        startKwok(cluster, { binDir, workDir, supervisor: this.supervisor, unmanagedPodLabel: HELPER_POD_SELECTOR }).then(() =>
+          createNodes(admin, flags.nodes),
+        ),
+      ),
       // The CRDs and the rest at once: nothing else of the install is an object of our CRDs.
       took(
         Promise.all([
           applyCrds(kubectl),
           applyInstall(kubectl, admin).then(async (r) => {
-            await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SIMULATOR_RBAC]);
+            await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SIMULATOR_RBAC, '-f', STORAGE_SIMULATOR_RBAC]);
+            await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], JSON.stringify(STORAGE_CLASS));
             return r;
           }),
         ]).then(([, r]) => r),
       ),
       took(bundleUnits(UNIT_ENTRIES)),
+      took(this.startDvcr()),
     ]);
     this.bundles = bundles;
+    say(`  DVCR: docker-registry at ${dvcr.url} (${dvcrTime}), storage in ${join(workDir, 'dvcr')}; StorageClass ${SIMULATED_STORAGE_CLASS} (default)`);
     say(`  nodes: ${nodes.join(', ')} (${kwokTime}); install: ${report.applied} objects applied (${installTime})`);
     for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
     this.routeForge = new LocalRouteForge(admin, kubectl, say, workDir);
@@ -150,6 +178,7 @@ export class Platform {
       cluster,
       auditPort,
       simulator: true,
+      dvcr,
       routeForgeEnv,
       draEnv,
       onAdmissionPort: async (admissionPort) => {
@@ -182,8 +211,15 @@ export class Platform {
       kubectl,
       userKubectl: async (name) => kubectlFor(binDir, await cluster.userKubeconfig(name)),
       auditLog: units['audit']?.logPath ?? '',
-      units,
+      units: { dvcr: dvcr.process, ...units },
     };
+  }
+
+  /** DVCR: Debian's docker-registry on a free loopback port, storage in the work directory, supervised like the rest. */
+  private async startDvcr(): Promise<LocalRegistry> {
+    const registry = await startLocalRegistry({ dir: join(this.o.workDir, 'dvcr'), detached: true });
+    this.supervisor.add(registry.process, { graceMs: 3_000 });
+    return registry;
   }
 
   /** --kubeconfig: our units against a cluster that has the install; nothing of the cluster is changed. */
@@ -259,6 +295,8 @@ export class Platform {
     /** Fixed when the apiserver's audit webhook was configured with it; else the unit picks one. */
     auditPort?: number;
     simulator: boolean;
+    /** The local DVCR (with the simulator): the controller runs its storage reconcilers against it. */
+    dvcr?: LocalRegistry;
     /** Run route-forge with this environment (a network namespace or dry-run): local platform only. */
     routeForgeEnv?: Record<string, string>;
     /** Run virtualization-dra with this environment (a simulated node): local platform only. */
@@ -269,8 +307,8 @@ export class Platform {
     const { workDir, flags, say } = this.o;
     const tokens = new ServiceAccountTokens(o.admin, workDir, (m) => say(`warning: ${m}`));
     this.tokens = tokens;
-    const accounts = ['controller', 'admission', 'audit', ...(o.simulator ? ['kubevirt-simulator', 'subresources'] : [])];
-    const [controllerKc = '', admissionKc = '', auditKc = '', simulatorKc = '', subresourcesKc = ''] = await Promise.all(
+    const accounts = ['controller', 'admission', 'audit', ...(o.simulator ? ['kubevirt-simulator', 'subresources', 'storage-simulator'] : [])];
+    const [controllerKc = '', admissionKc = '', auditKc = '', simulatorKc = '', subresourcesKc = '', storageSimulatorKc = ''] = await Promise.all(
       accounts.map((sa) => tokens.kubeconfigFor(sa)),
     );
     this.secretFiles = new SecretFiles(join(workDir, 'admission-tls'), { kube: o.admin, namespace: MODULE_NAMESPACE, name: ADMISSION_SECRET });
@@ -293,8 +331,10 @@ export class Platform {
           HEALTH_HOST: '127.0.0.1',
           VIRTUAL_MACHINE_CIDRS: flags.vmCidr,
           CERT_ISSUER: 'self',
-          // No kubelet runs importer Pods and no provisioner binds PVCs here yet: the demo plays the disk.
-          STORAGE_RECONCILERS: 'false',
+          // Images and disks: the local DVCR; the storage simulator runs the importer pods and makes the volumes.
+          // Progress is read twice a second, so that the demo's short import shows some. Against a given
+          // cluster the storage reconcilers run with their defaults (its DVCR and importer image).
+          ...(o.dvcr !== undefined ? { DVCR_ADDRESS: o.dvcr.host, DVCR_PLAIN_HTTP: 'true', IMPORT_PROGRESS_INTERVAL: '500ms' } : {}),
         },
         ready: () => answers(healthPort(), 'http'),
       },
@@ -362,6 +402,18 @@ export class Platform {
             ...virtApi.subresources,
           },
           ready: () => answers(listening('subresources'), 'https'),
+        },
+        {
+          name: 'storage-simulator',
+          entry: 'daemons/storage-simulator/main.ts',
+          env: {
+            KUBECONFIG: storageSimulatorKc,
+            VOLUMES_DIR: join(workDir, 'volumes'),
+            STORAGE_CLASSES: SIMULATED_STORAGE_CLASS,
+            REQUIRE_NODE: 'true',
+            ...(this.bundles?.files.get(IMPORTER_ENTRY) !== undefined ? { IMPORTER_PROGRAM: this.bundles.files.get(IMPORTER_ENTRY) ?? '' } : {}),
+          },
+          ready: () => Promise.resolve(logHas(logOf('storage-simulator'), 'storage simulator started')),
         },
       );
     }

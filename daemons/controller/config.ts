@@ -73,6 +73,9 @@ export const ControllerConfigSchema = z.object({
   DVCR_ADDRESS: env.string('dvcr.d8-virtualization.svc').describe('DVCR, the registry of images, as host[:port]; images go to <address>/vi|cvi|vd/...'),
   DVCR_PLAIN_HTTP: env.bool(false).describe('DVCR speaks plain HTTP instead of HTTPS (a loopback registry in tests and development).'),
   IMPORTER_IMAGE: env.string('virtualization-importer').describe('Container image of the importer and uploader Pods (daemons/importer).'),
+  IMPORT_PROGRESS_INTERVAL: env
+    .duration('5s')
+    .describe("While an importer runs, read its progress (the Pod's metrics) into the image's or disk's status.progress this often."),
   UPLOAD_WAIT_TIMEOUT: env.duration('10m').describe('An upload not started this long after its uploader began fails (WaitForUserUploadTimeout).'),
   CERT_ISSUER: z
     .enum(['self', 'external', 'off'])

@@ -61,6 +61,7 @@ export const ImporterConfigSchema = z
       .max(65535)
       .optional()
       .describe('Serve /metrics (progress gauges) and /health/* on this port; unset: no server; 0 picks a free one.'),
+    IMPORTER_METRICS_HOST: env.string('0.0.0.0').describe('Address the metrics server listens on.'),
     IMPORTER_HTTP_TIMEOUT: env.duration('60s').describe('Give up on a source or registry that does not connect or sends no data for this long.'),
     UPLOADER_HOST: env.string('0.0.0.0').describe('Address the upload endpoint listens on.'),
     UPLOADER_PORT: env.port(8444).describe('Port of the upload endpoint (PUT or POST /upload, GET /healthz); 0 picks a free one.'),

@@ -8,22 +8,23 @@ import { gzipSync } from 'node:zlib';
 import { MEDIA, RegistryClient } from '../../shared/oci/client.js';
 import { parseImageReference } from '../../shared/oci/reference.js';
 import { TAR_END, tarHeader, tarPadding } from '../../shared/oci/tar.js';
-import { startTestRegistry, type TestRegistry } from '../../shared/oci/test-registry.js';
+import { startLocalRegistry, type LocalRegistry } from '../../shared/oci/local-registry.js';
 import { ANNOTATION_FORMAT, ANNOTATION_VIRTUAL_SIZE } from './dvcr.js';
 import { runImport } from './run.js';
-import { contextFor, importFailure, makeImage, serveDir, type FileServer } from './test-fixtures.js';
+import { contextFor, importFailure } from './test-fixtures.js';
+import { makeImage, serveDir, type FileServer } from '../../shared/testing/disk-images.js';
 
 let dir: string;
 let scratch: string;
 let server: FileServer;
-let registry: TestRegistry;
+let registry: LocalRegistry;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'importer-dvcr-'));
   scratch = mkdtempSync(join(tmpdir(), 'importer-scratch-'));
   makeImage(dir, 'disk.qcow2', 'qcow2', 20);
   makeImage(dir, 'disk.vmdk', 'vmdk', 4);
-  [server, registry] = await Promise.all([serveDir(dir), startTestRegistry()]);
+  [server, registry] = await Promise.all([serveDir(dir), startLocalRegistry()]);
 });
 
 afterAll(async () => {
@@ -151,9 +152,9 @@ describe('a container image as the source', () => {
 });
 
 describe('a DVCR that wants credentials (htpasswd)', () => {
-  let secured: TestRegistry;
+  let secured: LocalRegistry;
   beforeAll(async () => {
-    secured = await startTestRegistry({ user: { name: 'importer', password: 's3cret' } });
+    secured = await startLocalRegistry({ user: { name: 'importer', password: 's3cret' } });
   });
   afterAll(async () => {
     await secured.stop();

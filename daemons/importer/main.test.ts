@@ -6,7 +6,7 @@ import { freePort } from '../../tests/env/ports.js';
 import { waitFor } from '../../shared/testing/wait.js';
 import { loadConfig } from './config.js';
 import { runOnce } from './main.js';
-import { makeImage, serveDir, type FileServer } from './test-fixtures.js';
+import { makeImage, serveDir, type FileServer } from '../../shared/testing/disk-images.js';
 
 let dir: string;
 let server: FileServer;

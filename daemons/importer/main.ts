@@ -20,7 +20,10 @@ export async function runOnce(config: ImporterConfig, signal: AbortSignal): Prom
   const progress = new Progress(log, config.IMPORTER_PROGRESS_INTERVAL);
   let health: HealthServer | undefined;
   if (config.IMPORTER_METRICS_PORT !== undefined) {
-    health = await startHealthServer('0.0.0.0', config.IMPORTER_METRICS_PORT, { ready: () => true, metrics: () => progress.registry.expose() });
+    health = await startHealthServer(config.IMPORTER_METRICS_HOST, config.IMPORTER_METRICS_PORT, {
+      ready: () => true,
+      metrics: () => progress.expose(),
+    });
     log.info({ port: health.port }, 'metrics listening');
   }
   const ctx = { config, signal, log, progress };

@@ -24,6 +24,16 @@ describe('Progress', () => {
     expect(await p.registry.expose()).toMatch(/^importer_progress_ratio 1$/m);
   });
 
+  it('shows the bytes read so far to a scrape between two log lines', async () => {
+    const p = progress();
+    p.start(400);
+    p.add(100);
+    expect(await p.expose()).toMatch(/^importer_progress_ratio 0\.25$/m);
+    p.add(100);
+    expect(await p.expose()).toMatch(/^importer_bytes 200$/m);
+    p.finish();
+  });
+
   it('starts again from zero for a new transfer (a retried upload)', async () => {
     const p = progress();
     p.start(100);

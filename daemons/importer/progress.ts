@@ -46,6 +46,12 @@ export class Progress {
     return this.bytes;
   }
 
+  /** The gauges as of now, in the Prometheus text format (a scrape sees the bytes read so far, not those of the last log line). */
+  async expose(): Promise<string> {
+    this.update();
+    return this.registry.expose();
+  }
+
   private update(): void {
     const seconds = Math.max((Date.now() - this.started) / 1000, 1e-3);
     this.bytesGauge.set(undefined, this.bytes);

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { runImport } from './run.js';
-import { contextFor, importFailure, makeImage, serveDir, type FileServer } from './test-fixtures.js';
+import { contextFor, importFailure } from './test-fixtures.js';
+import { makeImage, serveDir, type FileServer } from '../../shared/testing/disk-images.js';
 
 let dir: string;
 let out: string;

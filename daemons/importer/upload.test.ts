@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { waitFor } from '../../shared/testing/wait.js';
 import { ImportError } from './errors.js';
 import type { ImportSuccess } from './run.js';
-import { contextFor, makeImage } from './test-fixtures.js';
+import { contextFor } from './test-fixtures.js';
+import { makeImage } from '../../shared/testing/disk-images.js';
 import { runUploader } from './upload.js';
 
 let dir: string;

@@ -4,6 +4,9 @@ import { API_VERSION } from '../../shared/api/resources/common.js';
 export const DEMO_NAMESPACE = 'demo';
 export const DEMO_VM = 'demo-vm';
 export const DEMO_DISK = 'demo-root';
+export const DEMO_IMAGE = 'demo-image';
+/** The root disk's size (the image's content fills its start). */
+export const DISK_SIZE = '1Gi';
 export const DEMO_CLASS = 'generic';
 /** A user bound to the Admin role of the role model in the demo namespace: creates and operates the VM. */
 export const OPERATOR = { name: 'alice', role: 'd8:user-authz:virtualization:admin' };
@@ -52,17 +55,28 @@ export function vmClass(): Manifest {
   };
 }
 
-/** A blank disk; the import pipeline is not built yet, so the demo marks it Ready itself (statusOfReadyDisk). */
-export function disk(): Manifest {
+/** The demo's image: a qcow2 from an HTTP URL (with its sha256), kept in DVCR. */
+export function image(url: string, sha256: string): Manifest {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualImage',
+    metadata: { name: DEMO_IMAGE, namespace: DEMO_NAMESPACE },
+    spec: { storage: 'ContainerRegistry', dataSource: { type: 'HTTP', http: { url, checksum: { sha256 } } } },
+  };
+}
+
+/** The VM's root disk: from the demo image, or blank where no image can be served to the cluster (--kubeconfig). */
+export function disk(from: 'image' | 'blank'): Manifest {
   return {
     apiVersion: API_VERSION,
     kind: 'VirtualDisk',
     metadata: { name: DEMO_DISK, namespace: DEMO_NAMESPACE },
-    spec: { persistentVolumeClaim: { size: '10Gi' } },
+    spec:
+      from === 'image'
+        ? { dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: DEMO_IMAGE } }, persistentVolumeClaim: { size: DISK_SIZE } }
+        : { persistentVolumeClaim: { size: DISK_SIZE } },
   };
 }
-
-export const readyDiskStatus = { phase: 'Ready', capacity: '10Gi', target: { persistentVolumeClaimName: `vd-${DEMO_DISK}-pvc` } };
 
 export function vm(): Manifest {
   return {

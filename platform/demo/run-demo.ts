@@ -1,10 +1,14 @@
 /**
- * The demo: a VirtualMachineClass, a disk (marked Ready by the demo: the import pipeline is not built
- * yet), a VM that the controller, the scheduler, kwok and the KubeVirt simulator bring to Running, a
+ * The demo: a VirtualMachineClass, an image imported over HTTP from a local server into DVCR (its
+ * progress shown by the live view), a disk filled from it, a VM booting from that disk that the
+ * controller, the scheduler, kwok and the KubeVirt simulator bring to Running, a
  * Restart and a Migrate operation, and a forbidden action by a user bound to the User role; then the
  * audit records of the create, the restart and the refusal. Every write goes through the apiserver
  * as the acting user (kubectl), so the webhooks, RBAC and the audit webhook see what a person would do.
  */
+import { createHash } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { makeImage, serveDir, type FileServer } from '../../shared/testing/disk-images.js';
 import { waitFor } from '../../shared/testing/wait.js';
 import { errorMessage } from '../../shared/errors/index.js';
 import type { KubeClient } from '../../shared/kube/index.js';
@@ -13,14 +17,16 @@ import { auditRecords, operationRow, vmRow, type OperationRow, type VMRow } from
 import {
   DEMO_CLASS,
   DEMO_DISK,
+  DEMO_IMAGE,
   DEMO_NAMESPACE,
+  DISK_SIZE,
   DEMO_VM,
   OPERATOR,
   VIEWER,
   disk,
+  image,
   namespace,
   operation,
-  readyDiskStatus,
   roleBinding,
   vm,
   vmClass,
@@ -35,17 +41,28 @@ export interface DemoDeps {
   say(line: string): void;
   /** When `npm start` began (ms since the epoch): the time to the VM Running is measured from it. */
   t0: number;
+  /**
+   * Where the demo's image is made and served from (an HTTP server on loopback, which the local
+   * platform's importer pods reach); undefined: the disk is blank (a given cluster cannot reach it).
+   */
+  imageDir: string | undefined;
 }
 
 export interface DemoResult {
   /** From `npm start` to the demo VM Running. */
   vmRunningAfterMs: number;
+  /** The image's import, from its creation to Ready (undefined: no image, a blank disk). */
+  imageImportMs: number | undefined;
   firstNode: string;
   migratedTo: string;
   ip: string;
 }
 
 const WAIT = { timeoutMs: 180_000, intervalMs: 200 };
+/** The demo image: a qcow2 of this virtual size with this much data (its file is about as large as the data). */
+const IMAGE = { name: 'demo.qcow2', virtualMiB: 64, dataKiB: 6 << 10 };
+/** The image is served at this rate, like a remote mirror, so that its import lasts long enough to watch. */
+const SERVE_BYTES_PER_SECOND = 3 << 20;
 const yaml = (o: unknown): string => JSON.stringify(o);
 const GROUP = '/apis/virtualization.deckhouse.io/v1alpha2';
 
@@ -79,7 +96,17 @@ async function operationCompletes(d: DemoDeps, name: string): Promise<void> {
 const running = (v: VMRow): boolean => v.phase === 'Running' && v.node !== '' && v.ip !== '';
 
 export async function runDemo(d: DemoDeps): Promise<DemoResult> {
-  const { admin, operator, viewer } = d.kubectl;
+  // The image is made (qemu-img) while the class gets ready.
+  const serving = d.imageDir === undefined ? Promise.resolve(undefined) : serveImage(d, d.imageDir);
+  try {
+    return await storyUntilRunning(d, serving);
+  } finally {
+    await (await serving.catch(() => undefined))?.close();
+  }
+}
+
+async function storyUntilRunning(d: DemoDeps, serving: Promise<ServedImage | undefined>): Promise<DemoResult> {
+  const { admin, operator } = d.kubectl;
   d.say(`▶ namespace ${DEMO_NAMESPACE}: ${OPERATOR.name} gets the Admin role of the module, ${VIEWER.name} the User role`);
   await admin(['apply', '-f', '-'], yaml({ apiVersion: 'v1', kind: 'List', items: [namespace(), roleBinding(OPERATOR), roleBinding(VIEWER)] }));
 
@@ -97,13 +124,25 @@ export async function runDemo(d: DemoDeps): Promise<DemoResult> {
   );
   d.say(`✓ class ${DEMO_CLASS} Ready on the simulated nodes`);
 
-  d.say(`▶ ${OPERATOR.name}: VirtualDisk ${DEMO_DISK} (blank, 10Gi)`);
-  await operator(['apply', '-f', '-'], yaml(disk()));
-  d.say('  (images and disk import are not built yet: no image, no import progress; the demo marks the disk Ready itself)');
-  await admin(['-n', DEMO_NAMESPACE, 'patch', 'virtualdisk', DEMO_DISK, '--subresource=status', '--type=merge', '-p', yaml({ status: readyDiskStatus })]);
-
-  d.say(`▶ ${OPERATOR.name}: VirtualMachine ${DEMO_VM} (1 core, 1Gi, runPolicy AlwaysOn)`);
+  const server = await serving;
+  let imageAt = 0;
+  if (server !== undefined) {
+    d.say(
+      `▶ ${OPERATOR.name}: VirtualImage ${DEMO_IMAGE} from ${server.url} (qcow2, ${IMAGE.virtualMiB}Mi, sha256 checked; served at ${SERVE_BYTES_PER_SECOND >> 20} MiB/s like a remote mirror), into DVCR`,
+    );
+    await operator(['apply', '-f', '-'], yaml(image(server.url, server.sha256)));
+    imageAt = Date.now();
+    d.say(`▶ ${OPERATOR.name}: VirtualDisk ${DEMO_DISK} (${DISK_SIZE}) from image ${DEMO_IMAGE}`);
+    await operator(['apply', '-f', '-'], yaml(disk('image')));
+  } else {
+    d.say(`▶ ${OPERATOR.name}: VirtualDisk ${DEMO_DISK} (blank, ${DISK_SIZE}; no local image server is reachable from the cluster's pods)`);
+    await operator(['apply', '-f', '-'], yaml(disk('blank')));
+  }
+  // The VM right away: it waits for its disk, as a user's would.
+  d.say(`▶ ${OPERATOR.name}: VirtualMachine ${DEMO_VM} (1 core, 1Gi, runPolicy AlwaysOn) booting from ${DEMO_DISK}`);
   await operator(['apply', '-f', '-'], yaml(vm()));
+  const imageImportMs = server === undefined ? undefined : await imageReady(d, imageAt);
+  await diskReady(d);
   const first = await waitFor(
     'the VM Running',
     async () => {
@@ -112,6 +151,77 @@ export async function runDemo(d: DemoDeps): Promise<DemoResult> {
     },
     WAIT,
   );
+  return await afterRunning(d, first, imageImportMs);
+}
+
+interface ServedImage extends FileServer {
+  readonly url: string;
+  readonly sha256: string;
+}
+
+/** The demo image, made with qemu-img, on a local HTTP server. */
+async function serveImage(d: DemoDeps, dir: string): Promise<ServedImage> {
+  await mkdir(dir, { recursive: true });
+  const file = makeImage(dir, IMAGE.name, 'qcow2', IMAGE.virtualMiB, IMAGE.dataKiB);
+  const sha256 = createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
+  const files = await serveDir(dir, { bytesPerSecond: SERVE_BYTES_PER_SECOND });
+  d.say(`  image made with qemu-img: ${file} (${IMAGE.virtualMiB} MiB virtual, ${IMAGE.dataKiB >> 10} MiB of data)`);
+  return { ...files, url: `${files.url}/${IMAGE.name}`, sha256 };
+}
+
+type StorageStatus = {
+  phase?: string;
+  progress?: string;
+  format?: string;
+  size?: { unpacked?: string };
+  capacity?: string;
+  conditions?: { type: string; status: string; reason?: string; message?: string }[];
+} & Record<string, unknown>;
+
+async function storageStatus(d: DemoDeps, plural: 'virtualimages' | 'virtualdisks', name: string): Promise<StorageStatus> {
+  const o = (await d.admin.rest.request({ method: 'GET', path: `${GROUP}/namespaces/${DEMO_NAMESPACE}/${plural}/${name}`, what: `get ${plural} ${name}` })) as {
+    status?: StorageStatus;
+  };
+  return o.status ?? {};
+}
+
+/** Wait for the image (a Failed one ends the demo with its reason); the live view shows its progress. */
+async function imageReady(d: DemoDeps, since: number): Promise<number> {
+  const st = await waitFor(
+    `image ${DEMO_IMAGE} Ready`,
+    async () => {
+      const s = await storageStatus(d, 'virtualimages', DEMO_IMAGE);
+      if (s.phase === 'Failed') throw new Error(`image ${DEMO_IMAGE} Failed: ${s.conditions?.find((c) => c.type === 'Ready')?.message ?? 'no reason given'}`);
+      return s.phase === 'Ready' && s;
+    },
+    WAIT,
+  );
+  const took = Date.now() - since;
+  const target = (st['target'] as { registryURL?: string } | undefined)?.registryURL ?? '?';
+  d.say(`✓ image ${DEMO_IMAGE} Ready in ${(took / 1000).toFixed(1)} s: ${st.format ?? '?'}, ${st.size?.unpacked ?? '?'} unpacked, in DVCR at ${target}`);
+  return took;
+}
+
+async function diskReady(d: DemoDeps): Promise<void> {
+  const st = await waitFor(
+    `disk ${DEMO_DISK} Ready`,
+    async () => {
+      const s = await storageStatus(d, 'virtualdisks', DEMO_DISK);
+      if (s.phase === 'Failed') throw new Error(`disk ${DEMO_DISK} Failed: ${s.conditions?.find((c) => c.type === 'Ready')?.message ?? 'no reason given'}`);
+      return s.phase === 'Ready' && s;
+    },
+    WAIT,
+  );
+  const target = (st['target'] as { persistentVolumeClaimName?: string } | undefined)?.persistentVolumeClaimName ?? '?';
+  d.say(
+    `✓ disk ${DEMO_DISK} Ready: ${st.capacity ?? '?'} on PVC ${target} (StorageClass ${typeof st['storageClassName'] === 'string' ? st['storageClassName'] : '?'})`,
+  );
+}
+
+async function afterRunning(d: DemoDeps, first: VMRow, imageImportMs: number | undefined): Promise<DemoResult> {
+  const { operator, viewer } = d.kubectl;
   const vmRunningAfterMs = Date.now() - d.t0;
   d.say(`✓ ${DEMO_VM} Running on ${first.node} with IP ${first.ip}: ${(vmRunningAfterMs / 1000).toFixed(1)} s after npm start`);
 
@@ -167,5 +277,5 @@ export async function runDemo(d: DemoDeps): Promise<DemoResult> {
     );
     d.say('✓ audit records: created, restarted, forbidden (see AUDIT)');
   }
-  return { vmRunningAfterMs, firstNode: first.node, migratedTo: migrated.node, ip: migrated.ip };
+  return { vmRunningAfterMs, imageImportMs, firstNode: first.node, migratedTo: migrated.node, ip: migrated.ip };
 }

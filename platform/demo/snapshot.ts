@@ -1,4 +1,4 @@
-/** What the live view and the demo read: VMs, operations, nodes and launcher pods from the apiserver, audit records from the audit function's output. */
+/** What the live view and the demo read: VMs, images, disks, operations, nodes and launcher pods from the apiserver, audit records from the audit function's output. */
 import { open } from 'node:fs/promises';
 import type { KubeClient } from '../../shared/kube/index.js';
 
@@ -22,6 +22,18 @@ export interface OperationRow {
   detail: string;
 }
 
+/** An image or a disk: its phase and import progress. */
+export interface StorageRow {
+  kind: 'image' | 'disk';
+  namespace: string;
+  name: string;
+  phase: string;
+  /** status.progress, e.g. `52.3%` ('' when not reported). */
+  progress: string;
+  /** Format and size of an image, capacity of a disk, or why it is not ready. */
+  detail: string;
+}
+
 export interface NodeRow {
   name: string;
   ready: boolean;
@@ -37,6 +49,7 @@ export interface AuditRecord {
 
 export interface Snapshot {
   vms: VMRow[];
+  storage: StorageRow[];
   operations: OperationRow[];
   nodes: NodeRow[];
   audit: AuditRecord[];
@@ -67,6 +80,16 @@ export function vmRow(o: Obj): VMRow {
     ip: str(o.status?.['ipAddress']),
     conditions: (o.status?.conditions ?? []).map((c) => (c.status === 'True' ? c.type : `!${c.type}`)),
   };
+}
+
+export function storageRow(kind: StorageRow['kind'], o: Obj): StorageRow {
+  const phase = str(o.status?.['phase']);
+  const size = o.status?.['size'] as { unpacked?: unknown } | undefined;
+  const ready = o.status?.conditions?.find((c) => c.type === 'Ready');
+  let detail: string;
+  if (phase === 'Ready') detail = kind === 'image' ? `${str(o.status?.['format'])} ${str(size?.unpacked)}`.trim() : str(o.status?.['capacity']);
+  else detail = ready?.status === 'False' ? (ready.reason ?? '') : '';
+  return { kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name, phase, progress: str(o.status?.['progress']), detail };
 }
 
 export function operationRow(o: Obj): OperationRow {
@@ -112,8 +135,10 @@ export async function auditRecords(logPath: string, bytes = 512 * 1024): Promise
 }
 
 export async function snapshot(kube: KubeClient, auditLog: string | undefined): Promise<Snapshot> {
-  const [vms, ops, nodes, pods, audit] = await Promise.all([
+  const [vms, images, disks, ops, nodes, pods, audit] = await Promise.all([
     list(kube, `${GROUP_PATH}/virtualmachines`),
+    list(kube, `${GROUP_PATH}/virtualimages`),
+    list(kube, `${GROUP_PATH}/virtualdisks`),
     list(kube, `${GROUP_PATH}/virtualmachineoperations`),
     list(kube, '/api/v1/nodes'),
     list(kube, '/api/v1/pods', 'kubevirt.io=virt-launcher'),
@@ -126,6 +151,7 @@ export async function snapshot(kube: KubeClient, auditLog: string | undefined): 
   }
   return {
     vms: vms.map(vmRow),
+    storage: [...images.map((o) => storageRow('image', o)), ...disks.map((o) => storageRow('disk', o))],
     operations: ops.map(operationRow),
     nodes: nodes.map((n) => ({
       name: n.metadata.name,

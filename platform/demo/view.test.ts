@@ -1,10 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Snapshot } from './snapshot.js';
-import { changes, frame, renderScreen, table } from './view.js';
+import { changes, frame, progressBar, renderScreen, table } from './view.js';
 
 const snap = (over: Partial<Snapshot> = {}): Snapshot => ({
   vms: [
     { namespace: 'demo', name: 'vm', phase: 'Running', node: 'node-1', ip: '10.66.0.1', conditions: ['Running', '!AgentReady', 'VirtualMachineClassReady'] },
+  ],
+  storage: [
+    { kind: 'image', namespace: 'demo', name: 'img', phase: 'Provisioning', progress: '31%', detail: 'Provisioning' },
+    { kind: 'disk', namespace: 'demo', name: 'root', phase: 'Pending', progress: '', detail: 'ImageNotReady' },
   ],
   operations: [{ namespace: 'demo', name: 'mig', type: 'Migrate', vm: 'vm', phase: 'InProgress', detail: 'Syncing' }],
   nodes: [
@@ -40,6 +44,8 @@ describe('the live view', () => {
     expect(text).toContain('node-1 ● (1 VM)  node-2 ○');
     expect(text).toMatch(/demo +vm +Running +node-1 +10\.66\.0\.1 +Running !AgentReady ClassReady$/m);
     expect(text).toMatch(/demo +mig +Migrate +vm +InProgress +Syncing/);
+    expect(text).toMatch(/image +demo +img +Provisioning +\[██████░{14}\] {2}31\.0% +Provisioning$/m);
+    expect(text).toMatch(/disk +demo +root +Pending +- +ImageNotReady$/m);
     expect(text).toContain("09:07:10  Manage VM            Virtual machine 'vm' has been created by 'alice'");
     expect(lines.slice(-3)).toEqual(['DEMO', '  ▶ one', '  ✓ two']);
   });
@@ -62,6 +68,29 @@ describe('the live view', () => {
       "audit: Control VM: Virtual machine 'vm' has been migrated by 'alice'",
     ]);
     expect(changes(after, after)).toEqual([]);
+  });
+
+  it('prints an image progress and its end as lines in plain mode', () => {
+    const before = snap();
+    const image = before.storage[0];
+    if (image === undefined) throw new Error('fixture');
+    const later = snap({ storage: [{ ...image, progress: '75.5%' }, ...before.storage.slice(1)] });
+    expect(changes(before, later)).toEqual(['image demo/img: Provisioning [███████████████░░░░░]  75.5% Provisioning']);
+    const done = snap({ storage: [{ ...image, phase: 'Ready', progress: '100%', detail: 'qcow2 64Mi' }, ...before.storage.slice(1)] });
+    expect(changes(later, done)).toEqual(['image demo/img: Ready [████████████████████] 100.0% qcow2 64Mi']);
+  });
+
+  it.each([
+    ['0%', `[${'░'.repeat(20)}]   0.0%`],
+    ['100%', `[${'█'.repeat(20)}] 100.0%`],
+    ['250%', `[${'█'.repeat(20)}] 100.0%`],
+    ['12.34%', `[${'██'}${'░'.repeat(18)}]  12.3%`],
+  ])('draws the progress %s as a bar', (progress, bar) => {
+    expect(progressBar(progress)).toBe(bar);
+  });
+
+  it.each(['', 'N/A', '-5%', '12', '1e3%', '%'])('shows a progress that is not a percentage (%s) as it is', (progress) => {
+    expect(progressBar(progress)).toBe(progress);
   });
 
   it('redraws in place: home, each line cut to the width and cleared to its end', () => {

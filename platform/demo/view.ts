@@ -1,9 +1,10 @@
 /**
  * The live view: one screen redrawn in place every second on a terminal (units, nodes, VMs with
- * phase, node, IP and conditions, operations, the latest audit records, the demo's steps); on
+ * phase, node, IP and conditions, images and disks with their import progress bar, operations, the
+ * latest audit records, the demo's steps); on
  * anything else (a pipe, a log file) one plain line per change instead.
  */
-import type { AuditRecord, OperationRow, Snapshot, VMRow } from './snapshot.js';
+import type { AuditRecord, OperationRow, Snapshot, StorageRow, VMRow } from './snapshot.js';
 
 export interface ViewHeader {
   server: string;
@@ -44,6 +45,11 @@ export function renderScreen(h: ViewHeader, s: Snapshot, steps: readonly string[
     'VIRTUAL MACHINES',
     ...(s.vms.length === 0 ? ['  (none)'] : table(['NAMESPACE', 'NAME', 'PHASE', 'NODE', 'IP', 'CONDITIONS'], s.vms.map(vmCells)).map((l) => `  ${l}`)),
     '',
+    'IMAGES AND DISKS',
+    ...(s.storage.length === 0
+      ? ['  (none)']
+      : table(['KIND', 'NAMESPACE', 'NAME', 'PHASE', 'PROGRESS', 'DETAIL'], s.storage.map(storageCells)).map((l) => `  ${l}`)),
+    '',
     'OPERATIONS',
     ...(s.operations.length === 0
       ? ['  (none)']
@@ -62,27 +68,59 @@ export function renderScreen(h: ViewHeader, s: Snapshot, steps: readonly string[
 /** Condition types without the `VirtualMachine` prefix they share (`ClassReady`, `IPAddressReady`). */
 const shortCondition = (c: string): string => c.replace(/^(!?)VirtualMachine(?=[A-Z])/, '$1');
 const vmCells = (v: VMRow): string[] => [v.namespace, v.name, v.phase || '-', v.node || '-', v.ip || '-', v.conditions.map(shortCondition).join(' ') || '-'];
+const storageCells = (r: StorageRow): string[] => [r.kind, r.namespace, r.name, r.phase || '-', r.progress === '' ? '-' : progressBar(r.progress), r.detail];
+
+/** `[██████░░░░░░░░░░░░░░]  31.0%` from a status.progress such as `31%` or `31.0%`; the text as it is when it is not a percentage. */
+export function progressBar(progress: string, width = 20): string {
+  const value = /^(\d+(?:\.\d+)?)%$/.exec(progress.trim());
+  if (value === null) return progress;
+  const ratio = Math.min(1, Math.max(0, Number(value[1]) / 100));
+  const full = Math.round(ratio * width);
+  return `[${'█'.repeat(full)}${'░'.repeat(width - full)}] ${`${(ratio * 100).toFixed(1)}%`.padStart(6)}`;
+}
+
 const opCells = (o: OperationRow): string[] => [o.namespace, o.name, o.type, o.vm, o.phase || '-', o.detail || ''];
 
 /** Plain mode: one line per thing that changed between two snapshots. */
 export function changes(before: Snapshot | undefined, now: Snapshot): string[] {
-  const out: string[] = [];
-  const seenVM = new Map((before?.vms ?? []).map((v) => [`${v.namespace}/${v.name}`, v]));
-  for (const v of now.vms) {
-    const old = seenVM.get(`${v.namespace}/${v.name}`);
-    if (old?.phase === v.phase && old.node === v.node && old.ip === v.ip) continue;
-    out.push(`vm ${v.namespace}/${v.name}: ${v.phase || '-'}${v.node ? ` on ${v.node}` : ''}${v.ip ? ` ip ${v.ip}` : ''} [${v.conditions.join(' ')}]`);
-  }
-  const seenOp = new Map((before?.operations ?? []).map((o) => [`${o.namespace}/${o.name}`, o]));
-  for (const o of now.operations) {
-    const old = seenOp.get(`${o.namespace}/${o.name}`);
-    if (old?.phase === o.phase && old.detail === o.detail) continue;
-    out.push(`operation ${o.namespace}/${o.name} (${o.type} ${o.vm}): ${o.phase || '-'}${o.detail ? ` ${o.detail}` : ''}`);
-  }
   const known = new Set((before?.audit ?? []).map((r) => JSON.stringify(r)));
-  for (const r of now.audit) if (!known.has(JSON.stringify(r))) out.push(`audit: ${r.type}: ${r.name}`);
-  return out;
+  return [
+    ...changed(
+      before?.vms,
+      now.vms,
+      (v) => `${v.namespace}/${v.name}`,
+      (v) => [v.phase, v.node, v.ip],
+      vmLine,
+    ),
+    ...changed(
+      before?.storage,
+      now.storage,
+      (r) => `${r.kind}/${r.namespace}/${r.name}`,
+      (r) => [r.phase, r.progress, r.detail],
+      storageLine,
+    ),
+    ...changed(
+      before?.operations,
+      now.operations,
+      (o) => `${o.namespace}/${o.name}`,
+      (o) => [o.phase, o.detail],
+      operationLine,
+    ),
+    ...now.audit.filter((r) => !known.has(JSON.stringify(r))).map((r) => `audit: ${r.type}: ${r.name}`),
+  ];
 }
+
+/** A line for every row that is new or whose `fields` differ from before. */
+function changed<T>(before: readonly T[] | undefined, now: readonly T[], key: (r: T) => string, fields: (r: T) => string[], line: (r: T) => string): string[] {
+  const seen = new Map((before ?? []).map((r) => [key(r), fields(r).join('\0')]));
+  return now.filter((r) => seen.get(key(r)) !== fields(r).join('\0')).map(line);
+}
+
+const vmLine = (v: VMRow): string =>
+  `vm ${v.namespace}/${v.name}: ${v.phase || '-'}${v.node ? ` on ${v.node}` : ''}${v.ip ? ` ip ${v.ip}` : ''} [${v.conditions.join(' ')}]`;
+const storageLine = (r: StorageRow): string =>
+  `${r.kind} ${r.namespace}/${r.name}: ${r.phase || '-'}${r.progress === '' ? '' : ` ${progressBar(r.progress)}`}${r.detail ? ` ${r.detail}` : ''}`;
+const operationLine = (o: OperationRow): string => `operation ${o.namespace}/${o.name} (${o.type} ${o.vm}): ${o.phase || '-'}${o.detail ? ` ${o.detail}` : ''}`;
 
 /** Draw `lines` over the previous frame: cursor home, each line cut to `width` and cleared to its end, the rest cleared. */
 export function frame(lines: readonly string[], width: number, first: boolean): string {

@@ -5,7 +5,7 @@ import { RegistryError, MEDIA, RegistryClient } from './client.js';
 import { readBody } from './http.js';
 import { parseImageReference } from './reference.js';
 import { TAR_END, tarEntries, tarHeader, tarPadding } from './tar.js';
-import { startTestRegistry, type TestRegistry } from './test-registry.js';
+import { startLocalRegistry, type LocalRegistry } from './local-registry.js';
 
 describe('parseImageReference', () => {
   it.each([
@@ -80,9 +80,9 @@ describe('tar', () => {
 });
 
 describe('RegistryClient against a real docker-registry', () => {
-  let registry: TestRegistry;
+  let registry: LocalRegistry;
   beforeAll(async () => {
-    registry = await startTestRegistry();
+    registry = await startLocalRegistry();
   });
   afterAll(async () => {
     await registry.stop();

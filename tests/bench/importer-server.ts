@@ -3,7 +3,7 @@
  * in one process server and importer would share one thread): serves the directory given as the
  * first argument and prints its URL as the first line of stdout.
  */
-import { serveDir } from '../../daemons/importer/test-fixtures.js';
+import { serveDir } from '../../shared/testing/disk-images.js';
 import { print } from './lib.js';
 
 const dir = process.argv[2];

@@ -22,7 +22,11 @@ if [[ ${#missing[@]} -gt 0 ]]; then
 fi
 
 command -v node >/dev/null 2>&1 || { echo "[install-deps] FAILED: Node.js >= 20.19 is required" >&2; exit 1; }
-if [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json ]]; then
+if [[ -L node_modules ]]; then
+  # A link to another checkout's packages (a git worktree): npm ci would empty the linked directory,
+  # which the other checkout uses. That checkout installs them.
+  echo "[install-deps] node_modules is a link to $(readlink node_modules): not reinstalling" >&2
+elif [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json ]]; then
   echo "[install-deps] npm ci" >&2
   npm ci --no-audit --no-fund >&2 || { echo "[install-deps] FAILED at step 'npm ci'" >&2; exit 1; }
 fi

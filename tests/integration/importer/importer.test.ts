@@ -8,15 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegistryClient, RegistryError } from '../../../shared/oci/client.js';
 import { parseImageReference } from '../../../shared/oci/reference.js';
-import { startTestRegistry, type TestRegistry } from '../../../shared/oci/test-registry.js';
+import { startLocalRegistry, type LocalRegistry } from '../../../shared/oci/local-registry.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { ANNOTATION_FORMAT, ANNOTATION_VIRTUAL_SIZE } from '../../../daemons/importer/dvcr.js';
-import { makeImage, serveDir, type FileServer } from '../../../daemons/importer/test-fixtures.js';
-import { runImporter, startImporter } from './process.js';
+import { makeImage, serveDir, type FileServer } from '../../../shared/testing/disk-images.js';
+import { runImporter, startImporter } from '../../../daemons/storage-simulator/importer-process.js';
 
 let dir: string;
 let server: FileServer;
-let registry: TestRegistry;
+let registry: LocalRegistry;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'importer-it-'));
@@ -24,7 +24,7 @@ beforeAll(async () => {
   makeImage(dir, 'small.qcow2', 'qcow2', 30);
   const qcow = readFileSync(join(dir, 'small.qcow2'));
   writeFileSync(join(dir, 'corrupt.qcow2'), qcow.subarray(0, qcow.length - 128 * 1024));
-  [server, registry] = await Promise.all([serveDir(dir), startTestRegistry()]);
+  [server, registry] = await Promise.all([serveDir(dir), startLocalRegistry()]);
 });
 
 afterAll(async () => {

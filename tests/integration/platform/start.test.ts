@@ -21,7 +21,21 @@ const LooseSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
   metadata: ObjectMetaSchema,
-  status: z.looseObject({ phase: z.string().optional(), nodeName: z.string().optional(), ipAddress: z.string().optional() }).optional(),
+  spec: z.looseObject({ nodeName: z.string().optional() }).optional(),
+  status: z
+    .looseObject({
+      phase: z.string().optional(),
+      nodeName: z.string().optional(),
+      ipAddress: z.string().optional(),
+      podIP: z.string().optional(),
+      progress: z.string().optional(),
+      format: z.string().optional(),
+      // A disk's capacity is a quantity; a node's is a map.
+      capacity: z.unknown().optional(),
+      size: z.looseObject({ unpackedBytes: z.string().optional() }).optional(),
+      target: z.looseObject({ registryURL: z.string().optional(), persistentVolumeClaimName: z.string().optional() }).optional(),
+    })
+    .optional(),
 });
 type Loose = z.infer<typeof LooseSchema>;
 const VM_CIDR = '10.77.0.0/16';
@@ -64,7 +78,7 @@ afterAll(async () => {
 });
 
 describe('npm start', () => {
-  it('runs the module locally and plays the demo: VM Running on a simulated node, Restart and Migrate completed, audit records, nothing left after exit', async () => {
+  it('runs the module locally and plays the demo: image imported into DVCR, disk from it, VM Running on a simulated node, Restart and Migrate completed, audit records, nothing left after exit', async () => {
     const workDir = await mkdtemp(join(base, 'platform-test-'));
     leftovers.push(workDir);
     const run = npmStart(['--demo', '--exit-after-demo', '--work-dir', workDir, '--vm-cidr', VM_CIDR]);
@@ -72,6 +86,9 @@ describe('npm start', () => {
     const vms = new Observed();
     const ops = new Observed();
     const nodes = new Observed();
+    const images = new Observed();
+    const disks = new Observed();
+    const pods = new Observed();
     let kube: KubeClient | undefined;
     try {
       const line = await run.line(/export KUBECONFIG=/);
@@ -79,6 +96,9 @@ describe('npm start', () => {
       watch(kube, 'virtualization.deckhouse.io', 'v1alpha2', 'virtualmachines', 'VirtualMachine', true, vms, stop.signal);
       watch(kube, 'virtualization.deckhouse.io', 'v1alpha2', 'virtualmachineoperations', 'VirtualMachineOperation', true, ops, stop.signal);
       watch(kube, '', 'v1', 'nodes', 'Node', false, nodes, stop.signal);
+      watch(kube, 'virtualization.deckhouse.io', 'v1alpha2', 'virtualimages', 'VirtualImage', true, images, stop.signal);
+      watch(kube, 'virtualization.deckhouse.io', 'v1alpha2', 'virtualdisks', 'VirtualDisk', true, disks, stop.signal);
+      watch(kube, '', 'v1', 'pods', 'Pod', true, pods, stop.signal);
       let timer: NodeJS.Timeout | undefined;
       const code = await Promise.race([run.exited, new Promise((r) => (timer = setTimeout(() => r('still running after 170 s'), 170_000)))]);
       clearTimeout(timer);
@@ -109,6 +129,30 @@ describe('npm start', () => {
       const ip = parseIPv4(v.ip);
       expect(subnet !== undefined && ip !== undefined && contains(subnet, ip)).toBe(true);
     }
+    // The image was imported over HTTP into DVCR (the registry the platform runs) with its progress
+    // reported on the way, the disk filled from it; the VM booted from that disk.
+    const dvcr = /DVCR: docker-registry at http:\/\/(127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    expect(dvcr).toBeDefined();
+    const image = images.of('demo-image');
+    expect(image.at(-1)?.status).toMatchObject({ phase: 'Ready', format: 'qcow2', progress: '100%', size: { unpackedBytes: String(64 * 1024 * 1024) } });
+    expect(image.at(-1)?.status?.target?.registryURL?.startsWith(`${dvcr ?? '?'}/vi/demo/demo-image`)).toBe(true);
+    const percents = image.map((i) => Number.parseFloat(i.status?.progress ?? '')).filter((p) => Number.isFinite(p));
+    expect(percents.some((p) => p > 0 && p < 100)).toBe(true);
+    expect(disks.of('demo-root').at(-1)?.status).toMatchObject({ phase: 'Ready', capacity: '1Gi' });
+    expect(vms.of('demo-vm').some((v) => v.status?.phase === 'Running')).toBe(true);
+    // Its importer pods were placed on the simulated nodes by the scheduler and run by the storage
+    // simulator (a loopback pod IP), not by kwok (which would have given one of the nodes' pod CIDR).
+    const helpers = [...pods.seen.entries()].filter(([name]) => name.startsWith('d8v-')).map(([, seen]) => seen);
+    expect(helpers.length).toBeGreaterThanOrEqual(2);
+    for (const seen of helpers) {
+      const last = seen.at(-1);
+      expect(last?.status?.phase).toBe('Succeeded');
+      expect(simulated.has(last?.spec?.nodeName ?? '')).toBe(true);
+      expect(last?.status?.podIP).toMatch(/^127\./);
+    }
+    expect(output).toMatch(/✓ image demo-image Ready in \d+\.\d s: qcow2/);
+    expect(output).not.toMatch(/not built yet/);
+
     // The Restart and the Migrate operations completed; the migration moved the VM to another node.
     for (const name of ['restart-demo-vm', 'migrate-demo-vm']) {
       expect(ops.of(name).map((o) => o.status?.phase)).toContain('Completed');
@@ -150,6 +194,8 @@ describe('npm start', () => {
         'admission',
         'audit',
         'kubevirt-simulator',
+        'storage-simulator',
+        'dvcr',
         'route-forge',
       ]),
     );

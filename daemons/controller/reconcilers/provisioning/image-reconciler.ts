@@ -25,8 +25,6 @@ export type ImageStatus = NonNullable<VirtualImage['status']> & { usedInNamespac
 export type ImageState = ReconcileState<AnyImage, ImageStatus>;
 
 const C = VICondition;
-/** While an importer runs, look again this often for its progress. */
-export const PROGRESS_INTERVAL_MS = 5_000;
 
 /** What differs between the two image kinds. */
 export interface ImageKind<T extends AnyImage> {
@@ -258,7 +256,7 @@ async function report(
     s.status.phase = 'Provisioning';
   }
   if (o.state === 'running') s.status.progress = await progressOf(d, o, ctx.signal, s.status.progress, share, offset);
-  return { stop: true, requeueAfterMs: PROGRESS_INTERVAL_MS };
+  return { stop: true, requeueAfterMs: d.config.IMPORT_PROGRESS_INTERVAL };
 }
 
 /** The progress of a running step, scaled; the last known one when the importer cannot be asked. */

@@ -16,7 +16,7 @@ import type { ReconcileFn } from '../../engine/runner.js';
 import { VMIndex, deviceKey } from '../vm/state.js';
 import { VMBDA_BY_DEVICE } from '../vmbda/index.js';
 import { hasHelpers, removeHelpers, runStep, type StorageDeps } from '../provisioning/helpers.js';
-import { failureReason, progressOf, PROGRESS_INTERVAL_MS } from '../provisioning/image-reconciler.js';
+import { failureReason, progressOf } from '../provisioning/image-reconciler.js';
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type ImportSource } from '../provisioning/importer.js';
 import { pickStorageClass, type PVC } from '../provisioning/kube.js';
 import { diskPVC, ensurePVC, pvcNameOf, pvcSizes } from '../provisioning/pvc.js';
@@ -218,7 +218,7 @@ function provision(d: StorageDeps): Handler<VDState> {
             );
             s.status.phase = upload ? 'WaitForUserUpload' : 'Provisioning';
             s.status.progress = await progressOf(d, first, ctx.signal, s.status.progress, 0.5);
-            return { stop: true, requeueAfterMs: PROGRESS_INTERVAL_MS };
+            return { stop: true, requeueAfterMs: d.config.IMPORT_PROGRESS_INTERVAL };
           }
           const location = first.result.destination?.registryURL ?? registryURL(d.storage.settings, repo);
           fill = { source: { type: 'registry', image: dvcrEndpoint(d.storage.settings, location) }, virtualSize: first.result.virtualSize, offset: 50 };
@@ -255,7 +255,7 @@ function provision(d: StorageDeps): Handler<VDState> {
           conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.Provisioning, message: 'copying the data into the PVC' });
           s.status.phase = 'Provisioning';
           s.status.progress = await progressOf(d, second, ctx.signal, s.status.progress, fill.offset === 0 ? 1 : 0.5, fill.offset);
-          return { stop: true, requeueAfterMs: PROGRESS_INTERVAL_MS };
+          return { stop: true, requeueAfterMs: d.config.IMPORT_PROGRESS_INTERVAL };
         }
       }
       return bound(d, s, ctx);

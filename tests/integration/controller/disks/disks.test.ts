@@ -1,6 +1,6 @@
 /**
  * The storage reconcilers against the real apiserver: images imported over HTTP into a real registry
- * (DVCR) by the real importer program (run by the NodePlayer as the kubelet would run its Pod), a disk
+ * (DVCR) by the real importer program (run by the storage simulator as the kubelet would run its Pod), a disk
  * filled from an image on a PVC bound by kube-controller-manager, grow-only resize, and a hot-plug into
  * a running VM (KubeVirt played by the simulator and KubeVirtHotplugFake).
  */
@@ -15,8 +15,8 @@ import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.j
 import type { ClusterVirtualImage, VirtualImage } from '../../../../shared/api/resources/virtualimage.js';
 import type { VirtualMachineBlockDeviceAttachment } from '../../../../shared/api/resources/vmbda.js';
 import type { KubeClient } from '../../../../shared/kube/index.js';
-import { startTestRegistry, type TestRegistry } from '../../../../shared/oci/test-registry.js';
-import { makeImage, serveDir, type FileServer } from '../../../../daemons/importer/test-fixtures.js';
+import { startLocalRegistry, type LocalRegistry } from '../../../../shared/oci/local-registry.js';
+import { makeImage, serveDir, type FileServer } from '../../../../shared/testing/disk-images.js';
 import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
 import type { Clients } from '../../../../daemons/controller/kube/resources.js';
 import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
@@ -25,7 +25,7 @@ import { freshNamespace } from '../../../env/index.js';
 import { node, vm, vmClass } from '../builders.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, testClients, type Scope } from '../fixtures.js';
 import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
-import { NodePlayer } from './node-player.js';
+import { StorageSimulator } from '../../../../daemons/storage-simulator/simulator.js';
 
 const MiB = 1024 * 1024;
 /** Waits that include importer runs (a Node process each): generous for a busy 2-core machine. */
@@ -37,10 +37,11 @@ let c: Clients;
 let sc: StorageClients;
 let scope: Scope;
 let ns: string;
-let registry: TestRegistry;
+let registry: LocalRegistry;
 let files: FileServer;
 let filesDir: string;
-let player: NodePlayer;
+let storage: StorageSimulator;
+let volumesDir: string;
 let hotplug: KubeVirtHotplugFake;
 let ctl: { running: RunningController; abort: AbortController };
 let kubevirt: KubeVirtSimulator;
@@ -54,7 +55,7 @@ beforeAll(async () => {
   sc = makeStorageClients(kube, TEST_FIELD_MANAGER);
   scope = newScope(await freshNamespace('disks'));
   ns = scope.namespace;
-  registry = await startTestRegistry();
+  registry = await startLocalRegistry();
   filesDir = mkdtempSync(join(tmpdir(), 'disks-files-'));
   makeImage(filesDir, 'disk.qcow2', 'qcow2', 64);
   makeImage(filesDir, 'disk.raw', 'raw', 16);
@@ -72,8 +73,10 @@ beforeAll(async () => {
     volumeBindingMode: 'Immediate',
     allowVolumeExpansion: true,
   });
-  player = new NodePlayer(kube, sc, ns, storageClass);
-  player.start();
+  // The nodes and the storage backend (SIMULATED): importer Pods run as the importer program, claims get directory volumes.
+  volumesDir = mkdtempSync(join(tmpdir(), 'disks-volumes-'));
+  storage = new StorageSimulator(kube, { volumesDir, storageClasses: [storageClass], namespace: ns, requireNode: false });
+  await storage.start();
   hotplug = new KubeVirtHotplugFake(c);
   const abort = new AbortController();
   const config = controllerConfig(scope, {
@@ -94,7 +97,8 @@ afterAll(async () => {
   await kubevirt.stop();
   ctl.abort.abort();
   await ctl.running.stop();
-  await player.stop();
+  await storage.stop();
+  rmSync(volumesDir, { recursive: true, force: true });
   await files.close();
   await registry.stop();
   rmSync(filesDir, { recursive: true, force: true });
@@ -215,9 +219,9 @@ describe('images', () => {
     );
     expect(waiting.status?.imageUploadURLs?.inCluster).toBe(`http://d8v-upload-vi-uploaded.${ns}.svc/upload`);
     await sc.services.get({ namespace: ns, name: 'd8v-upload-vi-uploaded' });
-    // The Service would route to the Pod; here its program listens on a local port.
-    const port = await eventually(() => player.uploadPort('d8v-upload-vi-uploaded'), 'uploader listening', IMPORT);
-    const res = await fetch(`http://127.0.0.1:${String(port)}/upload`, { method: 'PUT', body: readFileSync(join(filesDir, 'disk.qcow2')) });
+    // The Service would route to the Pod; here its program listens on the simulated pod IP.
+    const address = await eventually(() => storage.uploadAddress('d8v-upload-vi-uploaded'), 'uploader listening', IMPORT);
+    const res = await fetch(`http://${address}/upload`, { method: 'PUT', body: readFileSync(join(filesDir, 'disk.qcow2')) });
     expect(res.status).toBe(200);
     const img = await eventually(
       async () => {
@@ -288,7 +292,7 @@ describe('disks', () => {
     expect(pvc.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'VirtualDisk', name: 'root', controller: true });
     expect(vd.status).toMatchObject({ storageClassName: storageClass, capacity: String(64 * MiB), sourceUID: expect.any(String) as unknown });
     // The volume holds the image converted to raw, of the image's virtual size.
-    const file = join(player.dirOf(pvcName), 'disk.img');
+    const file = join(storage.dirOf(ns, pvcName), 'disk.img');
     expect(statSync(file).size).toBe(64 * MiB);
     const info = JSON.parse(execFileSync('qemu-img', ['info', '--output=json', file]).toString()) as { format: string };
     expect(info.format).toBe('raw');
@@ -362,7 +366,7 @@ describe('disks', () => {
       format: 'raw',
       target: { registryURL: expect.stringContaining(`/vi/${ns}/on-pvc:`) as unknown },
     });
-    expect(statSync(join(player.dirOf(imgPVC), 'disk.img')).size).toBe(16 * MiB);
+    expect(statSync(join(storage.dirOf(ns, imgPVC), 'disk.img')).size).toBe(16 * MiB);
     await c.disks.create(
       disk('from-pvc-image', {
         dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'on-pvc' } },
@@ -377,7 +381,7 @@ describe('disks', () => {
       'disk from PVC image Ready',
       IMPORT,
     );
-    const file = join(player.dirOf(vd.status?.target?.persistentVolumeClaimName ?? ''), 'disk.img');
+    const file = join(storage.dirOf(ns, vd.status?.target?.persistentVolumeClaimName ?? ''), 'disk.img');
     expect(readFileSync(file).equals(readFileSync(join(filesDir, 'disk.raw')))).toBe(true);
   });
 

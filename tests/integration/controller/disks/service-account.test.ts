@@ -11,20 +11,20 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_VERSION } from '../../../../shared/api/resources/common.js';
 import { KubeClient } from '../../../../shared/kube/index.js';
-import { startTestRegistry, type TestRegistry } from '../../../../shared/oci/test-registry.js';
-import { makeImage, serveDir, type FileServer } from '../../../../daemons/importer/test-fixtures.js';
+import { startLocalRegistry, type LocalRegistry } from '../../../../shared/oci/local-registry.js';
+import { makeImage, serveDir, type FileServer } from '../../../../shared/testing/disk-images.js';
 import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
 import { makeStorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
 import { freshNamespace, impersonatingKubeConfig, kubectl } from '../../../env/index.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, useCluster } from '../fixtures.js';
 import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
-import { NodePlayer } from './node-player.js';
+import { StorageSimulator } from '../../../../daemons/storage-simulator/simulator.js';
 
 const KNATIVE = fileURLToPath(new URL('../../../../knative/', import.meta.url));
 const SERVICE_ACCOUNT = 'system:serviceaccount:d8-virtualization:controller';
 
 const t = useCluster();
-let registry: TestRegistry;
+let registry: LocalRegistry;
 let files: FileServer;
 let dir: string;
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
     const res = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=disks-rbac-test', '-f', `${KNATIVE}${f}`]);
     if (res.code !== 0) throw new Error(`kubectl apply ${f}: ${res.stderr}`);
   }
-  registry = await startTestRegistry();
+  registry = await startLocalRegistry();
   dir = mkdtempSync(join(tmpdir(), 'disks-sa-'));
   makeImage(dir, 'disk.raw', 'raw', 8);
   files = await serveDir(dir);
@@ -90,9 +90,13 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
       volumeBindingMode: 'Immediate',
     });
     t.onCleanup(() => sc.storageClasses.delete({ name: storageClass }));
-    const player = new NodePlayer(t.kube, sc, ns, storageClass);
-    player.start();
-    t.onCleanup(() => player.stop());
+    const volumesDir = mkdtempSync(join(tmpdir(), 'disks-sa-volumes-'));
+    const storage = new StorageSimulator(t.kube, { volumesDir, storageClasses: [storageClass], namespace: ns, requireNode: false });
+    await storage.start();
+    t.onCleanup(async () => {
+      await storage.stop();
+      rmSync(volumesDir, { recursive: true, force: true });
+    });
     const kube = new KubeClient(impersonatingKubeConfig(SERVICE_ACCOUNT));
     t.onCleanup(() => Promise.resolve(kube.close()));
     const abort = new AbortController();
@@ -127,6 +131,6 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
       return got.status?.phase === 'Ready' && got;
     }, 'disk Ready');
     expect(vd.status?.capacity).toBe(String(8 * 1024 * 1024));
-    expect(player.runs.map((r) => r.code)).toEqual([0, 0]);
+    expect(storage.runs.map((r) => r.code)).toEqual([0, 0]);
   }, 90_000);
 });

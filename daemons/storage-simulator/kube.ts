@@ -1,0 +1,72 @@
+/** The objects the storage simulator reads and writes, as far as it reads them (the rest is kept as written). */
+import { z } from 'zod';
+import { ObjectMetaSchema } from '../../shared/api/k8s/core.js';
+import type { KubeClient, ResourceClient } from '../../shared/kube/index.js';
+
+export const FIELD_MANAGER = 'storage-simulator';
+/** Marks the PersistentVolumes the simulator made (value: its instance), so it deletes only those. */
+export const PV_LABEL = 'storage-simulator.virtualization.deckhouse.io/instance';
+
+const EnvVarSchema = z.looseObject({ name: z.string(), value: z.string().optional() });
+const ContainerSchema = z.looseObject({
+  name: z.string(),
+  image: z.string().optional(),
+  env: z.array(EnvVarSchema).optional(),
+  volumeMounts: z.array(z.looseObject({ name: z.string(), mountPath: z.string() })).optional(),
+  terminationMessagePath: z.string().optional(),
+});
+
+export const PodSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  spec: z.looseObject({
+    nodeName: z.string().optional(),
+    containers: z.array(ContainerSchema),
+    volumes: z.array(z.looseObject({ name: z.string(), persistentVolumeClaim: z.looseObject({ claimName: z.string() }).optional() })).optional(),
+  }),
+  status: z.looseObject({ phase: z.string().optional(), podIP: z.string().optional() }).optional(),
+});
+export type Pod = z.infer<typeof PodSchema>;
+
+export const PVCSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  spec: z.looseObject({
+    storageClassName: z.string().optional(),
+    volumeName: z.string().optional(),
+    volumeMode: z.string().optional(),
+    accessModes: z.array(z.string()).optional(),
+    resources: z.looseObject({ requests: z.record(z.string(), z.string()).optional() }).optional(),
+  }),
+  status: z.looseObject({ phase: z.string().optional() }).optional(),
+});
+export type PVC = z.infer<typeof PVCSchema>;
+
+export const PVSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  spec: z.looseObject({ hostPath: z.looseObject({ path: z.string() }).optional(), claimRef: z.looseObject({ name: z.string().optional() }).optional() }),
+  status: z.looseObject({ phase: z.string().optional() }).optional(),
+});
+export type PV = z.infer<typeof PVSchema>;
+
+export interface StorageSimulatorClients {
+  pods: ResourceClient<Pod>;
+  pvcs: ResourceClient<PVC>;
+  pvs: ResourceClient<PV>;
+}
+
+export function storageSimulatorClients(kube: KubeClient): StorageSimulatorClients {
+  return {
+    pods: kube.resource({ group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true }, PodSchema, FIELD_MANAGER),
+    pvcs: kube.resource(
+      { group: '', version: 'v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true },
+      PVCSchema,
+      FIELD_MANAGER,
+    ),
+    pvs: kube.resource({ group: '', version: 'v1', plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false }, PVSchema, FIELD_MANAGER),
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The storage simulator against the real apiserver (and kube-controller-manager's volume binder):
+ * helper pods run as the real importer program with a loopback pod IP, their end reported as a
+ * kubelet would (exit code, termination message), PVC mounts mapped to the volume's directory, a
+ * deleted pod's program stopped; claims of its storage class get a directory volume, deleted with
+ * the directory once released; other pods and other classes' claims are left alone.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
+import { NotFoundError } from '../../../shared/errors/index.js';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { makeImage } from '../../../shared/testing/disk-images.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { HELPER_POD_SELECTOR } from '../../../daemons/storage-simulator/config.js';
+import { storageSimulatorClients, type Pod, type PVC } from '../../../daemons/storage-simulator/kube.js';
+import { StorageSimulator } from '../../../daemons/storage-simulator/simulator.js';
+import { freshNamespace, newKubeConfig } from '../../env/index.js';
+
+const StatusSchema = z.looseObject({
+  phase: z.string().optional(),
+  podIP: z.string().optional(),
+  containerStatuses: z
+    .array(z.looseObject({ state: z.looseObject({ terminated: z.looseObject({ exitCode: z.number(), message: z.string().optional() }).optional() }) }))
+    .optional(),
+});
+const StorageClassSchema = z.looseObject({ apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema });
+const WAIT = { timeoutMs: 60_000, intervalMs: 100 };
+
+let kube: KubeClient;
+let ns: string;
+let storageClass: string;
+let volumesDir: string;
+let imagesDir: string;
+let sim: StorageSimulator;
+const c = (): ReturnType<typeof storageSimulatorClients> => storageSimulatorClients(kube);
+const classes = (): ReturnType<KubeClient['resource']> =>
+  kube.resource({ group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', kind: 'StorageClass', namespaced: false }, StorageClassSchema, 'test');
+
+beforeAll(async () => {
+  kube = new KubeClient(newKubeConfig());
+  ns = await freshNamespace('storage-sim');
+  storageClass = `sim-${ns}`;
+  await classes().create({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: storageClass },
+    provisioner: 'kubernetes.io/no-provisioner',
+    volumeBindingMode: 'Immediate',
+  } as never);
+  volumesDir = mkdtempSync(join(tmpdir(), 'storage-sim-volumes-'));
+  imagesDir = mkdtempSync(join(tmpdir(), 'storage-sim-images-'));
+  sim = new StorageSimulator(kube, { volumesDir, storageClasses: [storageClass], namespace: ns, requireNode: false });
+  await sim.start();
+});
+
+afterAll(async () => {
+  await sim.stop();
+  await classes()
+    .delete({ name: storageClass })
+    .catch(() => undefined);
+  kube.close();
+  rmSync(volumesDir, { recursive: true, force: true });
+  rmSync(imagesDir, { recursive: true, force: true });
+});
+
+function helperPod(name: string, env: Record<string, string>, claim?: string, labelled = true): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: ns, ...(labelled ? { labels: { [HELPER_POD_SELECTOR]: 'import' } } : {}) },
+    spec: {
+      restartPolicy: 'Never',
+      containers: [
+        {
+          name: 'importer',
+          image: 'virtualization-importer',
+          env: Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
+          ...(claim !== undefined ? { volumeMounts: [{ name: 'data', mountPath: '/data' }] } : {}),
+          terminationMessagePath: '/dev/termination-log',
+        },
+      ],
+      ...(claim !== undefined ? { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }] } : {}),
+    },
+  };
+}
+
+function claim(name: string, cls: string): PVC {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace: ns },
+    spec: { storageClassName: cls, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
+  };
+}
+
+async function statusOf(name: string): Promise<z.infer<typeof StatusSchema>> {
+  const pod = await c().pods.get({ namespace: ns, name });
+  return StatusSchema.parse(pod.status ?? {});
+}
+
+const gone = async (read: () => Promise<unknown>): Promise<boolean> =>
+  read().then(
+    () => false,
+    (err: unknown) => err instanceof NotFoundError,
+  );
+
+describe('the kubelet part', () => {
+  it('runs a helper pod with a loopback pod IP and reports a broken configuration as the container would end: Failed, exit 2, the result as termination message', async () => {
+    await c().pods.create(helperPod('bad-config', { IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: 'not a url', IMPORTER_DESTINATION_PATH: '/tmp/x' }));
+    const st = await waitFor('the pod Failed', async () => ((await statusOf('bad-config')).phase === 'Failed' ? statusOf('bad-config') : undefined), WAIT);
+    expect(st.podIP).toMatch(/^127\.\d+\.\d+\.\d+$/);
+    const term = st.containerStatuses?.[0]?.state.terminated;
+    expect(term?.exitCode).toBe(2);
+    expect(JSON.parse(term?.message ?? '{}')).toMatchObject({ phase: 'Failed', reason: 'InvalidConfiguration' });
+    expect(term?.message).toMatch(/IMPORTER_ENDPOINT/);
+  });
+
+  it('leaves pods without the helper label to others', async () => {
+    await c().pods.create(helperPod('not-ours', { IMPORTER_SOURCE: 'upload', IMPORTER_DESTINATION_PATH: '/tmp/y' }, undefined, false));
+    await c().pods.create(helperPod('marker', { IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: 'bogus', IMPORTER_DESTINATION_PATH: '/tmp/z' }));
+    await waitFor('the labelled pod done', async () => (await statusOf('marker')).phase === 'Failed', WAIT);
+    const untouched = await statusOf('not-ours');
+    expect(untouched.phase).toBe('Pending');
+    expect(untouched.podIP).toBeUndefined();
+    expect(sim.runs.some((r) => r.pod === 'not-ours')).toBe(false);
+  });
+
+  it('mounts the claim as its volume directory: an upload lands in it and the pod Succeeds', async () => {
+    await c().pvcs.create(claim('up', storageClass));
+    await c().pods.create(helperPod('uploader', { IMPORTER_SOURCE: 'upload', UPLOADER_PORT: '8444', IMPORTER_DESTINATION_PATH: '/data/disk.img' }, 'up'));
+    const address = await waitFor('the uploader listening on its pod IP', () => sim.uploadAddress('uploader'), WAIT);
+    expect(address).toMatch(/^127\.\d+\.\d+\.\d+:8444$/);
+    expect(address.startsWith(`${(await statusOf('uploader')).podIP ?? '?'}:`)).toBe(true);
+    const image = makeImage(imagesDir, 'up.raw', 'raw', 4);
+    const res = await fetch(`http://${address}/upload`, { method: 'PUT', body: readFileSync(image) });
+    expect(res.status).toBe(200);
+    await waitFor('the uploader Succeeded', async () => (await statusOf('uploader')).phase === 'Succeeded', WAIT);
+    const file = join(sim.dirOf(ns, 'up'), 'disk.img');
+    expect(readFileSync(file).equals(readFileSync(image))).toBe(true);
+  });
+
+  it('stops the program of a pod deleted while it runs', async () => {
+    await c().pods.create(helperPod('waiting', { IMPORTER_SOURCE: 'upload', UPLOADER_PORT: '8444', IMPORTER_DESTINATION_PATH: '/tmp/never' }));
+    await waitFor('the uploader listening', () => sim.uploadAddress('waiting'), WAIT);
+    await c().pods.delete({ namespace: ns, name: 'waiting' });
+    const run = await waitFor('the program ended', () => sim.runs.find((r) => r.pod === 'waiting'), WAIT);
+    expect(run.code).not.toBe(0);
+    expect(run.result).toMatchObject({ phase: 'Failed', reason: 'Interrupted' });
+  });
+
+  it('does not start a pod whose claim is not bound yet', async () => {
+    await c().pvcs.create(claim('foreign', `other-${storageClass}`));
+    await c().pods.create(helperPod('blocked', { IMPORTER_SOURCE: 'upload', IMPORTER_DESTINATION_PATH: '/data/disk.img' }, 'foreign'));
+    // A labelled pod created after it has run: the simulator has seen both.
+    await c().pods.create(helperPod('marker-2', { IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: 'bogus', IMPORTER_DESTINATION_PATH: '/tmp/z' }));
+    await waitFor('the later pod done', async () => (await statusOf('marker-2')).phase === 'Failed', WAIT);
+    expect((await statusOf('blocked')).podIP).toBeUndefined();
+    expect((await c().pvcs.get({ namespace: ns, name: 'foreign' })).spec.volumeName).toBeUndefined();
+  });
+});
+
+describe('the provisioner part', () => {
+  it('gives a claim of its class a pre-bound directory volume, and deletes volume and directory once the claim is gone', async () => {
+    await c().pvcs.create(claim('vol', storageClass));
+    const bound = await waitFor(
+      'the claim Bound',
+      async () => {
+        const pvc = await c().pvcs.get({ namespace: ns, name: 'vol' });
+        return pvc.status?.phase === 'Bound' && pvc;
+      },
+      WAIT,
+    );
+    const pvName = bound.spec.volumeName ?? '';
+    const pv = await c().pvs.get({ name: pvName });
+    expect(pvName).toBe(`pvc-${bound.metadata.uid ?? ''}`);
+    expect(pv.spec.hostPath?.path).toBe(join(volumesDir, ns, 'vol'));
+    expect(existsSync(join(volumesDir, ns, 'vol'))).toBe(true);
+    await c().pvcs.delete({ namespace: ns, name: 'vol' });
+    await waitFor('the volume deleted', () => gone(() => c().pvs.get({ name: pvName })), WAIT);
+    await waitFor('its directory removed', () => !existsSync(join(volumesDir, ns, 'vol')), WAIT);
+  });
+});
