@@ -7,7 +7,7 @@
  * With --kubeconfig: the install must be there already; only our units run, out-of-cluster.
  */
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeClient } from '../shared/kube/index.js';
 import { freePort } from '../tests/env/ports.js';
@@ -29,6 +29,9 @@ import { prepareSimulatedUsbNode } from '../daemons/dra/simulated-node.js';
 import { startLocalRegistry, type LocalRegistry } from '../shared/oci/local-registry.js';
 import { HELPER_POD_SELECTOR, SIMULATED_STORAGE_CLASS } from '../daemons/storage-simulator/config.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
+
+/** The USB/IP handshake's shared secret, kept by the controller (its CERT_SHARED_SECRETS default). */
+const USBIP_SECRET = 'virtualization-dra-usbip';
 
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
@@ -91,6 +94,7 @@ export class Platform {
   private secretFiles: SecretFiles | undefined;
   private subresourcesTls: SecretFiles | undefined;
   private virtApiClientTls: SecretFiles | undefined;
+  private usbipSecret: SecretFiles | undefined;
   private admin: KubeClient | undefined;
   private bundles: Bundles | undefined;
   private route: WebhookRoute | undefined;
@@ -112,6 +116,7 @@ export class Platform {
     this.secretFiles?.stop();
     this.subresourcesTls?.stop();
     this.virtApiClientTls?.stop();
+    this.usbipSecret?.stop();
     await this.triggers?.stop();
     await this.route?.stop();
     try {
@@ -426,14 +431,7 @@ export class Platform {
         ready: () => answers(numberFromLog(logOf('route-forge'), 'started: health and metrics served', 'healthPort'), 'http'),
       });
     }
-    if (o.draEnv !== undefined) {
-      specs.push({
-        name: 'dra',
-        entry: 'daemons/dra/main.ts',
-        env: { KUBECONFIG: await tokens.kubeconfigFor('dra'), HEALTH_PORT: '0', HEALTH_HOST: '127.0.0.1', ...o.draEnv },
-        ready: () => answers(numberFromLog(logOf('dra'), 'started: health and metrics served', 'healthPort'), 'http'),
-      });
-    }
+    const dra = o.draEnv === undefined ? undefined : await this.draUnit(o.draEnv, o.admin, await tokens.kubeconfigFor('dra'), logOf);
     say(`starting ${specs.map((s) => s.name).join(', ')} as local processes (each under its own ServiceAccount token; logs in ${logDir})`);
     const started = specs.map((spec) => ({ spec, proc: startUnit(spec, { logDir, supervisor: this.supervisor, bundles: this.bundles }) }));
     const t = Date.now();
@@ -449,6 +447,7 @@ export class Platform {
       );
     }
     await Promise.all(started.map(({ spec, proc }) => waitReady(spec, proc)));
+    if (dra !== undefined) started.push({ spec: dra, proc: await this.startDra(dra, logDir, logOf) });
     say(`  units ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     say(
       `  kube-api-rewriter: http://127.0.0.1:${numberFromLog(logOf('api-rewriter'), REWRITER_STARTED, 'proxyPort') ?? '?'} (kubevirt.io names over the renamed internal API)`,
@@ -457,6 +456,56 @@ export class Platform {
       units: Object.fromEntries(started.map(({ spec, proc }) => [spec.name, proc])),
       ports: { admission: admissionPort, audit: listening('audit') ?? 0 },
     };
+  }
+
+  /**
+   * virtualization-dra with its USB/IP gateway (kernel side SIMULATED) proving the shared secret the
+   * controller keeps in a Secret, read from files kept like a mounted Secret volume.
+   */
+  private async draUnit(draEnv: Record<string, string>, admin: KubeClient, kubeconfig: string, logOf: (name: string) => string): Promise<UnitSpec> {
+    const { workDir } = this.o;
+    this.usbipSecret = new SecretFiles(join(workDir, USBIP_SECRET), { kube: admin, namespace: MODULE_NAMESPACE, name: USBIP_SECRET, keys: ['secret'] });
+    await this.usbipSecret.start();
+    return {
+      name: 'dra',
+      entry: 'daemons/dra/main.ts',
+      env: {
+        KUBECONFIG: kubeconfig,
+        HEALTH_PORT: '0',
+        HEALTH_HOST: '127.0.0.1',
+        USBIP_ENABLED: 'true',
+        USBIP_KERNEL: 'simulated',
+        USBIP_HOST: '127.0.0.1',
+        USBIP_PORT: '0',
+        USBIP_ADVERTISE_HOST: '127.0.0.1',
+        USBIP_ANONYMOUS_DEVLIST: 'true',
+        USBIP_SECRET_FILE: this.usbipSecret.path('secret'),
+        USBIP_STATE_DIR: join(workDir, 'dra', 'usbip-state'),
+        ...draEnv,
+      },
+      ready: () => answers(numberFromLog(logOf('dra'), 'started: health and metrics served', 'healthPort'), 'http'),
+    };
+  }
+
+  /** Start dra once the controller has made its Secret, as kubelet starts a pod only once its Secret volume can be mounted. */
+  private async startDra(dra: UnitSpec, logDir: string, logOf: (name: string) => string): Promise<LoggedProcess> {
+    const secretFile = this.usbipSecret?.path('secret') ?? '';
+    await waitUntil(
+      `Secret ${MODULE_NAMESPACE}/${USBIP_SECRET} from the controller`,
+      () =>
+        access(secretFile).then(
+          () => true,
+          () => false,
+        ),
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const proc = startUnit(dra, { logDir, supervisor: this.supervisor, bundles: this.bundles });
+    await waitReady(dra, proc);
+    const usbipPort = numberFromLog(logOf('dra'), 'USB/IP server listening', 'port');
+    this.o.say(
+      `  USB/IP gateway of dra (kernel side SIMULATED): usbip --tcp-port ${usbipPort ?? '?'} list -r 127.0.0.1; its node marks: kubectl get node ${dra.env['NODE_NAME'] ?? ''} --show-labels`,
+    );
+    return proc;
   }
 }
 

@@ -180,6 +180,14 @@ describe('npm start', () => {
     expect(routeForgeLog).toMatch(/"msg":"(changes applied|dry run: changes not applied)"/);
     expect(running.some((v) => routeForgeLog.includes(`${v.ip}/32`) || routeForgeLog.includes(`${v.ip} `))).toBe(true);
 
+    // virtualization-dra's USB/IP gateway (kernel side simulated) proved the controller's shared secret
+    // and marked its node: free vhci ports, its address.
+    const draLog = await readFile(join(workDir, 'units', 'dra.log'), 'utf8');
+    expect(draLog).toMatch(/"authentication":"shared-secret".*"msg":"USB\/IP server listening"/);
+    const marked = [...nodes.seen.values()].flat().find((n) => n.metadata.labels?.['virtualization.deckhouse.io/usb-gateway'] === 'true');
+    expect(marked?.metadata.annotations?.['usb.virtualization.deckhouse.io/usbip-address']).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(output).toMatch(/USB\/IP gateway of dra \(kernel side SIMULATED\)/);
+
     // The command printed the time to Running, and every process it started is gone.
     expect(output).toMatch(/time from npm start to the demo VM Running: \d+\.\d s/);
     const children = recordedChildren(workDir).map((c) => c.name);
@@ -197,6 +205,7 @@ describe('npm start', () => {
         'storage-simulator',
         'dvcr',
         'route-forge',
+        'dra',
       ]),
     );
     expect(survivors(workDir)).toEqual([]);
