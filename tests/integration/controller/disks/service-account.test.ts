@@ -2,7 +2,8 @@
  * The storage reconcilers under exactly the RBAC the install gives the controller
  * (knative/rbac/components/controller.yaml, its client impersonating the ServiceAccount): an image
  * imported through an importer Pod, a disk with its PVC on a StorageClass, status and finalizers, and
- * the hot-plug subresources it may call. A rule missing from the manifest fails a step with 403.
+ * the hot-plug subresources it may call, a disk snapshot through a VolumeSnapshot. A rule missing
+ * from the manifest fails a step with 403.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,6 +20,9 @@ import { freshNamespace, impersonatingKubeConfig, kubectl } from '../../../env/i
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, useCluster } from '../fixtures.js';
 import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
 import { NodePlayer } from './node-player.js';
+import { SimulatedSnapshotController } from './snapshot-controller-simulated.js';
+import { VolumeSnapshotClassSchema, volumeSnapshotClassDescriptor } from '../../../../shared/api/k8s/volume-snapshot.js';
+import { makeSnapshotClients } from '../../../../daemons/controller/reconcilers/snapshot/deps.js';
 
 const KNATIVE = fileURLToPath(new URL('../../../../knative/', import.meta.url));
 const SERVICE_ACCOUNT = 'system:serviceaccount:d8-virtualization:controller';
@@ -128,5 +132,68 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
     }, 'disk Ready');
     expect(vd.status?.capacity).toBe(String(8 * 1024 * 1024));
     expect(player.runs.map((r) => r.code)).toEqual([0, 0]);
+  }, 90_000);
+
+  it('snapshots a Ready disk through a VolumeSnapshot of its PVC', async () => {
+    const scope = newScope(await freshNamespace('snap-sa'));
+    const ns = scope.namespace;
+    const sc = makeStorageClients(t.kube, TEST_FIELD_MANAGER);
+    const storageClass = `snap-sa-${scope.id}`;
+    await sc.storageClasses.create({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: storageClass, labels: { [SCOPE_LABEL]: scope.id } },
+      provisioner: 'kubernetes.io/no-provisioner',
+      volumeBindingMode: 'Immediate',
+    });
+    t.onCleanup(() => sc.storageClasses.delete({ name: storageClass }));
+    const classes = t.kube.resource(volumeSnapshotClassDescriptor, VolumeSnapshotClassSchema, TEST_FIELD_MANAGER);
+    await classes.create({
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshotClass',
+      metadata: { name: storageClass, annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } },
+      driver: 'kubernetes.io/no-provisioner',
+      deletionPolicy: 'Delete',
+    });
+    t.onCleanup(() => classes.delete({ name: storageClass }));
+    const player = new NodePlayer(t.kube, sc, ns, storageClass);
+    player.start();
+    t.onCleanup(() => player.stop());
+    const snapshotter = new SimulatedSnapshotController(t.kube, sc, ns);
+    snapshotter.start();
+    t.onCleanup(() => snapshotter.stop());
+    const kube = new KubeClient(impersonatingKubeConfig(SERVICE_ACCOUNT));
+    t.onCleanup(() => Promise.resolve(kube.close()));
+    const abort = new AbortController();
+    const config = controllerConfig(scope, { STORAGE_RECONCILERS: 'true', POD_NAMESPACE: ns });
+    const running: RunningController = await startController({ kube, config, signal: abort.signal, hotplug: new KubeVirtHotplugFake(t.c) });
+    t.onCleanup(async () => {
+      abort.abort();
+      await running.stop();
+    });
+
+    await t.c.disks.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualDisk',
+      metadata: { name: 'disk', namespace: ns },
+      spec: { persistentVolumeClaim: { size: '1Gi', storageClassName: storageClass } },
+    });
+    await eventually(async () => (await t.c.disks.get({ namespace: ns, name: 'disk' })).status?.phase === 'Ready', 'disk Ready');
+    const snap = makeSnapshotClients(t.kube, TEST_FIELD_MANAGER);
+    await snap.vdSnapshots.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualDiskSnapshot',
+      metadata: { name: 'snap', namespace: ns },
+      spec: { virtualDiskName: 'disk', requiredConsistency: true },
+    });
+    const got = await eventually(async () => {
+      const vds = await snap.vdSnapshots.get({ namespace: ns, name: 'snap' });
+      return vds.status?.phase === 'Ready' && vds;
+    }, 'disk snapshot Ready');
+    expect(got.metadata.finalizers).toContain('virtualization.deckhouse.io/vdsnapshot-cleanup');
+    const vs = await snap.volumeSnapshots.get({ namespace: ns, name: got.status?.volumeSnapshotName ?? '' });
+    expect(vs.metadata.finalizers).toEqual(['virtualization.deckhouse.io/vdsnapshot-protection']);
+    await snap.vdSnapshots.delete({ namespace: ns, name: 'snap' });
+    await eventually(async () => (await snap.vdSnapshots.list({ namespace: ns })).items.length === 0, 'disk snapshot gone');
   }, 90_000);
 });

@@ -1,0 +1,43 @@
+/**
+ * What the snapshot reconcilers (VirtualDiskSnapshot, VirtualMachineSnapshot) read and write besides
+ * the storage reconcilers' objects: the two snapshot kinds, the CSI VolumeSnapshots made of disk PVCs,
+ * and the Secrets holding a VM's captured spec.
+ */
+import {
+  VirtualDiskSnapshotSchema,
+  VirtualMachineSnapshotSchema,
+  virtualDiskSnapshot,
+  virtualMachineSnapshot,
+  type VirtualDiskSnapshot,
+  type VirtualMachineSnapshot,
+} from '../../../../shared/api/resources/snapshots.js';
+import { VolumeSnapshotSchema, volumeSnapshotDescriptor, type VolumeSnapshot } from '../../../../shared/api/k8s/volume-snapshot.js';
+import { descriptorOf, type KubeClient, type ResourceClient } from '../../../../shared/kube/index.js';
+import type { ObjectCache } from '../../engine/cache.js';
+import { FIELD_MANAGER } from '../../kube/resources.js';
+import type { StorageDeps } from '../provisioning/helpers.js';
+
+export interface SnapshotClients {
+  vdSnapshots: ResourceClient<VirtualDiskSnapshot>;
+  vmSnapshots: ResourceClient<VirtualMachineSnapshot>;
+  volumeSnapshots: ResourceClient<VolumeSnapshot>;
+}
+
+export interface SnapshotCaches {
+  vdSnapshots: ObjectCache<VirtualDiskSnapshot>;
+  vmSnapshots: ObjectCache<VirtualMachineSnapshot>;
+  /** Undefined when the cluster does not serve snapshot.storage.k8s.io/v1 (no CSI snapshot controller). */
+  volumeSnapshots: ObjectCache<VolumeSnapshot> | undefined;
+}
+
+export interface SnapshotDeps extends StorageDeps {
+  snapshots: { clients: SnapshotClients; caches: SnapshotCaches };
+}
+
+export function makeSnapshotClients(kube: KubeClient, fieldManager = FIELD_MANAGER): SnapshotClients {
+  return {
+    vdSnapshots: kube.resource(descriptorOf(virtualDiskSnapshot), VirtualDiskSnapshotSchema, fieldManager),
+    vmSnapshots: kube.resource(descriptorOf(virtualMachineSnapshot), VirtualMachineSnapshotSchema, fieldManager),
+    volumeSnapshots: kube.resource(volumeSnapshotDescriptor, VolumeSnapshotSchema, fieldManager),
+  };
+}

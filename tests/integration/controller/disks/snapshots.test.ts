@@ -1,0 +1,238 @@
+/**
+ * Disk snapshots against the real apiserver: the controller's storage and snapshot reconcilers, PVCs
+ * bound by kube-controller-manager to the NodePlayer's PersistentVolumes, VolumeSnapshots taken by the
+ * SimulatedSnapshotController (no CSI driver here), KubeVirt played by the simulator.
+ */
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Finalizer } from '../../../../shared/api/finalizers.js';
+import {
+  VolumeSnapshotClassSchema,
+  VolumeSnapshotSchema,
+  volumeSnapshotClassDescriptor,
+  volumeSnapshotDescriptor,
+  type VolumeSnapshot,
+} from '../../../../shared/api/k8s/volume-snapshot.js';
+import { API_VERSION } from '../../../../shared/api/resources/common.js';
+import type { VirtualDiskSnapshot } from '../../../../shared/api/resources/snapshots.js';
+import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.js';
+import { removeFinalizer, type KubeClient, type ResourceClient } from '../../../../shared/kube/index.js';
+import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
+import type { Clients } from '../../../../daemons/controller/kube/resources.js';
+import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
+import { makeSnapshotClients, type SnapshotClients } from '../../../../daemons/controller/reconcilers/snapshot/deps.js';
+import { KubeVirtSimulator } from '../../../../daemons/kubevirt-simulator/simulator.js';
+import { freshNamespace } from '../../../env/index.js';
+import { node, vm, vmClass } from '../builders.js';
+import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, testClients, type Scope } from '../fixtures.js';
+import { NodePlayer } from './node-player.js';
+import { SimulatedSnapshotController } from './snapshot-controller-simulated.js';
+
+jest.setTimeout(180_000);
+
+const DRIVER = 'kubernetes.io/no-provisioner';
+let kube: KubeClient;
+let c: Clients;
+let sc: StorageClients;
+let snap: SnapshotClients;
+let scope: Scope;
+let ns: string;
+let player: NodePlayer;
+let snapshotter: SimulatedSnapshotController;
+let ctl: { running: RunningController; abort: AbortController };
+let kubevirt: KubeVirtSimulator;
+let storageClass: string;
+let otherClass: string;
+let snapshotClass: string;
+
+beforeAll(async () => {
+  kube = mainKube();
+  c = testClients(kube);
+  sc = makeStorageClients(kube, TEST_FIELD_MANAGER);
+  snap = makeSnapshotClients(kube, TEST_FIELD_MANAGER);
+  scope = newScope(await freshNamespace('snapshots'));
+  ns = scope.namespace;
+  storageClass = `snap-${scope.id}`;
+  otherClass = `snap-other-${scope.id}`;
+  snapshotClass = `snap-${scope.id}`;
+  for (const [name, provisioner] of [
+    [storageClass, DRIVER],
+    [otherClass, 'example.com/no-snapshots'],
+  ] as const) {
+    await sc.storageClasses.create({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name, labels: { [SCOPE_LABEL]: scope.id } },
+      provisioner,
+      volumeBindingMode: 'Immediate',
+    });
+  }
+  await kube.resource(volumeSnapshotClassDescriptor, VolumeSnapshotClassSchema, TEST_FIELD_MANAGER).create({
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshotClass',
+    metadata: { name: snapshotClass, annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } },
+    driver: DRIVER,
+    deletionPolicy: 'Delete',
+  });
+  player = new NodePlayer(kube, sc, ns, storageClass);
+  player.start();
+  snapshotter = new SimulatedSnapshotController(kube, sc, ns);
+  snapshotter.start();
+  const abort = new AbortController();
+  const config = controllerConfig(scope, { STORAGE_RECONCILERS: 'true', POD_NAMESPACE: ns, DEPENDENCY_RECHECK_INTERVAL: '1s' });
+  ctl = { running: await startController({ kube, config, signal: abort.signal }), abort };
+  kubevirt = new KubeVirtSimulator(kube, { namespace: ns, autoRunOn: `node-1-${scope.id}` });
+  await kubevirt.start();
+});
+
+afterAll(async () => {
+  await kubevirt.stop();
+  ctl.abort.abort();
+  await ctl.running.stop();
+  await snapshotter.stop();
+  await player.stop();
+  await kube
+    .resource(volumeSnapshotClassDescriptor, VolumeSnapshotClassSchema, TEST_FIELD_MANAGER)
+    .delete({ name: snapshotClass })
+    .catch(() => undefined);
+  for (const name of [storageClass, otherClass]) await sc.storageClasses.delete({ name }).catch(() => undefined);
+  kube.close();
+});
+
+function blankDisk(name: string, className = storageClass): VirtualDisk {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualDisk',
+    metadata: { name, namespace: ns },
+    spec: { persistentVolumeClaim: { size: '1Gi', storageClassName: className } },
+  };
+}
+
+function vdSnapshot(name: string, disk: string, requiredConsistency = true): VirtualDiskSnapshot {
+  return { apiVersion: API_VERSION, kind: 'VirtualDiskSnapshot', metadata: { name, namespace: ns }, spec: { virtualDiskName: disk, requiredConsistency } };
+}
+
+async function diskReady(name: string): Promise<VirtualDisk> {
+  return eventually(async () => {
+    const got = await c.disks.get({ namespace: ns, name });
+    return got.status?.phase === 'Ready' && got;
+  }, `disk ${name} Ready`);
+}
+
+async function snapshotIn(name: string, phase: string): Promise<VirtualDiskSnapshot> {
+  return eventually(async () => {
+    const got = await snap.vdSnapshots.get({ namespace: ns, name });
+    return got.status?.phase === phase && got;
+  }, `snapshot ${name} ${phase}`);
+}
+
+const condition = (o: VirtualDiskSnapshot, type: string): unknown => o.status?.conditions?.find((x) => x.type === type);
+const volumeSnapshots = (): ResourceClient<VolumeSnapshot> => kube.resource(volumeSnapshotDescriptor, VolumeSnapshotSchema, TEST_FIELD_MANAGER);
+
+describe('VirtualDiskSnapshot', () => {
+  it('a snapshot of a Ready disk reaches Ready through a VolumeSnapshot of its PVC, and its deletion removes that', async () => {
+    await c.disks.create(blankDisk('data'));
+    const vd = await diskReady('data');
+    const created = await snap.vdSnapshots.create(vdSnapshot('data-1', 'data'));
+    const got = await snapshotIn('data-1', 'Ready');
+    expect(got.status?.consistent).toBe(true);
+    expect(got.metadata.finalizers).toContain(Finalizer.vdSnapshotCleanup);
+    expect(condition(got, 'VirtualDiskReady')).toMatchObject({ status: 'True', reason: 'VirtualDiskReady' });
+    expect(condition(got, 'VirtualDiskSnapshotReady')).toMatchObject({ status: 'True', reason: 'VirtualDiskSnapshotReady' });
+    const vsName = got.status?.volumeSnapshotName ?? '';
+    expect(vsName).toMatch(/^vds-data-1-/);
+    const vs = await volumeSnapshots().get({ namespace: ns, name: vsName });
+    expect(vs.spec.source.persistentVolumeClaimName).toBe(vd.status?.target?.persistentVolumeClaimName);
+    expect(vs.metadata.finalizers).toEqual([Finalizer.vdSnapshotProtection]);
+    expect(vs.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'VirtualDiskSnapshot', uid: created.metadata.uid, controller: true })]);
+    expect(vs.status).toMatchObject({ readyToUse: true, restoreSize: '1Gi' });
+
+    await snap.vdSnapshots.delete({ namespace: ns, name: 'data-1' });
+    await eventually(() => gone(() => snap.vdSnapshots.get({ namespace: ns, name: 'data-1' })), 'snapshot gone');
+    await eventually(() => gone(() => volumeSnapshots().get({ namespace: ns, name: vsName })), 'VolumeSnapshot garbage-collected');
+  });
+
+  it('fails, naming the cause, for a missing disk, a disk that is not Ready, and a driver without a snapshot class', async () => {
+    await c.disks.create(blankDisk('no-class', `missing-${scope.id}`));
+    await c.disks.create(blankDisk('other', otherClass));
+    await snap.vdSnapshots.create(vdSnapshot('ghost-1', 'ghost'));
+    await snap.vdSnapshots.create(vdSnapshot('pending-1', 'no-class'));
+    const ghost = await snapshotIn('ghost-1', 'Failed');
+    expect(condition(ghost, 'VirtualDiskReady')).toMatchObject({ status: 'False', reason: 'VirtualDiskNotReadyForSnapshotting' });
+    expect(condition(ghost, 'VirtualDiskSnapshotReady')).toMatchObject({
+      status: 'False',
+      reason: 'VirtualDiskSnapshotFailed',
+      message: `VirtualDisk ghost does not exist in namespace ${ns}`,
+    });
+    const pending = await snapshotIn('pending-1', 'Failed');
+    expect(condition(pending, 'VirtualDiskSnapshotReady')).toMatchObject({
+      message: 'VirtualDisk no-class is not Ready (phase Pending): only a Ready disk can be snapshotted',
+    });
+    expect(pending.status?.volumeSnapshotName).toBeUndefined();
+
+    // Bound by hand (the NodePlayer provisions only the main class): a PV pre-bound to the claim.
+    const other = await eventually(async () => (await c.disks.get({ namespace: ns, name: 'other' })).status?.target?.persistentVolumeClaimName, 'PVC of other');
+    const helper = new NodePlayer(kube, sc, ns, otherClass);
+    helper.start();
+    try {
+      await diskReady('other');
+    } finally {
+      await helper.stop();
+    }
+    await snap.vdSnapshots.create(vdSnapshot('other-1', 'other'));
+    const noClass = await snapshotIn('other-1', 'Failed');
+    expect(condition(noClass, 'VirtualDiskSnapshotReady')).toMatchObject({
+      reason: 'VirtualDiskSnapshotFailed',
+      message: expect.stringMatching(/^VolumeSnapshot vds-other-1-\S+ failed: cannot find default snapshot class for driver example.com\/no-snapshots$/),
+    });
+    expect(other).toMatch(/^vd-other-/);
+    // Failed is final: no second VolumeSnapshot, the failed one stays for inspection.
+    expect((await volumeSnapshots().list({ namespace: ns })).items.filter((v) => v.metadata.name?.startsWith('vds-other-1-'))).toHaveLength(1);
+  });
+
+  it('a snapshot whose VolumeSnapshot vanishes is Failed with reason Lost', async () => {
+    await c.disks.create(blankDisk('lost'));
+    await diskReady('lost');
+    await snap.vdSnapshots.create(vdSnapshot('lost-1', 'lost'));
+    const ready = await snapshotIn('lost-1', 'Ready');
+    const vs = await volumeSnapshots().get({ namespace: ns, name: ready.status?.volumeSnapshotName ?? '' });
+    await removeFinalizer(volumeSnapshots(), vs, Finalizer.vdSnapshotProtection);
+    await volumeSnapshots().delete({ namespace: ns, name: vs.metadata.name ?? '' });
+    const lost = await snapshotIn('lost-1', 'Failed');
+    expect(condition(lost, 'VirtualDiskSnapshotReady')).toMatchObject({
+      status: 'False',
+      reason: 'Lost',
+      message: `VolumeSnapshot ${vs.metadata.name ?? ''} is gone: the snapshot's data is lost`,
+    });
+  });
+
+  it('a disk in use by a running VM waits with requiredConsistency and goes on once the VM stops; without it the snapshot is taken inconsistent', async () => {
+    await c.disks.create(blankDisk('root'));
+    await diskReady('root');
+    await c.nodes.create(node(scope, 'node-1'));
+    const cls = await c.classes.create(vmClass(scope, 'generic'));
+    await c.vms.create(vm(scope, 'guest', cls.metadata.name ?? '', { blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }] }));
+    await eventually(async () => (await c.vms.get({ namespace: ns, name: 'guest' })).status?.phase === 'Running', 'VM Running');
+    await eventually(
+      async () => (await c.disks.get({ namespace: ns, name: 'root' })).status?.attachedToVirtualMachines?.some((u) => u.name === 'guest'),
+      'disk shows the VM',
+    );
+
+    await snap.vdSnapshots.create(vdSnapshot('root-now', 'root', false));
+    const now = await snapshotIn('root-now', 'Ready');
+    expect(now.status?.consistent).toBe(false);
+    expect(condition(now, 'VirtualDiskSnapshotReady')).toMatchObject({ status: 'True', message: expect.stringMatching(/potentially inconsistent/) });
+
+    await snap.vdSnapshots.create(vdSnapshot('root-consistent', 'root'));
+    const waiting = await snapshotIn('root-consistent', 'InProgress');
+    expect(condition(waiting, 'VirtualDiskSnapshotReady')).toMatchObject({
+      status: 'False',
+      reason: 'PotentiallyInconsistent',
+      message: expect.stringMatching(/in use by the running VirtualMachine guest .*freezing its filesystem is not built yet/),
+    });
+    expect(waiting.status?.volumeSnapshotName).toBeUndefined();
+
+    await c.vms.mergePatch({ namespace: ns, name: 'guest' }, { spec: { runPolicy: 'AlwaysOff' } });
+    const later = await snapshotIn('root-consistent', 'Ready');
+    expect(later.status?.consistent).toBe(true);
+  });
+});
