@@ -17,6 +17,7 @@ import { enqueueOn, statusChanged } from '../../sources.js';
 import type { StorageDeps } from '../provisioning/helpers.js';
 import { makeSnapshotClients, type SnapshotCaches, type SnapshotDeps } from './deps.js';
 import { VDS_BY_DISK, vdSnapshotReconciler } from './vdsnapshot.js';
+import { VMS_BY_VM, vmSnapshotReconciler } from './vmsnapshot.js';
 
 export interface SnapshotOptions {
   kube: KubeClient;
@@ -29,7 +30,7 @@ export interface SnapshotOptions {
 export interface SnapshotReconcilers {
   readonly deps: SnapshotDeps;
   readonly caches: ObjectCache<KubeObject>[];
-  readonly runners: { vdsnapshot: Runner };
+  readonly runners: { vdsnapshot: Runner; vmsnapshot: Runner };
 }
 
 type MakeRunner = (name: string, reconcile: ReconcileFn, workers: number) => Runner;
@@ -43,9 +44,10 @@ export function snapshotReconcilers(storage: StorageDeps, caches0: Caches, opts:
     volumeSnapshots: opts.volumeSnapshots ? informerCache(clients.volumeSnapshots, namespaced, opts.signal, opts.logger) : undefined,
   };
   caches.vdSnapshots.addIndex(VDS_BY_DISK, (vds) => [`${vds.metadata.namespace ?? ''}/${vds.spec.virtualDiskName}`]);
+  caches.vmSnapshots.addIndex(VMS_BY_VM, (vms) => [`${vms.metadata.namespace ?? ''}/${vms.spec.virtualMachineName}`]);
   const d: SnapshotDeps = { ...storage, snapshots: { clients, caches } };
   const some = Math.max(1, Math.floor(storage.config.RECONCILE_WORKERS / 2));
-  const runners = { vdsnapshot: runner('vdsnapshot', vdSnapshotReconciler(d), some) };
+  const runners = { vdsnapshot: runner('vdsnapshot', vdSnapshotReconciler(d), some), vmsnapshot: runner('vmsnapshot', vmSnapshotReconciler(d), some) };
   wireSnapshotSources(caches0, caches, runners);
   const all = [caches.vdSnapshots, caches.vmSnapshots, caches.volumeSnapshots].filter((c) => c !== undefined);
   return { deps: d, caches: all as unknown as ObjectCache<KubeObject>[], runners };
@@ -64,6 +66,12 @@ function wireSnapshotSources(caches: Caches, sc: SnapshotCaches, r: SnapshotReco
     const vm = caches.vms.get(keyOf(vmi));
     return (vm?.spec.blockDeviceRefs ?? []).filter((ref) => ref.kind === 'VirtualDisk').flatMap((ref) => snapshotsOfDisk(ns(vmi), ref.name));
   });
+  // VM snapshots: themselves, their disk snapshots, and their VM (its phase, its instance).
+  const snapshotsOfVM = (o: KubeObject): string[] => sc.vmSnapshots.byIndex(VMS_BY_VM, keyOf(o)).map(keyOf);
+  enqueueOn(sc.vmSnapshots, r.vmsnapshot, (o) => [keyOf(o)]);
+  enqueueOn(sc.vdSnapshots, r.vmsnapshot, (vds) => ownedBy(vds, 'VirtualMachineSnapshot'));
+  enqueueOn(caches.vms, r.vmsnapshot, snapshotsOfVM, statusChanged);
+  enqueueOn(caches.kvvmis, r.vmsnapshot, snapshotsOfVM);
 }
 
 /** Whether the apiserver serves VolumeSnapshots (404: not, the disk snapshots fail saying so); any other answer counts as served, the informer retries. */

@@ -13,7 +13,7 @@ import {
   type VolumeSnapshot,
 } from '../../../../shared/api/k8s/volume-snapshot.js';
 import { API_VERSION } from '../../../../shared/api/resources/common.js';
-import type { VirtualDiskSnapshot } from '../../../../shared/api/resources/snapshots.js';
+import type { VirtualDiskSnapshot, VirtualMachineSnapshot } from '../../../../shared/api/resources/snapshots.js';
 import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.js';
 import { removeFinalizer, type KubeClient, type ResourceClient } from '../../../../shared/kube/index.js';
 import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
@@ -43,6 +43,7 @@ let kubevirt: KubeVirtSimulator;
 let storageClass: string;
 let otherClass: string;
 let snapshotClass: string;
+let className: string;
 
 beforeAll(async () => {
   kube = mainKube();
@@ -82,6 +83,8 @@ beforeAll(async () => {
   ctl = { running: await startController({ kube, config, signal: abort.signal }), abort };
   kubevirt = new KubeVirtSimulator(kube, { namespace: ns, autoRunOn: `node-1-${scope.id}` });
   await kubevirt.start();
+  await c.nodes.create(node(scope, 'node-1'));
+  className = (await c.classes.create(vmClass(scope, 'generic'))).metadata.name ?? '';
 });
 
 afterAll(async () => {
@@ -208,9 +211,7 @@ describe('VirtualDiskSnapshot', () => {
   it('a disk in use by a running VM waits with requiredConsistency and goes on once the VM stops; without it the snapshot is taken inconsistent', async () => {
     await c.disks.create(blankDisk('root'));
     await diskReady('root');
-    await c.nodes.create(node(scope, 'node-1'));
-    const cls = await c.classes.create(vmClass(scope, 'generic'));
-    await c.vms.create(vm(scope, 'guest', cls.metadata.name ?? '', { blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }] }));
+    await c.vms.create(vm(scope, 'guest', className, { blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }] }));
     await eventually(async () => (await c.vms.get({ namespace: ns, name: 'guest' })).status?.phase === 'Running', 'VM Running');
     await eventually(
       async () => (await c.disks.get({ namespace: ns, name: 'root' })).status?.attachedToVirtualMachines?.some((u) => u.name === 'guest'),
@@ -234,5 +235,102 @@ describe('VirtualDiskSnapshot', () => {
     await c.vms.mergePatch({ namespace: ns, name: 'guest' }, { spec: { runPolicy: 'AlwaysOff' } });
     const later = await snapshotIn('root-consistent', 'Ready');
     expect(later.status?.consistent).toBe(true);
+  });
+});
+
+describe('VirtualMachineSnapshot', () => {
+  const vmSnapshot = (name: string, vmName: string, requiredConsistency = true): VirtualMachineSnapshot => ({
+    apiVersion: API_VERSION,
+    kind: 'VirtualMachineSnapshot',
+    metadata: { name, namespace: ns },
+    spec: { virtualMachineName: vmName, keepIPAddress: 'Always', requiredConsistency },
+  });
+  const vmSnapshotIn = (name: string, phase: string): Promise<VirtualMachineSnapshot> =>
+    eventually(async () => {
+      const got = await snap.vmSnapshots.get({ namespace: ns, name });
+      return got.status?.phase === phase && got;
+    }, `VM snapshot ${name} ${phase}`);
+  const ready = (o: VirtualMachineSnapshot): unknown => o.status?.conditions?.find((x) => x.type === 'VirtualMachineSnapshotReady');
+
+  it('a stopped VM: one Ready disk snapshot per disk and a Secret with its spec; Ready, consistent; deleting it removes them', async () => {
+    for (const d of ['sys', 'logs']) await c.disks.create(blankDisk(d));
+    for (const d of ['sys', 'logs']) await diskReady(d);
+    const spec = {
+      runPolicy: 'AlwaysOff' as const,
+      blockDeviceRefs: [
+        { kind: 'VirtualDisk' as const, name: 'sys' },
+        { kind: 'VirtualDisk' as const, name: 'logs' },
+      ],
+    };
+    await c.vms.create(vm(scope, 'cold', className, spec));
+    await eventually(async () => (await c.vms.get({ namespace: ns, name: 'cold' })).status?.phase === 'Stopped', 'VM Stopped');
+    const created = await snap.vmSnapshots.create(vmSnapshot('cold-1', 'cold'));
+    const got = await vmSnapshotIn('cold-1', 'Ready');
+    expect(got.status).toMatchObject({ consistent: true, virtualDiskSnapshotNames: ['cold-1-sys', 'cold-1-logs'] });
+    expect(got.status?.resources).toEqual(
+      expect.arrayContaining([
+        { apiVersion: API_VERSION, kind: 'VirtualMachine', name: 'cold' },
+        { apiVersion: API_VERSION, kind: 'VirtualDisk', name: 'sys' },
+        { apiVersion: API_VERSION, kind: 'VirtualDisk', name: 'logs' },
+      ]),
+    );
+    expect(ready(got)).toMatchObject({ status: 'True', reason: 'VirtualMachineSnapshotReady' });
+    for (const name of got.status?.virtualDiskSnapshotNames ?? []) {
+      const vds = await snap.vdSnapshots.get({ namespace: ns, name });
+      expect(vds.status?.phase).toBe('Ready');
+      expect(vds.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'VirtualMachineSnapshot', uid: created.metadata.uid, controller: true })]);
+    }
+    const secretName = got.status?.virtualMachineSnapshotSecretName ?? '';
+    const secret = await c.secrets.get({ namespace: ns, name: secretName });
+    const decoded = (key: string): unknown => JSON.parse(Buffer.from(secret.data?.[key] ?? '', 'base64').toString()) as unknown;
+    const cold = await c.vms.get({ namespace: ns, name: 'cold' });
+    expect(decoded('virtualMachine')).toMatchObject({ kind: 'VirtualMachine', metadata: { name: 'cold' }, spec: cold.spec });
+    expect(decoded('virtualDisks')).toEqual([
+      expect.objectContaining({ kind: 'VirtualDisk', metadata: expect.objectContaining({ name: 'sys' }) }),
+      expect.objectContaining({ kind: 'VirtualDisk', metadata: expect.objectContaining({ name: 'logs' }) }),
+    ]);
+
+    await snap.vmSnapshots.delete({ namespace: ns, name: 'cold-1' });
+    await eventually(() => gone(() => snap.vdSnapshots.get({ namespace: ns, name: 'cold-1-sys' })), 'disk snapshot garbage-collected');
+    await eventually(() => gone(() => c.secrets.get({ namespace: ns, name: secretName })), 'Secret garbage-collected');
+  });
+
+  it('a running VM waits with requiredConsistency, and without it is snapshotted inconsistent', async () => {
+    await c.disks.create(blankDisk('hot-root'));
+    await diskReady('hot-root');
+    await c.vms.create(vm(scope, 'hot', className, { blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'hot-root' }] }));
+    await eventually(async () => (await c.vms.get({ namespace: ns, name: 'hot' })).status?.phase === 'Running', 'VM Running');
+    await snap.vmSnapshots.create(vmSnapshot('hot-strict', 'hot'));
+    const waiting = await vmSnapshotIn('hot-strict', 'InProgress');
+    expect(ready(waiting)).toMatchObject({
+      status: 'False',
+      reason: 'PotentiallyInconsistent',
+      message: expect.stringMatching(/freezing its filesystem is not built yet/),
+    });
+    expect(waiting.status?.virtualDiskSnapshotNames).toBeUndefined();
+    await snap.vmSnapshots.create(vmSnapshot('hot-now', 'hot', false));
+    const now = await vmSnapshotIn('hot-now', 'Ready');
+    expect(now.status?.consistent).toBe(false);
+  });
+
+  it('fails for a VM that does not exist and waits Pending while a disk is not Ready', async () => {
+    await snap.vmSnapshots.create(vmSnapshot('nobody-1', 'nobody'));
+    const nobody = await vmSnapshotIn('nobody-1', 'Failed');
+    expect(ready(nobody)).toMatchObject({ reason: 'VirtualMachineSnapshotFailed', message: `VirtualMachine nobody does not exist in namespace ${ns}` });
+    expect(nobody.status?.conditions?.find((x) => x.type === 'VirtualMachineReady')).toMatchObject({
+      status: 'False',
+      reason: 'VirtualMachineNotReadyForSnapshotting',
+    });
+
+    await c.disks.create(blankDisk('stuck', `missing-${scope.id}`));
+    await c.vms.create(vm(scope, 'stuck', className, { runPolicy: 'AlwaysOff', blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'stuck' }] }));
+    await snap.vmSnapshots.create(vmSnapshot('stuck-1', 'stuck'));
+    const stuck = await eventually(async () => {
+      const got = await snap.vmSnapshots.get({ namespace: ns, name: 'stuck-1' });
+      const reason = (ready(got) as { reason?: string } | undefined)?.reason;
+      return got.status?.phase === 'Pending' && (reason === 'BlockDevicesNotReady' || reason === 'WaitingForTheVirtualMachine') && got;
+    }, 'VM snapshot waits');
+    expect(stuck.status?.virtualDiskSnapshotNames).toBeUndefined();
+    expect((ready(stuck) as { message?: string }).message).toMatch(/stuck/);
   });
 });
