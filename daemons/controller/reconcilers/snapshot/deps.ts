@@ -4,18 +4,17 @@
  * and the Secrets holding a VM's captured spec.
  */
 import {
-  VirtualDiskSnapshotSchema,
   VirtualMachineSnapshotSchema,
-  virtualDiskSnapshot,
   virtualMachineSnapshot,
   type VirtualDiskSnapshot,
   type VirtualMachineSnapshot,
 } from '../../../../shared/api/resources/snapshots.js';
-import { VolumeSnapshotSchema, volumeSnapshotDescriptor, type VolumeSnapshot } from '../../../../shared/api/k8s/volume-snapshot.js';
+import type { VolumeSnapshot } from '../../../../shared/api/k8s/volume-snapshot.js';
 import { descriptorOf, type KubeClient, type ResourceClient } from '../../../../shared/kube/index.js';
 import type { ObjectCache } from '../../engine/cache.js';
 import { FIELD_MANAGER } from '../../kube/resources.js';
 import type { StorageDeps } from '../provisioning/helpers.js';
+import { makeStorageClients } from '../provisioning/kube.js';
 
 export interface SnapshotClients {
   vdSnapshots: ResourceClient<VirtualDiskSnapshot>;
@@ -34,10 +33,8 @@ export interface SnapshotDeps extends StorageDeps {
   snapshots: { clients: SnapshotClients; caches: SnapshotCaches };
 }
 
+/** The disk-snapshot and VolumeSnapshot clients are the storage reconcilers' (makeStorageClients); the VM snapshots' is added. */
 export function makeSnapshotClients(kube: KubeClient, fieldManager = FIELD_MANAGER): SnapshotClients {
-  return {
-    vdSnapshots: kube.resource(descriptorOf(virtualDiskSnapshot), VirtualDiskSnapshotSchema, fieldManager),
-    vmSnapshots: kube.resource(descriptorOf(virtualMachineSnapshot), VirtualMachineSnapshotSchema, fieldManager),
-    volumeSnapshots: kube.resource(volumeSnapshotDescriptor, VolumeSnapshotSchema, fieldManager),
-  };
+  const { vdSnapshots, volumeSnapshots } = makeStorageClients(kube, fieldManager);
+  return { vdSnapshots, volumeSnapshots, vmSnapshots: kube.resource(descriptorOf(virtualMachineSnapshot), VirtualMachineSnapshotSchema, fieldManager) };
 }

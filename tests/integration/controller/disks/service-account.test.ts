@@ -134,7 +134,7 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
     expect(player.runs.map((r) => r.code)).toEqual([0, 0]);
   }, 90_000);
 
-  it('snapshots a Ready disk through a VolumeSnapshot of its PVC', async () => {
+  it('snapshots a Ready disk through a VolumeSnapshot of its PVC and makes a disk from it', async () => {
     const scope = newScope(await freshNamespace('snap-sa'));
     const ns = scope.namespace;
     const sc = makeStorageClients(t.kube, TEST_FIELD_MANAGER);
@@ -193,6 +193,16 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
     expect(got.metadata.finalizers).toContain('virtualization.deckhouse.io/vdsnapshot-cleanup');
     const vs = await snap.volumeSnapshots.get({ namespace: ns, name: got.status?.volumeSnapshotName ?? '' });
     expect(vs.metadata.finalizers).toEqual(['virtualization.deckhouse.io/vdsnapshot-protection']);
+    await t.c.disks.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualDisk',
+      metadata: { name: 'restored', namespace: ns },
+      spec: {
+        dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualDiskSnapshot', name: 'snap' } },
+        persistentVolumeClaim: { storageClassName: storageClass },
+      },
+    });
+    await eventually(async () => (await t.c.disks.get({ namespace: ns, name: 'restored' })).status?.phase === 'Ready', 'disk from the snapshot Ready');
     await snap.vdSnapshots.delete({ namespace: ns, name: 'snap' });
     await eventually(async () => (await snap.vdSnapshots.list({ namespace: ns })).items.length === 0, 'disk snapshot gone');
   }, 90_000);

@@ -238,6 +238,60 @@ describe('VirtualDiskSnapshot', () => {
   });
 });
 
+describe('a VirtualDisk from a VirtualDiskSnapshot', () => {
+  const fromSnapshot = (name: string, snapshot: string, size?: string): VirtualDisk => ({
+    apiVersion: API_VERSION,
+    kind: 'VirtualDisk',
+    metadata: { name, namespace: ns },
+    spec: {
+      dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualDiskSnapshot', name: snapshot } },
+      persistentVolumeClaim: { storageClassName: storageClass, ...(size !== undefined ? { size } : {}) },
+    },
+  });
+
+  it('is Ready on a claim filled from the VolumeSnapshot, at its restore size', async () => {
+    await c.disks.create(blankDisk('orig'));
+    await diskReady('orig');
+    const vds = await snap.vdSnapshots.create(vdSnapshot('orig-1', 'orig'));
+    const taken = await snapshotIn('orig-1', 'Ready');
+    await c.disks.create(fromSnapshot('restored', 'orig-1'));
+    const vd = await diskReady('restored');
+    expect(vd.status).toMatchObject({ capacity: '1Gi', sourceUID: vds.metadata.uid });
+    expect(vd.status?.conditions?.find((x) => x.type === 'DatasourceReady')).toMatchObject({ status: 'True' });
+    const pvc = await sc.pvcs.get({ namespace: ns, name: vd.status?.target?.persistentVolumeClaimName ?? '' });
+    expect(pvc.spec.dataSource).toEqual({ apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: taken.status?.volumeSnapshotName });
+    expect(pvc.spec.resources?.requests?.['storage']).toBe('1Gi');
+  });
+
+  it('waits Pending for a snapshot that does not exist yet, and fails when asked smaller than the restore size', async () => {
+    await c.disks.create(fromSnapshot('early', 'later-1'));
+    const early = await eventually(async () => {
+      const got = await c.disks.get({ namespace: ns, name: 'early' });
+      return got.status?.phase === 'Pending' && got;
+    }, 'disk Pending');
+    expect(early.status?.conditions?.find((x) => x.type === 'DatasourceReady')).toMatchObject({
+      status: 'False',
+      reason: 'VirtualDiskSnapshot',
+      message: `VirtualDiskSnapshot ${ns}/later-1 does not exist`,
+    });
+    expect(early.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ reason: 'DatasourceIsNotFound' });
+    // The snapshot appears: the waiting disk goes on by itself.
+    await c.disks.create(blankDisk('later'));
+    await diskReady('later');
+    await snap.vdSnapshots.create(vdSnapshot('later-1', 'later'));
+    await diskReady('early');
+
+    await c.disks.create(fromSnapshot('small', 'later-1', '512Mi'));
+    const small = await eventually(async () => {
+      const got = await c.disks.get({ namespace: ns, name: 'small' });
+      return got.status?.phase === 'Failed' && got;
+    }, 'disk Failed');
+    expect(small.status?.conditions?.find((x) => x.type === 'Ready')?.message).toBe(
+      "the specified pvc size is insufficient: 512Mi is less than the snapshot's restore size 1Gi",
+    );
+  });
+});
+
 describe('VirtualMachineSnapshot', () => {
   const vmSnapshot = (name: string, vmName: string, requiredConsistency = true): VirtualMachineSnapshot => ({
     apiVersion: API_VERSION,
