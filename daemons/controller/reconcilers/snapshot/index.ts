@@ -18,6 +18,9 @@ import type { StorageDeps } from '../provisioning/helpers.js';
 import { makeSnapshotClients, type SnapshotCaches, type SnapshotDeps } from './deps.js';
 import { VDS_BY_DISK, vdSnapshotReconciler } from './vdsnapshot.js';
 import { VMS_BY_VM, vmSnapshotReconciler } from './vmsnapshot.js';
+import { SNAPSHOT_OPERATION_TYPES, VMOP_BY_VM, vmopReconciler } from '../vmop/index.js';
+import { cloneOperation } from './clone.js';
+import { restoreOperation } from './restore.js';
 
 export interface SnapshotOptions {
   kube: KubeClient;
@@ -30,7 +33,7 @@ export interface SnapshotOptions {
 export interface SnapshotReconcilers {
   readonly deps: SnapshotDeps;
   readonly caches: ObjectCache<KubeObject>[];
-  readonly runners: { vdsnapshot: Runner; vmsnapshot: Runner };
+  readonly runners: { vdsnapshot: Runner; vmsnapshot: Runner; vmopSnapshot: Runner };
 }
 
 type MakeRunner = (name: string, reconcile: ReconcileFn, workers: number) => Runner;
@@ -47,7 +50,17 @@ export function snapshotReconcilers(storage: StorageDeps, caches0: Caches, opts:
   caches.vmSnapshots.addIndex(VMS_BY_VM, (vms) => [`${vms.metadata.namespace ?? ''}/${vms.spec.virtualMachineName}`]);
   const d: SnapshotDeps = { ...storage, snapshots: { clients, caches } };
   const some = Math.max(1, Math.floor(storage.config.RECONCILE_WORKERS / 2));
-  const runners = { vdsnapshot: runner('vdsnapshot', vdSnapshotReconciler(d), some), vmsnapshot: runner('vmsnapshot', vmSnapshotReconciler(d), some) };
+  // Restore and Clone: the operation reconciler with the snapshot operations (the original's vmop "snapshot" sub-controller).
+  const vmopSnapshot = vmopReconciler(d, {
+    name: 'vmop-snapshot',
+    operations: { Restore: restoreOperation(d), Clone: cloneOperation(d) },
+    takes: (vmop) => SNAPSHOT_OPERATION_TYPES.has(vmop.spec.type),
+  });
+  const runners = {
+    vdsnapshot: runner('vdsnapshot', vdSnapshotReconciler(d), some),
+    vmsnapshot: runner('vmsnapshot', vmSnapshotReconciler(d), some),
+    vmopSnapshot: runner('vmop-snapshot', vmopSnapshot, some),
+  };
   wireSnapshotSources(caches0, caches, runners);
   const all = [caches.vdSnapshots, caches.vmSnapshots, caches.volumeSnapshots].filter((c) => c !== undefined);
   return { deps: d, caches: all as unknown as ObjectCache<KubeObject>[], runners };
@@ -72,6 +85,12 @@ function wireSnapshotSources(caches: Caches, sc: SnapshotCaches, r: SnapshotReco
   enqueueOn(sc.vdSnapshots, r.vmsnapshot, (vds) => ownedBy(vds, 'VirtualMachineSnapshot'));
   enqueueOn(caches.vms, r.vmsnapshot, snapshotsOfVM, statusChanged);
   enqueueOn(caches.kvvmis, r.vmsnapshot, snapshotsOfVM);
+  // Restore and Clone: themselves, the snapshot a Clone made, their VM (its phase); the rest is looked at again while waiting.
+  const snapshotOps = (list: readonly { spec: { type: string }; metadata: KubeObject['metadata'] }[]): string[] =>
+    list.filter((o) => SNAPSHOT_OPERATION_TYPES.has(o.spec.type)).map((o) => keyOf(o as KubeObject));
+  enqueueOn(caches.vmops, r.vmopSnapshot, (o) => snapshotOps([o]));
+  enqueueOn(sc.vmSnapshots, r.vmopSnapshot, (vms) => ownedBy(vms, 'VirtualMachineOperation'));
+  enqueueOn(caches.vms, r.vmopSnapshot, (vm) => snapshotOps(caches.vmops.byIndex(VMOP_BY_VM, keyOf(vm))), statusChanged);
 }
 
 /** Whether the apiserver serves VolumeSnapshots (404: not, the disk snapshots fail saying so); any other answer counts as served, the informer retries. */

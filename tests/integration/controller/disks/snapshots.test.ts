@@ -22,7 +22,8 @@ import { makeStorageClients, type StorageClients } from '../../../../daemons/con
 import { makeSnapshotClients, type SnapshotClients } from '../../../../daemons/controller/reconcilers/snapshot/deps.js';
 import { KubeVirtSimulator } from '../../../../daemons/kubevirt-simulator/simulator.js';
 import { freshNamespace } from '../../../env/index.js';
-import { node, vm, vmClass } from '../builders.js';
+import { node, vm, vmClass, vmop } from '../builders.js';
+import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, testClients, type Scope } from '../fixtures.js';
 import { NodePlayer } from './node-player.js';
 import { SimulatedSnapshotController } from './snapshot-controller-simulated.js';
@@ -386,5 +387,115 @@ describe('VirtualMachineSnapshot', () => {
     }, 'VM snapshot waits');
     expect(stuck.status?.virtualDiskSnapshotNames).toBeUndefined();
     expect((ready(stuck) as { message?: string }).message).toMatch(/stuck/);
+  });
+});
+
+describe('VirtualMachineOperation Restore and Clone', () => {
+  const opIn = (name: string, phase: string): Promise<VirtualMachineOperation> =>
+    eventually(async () => {
+      const got = await c.vmops.get({ namespace: ns, name });
+      return got.status?.phase === phase && got;
+    }, `operation ${name} ${phase}`);
+  const completed = (o: VirtualMachineOperation): { reason?: string; message?: string } | undefined =>
+    o.status?.conditions?.find((x) => x.type === 'Completed');
+
+  /** A stopped VM on one Ready disk of its own name, and a Ready snapshot of it. */
+  async function stoppedVMWithSnapshot(name: string): Promise<void> {
+    await c.disks.create(blankDisk(`${name}-root`));
+    await diskReady(`${name}-root`);
+    await c.vms.create(vm(scope, name, className, { runPolicy: 'AlwaysOff', blockDeviceRefs: [{ kind: 'VirtualDisk', name: `${name}-root` }] }));
+    await eventually(async () => (await c.vms.get({ namespace: ns, name })).status?.phase === 'Stopped', `VM ${name} Stopped`);
+    await snap.vmSnapshots.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualMachineSnapshot',
+      metadata: { name: `${name}-snap`, namespace: ns },
+      spec: { virtualMachineName: name, keepIPAddress: 'Never', requiredConsistency: true },
+    });
+    await eventually(async () => (await snap.vmSnapshots.get({ namespace: ns, name: `${name}-snap` })).status?.phase === 'Ready', `snapshot of ${name} Ready`);
+  }
+
+  it('Restore sets the VM spec back and recreates its disks from their snapshots', async () => {
+    await stoppedVMWithSnapshot('rs');
+    const oldDisk = await c.disks.get({ namespace: ns, name: 'rs-root' });
+    await c.vms.mergePatch({ namespace: ns, name: 'rs' }, { spec: { cpu: { cores: 4 } } });
+    const restore = await c.vmops.create(vmop(scope, 'rs-restore', 'rs', 'Restore', { restore: { mode: 'Strict', virtualMachineSnapshotName: 'rs-snap' } }));
+    const done = await opIn('rs-restore', 'Completed');
+    expect(done.status?.resources).toEqual([
+      expect.objectContaining({ kind: 'VirtualMachine', name: 'rs', status: 'Completed' }),
+      expect.objectContaining({ kind: 'VirtualDisk', name: 'rs-root', status: 'Completed' }),
+    ]);
+    expect((await c.vms.get({ namespace: ns, name: 'rs' })).spec.cpu.cores).toBe(2);
+    const disk = await c.disks.get({ namespace: ns, name: 'rs-root' });
+    expect(disk.metadata.uid).not.toBe(oldDisk.metadata.uid);
+    expect(disk.metadata.annotations?.['virtualization.deckhouse.io/vmoprestore']).toBe(restore.metadata.uid);
+    expect(disk.status?.phase).toBe('Ready');
+    expect(disk.spec.dataSource).toEqual({ type: 'ObjectRef', objectRef: { kind: 'VirtualDiskSnapshot', name: 'rs-snap-rs-root' } });
+    await eventually(async () => (await c.vms.get({ namespace: ns, name: 'rs' })).status?.phase === 'Stopped', 'VM Stopped again');
+  });
+
+  it('Restore fails for a snapshot that does not exist and for a snapshot of another VM; DryRun changes nothing', async () => {
+    await stoppedVMWithSnapshot('rs2');
+    await c.vmops.create(vmop(scope, 'rs2-none', 'rs2', 'Restore', { restore: { mode: 'Strict', virtualMachineSnapshotName: 'nope' } }));
+    expect(completed(await opIn('rs2-none', 'Failed'))).toMatchObject({ reason: 'OperationFailed', message: 'VirtualMachineSnapshot nope does not exist' });
+    await c.vmops.create(vmop(scope, 'rs2-other', 'rs2', 'Restore', { restore: { mode: 'Strict', virtualMachineSnapshotName: 'rs-snap' } }));
+    expect(completed(await opIn('rs2-other', 'Failed'))).toMatchObject({ message: 'VirtualMachineSnapshot rs-snap is a snapshot of VirtualMachine rs' });
+    const before = await c.disks.get({ namespace: ns, name: 'rs2-root' });
+    await c.vmops.create(vmop(scope, 'rs2-dry', 'rs2', 'Restore', { restore: { mode: 'DryRun', virtualMachineSnapshotName: 'rs2-snap' } }));
+    const dry = await opIn('rs2-dry', 'Completed');
+    expect(dry.status?.resources).toEqual([
+      expect.objectContaining({ kind: 'VirtualMachine', name: 'rs2', message: 'the spec would be restored' }),
+      expect.objectContaining({ kind: 'VirtualDisk', name: 'rs2-root', message: 'would be recreated from rs2-snap-rs2-root' }),
+    ]);
+    expect((await c.disks.get({ namespace: ns, name: 'rs2-root' })).metadata.uid).toBe(before.metadata.uid);
+  });
+
+  it('Clone makes a new VM with renamed disks from a snapshot, then removes that snapshot; a second one with the same names fails', async () => {
+    await stoppedVMWithSnapshot('src');
+    const clone = await c.vmops.create(vmop(scope, 'src-clone', 'src', 'Clone', { clone: { mode: 'Strict', customization: { namePrefix: 'copy-' } } }));
+    const done = await opIn('src-clone', 'Completed');
+    expect(done.status?.resources).toEqual([
+      expect.objectContaining({ kind: 'VirtualMachine', name: 'copy-src', status: 'Completed' }),
+      expect.objectContaining({ kind: 'VirtualDisk', name: 'copy-src-root', status: 'Completed' }),
+    ]);
+    const copy = await c.vms.get({ namespace: ns, name: 'copy-src' });
+    expect(copy.spec.blockDeviceRefs).toEqual([{ kind: 'VirtualDisk', name: 'copy-src-root' }]);
+    expect(copy.metadata.annotations?.['virtualization.deckhouse.io/vmopclone']).toBe(clone.metadata.uid);
+    const disk = await c.disks.get({ namespace: ns, name: 'copy-src-root' });
+    expect(disk.spec.dataSource).toEqual({ type: 'ObjectRef', objectRef: { kind: 'VirtualDiskSnapshot', name: 'd8v-vmop-src-clone-src-root' } });
+    await eventually(() => gone(() => snap.vmSnapshots.get({ namespace: ns, name: 'd8v-vmop-src-clone' })), 'the clone snapshot removed');
+    // The source is untouched.
+    expect((await c.vms.get({ namespace: ns, name: 'src' })).spec.blockDeviceRefs).toEqual([{ kind: 'VirtualDisk', name: 'src-root' }]);
+
+    await c.vmops.create(vmop(scope, 'src-clone-2', 'src', 'Clone', { clone: { mode: 'Strict', customization: { namePrefix: 'copy-' } } }));
+    const again = await opIn('src-clone-2', 'Failed');
+    expect(completed(again)?.message).toBe('names already taken: copy-src, copy-src-root');
+  });
+
+  it('Clone DryRun lists the new names and creates nothing, or fails naming a taken one; a running VM cannot be cloned', async () => {
+    const replace = (kind: string, name: string, to: string): { from: { kind: string; name: string }; to: string } => ({ from: { kind, name }, to });
+    await c.vmops.create(
+      vmop(scope, 'src-dry', 'src', 'Clone', {
+        clone: { mode: 'DryRun', nameReplacement: [replace('VirtualMachine', 'src', 'twin'), replace('VirtualDisk', 'src-root', 'twin-root')] },
+      }),
+    );
+    const dry = await opIn('src-dry', 'Completed');
+    expect(dry.status?.resources).toEqual([
+      expect.objectContaining({ kind: 'VirtualMachine', name: 'twin', status: 'Completed', message: 'would clone src' }),
+      expect.objectContaining({ kind: 'VirtualDisk', name: 'twin-root', status: 'Completed', message: 'would clone src-root' }),
+    ]);
+    expect(await gone(() => c.vms.get({ namespace: ns, name: 'twin' }))).toBe(true);
+    expect(await gone(() => c.disks.get({ namespace: ns, name: 'twin-root' }))).toBe(true);
+
+    await c.vmops.create(vmop(scope, 'src-dry-2', 'src', 'Clone', { clone: { mode: 'DryRun', nameReplacement: [replace('VirtualMachine', 'src', 'twin')] } }));
+    const taken = await opIn('src-dry-2', 'Failed');
+    expect(completed(taken)?.message).toBe('names already taken: src-root');
+    expect(taken.status?.resources).toContainEqual(
+      expect.objectContaining({ kind: 'VirtualDisk', name: 'src-root', status: 'Failed', message: 'VirtualDisk src-root already exists' }),
+    );
+
+    await eventually(async () => (await c.vms.get({ namespace: ns, name: 'hot' })).status?.phase === 'Running', 'VM hot Running');
+    await c.vmops.create(vmop(scope, 'hot-clone', 'hot', 'Clone', { clone: { mode: 'Strict', customization: { nameSuffix: '-2' } } }));
+    const refused = await opIn('hot-clone', 'Failed');
+    expect(completed(refused)?.reason).toBe('NotApplicableForVirtualMachinePhase');
   });
 });
