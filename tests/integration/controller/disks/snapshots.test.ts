@@ -433,7 +433,7 @@ describe('VirtualMachineOperation Restore and Clone', () => {
     await eventually(async () => (await c.vms.get({ namespace: ns, name: 'rs' })).status?.phase === 'Stopped', 'VM Stopped again');
   });
 
-  it('Restore fails for a snapshot that does not exist and for a snapshot of another VM; DryRun changes nothing', async () => {
+  it('Restore fails for a snapshot that does not exist, a snapshot of another VM and a broken snapshot Secret; DryRun changes nothing', async () => {
     await stoppedVMWithSnapshot('rs2');
     await c.vmops.create(vmop(scope, 'rs2-none', 'rs2', 'Restore', { restore: { mode: 'Strict', virtualMachineSnapshotName: 'nope' } }));
     expect(completed(await opIn('rs2-none', 'Failed'))).toMatchObject({ reason: 'OperationFailed', message: 'VirtualMachineSnapshot nope does not exist' });
@@ -446,6 +446,16 @@ describe('VirtualMachineOperation Restore and Clone', () => {
       expect.objectContaining({ kind: 'VirtualMachine', name: 'rs2', message: 'the spec would be restored' }),
       expect.objectContaining({ kind: 'VirtualDisk', name: 'rs2-root', message: 'would be recreated from rs2-snap-rs2-root' }),
     ]);
+    expect((await c.disks.get({ namespace: ns, name: 'rs2-root' })).metadata.uid).toBe(before.metadata.uid);
+
+    // A snapshot Secret someone broke (truncated JSON) is refused with a sentence, nothing restored.
+    const secretName = (await snap.vmSnapshots.get({ namespace: ns, name: 'rs2-snap' })).status?.virtualMachineSnapshotSecretName ?? '';
+    const broken = Buffer.from('{"apiVersion":"virtualization.deckhouse.io/v1alpha2","spec":{').toString('base64');
+    await c.secrets.mergePatch({ namespace: ns, name: secretName }, { data: { virtualMachine: broken } });
+    await c.vmops.create(vmop(scope, 'rs2-broken', 'rs2', 'Restore', { restore: { mode: 'Strict', virtualMachineSnapshotName: 'rs2-snap' } }));
+    expect(completed(await opIn('rs2-broken', 'Failed'))?.message).toBe(
+      `the Secret ${secretName} of VirtualMachineSnapshot rs2-snap is missing or does not hold a captured VM`,
+    );
     expect((await c.disks.get({ namespace: ns, name: 'rs2-root' })).metadata.uid).toBe(before.metadata.uid);
   });
 
@@ -493,9 +503,12 @@ describe('VirtualMachineOperation Restore and Clone', () => {
       expect.objectContaining({ kind: 'VirtualDisk', name: 'src-root', status: 'Failed', message: 'VirtualDisk src-root already exists' }),
     );
 
-    await eventually(async () => (await c.vms.get({ namespace: ns, name: 'hot' })).status?.phase === 'Running', 'VM hot Running');
-    await c.vmops.create(vmop(scope, 'hot-clone', 'hot', 'Clone', { clone: { mode: 'Strict', customization: { nameSuffix: '-2' } } }));
-    const refused = await opIn('hot-clone', 'Failed');
+    await c.disks.create(blankDisk('busy-root'));
+    await diskReady('busy-root');
+    await c.vms.create(vm(scope, 'busy', className, { blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'busy-root' }] }));
+    await eventually(async () => (await c.vms.get({ namespace: ns, name: 'busy' })).status?.phase === 'Running', 'VM busy Running');
+    await c.vmops.create(vmop(scope, 'busy-clone', 'busy', 'Clone', { clone: { mode: 'Strict', customization: { nameSuffix: '-2' } } }));
+    const refused = await opIn('busy-clone', 'Failed');
     expect(completed(refused)?.reason).toBe('NotApplicableForVirtualMachinePhase');
   });
 });
