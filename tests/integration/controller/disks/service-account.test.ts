@@ -2,8 +2,8 @@
  * The storage reconcilers under exactly the RBAC the install gives the controller
  * (knative/rbac/components/controller.yaml, its client impersonating the ServiceAccount): an image
  * imported through an importer Pod, a disk with its PVC on a StorageClass, status and finalizers, and
- * the hot-plug subresources it may call, a disk snapshot through a VolumeSnapshot. A rule missing
- * from the manifest fails a step with 403.
+ * the hot-plug subresources it may call, disk and VM snapshots, a Clone and a Restore. A rule
+ * missing from the manifest fails a step with 403.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +18,8 @@ import { startController, type RunningController } from '../../../../daemons/con
 import { makeStorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
 import { freshNamespace, impersonatingKubeConfig, kubectl } from '../../../env/index.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, useCluster } from '../fixtures.js';
+import { node, vm, vmClass, vmop } from '../builders.js';
+import { KubeVirtSimulator } from '../../../../daemons/kubevirt-simulator/simulator.js';
 import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
 import { NodePlayer } from './node-player.js';
 import { SimulatedSnapshotController } from './snapshot-controller-simulated.js';
@@ -134,7 +136,7 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
     expect(player.runs.map((r) => r.code)).toEqual([0, 0]);
   }, 90_000);
 
-  it('snapshots a Ready disk through a VolumeSnapshot of its PVC and makes a disk from it', async () => {
+  it('snapshots a disk and makes a disk from it; snapshots, clones and restores a stopped VM', async () => {
     const scope = newScope(await freshNamespace('snap-sa'));
     const ns = scope.namespace;
     const sc = makeStorageClients(t.kube, TEST_FIELD_MANAGER);
@@ -205,5 +207,31 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
     await eventually(async () => (await t.c.disks.get({ namespace: ns, name: 'restored' })).status?.phase === 'Ready', 'disk from the snapshot Ready');
     await snap.vdSnapshots.delete({ namespace: ns, name: 'snap' });
     await eventually(async () => (await snap.vdSnapshots.list({ namespace: ns })).items.length === 0, 'disk snapshot gone');
-  }, 90_000);
+
+    // A VM snapshot, a Clone and a Restore of a stopped VM (KubeVirt played by the simulator).
+    await t.c.nodes.create(node(scope, 'node-1'));
+    const className = (await t.c.classes.create(vmClass(scope, 'generic'))).metadata.name ?? '';
+    const kubevirt = new KubeVirtSimulator(t.kube, { namespace: ns, autoRunOn: `node-1-${scope.id}` });
+    await kubevirt.start();
+    t.onCleanup(() => kubevirt.stop());
+    await t.c.vms.create(vm(scope, 'src', className, { runPolicy: 'AlwaysOff', blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'disk' }] }));
+    await eventually(async () => (await t.c.vms.get({ namespace: ns, name: 'src' })).status?.phase === 'Stopped', 'VM Stopped');
+    await snap.vmSnapshots.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualMachineSnapshot',
+      metadata: { name: 'src-snap', namespace: ns },
+      spec: { virtualMachineName: 'src', keepIPAddress: 'Never', requiredConsistency: true },
+    });
+    await eventually(async () => (await snap.vmSnapshots.get({ namespace: ns, name: 'src-snap' })).status?.phase === 'Ready', 'VM snapshot Ready');
+    const finished = async (name: string): Promise<string | undefined> =>
+      eventually(async () => {
+        const phase = (await t.c.vmops.get({ namespace: ns, name })).status?.phase;
+        return (phase === 'Completed' || phase === 'Failed') && phase;
+      }, `operation ${name} finished`);
+    await t.c.vmops.create(vmop(scope, 'clone', 'src', 'Clone', { clone: { mode: 'Strict', customization: { namePrefix: 'copy-' } } }));
+    expect(await finished('clone')).toBe('Completed');
+    expect((await t.c.vms.get({ namespace: ns, name: 'copy-src' })).spec.blockDeviceRefs).toEqual([{ kind: 'VirtualDisk', name: 'copy-disk' }]);
+    await t.c.vmops.create(vmop(scope, 'restore', 'src', 'Restore', { restore: { mode: 'Strict', virtualMachineSnapshotName: 'src-snap' } }));
+    expect(await finished('restore')).toBe('Completed');
+  }, 120_000);
 });
