@@ -190,7 +190,8 @@ function provision(d: StorageDeps): Handler<VDState> {
       const pvcName = pvcNameOf('vd', vd);
       const requested = parseQuantity(vd.spec.persistentVolumeClaim?.size);
       const ds = vd.spec.dataSource;
-      if (ds?.type === 'ObjectRef' && ds.objectRef?.kind === 'VirtualDiskSnapshot') return fromSnapshot(d, s, ctx, ds.objectRef.name, pvcName);
+      const snapshot = snapshotSourceOf(vd);
+      if (snapshot !== undefined) return fromSnapshot(d, s, ctx, snapshot, pvcName);
       let fill: { source: ImportSource; virtualSize: number; offset: number } | undefined;
       if (ds !== undefined) {
         const plan = await resolveSource(d, ds, ns, ctx.signal);
@@ -274,6 +275,12 @@ function provision(d: StorageDeps): Handler<VDState> {
       return bound(d, s, ctx);
     },
   };
+}
+
+/** The VirtualDiskSnapshot a disk is filled from, if that is its data source. */
+function snapshotSourceOf(vd: VirtualDisk): string | undefined {
+  const ds = vd.spec.dataSource;
+  return ds?.type === 'ObjectRef' && ds.objectRef?.kind === 'VirtualDiskSnapshot' ? ds.objectRef.name : undefined;
 }
 
 /** A disk restored from a VirtualDiskSnapshot: a claim filled by the CSI driver from its VolumeSnapshot, at least its restore size. */
