@@ -23,6 +23,7 @@ import { startUsbReconcilers, type UsbReconcilers } from './reconcilers/usb/inde
 import type { ProgressReader } from './reconcilers/provisioning/helpers.js';
 import { storageReconcilers, type StorageReconcilers } from './reconcilers/storage.js';
 import { snapshotReconcilers, volumeSnapshotsServed, type SnapshotReconcilers } from './reconcilers/snapshot/index.js';
+import type { GuestFilesystems } from './reconcilers/snapshot/freeze.js';
 import type { VolumeHotplug } from './reconcilers/vmbda/hotplug.js';
 import { wireSources, type Runners } from './sources.js';
 
@@ -43,6 +44,8 @@ export interface StartOptions {
   progress?: ProgressReader;
   /** Whether the cluster serves snapshot.storage.k8s.io/v1 VolumeSnapshots; probed by default. */
   volumeSnapshots?: boolean;
+  /** How snapshots freeze and thaw running VMs (the subresource API by default). */
+  filesystems?: GuestFilesystems;
 }
 
 /** The reconcilers of a leader, running. */
@@ -84,7 +87,13 @@ export async function startController(options: StartOptions): Promise<RunningCon
       : snapshotReconcilers(
           storage.deps,
           caches,
-          { kube: options.kube, signal, logger: log, volumeSnapshots: options.volumeSnapshots ?? (await volumeSnapshotsServed(options.kube, signal, log)) },
+          {
+            kube: options.kube,
+            signal,
+            logger: log,
+            volumeSnapshots: options.volumeSnapshots ?? (await volumeSnapshotsServed(options.kube, signal, log)),
+            filesystems: options.filesystems,
+          },
           runnerFactory(signal, options, log),
         );
   const everyCache = [...allCaches(caches), ...(storage?.caches ?? []), ...(snapshots?.caches ?? [])];

@@ -15,6 +15,7 @@ import type { ObjectCache } from '../../engine/cache.js';
 import { FIELD_MANAGER } from '../../kube/resources.js';
 import type { StorageDeps } from '../provisioning/helpers.js';
 import { makeStorageClients } from '../provisioning/kube.js';
+import type { GuestFilesystems } from './freeze.js';
 
 export interface SnapshotClients {
   vdSnapshots: ResourceClient<VirtualDiskSnapshot>;
@@ -30,7 +31,7 @@ export interface SnapshotCaches {
 }
 
 export interface SnapshotDeps extends StorageDeps {
-  snapshots: { clients: SnapshotClients; caches: SnapshotCaches };
+  snapshots: { clients: SnapshotClients; caches: SnapshotCaches; filesystems: GuestFilesystems };
 }
 
 /** The disk-snapshot and VolumeSnapshot clients are the storage reconcilers' (makeStorageClients); the VM snapshots' is added. */

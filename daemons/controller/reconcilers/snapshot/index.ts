@@ -21,6 +21,7 @@ import { VMS_BY_VM, vmSnapshotReconciler } from './vmsnapshot.js';
 import { SNAPSHOT_OPERATION_TYPES, VMOP_BY_VM, vmopReconciler } from '../vmop/index.js';
 import { cloneOperation } from './clone.js';
 import { restoreOperation } from './restore.js';
+import { subresourceFilesystems, type GuestFilesystems } from './freeze.js';
 
 export interface SnapshotOptions {
   kube: KubeClient;
@@ -28,6 +29,8 @@ export interface SnapshotOptions {
   logger: Logger;
   /** Whether the cluster serves VolumeSnapshots (volumeSnapshotsServed). */
   volumeSnapshots: boolean;
+  /** How running VMs are frozen and thawed (the subresource API by default). */
+  filesystems?: GuestFilesystems | undefined;
 }
 
 export interface SnapshotReconcilers {
@@ -48,7 +51,7 @@ export function snapshotReconcilers(storage: StorageDeps, caches0: Caches, opts:
   };
   caches.vdSnapshots.addIndex(VDS_BY_DISK, (vds) => [`${vds.metadata.namespace ?? ''}/${vds.spec.virtualDiskName}`]);
   caches.vmSnapshots.addIndex(VMS_BY_VM, (vms) => [`${vms.metadata.namespace ?? ''}/${vms.spec.virtualMachineName}`]);
-  const d: SnapshotDeps = { ...storage, snapshots: { clients, caches } };
+  const d: SnapshotDeps = { ...storage, snapshots: { clients, caches, filesystems: opts.filesystems ?? subresourceFilesystems(opts.kube) } };
   const some = Math.max(1, Math.floor(storage.config.RECONCILE_WORKERS / 2));
   // Restore and Clone: the operation reconciler with the snapshot operations (the original's vmop "snapshot" sub-controller).
   const vmopSnapshot = vmopReconciler(d, {

@@ -3,9 +3,10 @@
  * by the snapshot and protected by `vdsnapshot-protection`. Pending → InProgress (the VolumeSnapshot
  * asked for) → Ready (the snapshot controller reports it readyToUse) or Failed with the reason: the
  * disk is missing, not Ready or has no PVC, the cluster serves no VolumeSnapshots, the snapshot
- * controller reported an error, or the VolumeSnapshot vanished (Lost). A disk in use by a running VM
- * with requiredConsistency waits InProgress (PotentiallyInconsistent): freezing the guest filesystem
- * through the subresource API is not built yet.
+ * controller reported an error, or the VolumeSnapshot vanished (Lost). A disk in use by one running
+ * VM with requiredConsistency is taken with the VM's filesystems frozen through the subresource API
+ * (its guest agent connected) and thawed once the VolumeSnapshot is ready or failed; without an agent,
+ * or used by several running VMs, it waits InProgress (PotentiallyInconsistent).
  */
 import { VDSnapshotCondition } from '../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../shared/api/finalizers.js';
@@ -19,6 +20,7 @@ import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOut
 import type { ReconcileFn } from '../../engine/runner.js';
 import { shortName } from '../provisioning/importer.js';
 import type { SnapshotDeps } from './deps.js';
+import { FROZEN_VM, agentConnected } from './freeze.js';
 
 type Status = NonNullable<VirtualDiskSnapshot['status']>;
 interface VDSState extends ReconcileState<VirtualDiskSnapshot, Status> {
@@ -26,6 +28,8 @@ interface VDSState extends ReconcileState<VirtualDiskSnapshot, Status> {
   pvcName?: string | undefined;
   /** The VMs with a running instance that use the disk. */
   runningUsers?: string[];
+  /** The running VM to freeze while the VolumeSnapshot is taken. */
+  freezeVM?: string;
 }
 
 const C = VDSnapshotCondition;
@@ -74,6 +78,7 @@ function deletion(d: SnapshotDeps): Handler<VDSState> {
       }
       s.status.phase = 'Terminating';
       const vs = ownVolumeSnapshot(d, vds);
+      if (vs !== undefined && vds.status?.phase === 'InProgress') await thaw(d, s, ctx, vs);
       if (vs !== undefined && hasFinalizer(vs, Finalizer.vdSnapshotProtection)) {
         try {
           await removeFinalizer(d.snapshots.clients.volumeSnapshots, vs, Finalizer.vdSnapshotProtection, opts);
@@ -134,8 +139,9 @@ function virtualDisk(d: SnapshotDeps): Handler<VDSState> {
 }
 
 /**
- * A disk in use by a running VM with requiredConsistency waits (no freeze client yet); without
- * requiredConsistency it is snapshotted as it is and marked inconsistent.
+ * A disk in use by one running VM whose guest agent is connected is snapshotted frozen; with
+ * requiredConsistency it otherwise waits (no agent, or several running VMs); without it, it is
+ * snapshotted as it is and marked inconsistent.
  */
 function consistency(d: SnapshotDeps): Handler<VDSState> {
   return {
@@ -143,20 +149,38 @@ function consistency(d: SnapshotDeps): Handler<VDSState> {
     handle(s, ctx): HandlerOutcome | void {
       if (s.status.volumeSnapshotName !== undefined) return;
       const ns = s.obj.metadata.namespace ?? '';
-      s.runningUsers = (s.disk?.status?.attachedToVirtualMachines ?? []).map((u) => u.name).filter((vm) => d.caches.kvvmis.get(`${ns}/${vm}`) !== undefined);
-      if (s.runningUsers.length === 0 || !s.obj.spec.requiredConsistency) return;
+      const running = (s.disk?.status?.attachedToVirtualMachines ?? []).map((u) => u.name).filter((vm) => d.caches.kvvmis.get(`${ns}/${vm}`) !== undefined);
+      s.runningUsers = running;
+      // A VM snapshot that froze the VM itself takes its disk snapshots without requiredConsistency.
+      if (running.length === 0 || !s.obj.spec.requiredConsistency) return;
+      const [only] = running;
+      if (running.length === 1 && only !== undefined && agentConnected(d.caches.kvvmis.get(`${ns}/${only}`))) {
+        s.freezeVM = only;
+        return;
+      }
+      const why =
+        running.length > 1
+          ? `is in use by several running VirtualMachines (${running.join(', ')}), which cannot be frozen together`
+          : `is in use by the running VirtualMachine ${running.join(', ')} whose guest agent is not connected, so its filesystems cannot be frozen`;
       conditionOn(s, ctx, {
         type: C.VirtualDiskSnapshotReady.type,
         status: 'False',
         reason: C.VirtualDiskSnapshotReady.reason.PotentiallyInconsistent,
-        message:
-          `VirtualDisk ${s.obj.spec.virtualDiskName} is in use by the running VirtualMachine ${s.runningUsers.join(', ')} and freezing its filesystem is not built yet: ` +
-          'waiting for the VM to stop (or snapshot with requiredConsistency: false)',
+        message: `VirtualDisk ${s.obj.spec.virtualDiskName} ${why}: waiting (or snapshot with requiredConsistency: false)`,
       });
       s.status.phase = 'InProgress';
       return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
     },
   };
+}
+
+/** Thaw the VM a VolumeSnapshot was taken frozen, if it still runs (a stopped VM has nothing frozen). */
+async function thaw(d: SnapshotDeps, s: VDSState, ctx: HandlerContext, vs: VolumeSnapshot): Promise<void> {
+  const vm = vs.metadata.annotations?.[FROZEN_VM];
+  const ns = s.obj.metadata.namespace ?? '';
+  if (vm === undefined || d.caches.kvvmis.get(`${ns}/${vm}`) === undefined) return;
+  await d.snapshots.filesystems.unfreeze(ns, vm, ctx.signal);
+  ctx.log.info({ vm }, 'filesystems thawed');
 }
 
 /** The VolumeSnapshot of this disk snapshot, if it exists and is ours. */
@@ -180,17 +204,30 @@ function snapshot(d: SnapshotDeps): Handler<VDSState> {
       let vs = d.snapshots.caches.volumeSnapshots.get(`${vds.metadata.namespace ?? ''}/${name}`);
       if (vs === undefined) {
         if (s.status.volumeSnapshotName !== undefined) return fail(s, ctx, R.Lost, `VolumeSnapshot ${name} is gone: the snapshot's data is lost`);
-        vs = await createVolumeSnapshot(d, vds, name, s.pvcName ?? '', ctx.signal);
+        if (s.freezeVM !== undefined) {
+          conditionOn(s, ctx, {
+            type: C.VirtualDiskSnapshotReady.type,
+            status: 'False',
+            reason: R.FileSystemFreezing,
+            message: `freezing VirtualMachine ${s.freezeVM}`,
+          });
+          await d.snapshots.filesystems.freeze(vds.metadata.namespace ?? '', s.freezeVM, ctx.signal);
+          ctx.log.info({ vm: s.freezeVM }, 'filesystems frozen');
+        }
+        vs = await createVolumeSnapshot(d, vds, name, s.pvcName ?? '', s.freezeVM, ctx.signal);
       }
       if (!hasControllerReference(vs, vds))
         return fail(s, ctx, R.VirtualDiskSnapshotFailed, `VolumeSnapshot ${name} exists and does not belong to this snapshot`);
       // Recorded with the first status write after the VolumeSnapshot exists (a lost write is redone from the cache).
       if (s.status.volumeSnapshotName === undefined) {
         s.status.volumeSnapshotName = name;
-        s.status.consistent = (s.runningUsers ?? []).length === 0;
+        s.status.consistent = (s.runningUsers ?? []).length === 0 || vs.metadata.annotations?.[FROZEN_VM] !== undefined;
       }
       const error = vs.status?.error;
-      if (error !== undefined) return fail(s, ctx, R.VirtualDiskSnapshotFailed, `VolumeSnapshot ${name} failed: ${error.message ?? 'no message'}`);
+      if (error !== undefined) {
+        await thaw(d, s, ctx, vs);
+        return fail(s, ctx, R.VirtualDiskSnapshotFailed, `VolumeSnapshot ${name} failed: ${error.message ?? 'no message'}`);
+      }
       if (vs.status?.readyToUse !== true) {
         conditionOn(s, ctx, {
           type: C.VirtualDiskSnapshotReady.type,
@@ -201,6 +238,8 @@ function snapshot(d: SnapshotDeps): Handler<VDSState> {
         s.status.phase = 'InProgress';
         return;
       }
+      // Thawed once, on the way to Ready (again after a lost status write: thawing twice is harmless).
+      if (s.obj.status?.phase !== 'Ready') await thaw(d, s, ctx, vs);
       const message = s.status.consistent === false ? 'taken while the disk was in use by a running VM: potentially inconsistent' : '';
       conditionOn(s, ctx, { type: C.VirtualDiskSnapshotReady.type, status: 'True', reason: R.VirtualDiskSnapshotReady, message });
       s.status.phase = 'Ready';
@@ -208,7 +247,14 @@ function snapshot(d: SnapshotDeps): Handler<VDSState> {
   };
 }
 
-async function createVolumeSnapshot(d: SnapshotDeps, vds: VirtualDiskSnapshot, name: string, pvcName: string, signal: AbortSignal): Promise<VolumeSnapshot> {
+async function createVolumeSnapshot(
+  d: SnapshotDeps,
+  vds: VirtualDiskSnapshot,
+  name: string,
+  pvcName: string,
+  frozenVM: string | undefined,
+  signal: AbortSignal,
+): Promise<VolumeSnapshot> {
   const want: VolumeSnapshot = {
     apiVersion: SNAPSHOT_API,
     kind: 'VolumeSnapshot',
@@ -216,6 +262,7 @@ async function createVolumeSnapshot(d: SnapshotDeps, vds: VirtualDiskSnapshot, n
       name,
       namespace: vds.metadata.namespace,
       labels: { 'virtualization.deckhouse.io/owner-kind': 'VirtualDiskSnapshot' },
+      ...(frozenVM !== undefined ? { annotations: { [FROZEN_VM]: frozenVM } } : {}),
       finalizers: [Finalizer.vdSnapshotProtection],
       ownerReferences: [{ ...ownerReferenceTo(vds, { controller: true, blockOwnerDeletion: true }) }],
     },

@@ -4,7 +4,9 @@
  * spec, its disks' specs and, with keepIPAddress Always, its address), all controlled by the
  * snapshot. Pending (waiting for the VM or its disks to settle) → InProgress → Ready once every disk
  * snapshot is Ready, or Failed (the VM is missing, a disk snapshot failed or vanished). A running VM
- * with requiredConsistency waits InProgress (PotentiallyInconsistent): no filesystem freeze yet.
+ * with requiredConsistency is frozen once through the subresource API (its guest agent connected)
+ * for all its disk snapshots and thawed when they are done; without an agent it waits InProgress
+ * (PotentiallyInconsistent).
  */
 import { VMSnapshotCondition } from '../../../../shared/api/conditions/index.js';
 import { API_VERSION } from '../../../../shared/api/resources/common.js';
@@ -18,12 +20,15 @@ import type { ReconcileFn } from '../../engine/runner.js';
 import { shortName } from '../provisioning/importer.js';
 import { VMBDA_BY_VM } from '../vmbda/index.js';
 import type { SnapshotDeps } from './deps.js';
+import { FROZEN_VM, agentConnected } from './freeze.js';
 
 type Status = NonNullable<VirtualMachineSnapshot['status']>;
 interface VMSState extends ReconcileState<VirtualMachineSnapshot, Status> {
   vm?: VirtualMachine;
   disks: string[];
   running: boolean;
+  /** Freeze the running VM for the capture. */
+  freeze: boolean;
 }
 
 const C = VMSnapshotCondition;
@@ -54,8 +59,8 @@ export function vmSnapshotReconciler(d: SnapshotDeps): ReconcileFn {
     name: 'vmsnapshot',
     load: (key) => cache.get(key),
     invalid: (key) => cache.invalid(key),
-    init: (vms) => ({ obj: vms, status: clone(vms.status) ?? { phase: 'Pending' }, disks: [], running: false }),
-    handlers: [deletion(), final(), virtualMachine(d), consistency(d), capture(d), follow(d)],
+    init: (vms) => ({ obj: vms, status: clone(vms.status) ?? { phase: 'Pending' }, disks: [], running: false, freeze: false }),
+    handlers: [deletion(d), final(), virtualMachine(d), consistency(d), capture(d), follow(d)],
     statusOf: (vms) => vms.status,
     writeStatus: async (vms, patch, signal) => {
       const body = conditionalMergePatch({ status: patch }, vms.metadata.resourceVersion);
@@ -69,16 +74,28 @@ export function vmSnapshotReconciler(d: SnapshotDeps): ReconcileFn {
   });
 }
 
-/** What it made is controlled by it: the garbage collector removes the disk snapshots and the Secret. */
-function deletion(): Handler<VMSState> {
+/** What it made is controlled by it: the garbage collector removes the disk snapshots and the Secret; a VM it froze is thawed. */
+function deletion(d: SnapshotDeps): Handler<VMSState> {
   return {
     name: 'deletion',
-    handle(s): HandlerOutcome | void {
+    async handle(s, ctx): Promise<HandlerOutcome | void> {
       if (s.obj.metadata.deletionTimestamp === undefined) return;
+      if (s.obj.status?.phase === 'InProgress') await thaw(d, s, ctx);
       s.status.phase = 'Terminating';
       return { stop: true };
     },
   };
+}
+
+/** The VM this snapshot froze (its disk snapshots carry its name), thawed if it still runs. */
+async function thaw(d: SnapshotDeps, s: VMSState, ctx: HandlerContext): Promise<void> {
+  const ns = s.obj.metadata.namespace ?? '';
+  const frozen = (s.status.virtualDiskSnapshotNames ?? [])
+    .map((name) => d.snapshots.caches.vdSnapshots.get(`${ns}/${name}`)?.metadata.annotations?.[FROZEN_VM])
+    .find((vm) => vm !== undefined);
+  if (frozen === undefined || d.caches.kvvmis.get(`${ns}/${frozen}`) === undefined) return;
+  await d.snapshots.filesystems.unfreeze(ns, frozen, ctx.signal);
+  ctx.log.info({ vm: frozen }, 'filesystems thawed');
 }
 
 function final(): Handler<VMSState> {
@@ -154,13 +171,18 @@ function consistency(d: SnapshotDeps): Handler<VMSState> {
     name: 'consistency',
     handle(s, ctx): HandlerOutcome | void {
       if (s.status.virtualMachineSnapshotSecretName !== undefined || !s.running || !s.obj.spec.requiredConsistency) return;
+      const name = s.obj.spec.virtualMachineName;
+      if (agentConnected(d.caches.kvvmis.get(`${s.obj.metadata.namespace ?? ''}/${name}`))) {
+        s.freeze = true;
+        return;
+      }
       conditionOn(s, ctx, {
         type: C.VirtualMachineSnapshotReady.type,
         status: 'False',
         reason: R.PotentiallyInconsistent,
         message:
-          `VirtualMachine ${s.obj.spec.virtualMachineName} is running and freezing its filesystem is not built yet: ` +
-          'waiting for the VM to stop (or snapshot with requiredConsistency: false)',
+          `VirtualMachine ${name} is running and its guest agent is not connected, so its filesystems cannot be frozen: ` +
+          'waiting for the agent or for the VM to stop (or snapshot with requiredConsistency: false)',
       });
       s.status.phase = 'InProgress';
       return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
@@ -197,6 +219,16 @@ function capture(d: SnapshotDeps): Handler<VMSState> {
         resources.push({ apiVersion: API_VERSION, kind: 'VirtualMachineIPAddress', name: address.metadata.name ?? '' });
       }
       const owner = [{ ...ownerReferenceTo(vms, { controller: true, blockOwnerDeletion: true }) }];
+      if (s.freeze) {
+        conditionOn(s, ctx, {
+          type: C.VirtualMachineSnapshotReady.type,
+          status: 'False',
+          reason: R.FileSystemFreezing,
+          message: `freezing VirtualMachine ${vm.metadata.name ?? ''}`,
+        });
+        await d.snapshots.filesystems.freeze(ns, vm.metadata.name ?? '', ctx.signal);
+        ctx.log.info({ vm: vm.metadata.name }, 'filesystems frozen');
+      }
       const secretName = secretNameOf(vms);
       await createOnce(
         d.clients.secrets,
@@ -214,8 +246,10 @@ function capture(d: SnapshotDeps): Handler<VMSState> {
             namespace: ns,
             ownerReferences: owner,
             labels: { 'virtualization.deckhouse.io/virtual-machine-snapshot': vms.metadata.name ?? '' },
+            // Frozen by this snapshot: the disk snapshot does not freeze again.
+            ...(s.freeze ? { annotations: { [FROZEN_VM]: vm.metadata.name ?? '' } } : {}),
           },
-          spec: { virtualDiskName: disk.metadata.name ?? '', requiredConsistency: vms.spec.requiredConsistency },
+          spec: { virtualDiskName: disk.metadata.name ?? '', requiredConsistency: s.freeze ? false : vms.spec.requiredConsistency },
         };
         const got = await createOnce(d.snapshots.clients.vdSnapshots, want, ctx.signal);
         if (!hasControllerReference(got, vms))
@@ -227,7 +261,7 @@ function capture(d: SnapshotDeps): Handler<VMSState> {
       s.status.virtualMachineSnapshotSecretName = secretName;
       s.status.virtualDiskSnapshotNames = names;
       s.status.resources = resources;
-      s.status.consistent = !s.running;
+      s.status.consistent = !s.running || s.freeze;
     },
   };
 }
@@ -252,20 +286,23 @@ async function createOnce<T extends KubeObject>(
 function follow(d: SnapshotDeps): Handler<VMSState> {
   return {
     name: 'follow',
-    handle(s, ctx): HandlerOutcome | void {
+    async handle(s, ctx): Promise<HandlerOutcome | void> {
       const ns = s.obj.metadata.namespace ?? '';
       const names = s.status.virtualDiskSnapshotNames ?? [];
       const waiting: string[] = [];
       let consistent = s.status.consistent !== false;
+      const settled = s.obj.status?.phase === 'Ready' || s.obj.status?.phase === 'Failed';
       for (const name of names) {
         const vds = d.snapshots.caches.vdSnapshots.get(`${ns}/${name}`);
         if (vds === undefined) return fail(s, ctx, R.VirtualDiskSnapshotLost, `VirtualDiskSnapshot ${name} is gone`);
         if (vds.status?.phase === 'Failed') {
+          if (!settled) await thaw(d, s, ctx);
           const why = vds.status.conditions?.find((x) => x.type === 'VirtualDiskSnapshotReady')?.message ?? '';
           return fail(s, ctx, R.VirtualMachineSnapshotFailed, `VirtualDiskSnapshot ${name} failed: ${why}`);
         }
         if (vds.status?.phase !== 'Ready') waiting.push(name);
-        else if (vds.status.consistent === false) consistent = false;
+        // Taken frozen by this snapshot: consistent whatever the disk snapshot could tell alone.
+        else if (vds.status.consistent === false && vds.metadata.annotations?.[FROZEN_VM] === undefined) consistent = false;
       }
       if (waiting.length > 0) {
         conditionOn(s, ctx, {
@@ -277,6 +314,7 @@ function follow(d: SnapshotDeps): Handler<VMSState> {
         s.status.phase = 'InProgress';
         return;
       }
+      if (!settled) await thaw(d, s, ctx);
       s.status.consistent = consistent;
       conditionOn(s, ctx, { type: C.VirtualMachineSnapshotReady.type, status: 'True', reason: R.VirtualMachineSnapshotReady });
       s.status.phase = 'Ready';

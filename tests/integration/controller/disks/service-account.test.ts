@@ -52,7 +52,7 @@ afterAll(async () => {
 });
 
 describe('the storage reconcilers with only the controller ServiceAccount rights', () => {
-  it('may call the hot-plug subresources and nothing else there', async () => {
+  it('may call the hot-plug and freeze subresources and nothing else there', async () => {
     // A SubjectAccessReview (kubectl can-i would need the aggregated API's discovery, absent here).
     const can = async (verb: string, sub: string): Promise<boolean> => {
       const review = (await t.kube.rest.request({
@@ -80,6 +80,8 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
     };
     expect(await can('update', 'addvolume')).toBe(true);
     expect(await can('update', 'removevolume')).toBe(true);
+    expect(await can('update', 'freeze')).toBe(true);
+    expect(await can('update', 'unfreeze')).toBe(true);
     expect(await can('get', 'console')).toBe(false);
   });
 

@@ -38,6 +38,8 @@ export class SimulatedSnapshotController {
     kube: KubeClient,
     private readonly sc: StorageClients,
     private readonly namespace: string,
+    /** Called as each snapshot is taken (tests look at the world at that instant). */
+    private readonly onTake?: (vs: VolumeSnapshot) => void,
   ) {
     this.snapshots = kube.resource(volumeSnapshotDescriptor, VolumeSnapshotSchema, MANAGER);
     this.contents = kube.resource(volumeSnapshotContentDescriptor, VolumeSnapshotContentSchema, MANAGER);
@@ -81,6 +83,7 @@ export class SimulatedSnapshotController {
         : classes.find((c) => c.driver === driver && c.metadata.annotations?.[DEFAULT_SNAPSHOT_CLASS_ANNOTATION] === 'true');
     if (cls === undefined) return this.fail(vs, `cannot find default snapshot class for driver ${driver}`);
     const name = `snapcontent-${vs.metadata.uid ?? ''}`;
+    this.onTake?.(vs);
     try {
       await this.contents.create({
         apiVersion: SNAPSHOT_API,

@@ -27,6 +27,7 @@ import type { VirtualMachineOperation } from '../../../../shared/api/resources/v
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, testClients, type Scope } from '../fixtures.js';
 import { NodePlayer } from './node-player.js';
 import { SimulatedSnapshotController } from './snapshot-controller-simulated.js';
+import { GuestFreezeFake } from './guest-freeze-fake.js';
 
 jest.setTimeout(180_000);
 
@@ -45,6 +46,9 @@ let storageClass: string;
 let otherClass: string;
 let snapshotClass: string;
 let className: string;
+let freeze: GuestFreezeFake;
+/** For each VolumeSnapshot taken: whether the VM named in its FROZEN_VM annotation (or its VDS's) was frozen at that instant. */
+const frozenAtTake = new Map<string, boolean>();
 
 beforeAll(async () => {
   kube = mainKube();
@@ -77,11 +81,17 @@ beforeAll(async () => {
   });
   player = new NodePlayer(kube, sc, ns, storageClass);
   player.start();
-  snapshotter = new SimulatedSnapshotController(kube, sc, ns);
+  freeze = new GuestFreezeFake();
+  snapshotter = new SimulatedSnapshotController(kube, sc, ns, (vs) => {
+    frozenAtTake.set(
+      vs.metadata.name ?? '',
+      [...freeze.calls.map((x) => x.vm)].some((vmName) => freeze.isFrozen(ns, vmName)),
+    );
+  });
   snapshotter.start();
   const abort = new AbortController();
   const config = controllerConfig(scope, { STORAGE_RECONCILERS: 'true', POD_NAMESPACE: ns, DEPENDENCY_RECHECK_INTERVAL: '1s' });
-  ctl = { running: await startController({ kube, config, signal: abort.signal }), abort };
+  ctl = { running: await startController({ kube, config, signal: abort.signal, filesystems: freeze }), abort };
   kubevirt = new KubeVirtSimulator(kube, { namespace: ns, autoRunOn: `node-1-${scope.id}` });
   await kubevirt.start();
   await c.nodes.create(node(scope, 'node-1'));
@@ -127,6 +137,24 @@ async function snapshotIn(name: string, phase: string): Promise<VirtualDiskSnaps
     const got = await snap.vdSnapshots.get({ namespace: ns, name });
     return got.status?.phase === phase && got;
   }, `snapshot ${name} ${phase}`);
+}
+
+/**
+ * KubeVirt reports the guest agent connected (the simulator's hand-run instances have none; the
+ * instance's status is written with the object).
+ */
+async function agentConnects(vmName: string): Promise<void> {
+  await c.kvvmis.mergePatch(
+    { namespace: ns, name: vmName },
+    {
+      status: {
+        conditions: [
+          { type: 'Ready', status: 'True' },
+          { type: 'AgentConnected', status: 'True' },
+        ],
+      },
+    },
+  );
 }
 
 const condition = (o: VirtualDiskSnapshot, type: string): unknown => o.status?.conditions?.find((x) => x.type === type);
@@ -209,7 +237,7 @@ describe('VirtualDiskSnapshot', () => {
     });
   });
 
-  it('a disk in use by a running VM waits with requiredConsistency and goes on once the VM stops; without it the snapshot is taken inconsistent', async () => {
+  it('a disk in use by a running VM: inconsistent without requiredConsistency, waiting without a guest agent, frozen once it connects; a stopped VM needs no freeze', async () => {
     await c.disks.create(blankDisk('root'));
     await diskReady('root');
     await c.vms.create(vm(scope, 'guest', className, { blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }] }));
@@ -223,19 +251,33 @@ describe('VirtualDiskSnapshot', () => {
     const now = await snapshotIn('root-now', 'Ready');
     expect(now.status?.consistent).toBe(false);
     expect(condition(now, 'VirtualDiskSnapshotReady')).toMatchObject({ status: 'True', message: expect.stringMatching(/potentially inconsistent/) });
+    expect(freeze.of('guest')).toEqual([]);
 
+    // No guest agent: it cannot be frozen, the snapshot waits.
     await snap.vdSnapshots.create(vdSnapshot('root-consistent', 'root'));
     const waiting = await snapshotIn('root-consistent', 'InProgress');
     expect(condition(waiting, 'VirtualDiskSnapshotReady')).toMatchObject({
       status: 'False',
       reason: 'PotentiallyInconsistent',
-      message: expect.stringMatching(/in use by the running VirtualMachine guest .*freezing its filesystem is not built yet/),
+      message: expect.stringMatching(/in use by the running VirtualMachine guest whose guest agent is not connected/),
     });
     expect(waiting.status?.volumeSnapshotName).toBeUndefined();
 
+    // The agent connects: frozen, taken, thawed.
+    await agentConnects('guest');
+    const frozen = await snapshotIn('root-consistent', 'Ready');
+    expect(frozen.status?.consistent).toBe(true);
+    expect(freeze.of('guest')).toEqual(['freeze', 'unfreeze']);
+    expect(frozenAtTake.get(frozen.status?.volumeSnapshotName ?? '')).toBe(true);
+    expect(freeze.isFrozen(ns, 'guest')).toBe(false);
+
+    // A stopped VM needs no freeze.
     await c.vms.mergePatch({ namespace: ns, name: 'guest' }, { spec: { runPolicy: 'AlwaysOff' } });
-    const later = await snapshotIn('root-consistent', 'Ready');
-    expect(later.status?.consistent).toBe(true);
+    await eventually(async () => gone(() => c.kvvmis.get({ namespace: ns, name: 'guest' })), 'instance gone');
+    await snap.vdSnapshots.create(vdSnapshot('root-stopped', 'root'));
+    const stopped = await snapshotIn('root-stopped', 'Ready');
+    expect(stopped.status?.consistent).toBe(true);
+    expect(freeze.of('guest')).toEqual(['freeze', 'unfreeze']);
   });
 });
 
@@ -350,22 +392,39 @@ describe('VirtualMachineSnapshot', () => {
     await eventually(() => gone(() => c.secrets.get({ namespace: ns, name: secretName })), 'Secret garbage-collected');
   });
 
-  it('a running VM waits with requiredConsistency, and without it is snapshotted inconsistent', async () => {
-    await c.disks.create(blankDisk('hot-root'));
-    await diskReady('hot-root');
-    await c.vms.create(vm(scope, 'hot', className, { blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'hot-root' }] }));
+  it('a running VM: inconsistent without requiredConsistency, waiting without a guest agent, frozen once for all its disks when it connects', async () => {
+    for (const d of ['hot-root', 'hot-data']) await c.disks.create(blankDisk(d));
+    for (const d of ['hot-root', 'hot-data']) await diskReady(d);
+    const blockDeviceRefs = [
+      { kind: 'VirtualDisk' as const, name: 'hot-root' },
+      { kind: 'VirtualDisk' as const, name: 'hot-data' },
+    ];
+    await c.vms.create(vm(scope, 'hot', className, { blockDeviceRefs }));
     await eventually(async () => (await c.vms.get({ namespace: ns, name: 'hot' })).status?.phase === 'Running', 'VM Running');
+
+    await snap.vmSnapshots.create(vmSnapshot('hot-now', 'hot', false));
+    const now = await vmSnapshotIn('hot-now', 'Ready');
+    expect(now.status?.consistent).toBe(false);
+
     await snap.vmSnapshots.create(vmSnapshot('hot-strict', 'hot'));
     const waiting = await vmSnapshotIn('hot-strict', 'InProgress');
     expect(ready(waiting)).toMatchObject({
       status: 'False',
       reason: 'PotentiallyInconsistent',
-      message: expect.stringMatching(/freezing its filesystem is not built yet/),
+      message: expect.stringMatching(/guest agent is not connected/),
     });
     expect(waiting.status?.virtualDiskSnapshotNames).toBeUndefined();
-    await snap.vmSnapshots.create(vmSnapshot('hot-now', 'hot', false));
-    const now = await vmSnapshotIn('hot-now', 'Ready');
-    expect(now.status?.consistent).toBe(false);
+
+    await agentConnects('hot');
+    const frozen = await vmSnapshotIn('hot-strict', 'Ready');
+    expect(frozen.status?.consistent).toBe(true);
+    expect(freeze.of('hot')).toEqual(['freeze', 'unfreeze']);
+    expect(frozen.status?.virtualDiskSnapshotNames).toHaveLength(2);
+    for (const name of frozen.status?.virtualDiskSnapshotNames ?? []) {
+      const vds = await snap.vdSnapshots.get({ namespace: ns, name });
+      expect(vds.metadata.annotations?.['virtualization.deckhouse.io/frozen-vm']).toBe('hot');
+      expect(frozenAtTake.get(vds.status?.volumeSnapshotName ?? '')).toBe(true);
+    }
   });
 
   it('fails for a VM that does not exist and waits Pending while a disk is not Ready', async () => {
