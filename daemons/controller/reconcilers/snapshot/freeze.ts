@@ -7,6 +7,7 @@
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { KubeClient } from '../../../../shared/kube/index.js';
 import { SUBRESOURCE_GROUP_PATH } from '../vmbda/hotplug.js';
+import type { SnapshotDeps } from './deps.js';
 
 export interface GuestFilesystems {
   freeze(namespace: string, vm: string, signal: AbortSignal): Promise<void>;
@@ -36,4 +37,28 @@ export function subresourceFilesystems(kube: KubeClient): GuestFilesystems {
     freeze: (namespace, vm, signal) => call('freeze', namespace, vm, signal),
     unfreeze: (namespace, vm, signal) => call('unfreeze', namespace, vm, signal),
   };
+}
+
+/**
+ * Whether another snapshot still needs `vm` frozen (KubeVirt's freeze is not counted: one thaw thaws
+ * all): a VolumeSnapshot taken frozen and not yet cut (neither ready nor failed), or a disk snapshot
+ * of a VM snapshot that froze the VM, not yet finished. The last one done thaws.
+ */
+export function stillNeededFrozen(d: SnapshotDeps, namespace: string, vm: string, except: { volumeSnapshot?: string; vmSnapshot?: string }): boolean {
+  const live = (o: {
+    metadata: { namespace?: string | undefined; deletionTimestamp?: string | undefined; annotations?: Record<string, string> | undefined };
+  }): boolean => o.metadata.namespace === namespace && o.metadata.deletionTimestamp === undefined && o.metadata.annotations?.[FROZEN_VM] === vm;
+  const pendingVolumeSnapshot = (d.snapshots.caches.volumeSnapshots?.list() ?? []).some(
+    (vs) => live(vs) && vs.metadata.name !== except.volumeSnapshot && vs.status?.readyToUse !== true && vs.status?.error === undefined,
+  );
+  const pendingDiskSnapshot = d.snapshots.caches.vdSnapshots
+    .list()
+    .some(
+      (vds) =>
+        live(vds) &&
+        vds.status?.phase !== 'Ready' &&
+        vds.status?.phase !== 'Failed' &&
+        !(vds.metadata.ownerReferences ?? []).some((o) => o.kind === 'VirtualMachineSnapshot' && o.name === except.vmSnapshot),
+    );
+  return pendingVolumeSnapshot || pendingDiskSnapshot;
 }

@@ -20,7 +20,7 @@ import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOut
 import type { ReconcileFn } from '../../engine/runner.js';
 import { shortName } from '../provisioning/importer.js';
 import type { SnapshotDeps } from './deps.js';
-import { FROZEN_VM, agentConnected } from './freeze.js';
+import { FROZEN_VM, agentConnected, stillNeededFrozen } from './freeze.js';
 
 type Status = NonNullable<VirtualDiskSnapshot['status']>;
 interface VDSState extends ReconcileState<VirtualDiskSnapshot, Status> {
@@ -179,6 +179,10 @@ async function thaw(d: SnapshotDeps, s: VDSState, ctx: HandlerContext, vs: Volum
   const vm = vs.metadata.annotations?.[FROZEN_VM];
   const ns = s.obj.metadata.namespace ?? '';
   if (vm === undefined || d.caches.kvvmis.get(`${ns}/${vm}`) === undefined) return;
+  if (stillNeededFrozen(d, ns, vm, { volumeSnapshot: vs.metadata.name })) {
+    ctx.log.info({ vm }, 'filesystems stay frozen for another snapshot');
+    return;
+  }
   await d.snapshots.filesystems.unfreeze(ns, vm, ctx.signal);
   ctx.log.info({ vm }, 'filesystems thawed');
 }

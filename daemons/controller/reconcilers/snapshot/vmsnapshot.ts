@@ -20,7 +20,7 @@ import type { ReconcileFn } from '../../engine/runner.js';
 import { shortName } from '../provisioning/importer.js';
 import { VMBDA_BY_VM } from '../vmbda/index.js';
 import type { SnapshotDeps } from './deps.js';
-import { FROZEN_VM, agentConnected } from './freeze.js';
+import { FROZEN_VM, agentConnected, stillNeededFrozen } from './freeze.js';
 
 type Status = NonNullable<VirtualMachineSnapshot['status']>;
 interface VMSState extends ReconcileState<VirtualMachineSnapshot, Status> {
@@ -94,6 +94,10 @@ async function thaw(d: SnapshotDeps, s: VMSState, ctx: HandlerContext): Promise<
     .map((name) => d.snapshots.caches.vdSnapshots.get(`${ns}/${name}`)?.metadata.annotations?.[FROZEN_VM])
     .find((vm) => vm !== undefined);
   if (frozen === undefined || d.caches.kvvmis.get(`${ns}/${frozen}`) === undefined) return;
+  if (stillNeededFrozen(d, ns, frozen, { vmSnapshot: s.obj.metadata.name })) {
+    ctx.log.info({ vm: frozen }, 'filesystems stay frozen for another snapshot');
+    return;
+  }
   await d.snapshots.filesystems.unfreeze(ns, frozen, ctx.signal);
   ctx.log.info({ vm: frozen }, 'filesystems thawed');
 }

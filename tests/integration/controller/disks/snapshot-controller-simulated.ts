@@ -33,6 +33,8 @@ export class SimulatedSnapshotController {
   private loop: Promise<void> | undefined;
   /** Names of the VolumeSnapshotContents made, for cleanup. */
   readonly made: string[] = [];
+  /** VolumeSnapshots whose name starts with one of these are not taken until released (a slow storage). */
+  private readonly held = new Set<string>();
 
   constructor(
     kube: KubeClient,
@@ -44,6 +46,14 @@ export class SimulatedSnapshotController {
     this.snapshots = kube.resource(volumeSnapshotDescriptor, VolumeSnapshotSchema, MANAGER);
     this.contents = kube.resource(volumeSnapshotContentDescriptor, VolumeSnapshotContentSchema, MANAGER);
     this.classes = kube.resource(volumeSnapshotClassDescriptor, VolumeSnapshotClassSchema, MANAGER);
+  }
+
+  hold(namePrefix: string): void {
+    this.held.add(namePrefix);
+  }
+
+  release(namePrefix: string): void {
+    this.held.delete(namePrefix);
   }
 
   start(): void {
@@ -64,6 +74,7 @@ export class SimulatedSnapshotController {
   private async pass(): Promise<void> {
     for (const vs of (await this.snapshots.list({ namespace: this.namespace })).items) {
       if (vs.status?.readyToUse === true || vs.status?.error !== undefined || vs.metadata.deletionTimestamp !== undefined) continue;
+      if ([...this.held].some((p) => vs.metadata.name?.startsWith(p) === true)) continue;
       await this.take(vs);
     }
   }

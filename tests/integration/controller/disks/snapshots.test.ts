@@ -279,6 +279,37 @@ describe('VirtualDiskSnapshot', () => {
     expect(stopped.status?.consistent).toBe(true);
     expect(freeze.of('guest')).toEqual(['freeze', 'unfreeze']);
   });
+
+  it('two snapshots of one running VM: the first done leaves it frozen for the other, the last one thaws it', async () => {
+    for (const d of ['pair-a', 'pair-b']) await c.disks.create(blankDisk(d));
+    for (const d of ['pair-a', 'pair-b']) await diskReady(d);
+    const blockDeviceRefs = [
+      { kind: 'VirtualDisk' as const, name: 'pair-a' },
+      { kind: 'VirtualDisk' as const, name: 'pair-b' },
+    ];
+    await c.vms.create(vm(scope, 'pair', className, { blockDeviceRefs }));
+    await eventually(async () => (await c.vms.get({ namespace: ns, name: 'pair' })).status?.phase === 'Running', 'VM Running');
+    await eventually(
+      async () => (await c.disks.get({ namespace: ns, name: 'pair-b' })).status?.attachedToVirtualMachines?.some((u) => u.name === 'pair'),
+      'disk shows the VM',
+    );
+    await agentConnects('pair');
+    snapshotter.hold('vds-pair-b-1-');
+    try {
+      await snap.vdSnapshots.create(vdSnapshot('pair-b-1', 'pair-b'));
+      await eventually(async () => (await snap.vdSnapshots.get({ namespace: ns, name: 'pair-b-1' })).status?.volumeSnapshotName, 'second snapshot asked for');
+      await snap.vdSnapshots.create(vdSnapshot('pair-a-1', 'pair-a'));
+      await snapshotIn('pair-a-1', 'Ready');
+      expect(freeze.of('pair')).toEqual(['freeze', 'freeze']);
+      expect(freeze.isFrozen(ns, 'pair')).toBe(true);
+    } finally {
+      snapshotter.release('vds-pair-b-1-');
+    }
+    const last = await snapshotIn('pair-b-1', 'Ready');
+    expect(last.status?.consistent).toBe(true);
+    expect(freeze.of('pair')).toEqual(['freeze', 'freeze', 'unfreeze']);
+    expect(freeze.isFrozen(ns, 'pair')).toBe(false);
+  });
 });
 
 describe('a VirtualDisk from a VirtualDiskSnapshot', () => {
