@@ -31,3 +31,15 @@ export const VMSnapshotCondition = {
     'VirtualMachineSnapshotFailed',
   ),
 } as const;
+
+export const VMSOPCondition = {
+  Completed: condition(
+    'Completed',
+    'VirtualMachineSnapshotNotFound',
+    'NotApplicableForVirtualMachinePhase',
+    'NotReadyToBeExecuted',
+    'CreateVirtualMachineInProgress',
+    'OperationFailed',
+    'OperationCompleted',
+  ),
+} as const;

@@ -15,7 +15,7 @@ import { AlreadyExistsError, NotFoundError } from '../../../../shared/errors/ind
 import { ownerReferenceTo } from '../../../../shared/kube/index.js';
 import type { OpContext, Operation, OperationResource, Progress } from '../vmop/operation.js';
 import { shortName } from '../provisioning/importer.js';
-import { diskFromSnapshot, readCaptured } from './captured.js';
+import { diskFromSnapshot, readCaptured, type Captured } from './captured.js';
 import type { SnapshotDeps } from './deps.js';
 
 /** The annotation on what a Clone made: the operation's uid. */
@@ -94,54 +94,78 @@ const resource = (p: Planned, status: OperationResource['status'], message: stri
 async function checkClone(d: SnapshotDeps, c: OpContext): Promise<Progress> {
   const spec = c.vmop.spec.clone;
   if (spec === undefined) return { state: 'failed', message: 'Clone requires the clone field' };
-  const ns = c.vmop.metadata.namespace ?? '';
-  const uid = c.vmop.metadata.uid ?? '';
-  const existing = (p: Planned): { metadata: { annotations?: Record<string, string> | undefined } } | undefined =>
-    p.kind === 'VirtualMachine' ? d.caches.vms.get(`${ns}/${p.to}`) : d.caches.disks.get(`${ns}/${p.to}`);
-  const taken = (p: Planned): boolean => {
-    const o = existing(p);
-    return o !== undefined && o.metadata.annotations?.[CLONED_BY] !== uid;
-  };
-  if (spec.mode === 'DryRun') {
-    const planned = plan(spec, c.vm);
-    const conflicts = planned.filter(taken);
-    const resources = planned.map((p) =>
-      taken(p) ? resource(p, 'Failed', `${p.kind} ${p.to} already exists`) : resource(p, 'Completed', `would clone ${p.from}`),
-    );
-    if (conflicts.length > 0) return { state: 'failed', message: `names already taken: ${conflicts.map((p) => p.to).join(', ')}`, resources };
-    return { state: 'done', resources };
-  }
-  const got = await readCaptured(d, ns, cloneSnapshotName(c.vmop), c.signal);
+  const target: Target = { namespace: c.vmop.metadata.namespace ?? '', tag: { [CLONED_BY]: c.vmop.metadata.uid ?? '' }, spec };
+  if (spec.mode === 'DryRun') return dryRun(d, target, c.vm);
+  const got = await readCaptured(d, target.namespace, cloneSnapshotName(c.vmop), c.signal);
   if (!got.ok) {
     if (got.waiting) return { state: 'waiting', reason: R.CloneInProgress, message: got.message, recheckMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
     return { state: 'failed', message: got.message };
   }
-  const { vm, disks } = got.captured;
-  const planned = plan(spec, vm);
+  return createFromCaptured(d, target, got.captured, R.CloneInProgress, c.signal);
+}
+
+/** Where and how copies are made: the namespace, the annotation that marks them ours, the naming rules. */
+export interface Target {
+  namespace: string;
+  /** One annotation (key → the operation's uid): an object carrying it was made by this operation. */
+  tag: Record<string, string>;
+  spec: CloneSpec;
+}
+
+function takenBy(d: SnapshotDeps, t: Target): (p: Planned) => boolean {
+  const [key, value] = Object.entries(t.tag)[0] ?? ['', ''];
+  return (p) => {
+    const o = p.kind === 'VirtualMachine' ? d.caches.vms.get(`${t.namespace}/${p.to}`) : d.caches.disks.get(`${t.namespace}/${p.to}`);
+    return o !== undefined && o.metadata.annotations?.[key] !== value;
+  };
+}
+
+const takenMessage = (conflicts: Planned[]): string => `names already taken: ${conflicts.map((p) => p.to).join(', ')}`;
+
+/** DryRun: the names the copies would get; Failed naming those already taken. */
+export function dryRun(d: SnapshotDeps, t: Target, vm: Pick<VirtualMachine, 'metadata' | 'spec'>): Progress {
+  const taken = takenBy(d, t);
+  const planned = plan(t.spec, vm);
+  const conflicts = planned.filter(taken);
+  const resources = planned.map((p) =>
+    taken(p) ? resource(p, 'Failed', `${p.kind} ${p.to} already exists`) : resource(p, 'Completed', `would clone ${p.from}`),
+  );
+  if (conflicts.length > 0) return { state: 'failed', message: takenMessage(conflicts), resources };
+  return { state: 'done', resources };
+}
+
+/**
+ * A new VM and disks from a captured VM (renamed by the rules, the disks filled from their
+ * snapshots, the VM without its address name), done when the disks are Ready; nothing is overwritten.
+ */
+export async function createFromCaptured(d: SnapshotDeps, t: Target, captured: Captured, inProgressReason: string, signal: AbortSignal): Promise<Progress> {
+  const ns = t.namespace;
+  const { vm, disks } = captured;
+  const taken = takenBy(d, t);
+  const planned = plan(t.spec, vm);
   const conflicts = planned.filter(taken);
   if (conflicts.length > 0) {
     const resources = planned.map((p) => (taken(p) ? resource(p, 'Failed', `${p.kind} ${p.to} already exists`) : resource(p, 'InProgress', '')));
-    return { state: 'failed', message: `names already taken: ${conflicts.map((p) => p.to).join(', ')}`, resources };
+    return { state: 'failed', message: takenMessage(conflicts), resources };
   }
-  const tag = { [CLONED_BY]: uid };
   const newName = new Map(planned.filter((p) => p.kind === 'VirtualDisk').map((p) => [p.from, p.to]));
-  for (const captured of disks) {
-    const to = newName.get(captured.disk.metadata.name ?? '');
+  for (const one of disks) {
+    const to = newName.get(one.disk.metadata.name ?? '');
     if (to === undefined || d.caches.disks.get(`${ns}/${to}`) !== undefined) continue;
-    await createIgnoringExisting(() => d.clients.disks.create(diskFromSnapshot(captured, to, ns, tag), { signal: c.signal }));
+    await createIgnoringExisting(() => d.clients.disks.create(diskFromSnapshot(one, to, ns, t.tag), { signal }));
   }
   const vmName = planned[0]?.to ?? '';
   if (d.caches.vms.get(`${ns}/${vmName}`) === undefined) {
     const spec0 = { ...vm.spec };
     delete spec0.virtualMachineIPAddressName;
     const blockDeviceRefs = vm.spec.blockDeviceRefs.map((r) => (r.kind === 'VirtualDisk' ? { ...r, name: newName.get(r.name) ?? r.name } : r));
-    const clone: VirtualMachine = {
+    const copy: VirtualMachine = {
       apiVersion: API_VERSION,
       kind: 'VirtualMachine',
-      metadata: { name: vmName, namespace: ns, labels: vm.metadata.labels, annotations: { ...vm.metadata.annotations, ...tag } },
+      metadata: { name: vmName, namespace: ns, labels: vm.metadata.labels, annotations: { ...vm.metadata.annotations, ...t.tag } },
       spec: { ...spec0, blockDeviceRefs },
     };
-    await createIgnoringExisting(() => d.clients.vms.create(clone, { signal: c.signal }));
+    await createIgnoringExisting(() => d.clients.vms.create(copy, { signal }));
   }
   const resources = planned.map((p) => {
     if (p.kind === 'VirtualMachine') return resource(p, 'Completed', `cloned from ${p.from}`);
@@ -151,8 +175,8 @@ async function checkClone(d: SnapshotDeps, c: OpContext): Promise<Progress> {
   if (resources.some((r) => r.status !== 'Completed')) {
     return {
       state: 'waiting',
-      reason: R.CloneInProgress,
-      message: 'waiting for the cloned disks to be Ready',
+      reason: inProgressReason,
+      message: 'waiting for the new disks to be Ready',
       resources,
       recheckMs: d.config.DEPENDENCY_RECHECK_INTERVAL,
     };

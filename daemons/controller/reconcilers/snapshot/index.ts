@@ -21,6 +21,7 @@ import { VMS_BY_VM, vmSnapshotReconciler } from './vmsnapshot.js';
 import { SNAPSHOT_OPERATION_TYPES, VMOP_BY_VM, vmopReconciler } from '../vmop/index.js';
 import { cloneOperation } from './clone.js';
 import { restoreOperation } from './restore.js';
+import { VMSOP_BY_SNAPSHOT, vmsopReconciler } from './vmsop.js';
 import { subresourceFilesystems, type GuestFilesystems } from './freeze.js';
 
 export interface SnapshotOptions {
@@ -36,7 +37,7 @@ export interface SnapshotOptions {
 export interface SnapshotReconcilers {
   readonly deps: SnapshotDeps;
   readonly caches: ObjectCache<KubeObject>[];
-  readonly runners: { vdsnapshot: Runner; vmsnapshot: Runner; vmopSnapshot: Runner };
+  readonly runners: { vdsnapshot: Runner; vmsnapshot: Runner; vmopSnapshot: Runner; vmsop: Runner };
 }
 
 type MakeRunner = (name: string, reconcile: ReconcileFn, workers: number) => Runner;
@@ -47,9 +48,11 @@ export function snapshotReconcilers(storage: StorageDeps, caches0: Caches, opts:
   const caches: SnapshotCaches = {
     vdSnapshots: informerCache(clients.vdSnapshots, namespaced, opts.signal, opts.logger),
     vmSnapshots: informerCache(clients.vmSnapshots, namespaced, opts.signal, opts.logger),
+    vmsops: informerCache(clients.vmsops, namespaced, opts.signal, opts.logger),
     volumeSnapshots: opts.volumeSnapshots ? informerCache(clients.volumeSnapshots, namespaced, opts.signal, opts.logger) : undefined,
   };
   caches.vdSnapshots.addIndex(VDS_BY_DISK, (vds) => [`${vds.metadata.namespace ?? ''}/${vds.spec.virtualDiskName}`]);
+  caches.vmsops.addIndex(VMSOP_BY_SNAPSHOT, (op) => [`${op.metadata.namespace ?? ''}/${op.spec.virtualMachineSnapshotName}`]);
   caches.vmSnapshots.addIndex(VMS_BY_VM, (vms) => [`${vms.metadata.namespace ?? ''}/${vms.spec.virtualMachineName}`]);
   const d: SnapshotDeps = { ...storage, snapshots: { clients, caches, filesystems: opts.filesystems ?? subresourceFilesystems(opts.kube) } };
   const some = Math.max(1, Math.floor(storage.config.RECONCILE_WORKERS / 2));
@@ -63,9 +66,10 @@ export function snapshotReconcilers(storage: StorageDeps, caches0: Caches, opts:
     vdsnapshot: runner('vdsnapshot', vdSnapshotReconciler(d), some),
     vmsnapshot: runner('vmsnapshot', vmSnapshotReconciler(d), some),
     vmopSnapshot: runner('vmop-snapshot', vmopSnapshot, some),
+    vmsop: runner('vmsop', vmsopReconciler(d), some),
   };
   wireSnapshotSources(caches0, caches, runners);
-  const all = [caches.vdSnapshots, caches.vmSnapshots, caches.volumeSnapshots].filter((c) => c !== undefined);
+  const all = [caches.vdSnapshots, caches.vmSnapshots, caches.vmsops, caches.volumeSnapshots].filter((c) => c !== undefined);
   return { deps: d, caches: all as unknown as ObjectCache<KubeObject>[], runners };
 }
 
@@ -94,6 +98,9 @@ function wireSnapshotSources(caches: Caches, sc: SnapshotCaches, r: SnapshotReco
   enqueueOn(caches.vmops, r.vmopSnapshot, (o) => snapshotOps([o]));
   enqueueOn(sc.vmSnapshots, r.vmopSnapshot, (vms) => ownedBy(vms, 'VirtualMachineOperation'));
   enqueueOn(caches.vms, r.vmopSnapshot, (vm) => snapshotOps(caches.vmops.byIndex(VMOP_BY_VM, keyOf(vm))), statusChanged);
+  // Snapshot operations: themselves and their snapshot.
+  enqueueOn(sc.vmsops, r.vmsop, (o) => [keyOf(o)]);
+  enqueueOn(sc.vmSnapshots, r.vmsop, (vms) => sc.vmsops.byIndex(VMSOP_BY_SNAPSHOT, keyOf(vms)).map(keyOf));
 }
 
 /** Whether the apiserver serves VolumeSnapshots (404: not, the disk snapshots fail saying so); any other answer counts as served, the informer retries. */

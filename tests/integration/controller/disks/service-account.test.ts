@@ -2,8 +2,8 @@
  * The storage reconcilers under exactly the RBAC the install gives the controller
  * (knative/rbac/components/controller.yaml, its client impersonating the ServiceAccount): an image
  * imported through an importer Pod, a disk with its PVC on a StorageClass, status and finalizers, and
- * the hot-plug subresources it may call, disk and VM snapshots, a Clone and a Restore. A rule
- * missing from the manifest fails a step with 403.
+ * the hot-plug subresources it may call, disk and VM snapshots, a Clone, a Restore and a snapshot
+ * operation. A rule missing from the manifest fails a step with 403.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -138,7 +138,7 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
     expect(player.runs.map((r) => r.code)).toEqual([0, 0]);
   }, 90_000);
 
-  it('snapshots a disk and makes a disk from it; snapshots, clones and restores a stopped VM', async () => {
+  it('snapshots a disk and makes a disk from it; snapshots, clones and restores a stopped VM, and makes a VM from its snapshot', async () => {
     const scope = newScope(await freshNamespace('snap-sa'));
     const ns = scope.namespace;
     const sc = makeStorageClients(t.kube, TEST_FIELD_MANAGER);
@@ -235,5 +235,17 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
     expect((await t.c.vms.get({ namespace: ns, name: 'copy-src' })).spec.blockDeviceRefs).toEqual([{ kind: 'VirtualDisk', name: 'copy-disk' }]);
     await t.c.vmops.create(vmop(scope, 'restore', 'src', 'Restore', { restore: { mode: 'Strict', virtualMachineSnapshotName: 'src-snap' } }));
     expect(await finished('restore')).toBe('Completed');
+    await snap.vmsops.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualMachineSnapshotOperation',
+      metadata: { name: 'create', namespace: ns },
+      spec: {
+        type: 'CreateVirtualMachine',
+        virtualMachineSnapshotName: 'src-snap',
+        createVirtualMachine: { mode: 'Strict', customization: { namePrefix: 'new-' } },
+      },
+    });
+    await eventually(async () => (await snap.vmsops.get({ namespace: ns, name: 'create' })).status?.phase === 'Completed', 'snapshot operation Completed');
+    expect((await t.c.vms.get({ namespace: ns, name: 'new-src' })).spec.blockDeviceRefs).toEqual([{ kind: 'VirtualDisk', name: 'new-disk' }]);
   }, 120_000);
 });

@@ -13,7 +13,7 @@ import {
   type VolumeSnapshot,
 } from '../../../../shared/api/k8s/volume-snapshot.js';
 import { API_VERSION } from '../../../../shared/api/resources/common.js';
-import type { VirtualDiskSnapshot, VirtualMachineSnapshot } from '../../../../shared/api/resources/snapshots.js';
+import type { VirtualDiskSnapshot, VirtualMachineSnapshot, VirtualMachineSnapshotOperation } from '../../../../shared/api/resources/snapshots.js';
 import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.js';
 import { removeFinalizer, type KubeClient, type ResourceClient } from '../../../../shared/kube/index.js';
 import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
@@ -600,5 +600,46 @@ describe('VirtualMachineOperation Restore and Clone', () => {
     await c.vmops.create(vmop(scope, 'busy-clone', 'busy', 'Clone', { clone: { mode: 'Strict', customization: { nameSuffix: '-2' } } }));
     const refused = await opIn('busy-clone', 'Failed');
     expect(completed(refused)?.reason).toBe('NotApplicableForVirtualMachinePhase');
+  });
+
+  it('VirtualMachineSnapshotOperation CreateVirtualMachine makes a new VM from a snapshot; a missing snapshot and a taken name fail', async () => {
+    await stoppedVMWithSnapshot('origin');
+    const vmsop = (name: string, snapshot: string, mode: 'Strict' | 'DryRun', namePrefix: string): VirtualMachineSnapshotOperation => ({
+      apiVersion: API_VERSION,
+      kind: 'VirtualMachineSnapshotOperation',
+      metadata: { name, namespace: ns },
+      spec: { type: 'CreateVirtualMachine', virtualMachineSnapshotName: snapshot, createVirtualMachine: { mode, customization: { namePrefix } } },
+    });
+    const vmsopIn = (name: string, phase: string): Promise<VirtualMachineSnapshotOperation> =>
+      eventually(async () => {
+        const got = await snap.vmsops.get({ namespace: ns, name });
+        return got.status?.phase === phase && got;
+      }, `snapshot operation ${name} ${phase}`);
+    const completedOf = (o: VirtualMachineSnapshotOperation): unknown => o.status?.conditions?.find((x) => x.type === 'Completed');
+
+    const created = await snap.vmsops.create(vmsop('origin-new', 'origin-snap', 'Strict', 'new-'));
+    const done = await vmsopIn('origin-new', 'Completed');
+    expect(completedOf(done)).toMatchObject({ status: 'True', reason: 'OperationCompleted' });
+    expect(done.status?.resources).toEqual([
+      expect.objectContaining({ kind: 'VirtualMachine', name: 'new-origin', status: 'Completed' }),
+      expect.objectContaining({ kind: 'VirtualDisk', name: 'new-origin-root', status: 'Completed' }),
+    ]);
+    const made = await c.vms.get({ namespace: ns, name: 'new-origin' });
+    expect(made.spec.blockDeviceRefs).toEqual([{ kind: 'VirtualDisk', name: 'new-origin-root' }]);
+    expect(made.metadata.annotations?.['virtualization.deckhouse.io/vmsopcreated']).toBe(created.metadata.uid);
+    expect((await c.disks.get({ namespace: ns, name: 'new-origin-root' })).status?.phase).toBe('Ready');
+    await eventually(
+      async () => ((await snap.vmsops.get({ namespace: ns, name: 'origin-new' })).metadata.finalizers ?? []).length === 0,
+      'vmsop-cleanup dropped',
+    );
+
+    await snap.vmsops.create(vmsop('nothing', 'no-such-snapshot', 'Strict', 'x-'));
+    expect(completedOf(await vmsopIn('nothing', 'Failed'))).toMatchObject({
+      reason: 'VirtualMachineSnapshotNotFound',
+      message: 'VirtualMachineSnapshot no-such-snapshot does not exist',
+    });
+    await snap.vmsops.create(vmsop('again', 'origin-snap', 'DryRun', 'new-'));
+    const again = await vmsopIn('again', 'Failed');
+    expect(completedOf(again)).toMatchObject({ reason: 'OperationFailed', message: 'names already taken: new-origin, new-origin-root' });
   });
 });
