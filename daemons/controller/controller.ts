@@ -22,6 +22,8 @@ import { FIELD_MANAGER } from './kube/resources.js';
 import { startUsbReconcilers, type UsbReconcilers } from './reconcilers/usb/index.js';
 import type { ProgressReader } from './reconcilers/provisioning/helpers.js';
 import { storageReconcilers, type StorageReconcilers } from './reconcilers/storage.js';
+import { snapshotReconcilers, volumeSnapshotsServed, type SnapshotReconcilers } from './reconcilers/snapshot/index.js';
+import type { GuestFilesystems } from './reconcilers/snapshot/freeze.js';
 import type { VolumeHotplug } from './reconcilers/vmbda/hotplug.js';
 import { wireSources, type Runners } from './sources.js';
 
@@ -40,6 +42,10 @@ export interface StartOptions {
   hotplug?: VolumeHotplug;
   /** How importer progress is read (the importer Pod's metrics endpoint by default). */
   progress?: ProgressReader;
+  /** Whether the cluster serves snapshot.storage.k8s.io/v1 VolumeSnapshots; probed by default. */
+  volumeSnapshots?: boolean;
+  /** How snapshots freeze and thaw running VMs (the subresource API by default). */
+  filesystems?: GuestFilesystems;
 }
 
 /** The reconcilers of a leader, running. */
@@ -49,6 +55,8 @@ export interface RunningController {
   readonly runners: Runners;
   /** The vi, cvi, vd and vmbda reconcilers (undefined when STORAGE_RECONCILERS is off). */
   readonly storage: StorageReconcilers | undefined;
+  /** The disk and VM snapshot reconcilers (with the storage ones). */
+  readonly snapshots: SnapshotReconcilers | undefined;
   /** The resource gauges (d8_virtualization_*) from the caches, in the text format. */
   resourceMetrics(): Promise<string>;
   /** Stop the workers, then the informers; resolves when nothing runs any more. */
@@ -73,8 +81,23 @@ export async function startController(options: StartOptions): Promise<RunningCon
   wireSources(caches, runners);
   const storageOptions = { kube: options.kube, signal, logger: log, hotplug: options.hotplug, progress: options.progress };
   const storage = options.config.STORAGE_RECONCILERS ? storageReconcilers(deps, caches, storageOptions, runnerFactory(signal, options, log)) : undefined;
-  const everyCache = [...allCaches(caches), ...(storage?.caches ?? [])];
-  const everyRunner = [...runnerList(runners), ...Object.values(storage?.runners ?? {})];
+  const snapshots =
+    storage === undefined
+      ? undefined
+      : snapshotReconcilers(
+          storage.deps,
+          caches,
+          {
+            kube: options.kube,
+            signal,
+            logger: log,
+            volumeSnapshots: options.volumeSnapshots ?? (await volumeSnapshotsServed(options.kube, signal, log)),
+            filesystems: options.filesystems,
+          },
+          runnerFactory(signal, options, log),
+        );
+  const everyCache = [...allCaches(caches), ...(storage?.caches ?? []), ...(snapshots?.caches ?? [])];
+  const everyRunner = [...runnerList(runners), ...Object.values(storage?.runners ?? {}), ...Object.values(snapshots?.runners ?? {})];
   cidrs.onChange(() => {
     for (const vm of caches.vms.list()) runners.vm.enqueue(`${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`);
     for (const ip of caches.vmips.list()) runners.vmip.enqueue(`${ip.metadata.namespace ?? ''}/${ip.metadata.name ?? ''}`);
@@ -107,7 +130,7 @@ export async function startController(options: StartOptions): Promise<RunningCon
     certificates = runCertificates(options.kube, options.config, signal, childLogger({ component: 'certificates' }, log), options.config.POD_NAME);
   }
   log.info({ namespace: options.config.WATCH_NAMESPACE ?? '*' }, 'caches synced, reconcilers running');
-  return { caches, clients, runners, storage, resourceMetrics: () => collectResourceMetrics(caches), stop };
+  return { caches, clients, runners, storage, snapshots, resourceMetrics: () => collectResourceMetrics(caches), stop };
 }
 
 /** Whether the apiserver serves ResourceSlices (404: no resource.k8s.io/v1, USB stays off); any other answer starts the reconcilers, whose informers retry. */

@@ -40,7 +40,7 @@ describe('VirtualMachineOperation', () => {
   it.each([
     ['Start of a running VM fails: not applicable in its phase', 'AlwaysOnUnlessStoppedManually', 'Start', 'NotApplicableForVirtualMachinePhase'],
     ['Stop of an AlwaysOn VM fails: not applicable under its runPolicy', 'AlwaysOn', 'Stop', 'NotApplicableForVirtualMachineRunPolicy'],
-    ['Restore fails: not supported by this controller', 'AlwaysOn', 'Restore', 'OperationFailed'],
+    ['Restore of a running VM fails: not applicable in its phase', 'AlwaysOn', 'Restore', 'NotApplicableForVirtualMachinePhase'],
   ] as const)('%s', async (_what, runPolicy, type, reason) => {
     const name = `na-${type.toLowerCase()}`;
     await t.w.createVM(name, { runPolicy });

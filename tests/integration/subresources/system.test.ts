@@ -14,6 +14,8 @@ import type { ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import type { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import { startStack, startVirtApi, stopCluster, type Cluster, type Pki } from './harness.js';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { subresourceFilesystems } from '../../../daemons/controller/reconcilers/snapshot/freeze.js';
 
 const GROUP_PATH = '/apis/subresources.virtualization.deckhouse.io/v1alpha2';
 const NS = 'vms';
@@ -215,6 +217,22 @@ describe('calls proxied to virt-api', () => {
       originatingUser: 'admin',
       body: { unfreezeTimeout: '30s' },
     });
+  });
+
+  it("the controller's freeze client (snapshots of running VMs) reaches virt-api through the aggregator", async () => {
+    const kube = KubeClient.fromSource({ kubeconfigPath: cluster.opts.kubeconfigPath });
+    try {
+      const before = virtApi.calls.length;
+      const fs = subresourceFilesystems(kube);
+      const signal = new AbortController().signal;
+      await fs.freeze(NS, 'running-vm', signal);
+      await fs.unfreeze(NS, 'running-vm', signal);
+      expect(virtApi.calls.slice(before).map((x) => x.path)).toEqual([`${KUBEVIRT_VMI}/running-vm/freeze`, `${KUBEVIRT_VMI}/running-vm/unfreeze`]);
+      // A stopped VM has nothing to freeze: the call fails (the snapshot reconciler then retries).
+      await expect(fs.freeze(NS, 'stopped-vm', signal)).rejects.toThrow();
+    } finally {
+      kube.close();
+    }
   });
 
   it.each([

@@ -12,6 +12,8 @@ import {
 } from '../../../../shared/api/resources/vmbda.js';
 import { descriptorOf, type KubeClient, type ResourceClient, type ResourceDescriptor } from '../../../../shared/kube/index.js';
 import { FIELD_MANAGER } from '../../kube/resources.js';
+import { VolumeSnapshotSchema, volumeSnapshotDescriptor, type VolumeSnapshot } from '../../../../shared/api/k8s/volume-snapshot.js';
+import { VirtualDiskSnapshotSchema, virtualDiskSnapshot, type VirtualDiskSnapshot } from '../../../../shared/api/resources/snapshots.js';
 
 const meta = { apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema };
 const kubeCondition = z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() });
@@ -23,6 +25,8 @@ export const PVCSchema = z.looseObject({
     storageClassName: z.string().optional(),
     volumeMode: z.string().optional(),
     volumeName: z.string().optional(),
+    /** A VolumeSnapshot to fill the claim from (a disk restored from a VirtualDiskSnapshot). */
+    dataSource: z.looseObject({ apiGroup: z.string().optional(), kind: z.string(), name: z.string() }).optional(),
     resources: z.looseObject({ requests: z.record(z.string(), z.string()).optional() }).optional(),
   }),
   status: z
@@ -75,6 +79,9 @@ export interface StorageClients {
   services: ResourceClient<Service>;
   configMaps: ResourceClient<ConfigMap>;
   vmbdas: ResourceClient<VirtualMachineBlockDeviceAttachment>;
+  /** Disk snapshots and their VolumeSnapshots (the data source of a disk restored from a snapshot). */
+  vdSnapshots: ResourceClient<VirtualDiskSnapshot>;
+  volumeSnapshots: ResourceClient<VolumeSnapshot>;
 }
 
 export function makeStorageClients(kube: KubeClient, fieldManager = FIELD_MANAGER): StorageClients {
@@ -89,6 +96,8 @@ export function makeStorageClients(kube: KubeClient, fieldManager = FIELD_MANAGE
     services: kube.resource(core('services', 'Service'), ServiceSchema, fieldManager),
     configMaps: kube.resource(core('configmaps', 'ConfigMap'), ConfigMapSchema, fieldManager),
     vmbdas: kube.resource(descriptorOf(virtualMachineBlockDeviceAttachment), VirtualMachineBlockDeviceAttachmentSchema, fieldManager),
+    vdSnapshots: kube.resource(descriptorOf(virtualDiskSnapshot), VirtualDiskSnapshotSchema, fieldManager),
+    volumeSnapshots: kube.resource(volumeSnapshotDescriptor, VolumeSnapshotSchema, fieldManager),
   };
 }
 

@@ -10,8 +10,8 @@ export function pvcNameOf(prefix: 'vd' | 'vi', owner: KubeObject): string {
   return shortName([prefix, owner.metadata.name ?? '', owner.metadata.uid ?? ''], 253);
 }
 
-/** A filesystem-mode claim of `size` (a quantity) on `storageClass`, controlled by `owner`. */
-export function diskPVC(owner: KubeObject, name: string, size: string, storageClass: string): PVC {
+/** A filesystem-mode claim of `size` (a quantity) on `storageClass`, controlled by `owner`; filled from `dataSource` (a VolumeSnapshot) when given. */
+export function diskPVC(owner: KubeObject, name: string, size: string, storageClass: string, dataSource?: PVC['spec']['dataSource']): PVC {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -26,6 +26,7 @@ export function diskPVC(owner: KubeObject, name: string, size: string, storageCl
       volumeMode: 'Filesystem',
       storageClassName: storageClass,
       resources: { requests: { storage: size } },
+      ...(dataSource !== undefined ? { dataSource } : {}),
     },
   };
 }

@@ -117,3 +117,37 @@ async function secretExists(d: StorageDeps, namespace: string, name: string, sig
     throw err;
   }
 }
+
+/** A disk snapshot resolved into the VolumeSnapshot a new claim is filled from. */
+export type SnapshotPlan =
+  | { ok: true; volumeSnapshotName: string; restoreSize: string | undefined; sourceUID: string | undefined }
+  | { ok: false; problem: SourceProblem; kind: string; message: string };
+
+/**
+ * A VirtualDiskSnapshot as the source of a disk: it must be Ready and its VolumeSnapshot ready to use.
+ * Read from the apiserver (the storage reconcilers keep no snapshot caches; a waiting disk looks again).
+ */
+export async function resolveSnapshot(d: StorageDeps, name: string, ns: string, signal: AbortSignal): Promise<SnapshotPlan> {
+  const kind = 'VirtualDiskSnapshot';
+  const c = d.storage.clients;
+  const vds = await getOrUndefined(() => c.vdSnapshots.get({ namespace: ns, name }, { signal }));
+  if (vds === undefined) return { ok: false, problem: 'notFound', kind, message: `VirtualDiskSnapshot ${ns}/${name} does not exist` };
+  const vsName = vds.status?.volumeSnapshotName;
+  if (vds.status?.phase !== 'Ready' || vsName === undefined) {
+    return { ok: false, problem: 'notReady', kind, message: `VirtualDiskSnapshot ${ns}/${name} is not ready (phase ${vds.status?.phase ?? 'Pending'})` };
+  }
+  const vs = await getOrUndefined(() => c.volumeSnapshots.get({ namespace: ns, name: vsName }, { signal }));
+  if (vs?.status?.readyToUse !== true) {
+    return { ok: false, problem: 'notReady', kind, message: `the VolumeSnapshot ${vsName} of VirtualDiskSnapshot ${ns}/${name} is not ready to use` };
+  }
+  return { ok: true, volumeSnapshotName: vsName, restoreSize: vs.status.restoreSize, sourceUID: vds.metadata.uid };
+}
+
+async function getOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err: unknown) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}

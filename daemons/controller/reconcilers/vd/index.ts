@@ -20,7 +20,8 @@ import { failureReason, progressOf } from '../provisioning/image-reconciler.js';
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type ImportSource } from '../provisioning/importer.js';
 import { pickStorageClass, type PVC } from '../provisioning/kube.js';
 import { diskPVC, ensurePVC, pvcNameOf, pvcSizes } from '../provisioning/pvc.js';
-import { resolveSource, type SourceProblem } from '../provisioning/source.js';
+import { resolveSnapshot, resolveSource, type SourceProblem } from '../provisioning/source.js';
+import { SNAPSHOT_API_GROUP } from '../../../../shared/api/k8s/volume-snapshot.js';
 
 type Status = NonNullable<VirtualDisk['status']>;
 interface VDState extends ReconcileState<VirtualDisk, Status> {
@@ -144,8 +145,19 @@ function storageClass(d: StorageDeps): Handler<VDState> {
 
 const DATASOURCE_REASON: Record<SourceProblem, (kind: string) => string> = {
   secretNotFound: () => C.DatasourceReady.reason.ContainerRegistrySecretNotFound,
-  notFound: (kind) => (kind === 'ClusterVirtualImage' ? C.DatasourceReady.reason.ClusterImageNotFound : C.DatasourceReady.reason.ImageNotFound),
-  notReady: (kind) => (kind === 'ClusterVirtualImage' ? C.DatasourceReady.reason.ClusterImageNotReady : C.DatasourceReady.reason.ImageNotReady),
+  // The original has one reason for a snapshot that is missing or not ready: VirtualDiskSnapshot.
+  notFound: (kind) =>
+    kind === 'VirtualDiskSnapshot'
+      ? C.DatasourceReady.reason.VirtualDiskSnapshot
+      : kind === 'ClusterVirtualImage'
+        ? C.DatasourceReady.reason.ClusterImageNotFound
+        : C.DatasourceReady.reason.ImageNotFound,
+  notReady: (kind) =>
+    kind === 'VirtualDiskSnapshot'
+      ? C.DatasourceReady.reason.VirtualDiskSnapshot
+      : kind === 'ClusterVirtualImage'
+        ? C.DatasourceReady.reason.ClusterImageNotReady
+        : C.DatasourceReady.reason.ImageNotReady,
   inUse: () => C.DatasourceReady.reason.ImageNotReady,
   unsupported: (kind) => (kind === 'VirtualDiskSnapshot' ? C.DatasourceReady.reason.VirtualDiskSnapshot : C.DatasourceReady.reason.ImageNotReady),
 };
@@ -178,6 +190,8 @@ function provision(d: StorageDeps): Handler<VDState> {
       const pvcName = pvcNameOf('vd', vd);
       const requested = parseQuantity(vd.spec.persistentVolumeClaim?.size);
       const ds = vd.spec.dataSource;
+      const snapshot = snapshotSourceOf(vd);
+      if (snapshot !== undefined) return fromSnapshot(d, s, ctx, snapshot, pvcName);
       let fill: { source: ImportSource; virtualSize: number; offset: number } | undefined;
       if (ds !== undefined) {
         const plan = await resolveSource(d, ds, ns, ctx.signal);
@@ -261,6 +275,38 @@ function provision(d: StorageDeps): Handler<VDState> {
       return bound(d, s, ctx);
     },
   };
+}
+
+/** The VirtualDiskSnapshot a disk is filled from, if that is its data source. */
+function snapshotSourceOf(vd: VirtualDisk): string | undefined {
+  const ds = vd.spec.dataSource;
+  return ds?.type === 'ObjectRef' && ds.objectRef?.kind === 'VirtualDiskSnapshot' ? ds.objectRef.name : undefined;
+}
+
+/** A disk restored from a VirtualDiskSnapshot: a claim filled by the CSI driver from its VolumeSnapshot, at least its restore size. */
+async function fromSnapshot(d: StorageDeps, s: VDState, ctx: HandlerContext, name: string, pvcName: string): Promise<HandlerOutcome> {
+  const vd = s.obj;
+  const plan = await resolveSnapshot(d, name, vd.metadata.namespace ?? '', ctx.signal);
+  if (!plan.ok) {
+    conditionOn(s, ctx, { type: C.DatasourceReady.type, status: 'False', reason: DATASOURCE_REASON[plan.problem](plan.kind), message: plan.message });
+    const reason = plan.problem === 'notFound' ? C.Ready.reason.DatasourceIsNotFound : C.Ready.reason.DatasourceIsNotReady;
+    conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason, message: plan.message });
+    s.status.phase = 'Pending';
+    return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
+  }
+  conditionOn(s, ctx, { type: C.DatasourceReady.type, status: 'True', reason: C.DatasourceReady.reason.DatasourceReady });
+  if (plan.sourceUID !== undefined) s.status.sourceUID = plan.sourceUID;
+  const want = vd.spec.persistentVolumeClaim?.size === undefined ? undefined : String(vd.spec.persistentVolumeClaim.size);
+  const [w, r] = [parseQuantity(want), parseQuantity(plan.restoreSize)];
+  if (w !== undefined && r !== undefined && w < r) {
+    return fail(s, ctx, `the specified pvc size is insufficient: ${want ?? ''} is less than the snapshot's restore size ${plan.restoreSize ?? ''}`);
+  }
+  const size = want ?? plan.restoreSize;
+  if (size === undefined) return fail(s, ctx, `VolumeSnapshot ${plan.volumeSnapshotName} has no restore size: set spec.persistentVolumeClaim.size`);
+  const source = { apiGroup: SNAPSHOT_API_GROUP, kind: 'VolumeSnapshot', name: plan.volumeSnapshotName };
+  s.pvc = await ensurePVC(d, diskPVC(vd, pvcName, size, s.status.storageClassName ?? '', source), ctx.signal);
+  s.status.target = { persistentVolumeClaimName: pvcName };
+  return bound(d, s, ctx);
 }
 
 /** The PVC bound: Ready with its capacity; else waiting for it (or for a first consumer). */

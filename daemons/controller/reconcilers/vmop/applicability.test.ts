@@ -32,7 +32,8 @@ describe('which operation applies to which VM', () => {
       'NotApplicableForLiveMigrationPolicy',
     ],
     ['Migrate by force under PreferSafe', { type: 'Migrate', phase: 'Running', force: true }, 'ok'],
-    ['Restore (not supported here)', { type: 'Restore', phase: 'Stopped' }, 'OperationFailed'],
+    ['Restore of a running VM', { type: 'Restore', phase: 'Running' }, 'NotApplicableForVirtualMachinePhase'],
+    ['Clone of a running VM', { type: 'Clone', phase: 'Running' }, 'NotApplicableForVirtualMachinePhase'],
   ])('%s: %s', (_what, input, verdict) => {
     const result = applicability({ ...base, ...input });
     expect(result.ok ? 'ok' : result.reason).toBe(verdict);

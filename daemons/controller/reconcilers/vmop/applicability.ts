@@ -39,6 +39,9 @@ const RULES: Partial<Record<OperationType, Rule>> = {
   },
   Migrate: { phases: ['Running'], policies: ['Manual', 'AlwaysOnUnlessStoppedManually', 'AlwaysOn'] },
   Evict: { phases: ['Running'], policies: ['Manual', 'AlwaysOnUnlessStoppedManually', 'AlwaysOn'] },
+  // A stopped VM only: its disks are consistent without freezing the guest (not built here).
+  Restore: { phases: ['Stopped'], policies: ['Manual', 'AlwaysOnUnlessStoppedManually', 'AlwaysOn', 'AlwaysOff'] },
+  Clone: { phases: ['Stopped'], policies: ['Manual', 'AlwaysOnUnlessStoppedManually', 'AlwaysOn', 'AlwaysOff'] },
 };
 
 export function applicability(input: ApplicabilityInput): Applicability {

@@ -22,7 +22,10 @@ const FINAL = new Set(['Completed', 'Failed', 'Superseded']);
 /** Index on the VMOP cache: `namespace/vmName`. */
 export const VMOP_BY_VM = 'vm';
 
-const OPERATIONS: Partial<Record<string, Operation>> = {
+/** Which Operation runs a type; types without one are left to another reconciler (Restore and Clone: reconcilers/snapshot). */
+export type Operations = Partial<Record<string, Operation>>;
+
+export const OPERATIONS: Operations = {
   Start: startOperation,
   Stop: stopOperation,
   Restart: restartOperation,
@@ -44,7 +47,7 @@ function opContext(deps: Deps, s: VMOPState, ctx: HandlerContext, vm: VirtualMac
 }
 
 /** A deleting operation undoes its markers (cancels a migration) and lets go; a finished one drops its finalizer. */
-export function deletion(deps: Deps): Handler<VMOPState> {
+export function deletion(deps: Deps, operations: Operations = OPERATIONS): Handler<VMOPState> {
   return {
     name: 'deletion',
     async handle(s, ctx): Promise<HandlerOutcome | void> {
@@ -53,7 +56,7 @@ export function deletion(deps: Deps): Handler<VMOPState> {
       if (!deleting && !FINAL.has(vmop.status?.phase ?? '')) return;
       if (!hasFinalizer(vmop, Finalizer.vmopCleanup)) return deleting ? { stop: true } : undefined;
       if (deleting && !FINAL.has(vmop.status?.phase ?? '')) {
-        const done = (await OPERATIONS[vmop.spec.type]?.cleanup({ deps, vmop, kvvm: deps.caches.kvvms.get(vmKey(vmop)), signal: ctx.signal })) ?? true;
+        const done = (await operations[vmop.spec.type]?.cleanup({ deps, vmop, kvvm: deps.caches.kvvms.get(vmKey(vmop)), signal: ctx.signal })) ?? true;
         s.status.phase = 'Terminating';
         if (!done) return { stop: true };
       }
@@ -139,12 +142,21 @@ export function applicable(): Handler<VMOPState> {
 }
 
 /** Sends the signal once (Pending → InProgress), then follows it to Completed or Failed. */
-export function execute(deps: Deps): Handler<VMOPState> {
+export function execute(deps: Deps, operations: Operations = OPERATIONS): Handler<VMOPState> {
   return {
     name: 'execute',
     async handle(s, ctx): Promise<HandlerOutcome | void> {
-      const op = OPERATIONS[s.obj.spec.type];
-      if (op === undefined || s.vm === undefined) return;
+      const op = operations[s.obj.spec.type];
+      if (s.vm === undefined) return;
+      if (op === undefined) {
+        // Restore and Clone run in the snapshot reconcilers, which run with the storage ones.
+        return fail(
+          s,
+          ctx,
+          Completed.reason.OperationFailed,
+          `${s.obj.spec.type} needs the storage and snapshot reconcilers, which are off (STORAGE_RECONCILERS=false)`,
+        );
+      }
       if (s.status.phase === 'Pending') {
         if (!hasFinalizer(s.obj, Finalizer.vmopCleanup)) {
           deps.caches.vmops.remember(await addFinalizer(deps.clients.vmops, s.obj, Finalizer.vmopCleanup, { signal: ctx.signal }));
@@ -165,11 +177,12 @@ export function execute(deps: Deps): Handler<VMOPState> {
 
 async function follow(deps: Deps, s: VMOPState, ctx: HandlerContext, op: Operation): Promise<HandlerOutcome | void> {
   const c = opContext(deps, s, ctx, s.vm as VirtualMachine);
-  const progress = op.check(c);
+  const progress = await op.check(c);
+  if (progress.resources !== undefined) s.status.resources = progress.resources;
   if (progress.state === 'waiting') {
     conditionOn(s, ctx, { type: Completed.type, status: 'False', reason: progress.reason, message: progress.message ?? '' });
     if (progress.progress !== undefined) s.status.progress = progress.progress;
-    return;
+    return progress.recheckMs === undefined ? undefined : { requeueAfterMs: progress.recheckMs };
   }
   await op.cleanup(c);
   if (progress.state === 'failed') return fail(s, ctx, Completed.reason.OperationFailed, progress.message);

@@ -15,8 +15,14 @@ export interface OpContext {
   readonly log: Logger;
 }
 
-/** Where a running operation stands. */
-export type Progress = { state: 'done' } | { state: 'failed'; message: string } | { state: 'waiting'; reason: string; progress?: string; message?: string };
+/** A resource an operation restores or creates, as status.resources lists it. */
+export type OperationResource = NonNullable<NonNullable<VirtualMachineOperation['status']>['resources']>[number];
+
+/** Where a running operation stands (`resources` replace status.resources when given). */
+export type Progress =
+  | { state: 'done'; resources?: OperationResource[] }
+  | { state: 'failed'; message: string; resources?: OperationResource[] }
+  | { state: 'waiting'; reason: string; progress?: string; message?: string; resources?: OperationResource[]; recheckMs?: number };
 
 /** One operation type: send the signal once, then check until done or failed; clean up after. */
 export interface Operation {
@@ -24,7 +30,7 @@ export interface Operation {
   readonly inProgressReason: string;
   /** Send the signal; returns a message when the VM is not ready for it yet (retried later). */
   signal(c: OpContext): Promise<string | undefined>;
-  check(c: OpContext): Progress;
+  check(c: OpContext): Progress | Promise<Progress>;
   /**
    * Undo markers the operation left (on completion, failure or deletion); resolves true when nothing
    * is left, false while something it removed is still going away (a cancelled migration).

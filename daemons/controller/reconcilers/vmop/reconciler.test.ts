@@ -37,8 +37,12 @@ const op = (name: string, type: VirtualMachineOperation['spec']['type'], created
   return { ...o, metadata: { ...o.metadata, uid: `uid-${name}`, creationTimestamp: created } };
 };
 
-function world(seed: { vm?: VirtualMachine; kvvm?: InternalVirtualMachine; kvvmi?: InternalVirtualMachineInstance; ops: VirtualMachineOperation[] }) {
+function world(
+  seed: { vm?: VirtualMachine; kvvm?: InternalVirtualMachine; kvvmi?: InternalVirtualMachineInstance; ops: VirtualMachineOperation[] },
+  env: Record<string, string> = {},
+) {
   const { deps, kinds } = inMemoryDeps({
+    env,
     seed: {
       vms: seed.vm ? [seed.vm] : [],
       kvvms: seed.kvvm ? [seed.kvvm] : [],
@@ -132,6 +136,20 @@ describe('the VirtualMachineOperation reconciler', () => {
     await w.reconcile('a');
     expect(w.kinds.kvvms.stored('ns/web')?.metadata.annotations?.[START_REQUESTED]).toBeUndefined();
     expect(w.op('a')).toBeUndefined();
+  });
+
+  it('leaves Restore and Clone to the snapshot reconcilers, and fails them when those are off', async () => {
+    const restore = {
+      ...op('r', 'Restore'),
+      spec: { ...op('r', 'Restore').spec, restore: { mode: 'Strict', virtualMachineSnapshotName: 's' } },
+    } as VirtualMachineOperation;
+    const on = world({ vm: vm('Stopped'), kvvm: kvvm('Manual'), ops: [restore] });
+    await on.reconcile('r');
+    expect(on.kinds.vmops.calls).toEqual([]);
+    const off = world({ vm: vm('Stopped'), kvvm: kvvm('Manual'), ops: [restore] }, { STORAGE_RECONCILERS: 'false' });
+    await off.reconcile('r');
+    expect(off.op('r')?.status?.phase).toBe('Failed');
+    expect(off.completed('r')).toMatchObject({ reason: 'OperationFailed', message: expect.stringMatching(/STORAGE_RECONCILERS=false/) });
   });
 
   it('leaves a finished operation alone (no write at all)', async () => {
