@@ -183,6 +183,10 @@ export class ResourceClient<T extends KubeObject> {
     if (this.descriptor.namespaced && !ref.namespace) {
       throw new BadRequestError(`${verb} ${describeObject(this.descriptor, ref)}: a namespaced resource needs a namespace`);
     }
+    if (!extra.collection && ref.name === '') {
+      // The path would end at the collection: a GET would list every object instead of reading one.
+      throw new BadRequestError(`${verb} ${this.descriptor.kind}: an empty name addresses no object`);
+    }
     const writes = method !== 'GET' && method !== 'DELETE';
     return this.rest.request({
       method,

@@ -73,6 +73,12 @@ describe('kube-backed lookups', () => {
     expect((await lookups.serverVersion()).minor).toBeGreaterThanOrEqual(30);
   });
 
+  it('never reads a whole list for an empty name: the lookup fails naming the object instead', async () => {
+    const lookups = lookupsFor(getTestEnv().kubeconfigPath);
+    await expect(lookups.virtualMachine(ns, '')).rejects.toThrow(`could not read VirtualMachine ${ns}/: get VirtualMachine: an empty name addresses no object`);
+    await expect(lookups.virtualMachineClass('')).rejects.toThrow('an empty name addresses no object');
+  });
+
   it('denies naming what it could not read when the apiserver refuses the read', async () => {
     const lookups = lookupsFor(await nobodyKubeconfig());
     const cluster = clusterFacts(admissionConfig.parse({}));

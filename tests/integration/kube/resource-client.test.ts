@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
-import { AlreadyExistsError, ConflictError, KubeApiError, NotFoundError } from '../../../shared/errors/index.js';
+import { AlreadyExistsError, BadRequestError, ConflictError, KubeApiError, NotFoundError } from '../../../shared/errors/index.js';
 import { InvalidObjectError } from '../../../shared/kube/index.js';
 import { FIELD_MANAGER, newWidget, useWidgets, widgetDescriptor, type Widget } from './fixtures.js';
 
@@ -45,6 +45,16 @@ describe('typed resource client against a real apiserver', () => {
     expect(stale).toBeInstanceOf(ConflictError);
     expect(stale).not.toBeInstanceOf(AlreadyExistsError);
     expect(stale).toMatchObject({ status: 409, reason: 'Conflict' });
+  });
+
+  it('refuses an empty name instead of addressing the collection (a GET would list every object)', async () => {
+    await t.api.create(newWidget(t.ns, 'only'));
+    const read = await t.api.get({ namespace: t.ns, name: '' }).catch((e: unknown) => e);
+    expect(read).toBeInstanceOf(BadRequestError);
+    expect((read as Error).message).toBe('get Widget: an empty name addresses no object');
+    await expect(t.api.delete({ namespace: t.ns, name: '' })).rejects.toBeInstanceOf(BadRequestError);
+    await expect(t.api.mergePatch({ namespace: t.ns, name: '' }, { spec: { size: 9 } })).rejects.toBeInstanceOf(BadRequestError);
+    expect((await t.api.get({ namespace: t.ns, name: 'only' })).spec).toEqual({ size: 1 });
   });
 
   it('maps a validation failure to KubeApiError with status 422 and reason Invalid', async () => {
