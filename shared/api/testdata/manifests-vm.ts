@@ -229,6 +229,16 @@ export const VM_CASES: ManifestCase[] = [
     manifest: vm({ cpu: { cores: 2147483648 } }),
     expect: invalid('spec.cpu.cores'),
   },
+  {
+    name: 'a fractional terminationGracePeriodSeconds is rejected at its field',
+    manifest: vm({ terminationGracePeriodSeconds: 1.5 }),
+    expect: invalid('spec.terminationGracePeriodSeconds'),
+  },
+  {
+    name: 'a toleration seconds beyond int64 is rejected at its field',
+    manifest: vm({ tolerations: [{ key: 'a', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1e30 }] }),
+    expect: invalid('spec.tolerations[0].tolerationSeconds'),
+  },
   { name: 'cores as a string are rejected', manifest: vm({ cpu: { cores: '2' } }), expect: invalid('spec.cpu.cores') },
   { name: 'an empty virtualMachineClassName is rejected', manifest: vm({ virtualMachineClassName: '' }), expect: invalid('spec.virtualMachineClassName') },
   {

@@ -49,4 +49,16 @@ describe('error reports of the apiserver', () => {
     expect(text).toContain('spec.cpu.cores: Invalid value: 2147483648');
     expect(text).not.toContain('<nil>');
   });
+
+  it('name the field of a number that is not an integer, next to the lines at <nil> the apiserver adds itself', async () => {
+    const vm = MANIFEST_CASES.find((c) => c.name === 'a fractional terminationGracePeriodSeconds is rejected at its field');
+    if (vm === undefined) throw new Error('the table lost its fractional integer case');
+    const server = await apiserverVerdict(vm);
+    expect(server.accepted).toBe(false);
+    const text = server.accepted || typeof server.problems !== 'string' ? '' : server.problems;
+    expect(text).toMatch(/^\* spec\.terminationGracePeriodSeconds: Invalid value: .* in body must be of type int64/m);
+    // Written down, not fixed: for any non-integer number the apiserver also reports its own type
+    // check and the skipped CEL rules at <nil>, with or without `format: int64` (shared/api/README.md).
+    expect(text).toMatch(/^\* <nil>: Invalid value: "": Checked value must be of type integer .* in spec\.terminationGracePeriodSeconds$/m);
+  });
 });
