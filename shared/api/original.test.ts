@@ -5,6 +5,9 @@
  * with a reason, in testdata/original/allowed.ts.
  */
 import { describe, expect, it } from '@jest/globals';
+import { toCRD } from './k8s/crd.js';
+import { PUBLIC_RESOURCES } from './registry.js';
+import { CRD_LABELS } from './resources/common.js';
 import { ALLOWED_DIFFERENCES } from './testdata/original/allowed.js';
 import { differences, originalFacts } from './testdata/original/compare.js';
 import { flatten } from './testdata/original/flatten.js';
@@ -29,6 +32,52 @@ describe('our CRDs compared with the original by property path', () => {
     const facts = originalFacts();
     expect(Object.keys(facts.kinds).length).toBeGreaterThanOrEqual(12);
     for (const commit of Object.values(facts.files)) expect(commit).toMatch(/^[0-9a-f]{40}$/);
+  });
+});
+
+/**
+ * String fields naming another object may be empty only where the reason is given: the original
+ * requires at least one character on its references (the fixture does not carry minLength, so this
+ * is checked on our side), and an empty name must never reach an admission lookup.
+ */
+const MAY_BE_EMPTY: Record<string, string> = {
+  'spec.persistentVolumeClaim.storageClassName': 'empty means no class named, as in a PVC; admission then looks nothing up',
+  'spec.virtualDiskTemplates[].spec.persistentVolumeClaim.storageClassName': 'the same disk spec in the pool template',
+  'spec.virtualMachineIPAddressRef.name': 'a lease ref the controller clears on release, as the original does',
+  'spec.virtualMachineIPAddressRef.namespace': 'a lease ref the controller clears on release, as the original does',
+  'spec.virtualMachineMACAddressRef.name': 'a lease ref the controller clears on release, as the original does',
+  'spec.virtualMachineMACAddressRef.namespace': 'a lease ref the controller clears on release, as the original does',
+  'spec.dataSource.objectRef.namespace': 'a CEL rule requires it for namespaced source kinds, with the original message',
+  'spec.assignedNamespace': 'empty takes the USB device back from its namespace',
+};
+const K8S_CORE = /affinity|Affinity|topologySpreadConstraints|tolerations|Selector|matchExpressions/;
+const REFERENCE = /(^|[.[\]])(name|namespace|\w+Name|\w+Namespace)$/;
+
+function emptyAllowed(node: Record<string, unknown>): boolean {
+  if (typeof node['minLength'] === 'number' && node['minLength'] > 0) return false;
+  return typeof node['pattern'] !== 'string' || new RegExp(node['pattern']).test('');
+}
+
+function referenceFields(node: Record<string, unknown>, path: string, out: Map<string, boolean>): void {
+  if (node['type'] === 'string' && REFERENCE.test(path) && !K8S_CORE.test(path)) out.set(path, emptyAllowed(node));
+  for (const [k, child] of Object.entries((node['properties'] ?? {}) as Record<string, Record<string, unknown>>)) referenceFields(child, `${path}.${k}`, out);
+  if (node['items'] !== null && typeof node['items'] === 'object') referenceFields(node['items'] as Record<string, unknown>, `${path}[]`, out);
+}
+
+describe('reference fields of our CRDs', () => {
+  const fields = new Map<string, boolean>();
+  for (const def of PUBLIC_RESOURCES) {
+    const crd = toCRD(def, CRD_LABELS) as { spec: { versions: { schema: { openAPIV3Schema: { properties: Record<string, Record<string, unknown>> } } }[] } };
+    for (const v of crd.spec.versions) {
+      const spec = v.schema.openAPIV3Schema.properties['spec'];
+      if (spec !== undefined) referenceFields(spec, 'spec', fields);
+    }
+  }
+
+  it('require at least one character, except where the reason is given', () => {
+    expect(fields.size).toBeGreaterThanOrEqual(40);
+    const empty = [...new Set([...fields].filter(([, may]) => may).map(([p]) => p))].sort();
+    expect(empty).toEqual(Object.keys(MAY_BE_EMPTY).sort());
   });
 });
 
