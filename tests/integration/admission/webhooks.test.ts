@@ -151,6 +151,27 @@ spec: {virtualMachineIPAddressRef: {name: vm-ip, namespace: ${ns}}}
     expect(await apply(moduleConfigYaml(['10.66.0.0/16']))).toMatchObject({ code: 0 });
   });
 
+  it('creates bare address and lease objects (no spec) through the webhooks, as the original does, with spec defaulted', async () => {
+    const created = await apply(`apiVersion: virtualization.deckhouse.io/v1alpha2
+kind: VirtualMachineIPAddress
+metadata: {name: bare-ip, namespace: ${ns}}
+---
+apiVersion: virtualization.deckhouse.io/v1alpha2
+kind: VirtualMachineMACAddress
+metadata: {name: bare-mac, namespace: ${ns}}
+---
+apiVersion: virtualization.deckhouse.io/v1alpha2
+kind: VirtualMachineIPAddressLease
+metadata: {name: ip-10-66-0-9, labels: ${label()}}
+`);
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    const specOf = async (args: string[]): Promise<unknown> => (JSON.parse(await cluster.ok(['get', ...args, '-o', 'json'])) as { spec?: unknown }).spec;
+    expect(await specOf(['-n', ns, 'virtualmachineipaddress', 'bare-ip'])).toEqual({ type: 'Auto' });
+    expect(await specOf(['-n', ns, 'virtualmachinemacaddress', 'bare-mac'])).toEqual({});
+    expect(await specOf(['virtualmachineipaddresslease', 'ip-10-66-0-9'])).toEqual({});
+    await cluster.ok(['delete', 'virtualmachineipaddresslease', 'ip-10-66-0-9']);
+  });
+
   it('refuses a lease whose name does not encode an address', async () => {
     const res = await apply(`apiVersion: virtualization.deckhouse.io/v1alpha2
 kind: VirtualMachineIPAddressLease
