@@ -1,5 +1,5 @@
 /** Table cases: operations, addresses and leases, USB devices, the KubeVirt backend subset. */
-import type { Manifest, ManifestCase } from './table.js';
+import { invalid, type Manifest, type ManifestCase } from './table.js';
 
 const API = 'virtualization.deckhouse.io/v1alpha2';
 const object = (kind: string, spec?: Record<string, unknown>, apiVersion = API): Manifest => ({
@@ -8,7 +8,6 @@ const object = (kind: string, spec?: Record<string, unknown>, apiVersion = API):
   metadata: { name: kind.toLowerCase() },
   ...(spec !== undefined ? { spec } : {}),
 });
-const invalid = (field: string) => ({ valid: false, field }) as const;
 const vmop = (spec: Record<string, unknown>) => object('VirtualMachineOperation', { virtualMachineName: 'vm', ...spec });
 
 export const VMOP_CASES: ManifestCase[] = [
@@ -28,9 +27,9 @@ export const VMOP_CASES: ManifestCase[] = [
     manifest: vmop({ type: 'Restore', restore: { mode: 'DryRun', virtualMachineSnapshotName: 'snap' } }),
     expect: { valid: true },
   },
-  { name: 'a forced start is rejected', manifest: vmop({ type: 'Start', force: true }), expect: invalid('spec.force') },
-  { name: 'a restore without restore settings is rejected', manifest: vmop({ type: 'Restore' }), expect: invalid('spec.restore') },
-  { name: 'a clone without clone settings is rejected', manifest: vmop({ type: 'Clone' }), expect: invalid('spec.clone') },
+  { name: 'a forced start is rejected', manifest: vmop({ type: 'Start', force: true }), expect: invalid('spec.force', 'The `Start` operation cannot be performed forcibly.') },
+  { name: 'a restore without restore settings is rejected', manifest: vmop({ type: 'Restore' }), expect: invalid('spec.restore', 'Restore requires restore field.') },
+  { name: 'a clone without clone settings is rejected', manifest: vmop({ type: 'Clone' }), expect: invalid('spec.clone', 'Clone requires clone field.') },
   {
     name: 'migrate settings on a restart are rejected',
     manifest: vmop({ type: 'Restart', migrate: {} }),
@@ -39,12 +38,12 @@ export const VMOP_CASES: ManifestCase[] = [
   {
     name: 'a clone that renames nothing is rejected',
     manifest: vmop({ type: 'Clone', clone: { mode: 'BestEffort' } }),
-    expect: invalid('spec.clone'),
+    expect: invalid('spec.clone', 'At least one of customization.namePrefix, customization.nameSuffix, or nameReplacement must be set'),
   },
   {
     name: 'a clone name prefix of 60 characters is rejected',
     manifest: vmop({ type: 'Clone', clone: { mode: 'Strict', customization: { namePrefix: 'p'.repeat(60) } } }),
-    expect: invalid('spec.clone.customization.namePrefix'),
+    expect: invalid('spec.clone.customization.namePrefix', 'namePrefix length must be between 1 and 59 characters if set'),
   },
   {
     name: 'an operation on a VM with an empty name is rejected',

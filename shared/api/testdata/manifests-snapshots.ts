@@ -1,5 +1,5 @@
 /** Table cases: VirtualDiskSnapshot, VirtualMachineSnapshot, VirtualMachineSnapshotOperation. */
-import type { Manifest, ManifestCase } from './table.js';
+import { invalid, type Manifest, type ManifestCase } from './table.js';
 
 const API = 'virtualization.deckhouse.io/v1alpha2';
 const object = (kind: string, spec?: Record<string, unknown>): Manifest => ({
@@ -8,7 +8,6 @@ const object = (kind: string, spec?: Record<string, unknown>): Manifest => ({
   metadata: { name: kind.toLowerCase() },
   ...(spec !== undefined ? { spec } : {}),
 });
-const invalid = (field: string) => ({ valid: false, field }) as const;
 const vds = (spec?: Record<string, unknown>) => object('VirtualDiskSnapshot', spec);
 const vms = (spec?: Record<string, unknown>) => object('VirtualMachineSnapshot', spec);
 const vmsop = (spec: Record<string, unknown>) => object('VirtualMachineSnapshotOperation', { virtualMachineSnapshotName: 'snap', ...spec });

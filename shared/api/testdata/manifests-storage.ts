@@ -1,5 +1,8 @@
 /** Table cases: VirtualDisk, VirtualImage, ClusterVirtualImage, VirtualMachineBlockDeviceAttachment. */
-import type { Manifest, ManifestCase } from './table.js';
+import { invalid, type Manifest, type ManifestCase } from './table.js';
+
+/** The original's CEL message for a cluster image from a namespaced source without namespace. */
+const NAMESPACE_REQUIRED = 'The namespace is required for VirtualDisk, VirtualImage and VirtualDiskSnapshot';
 
 const API = 'virtualization.deckhouse.io/v1alpha2';
 const object = (kind: string, spec: Record<string, unknown>): Manifest => ({
@@ -8,7 +11,6 @@ const object = (kind: string, spec: Record<string, unknown>): Manifest => ({
   metadata: { name: kind.toLowerCase() },
   spec,
 });
-const invalid = (field: string) => ({ valid: false, field }) as const;
 
 const vd = (spec: Record<string, unknown>) => object('VirtualDisk', spec);
 const vi = (spec: Record<string, unknown>) => object('VirtualImage', spec);
@@ -99,7 +101,7 @@ export const STORAGE_CASES: ManifestCase[] = [
   {
     name: 'a cluster image copied from a VirtualImage without namespace is rejected',
     manifest: cvi({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'ubuntu' } } }),
-    expect: invalid('spec.dataSource.objectRef.namespace'),
+    expect: invalid('spec.dataSource.objectRef.namespace', NAMESPACE_REQUIRED),
   },
   {
     name: 'a caBundle that is not base64 is rejected',
@@ -181,12 +183,12 @@ export const STORAGE_CASES: ManifestCase[] = [
   {
     name: 'a cluster image copied from a VirtualDisk with an empty namespace is rejected',
     manifest: cvi({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualDisk', name: 'root', namespace: '' } } }),
-    expect: invalid('spec.dataSource.objectRef.namespace'),
+    expect: invalid('spec.dataSource.objectRef.namespace', NAMESPACE_REQUIRED),
   },
   {
     name: 'a cluster image copied from a VirtualDiskSnapshot in a namespace of 64 characters is rejected',
     manifest: cvi({ dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualDiskSnapshot', name: 's', namespace: 'n'.repeat(64) } } }),
-    expect: invalid('spec.dataSource.objectRef.namespace'),
+    expect: invalid('spec.dataSource.objectRef.namespace', 'The namespace must be no longer than 63 characters.'),
   },
   {
     name: 'an attachment of a disk to a VM is accepted',

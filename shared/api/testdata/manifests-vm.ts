@@ -1,5 +1,5 @@
 /** Table cases: VirtualMachine, VirtualMachineClass, VirtualMachinePool. */
-import type { Manifest, ManifestCase } from './table.js';
+import { invalid, type Manifest, type ManifestCase } from './table.js';
 
 const API = 'virtualization.deckhouse.io/v1alpha2';
 const V1ALPHA3 = 'virtualization.deckhouse.io/v1alpha3';
@@ -20,7 +20,6 @@ const object = (kind: string, spec: Record<string, unknown>): Manifest => ({
 export const vm = (spec: Record<string, unknown> = {}): Manifest => object('VirtualMachine', { ...VM_SPEC, ...spec });
 const disks = (n: number) => Array.from({ length: n }, (_, i) => ({ kind: 'VirtualDisk', name: `d${i}` }));
 const legacy = { osType: 'Legacy', bootloader: 'BIOS' };
-const invalid = (field: string) => ({ valid: false, field }) as const;
 
 export const VM_CASES: ManifestCase[] = [
   {
@@ -336,7 +335,7 @@ export const VMCLASS_CASES: ManifestCase[] = [
   {
     name: 'a sizing policy whose max cores do not exceed min is rejected',
     manifest: vmclass({ cpu: { type: 'Host' }, sizingPolicies: [{ cores: { min: 4, max: 4 } }] }),
-    expect: invalid('spec.sizingPolicies[0].cores.max'),
+    expect: invalid('spec.sizingPolicies[0].cores.max', 'The maximum must be greater than the minimum'),
   },
   {
     name: 'defaultCoreFraction 0 is rejected',
@@ -424,7 +423,12 @@ export const POOL_CASES: ManifestCase[] = [
   {
     name: 'keep without ttl is rejected',
     manifest: pool({ virtualDiskTemplates: [{ ...template('root'), reclaim: { onScaleDown: 'Retain', keep: 1 } }] }),
-    expect: invalid('spec.virtualDiskTemplates[0].reclaim.ttl'),
+    expect: invalid('spec.virtualDiskTemplates[0].reclaim.ttl', 'keep requires ttl; without ttl free disks are never garbage-collected, so keep would have no effect'),
+  },
+  {
+    name: 'a ttl on a disk template deleted on scale-down is rejected',
+    manifest: pool({ virtualDiskTemplates: [{ ...template('root'), reclaim: { onScaleDown: 'Delete', ttl: '1h' } }] }),
+    expect: invalid('spec.virtualDiskTemplates[0].reclaim', 'keep and ttl are only valid with onScaleDown: Retain'),
   },
   {
     name: 'two disk templates with the same name are rejected',

@@ -10,8 +10,15 @@ export type Manifest = { apiVersion: string; kind: string; metadata: { name: str
 export type Expectation =
   /** Accepted; `defaults` lists dotted paths and the values they must hold afterwards. */
   | { valid: true; defaults?: Readonly<Record<string, unknown>> }
-  /** Rejected, with an error naming `field`. */
-  | { valid: false; field: string };
+  /**
+   * Rejected, with an error naming `field`; with `message`, the error at that field carries this text
+   * (the original's wording for its CEL rules).
+   */
+  | { valid: false; field: string; message?: string };
+
+/** The expectation of a rejected manifest. */
+export const invalid = (field: string, message?: string): Expectation =>
+  message === undefined ? { valid: false, field } : { valid: false, field, message };
 
 export interface ManifestCase {
   name: string;
@@ -68,7 +75,17 @@ export function judge(c: ManifestCase, verdict: Verdict): string[] {
     typeof verdict.problems === 'string'
       ? namesField(verdict.problems, expect.field)
       : verdict.problems.some((p) => p.path === expect.field);
-  if (named) return [];
-  const why = typeof verdict.problems === 'string' ? verdict.problems : verdict.problems.map((p) => p.path).join(', ');
-  return [`expected the rejection to name ${expect.field}, it named: ${why}`];
+  if (!named) {
+    const why = typeof verdict.problems === 'string' ? verdict.problems : verdict.problems.map((p) => p.path).join(', ');
+    return [`expected the rejection to name ${expect.field}, it named: ${why}`];
+  }
+  if (expect.message === undefined || saysAt(verdict.problems, expect.field, expect.message)) return [];
+  const why = typeof verdict.problems === 'string' ? verdict.problems : JSON.stringify(verdict.problems);
+  return [`expected the rejection at ${expect.field} to say ${JSON.stringify(expect.message)}, it said: ${why}`];
+}
+
+/** Whether the problem at `field` carries `message` (on the apiserver's text: a line naming the field). */
+function saysAt(problems: readonly FieldProblem[] | string, field: string, message: string): boolean {
+  if (typeof problems !== 'string') return problems.some((p) => p.path === field && p.message.includes(message));
+  return problems.split('\n').some((line) => namesField(line, field) && line.includes(message));
 }
