@@ -1,6 +1,9 @@
 /** Table cases: VirtualMachine, VirtualMachineClass, VirtualMachinePool. */
 import { invalid, type Manifest, type ManifestCase } from './table.js';
 
+/** The original's CEL message for a core fraction out of range. */
+const CORE_FRACTION = "Core fraction must be 'Auto' or a percentage between 1% and 100%.";
+
 const API = 'virtualization.deckhouse.io/v1alpha2';
 const V1ALPHA3 = 'virtualization.deckhouse.io/v1alpha3';
 
@@ -82,12 +85,12 @@ export const VM_CASES: ManifestCase[] = [
   {
     name: 'coreFraction 0% is rejected',
     manifest: vm({ cpu: { cores: 1, coreFraction: '0%' } }),
-    expect: invalid('spec.cpu.coreFraction'),
+    expect: invalid('spec.cpu.coreFraction', CORE_FRACTION),
   },
   {
     name: 'coreFraction 101% is rejected',
     manifest: vm({ cpu: { cores: 1, coreFraction: '101%' } }),
-    expect: invalid('spec.cpu.coreFraction'),
+    expect: invalid('spec.cpu.coreFraction', CORE_FRACTION),
   },
   { name: 'negative cores are rejected', manifest: vm({ cpu: { cores: -1 } }), expect: invalid('spec.cpu.cores') },
   {
@@ -99,22 +102,22 @@ export const VM_CASES: ManifestCase[] = [
   {
     name: 'userData over 2048 bytes is rejected',
     manifest: vm({ provisioning: { type: 'UserData', userData: 'x'.repeat(2049) } }),
-    expect: invalid('spec.provisioning.userData'),
+    expect: invalid('spec.provisioning.userData', '`userData` exceeds 2048 byte limit; should use `userDataRef` for larger data.'),
   },
   {
     name: 'osType Legacy with EFI is rejected',
     manifest: vm({ osType: 'Legacy', bootloader: 'EFI' }),
-    expect: invalid('spec.bootloader'),
+    expect: invalid('spec.bootloader', 'The Legacy osType requires the BIOS bootloader.'),
   },
   {
     name: 'osType Legacy with provisioning is rejected',
     manifest: vm({ ...legacy, provisioning: { type: 'UserData', userData: 'x' } }),
-    expect: invalid('spec.provisioning'),
+    expect: invalid('spec.provisioning', 'The Legacy osType does not support provisioning: such operating systems have no cloud-init or Sysprep support.'),
   },
   {
     name: 'a Legacy VM without paravirtualization and 5 block devices is rejected',
     manifest: vm({ ...legacy, enableParavirtualization: false, blockDeviceRefs: disks(5) }),
-    expect: invalid('spec.blockDeviceRefs'),
+    expect: invalid('spec.blockDeviceRefs', 'The Legacy osType with enableParavirtualization=false supports at most 4 block devices.'),
   },
   {
     name: 'provisioning type UserData with a userDataRef is rejected',
