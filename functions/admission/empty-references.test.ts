@@ -13,7 +13,7 @@ import { vmopValidator } from './rules/vmop.js';
 import { vmPoolValidator } from './rules/vmpool.js';
 import type { Validator } from './rules/validator.js';
 import { FakeLookups, context, emptyWorld } from './testing/fake-lookups.js';
-import { clusterImage, disk, image, pool, request, typed, vm, vmbda, vmop } from './testing/objects.js';
+import { NS, clusterImage, disk, image, pool, request, typed, vm, vmbda, vmop } from './testing/objects.js';
 
 interface Case {
   readonly name: string;
@@ -119,5 +119,23 @@ describe('empty references', () => {
     );
     expect(decision.violations.map((v) => v.path)).toEqual(['spec.virtualMachineName']);
     expect([...lookups.calls.keys()]).toEqual([]);
+  });
+
+  it('an empty name read from a status (a volume not yet named) is not looked up either', async () => {
+    const world = emptyWorld();
+    world.vms.push(typed.vm());
+    world.disks.push(typed.disk((d) => void (d.status = { phase: 'Provisioning', target: { persistentVolumeClaimName: '' } })));
+    world.images.push(
+      typed.image((i) => void ((i.metadata.namespace = NS), (i.spec.storage = 'PersistentVolumeClaim'), (i.status = { phase: 'Ready', storageClassName: '' }))),
+    );
+    const lookups = new FakeLookups(world);
+    const migrate = vmop((o) => void (o.spec = { type: 'Migrate', virtualMachineName: 'vm1' }));
+    expect((await validate(vmopValidator, request(migrate), context(lookups, { edition: 'CE' }))).decision.allowed).toBe(true);
+    const fromImage = disk((o) => void (o.spec.dataSource = { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'ubuntu' } }));
+    expect((await validate(virtualDiskValidator, request(fromImage), context(lookups))).decision.allowed).toBe(true);
+    expect(lookups.calls.get('persistentVolumeClaim')).toBeUndefined();
+    expect(lookups.calls.get('virtualDisk')).toBe(1);
+    expect(lookups.calls.get('virtualImage')).toBeGreaterThanOrEqual(1);
+    expect(lookups.calls.get('storageClass')).toBeUndefined();
   });
 });

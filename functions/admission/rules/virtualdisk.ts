@@ -44,7 +44,7 @@ const sameProvisioner: Check<VirtualDisk> = onCreate({
     if (ref?.kind !== 'VirtualImage') return;
     const image = await ctx.lookups.virtualImage(namespace ?? '', ref.name);
     const sourceName = image?.status?.storageClassName;
-    if (image === undefined || image.spec.storage === 'ContainerRegistry' || sourceName === undefined) return;
+    if (image === undefined || image.spec.storage === 'ContainerRegistry' || sourceName === undefined || sourceName === '') return;
     const [source, target] = await Promise.all([ctx.lookups.storageClass(sourceName), targetClass(object, ctx)]);
     if (source === undefined || target === undefined || source.provisioner === target.provisioner) return;
     out.deny(

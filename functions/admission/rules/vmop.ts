@@ -62,7 +62,7 @@ const ceLocalDisks: Check<Vmop> = onCreate({
 async function localDisk(namespace: string, name: string, ctx: RuleContext, out: Findings): Promise<void> {
   const disk = await ctx.lookups.virtualDisk(namespace, name);
   const pvcName = disk?.status?.target?.persistentVolumeClaimName;
-  if (pvcName === undefined) return;
+  if (pvcName === undefined || pvcName === '') return;
   const pvc = await ctx.lookups.persistentVolumeClaim(namespace, pvcName);
   if (pvc === undefined || pvc.accessModes.includes('ReadWriteMany') || !pvc.accessModes.includes('ReadWriteOnce')) return;
   out.deny('spec.type', `VirtualDisk ${name} is on a ReadWriteOnce volume; migrating such VMs is not available in the CE edition`);
