@@ -41,7 +41,8 @@ describe('our CRDs compared with the original by property path', () => {
  * is checked on our side), and an empty name must never reach an admission lookup.
  */
 const MAY_BE_EMPTY: Record<string, string> = {
-  'spec.persistentVolumeClaim.storageClassName': 'empty means no class named, as in a PVC; admission then looks nothing up',
+  'spec.persistentVolumeClaim.storageClassName':
+    'no minLength in the original either; empty means no class named, as in a PVC, and admission then looks nothing up',
   'spec.virtualDiskTemplates[].spec.persistentVolumeClaim.storageClassName': 'the same disk spec in the pool template',
   'spec.virtualMachineIPAddressRef.name': 'a lease ref the controller clears on release, as the original does',
   'spec.virtualMachineIPAddressRef.namespace': 'a lease ref the controller clears on release, as the original does',
