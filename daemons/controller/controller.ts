@@ -22,7 +22,7 @@ import { FIELD_MANAGER } from './kube/resources.js';
 import { startUsbReconcilers, type UsbReconcilers } from './reconcilers/usb/index.js';
 import type { ProgressReader } from './reconcilers/provisioning/helpers.js';
 import { storageReconcilers, type StorageReconcilers } from './reconcilers/storage.js';
-import type { VolumeHotplug } from './reconcilers/vmbda/hotplug.js';
+import { subresourceHotplug, type ClaimHotplug, type VolumeHotplug } from './reconcilers/vmbda/hotplug.js';
 import { wireSources, type Runners } from './sources.js';
 
 export interface StartOptions {
@@ -38,6 +38,8 @@ export interface StartOptions {
   usb?: boolean;
   /** How attachments hot-plug volumes (the subresource API by default). */
   hotplug?: VolumeHotplug;
+  /** How VMs hot-plug their spec.usbDevices (addresourceclaim; the subresource API by default). */
+  claims?: ClaimHotplug;
   /** How importer progress is read (the importer Pod's metrics endpoint by default). */
   progress?: ProgressReader;
 }
@@ -101,7 +103,16 @@ export async function startController(options: StartOptions): Promise<RunningCon
   for (const runner of everyRunner) runner.start();
   // USB passthrough (the original's feature gate USB): on its own informers, never delaying the rest.
   if (options.usb ?? (options.config.USB_RECONCILERS && (await resourceApiServed(options.kube, signal, log)))) {
-    usb = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log) });
+    const hotplug = options.claims ?? subresourceHotplug(options.kube);
+    const vm = { vms: caches.vms, enqueueVM: (key: string) => runners.vm.enqueue(key), hotplug };
+    const started = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log), vm });
+    usb = started;
+    // VMs attach their spec.usbDevices once the USB caches are synced (deps.usb stays unset until then).
+    void started.synced.then(() => {
+      if (signal.aborted) return;
+      deps.usb = started.vmPort;
+      for (const v of caches.vms.list()) if ((v.spec.usbDevices ?? []).length > 0) runners.vm.enqueue(`${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`);
+    });
   }
   if (options.config.CERT_ISSUER !== 'off') {
     certificates = runCertificates(options.kube, options.config, signal, childLogger({ component: 'certificates' }, log), options.config.POD_NAME);

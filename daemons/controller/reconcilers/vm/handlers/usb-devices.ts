@@ -1,0 +1,187 @@
+import { VMCondition } from '../../../../../shared/api/conditions/index.js';
+import type { ResourceClaim } from '../../../../../shared/api/k8s/resource.js';
+import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
+import { AlreadyExistsError, NotFoundError } from '../../../../../shared/errors/index.js';
+import { controllerRefOf, ownerReferenceTo } from '../../../../../shared/kube/index.js';
+import type { Deps, VmUsbPort } from '../../../deps.js';
+import type { Expectations } from '../../../engine/expectations.js';
+import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
+import { condition, dropCondition, VMIndex, type VMState } from '../state.js';
+import {
+  decideUsb,
+  usbClaimName,
+  usbReadyCondition,
+  usbRequestName,
+  usbTemplateName,
+  USB_DEVICE_LABEL,
+  type UsbDecision,
+  type UsbStatus,
+  type UsbView,
+} from '../usb.js';
+
+const C = VMCondition.USBDeviceReady;
+/** How long an addresourceclaim sent for an instance is waited for before it is sent again. */
+export const USB_ATTACH_RETRY_MS = 30_000;
+
+const ignoreNotFound = (err: unknown): void => {
+  if (!(err instanceof NotFoundError)) throw err;
+};
+
+/**
+ * A VM's `spec.usbDevices`: each device reserved for the VM by a ResourceClaim made from its
+ * USBDevice's ResourceClaimTemplate and hot-plugged with addresourceclaim while the instance runs;
+ * devices dropped from the spec, gone or not ready are detached (removeresourceclaim) and their claim
+ * released. Reports status.usbDevices and USBDeviceReady. Without the USB reconcilers (no
+ * resource.k8s.io/v1, USB_RECONCILERS off) nothing is touched.
+ */
+export function usbDevicesHandler(deps: Deps, requested: Expectations<true>): Handler<VMState> {
+  return {
+    name: 'usbDevices',
+    async handle(s, ctx): Promise<HandlerOutcome | void> {
+      const usb = deps.usb;
+      const vm = s.obj;
+      if (usb === undefined || vm.metadata.deletionTimestamp !== undefined) return;
+      const names = [...new Set((vm.spec.usbDevices ?? []).map((d) => d.name))];
+      const instance = runningInstance(s);
+      const decisions = decideAll(deps, usb, s, names, instance);
+      for (const d of decisions) {
+        if (d.action === 'attach') await attach(usb, vm, d.entry.name, instance?.metadata.uid ?? '', requested, ctx);
+        if (d.action === 'detach') await detach(usb, vm, d.entry.name, ctx);
+      }
+      await dropUnnamed(usb, s, names, ctx);
+      report(s, ctx, decisions);
+      // Waiting for KubeVirt: the instance's status brings it back; look again in case the request was lost.
+      if (decisions.some((d) => d.action === 'attach')) return { requeueAfterMs: USB_ATTACH_RETRY_MS };
+    },
+  };
+}
+
+type Instance = NonNullable<VMState['kvvmi']>;
+
+function runningInstance(s: VMState): Instance | undefined {
+  const i = s.kvvmi;
+  return i !== undefined && i.metadata.deletionTimestamp === undefined && i.status?.phase === 'Running' ? i : undefined;
+}
+
+function decideAll(deps: Deps, usb: VmUsbPort, s: VMState, names: readonly string[], instance: Instance | undefined): UsbDecision[] {
+  const previous = new Map((s.status.usbDevices ?? []).map((e) => [e.name, e]));
+  const hosts = new Map((instance?.status?.deviceStatus?.hostDeviceStatuses ?? []).map((h) => [h.name, h]));
+  const ns = s.obj.metadata.namespace ?? '';
+  return names.map((name) => decideUsb(viewOf(deps, usb, s.obj, name, hosts.get(name)), previous.get(name), instance !== undefined, ns));
+}
+
+/** Devices dropped from the spec: detached, and every claim this VM still holds for them released. */
+async function dropUnnamed(usb: VmUsbPort, s: VMState, names: readonly string[], ctx: HandlerContext): Promise<void> {
+  const vm = s.obj;
+  for (const entry of s.status.usbDevices ?? []) if (!names.includes(entry.name)) await detach(usb, vm, entry.name, ctx);
+  for (const claim of usb.claims.byIndex(USB_CLAIMS_BY_VM, vm.metadata.uid ?? '')) {
+    const device = claim.metadata.labels?.[USB_DEVICE_LABEL] ?? '';
+    if (!names.includes(device)) await release(usb, vm, device, ctx);
+  }
+}
+
+/** Index of the claims cache: the uid of the VM that controls a claim. */
+export const USB_CLAIMS_BY_VM = 'usb-claims-by-vm';
+
+function viewOf(deps: Deps, usb: VmUsbPort, vm: VirtualMachine, name: string, host: UsbView['host']): UsbView {
+  const ns = vm.metadata.namespace ?? '';
+  const claim = usb.claims.get(`${ns}/${usbClaimName(name)}`);
+  const owner = claim === undefined ? undefined : controllerRefOf(claim);
+  const claimedBy = owner !== undefined && owner.uid !== vm.metadata.uid && claim?.metadata.deletionTimestamp === undefined ? `${ns}/${owner.name}` : undefined;
+  const other = deps.caches.vms
+    .byIndex(VMIndex.byUsbDevice, `${ns}/${name}`)
+    .find((o) => o.metadata.uid !== vm.metadata.uid && o.status?.usbDevices?.some((e) => e.name === name && e.attached));
+  return {
+    name,
+    device: usb.usbDevices.get(`${ns}/${name}`),
+    templateExists: usb.templates.get(`${ns}/${usbTemplateName(name)}`) !== undefined,
+    claimedBy,
+    attachedTo: other === undefined ? undefined : `${ns}/${other.metadata.name ?? ''}`,
+    host,
+  };
+}
+
+/** Reserve the device with a claim made from its template, then ask KubeVirt once per instance (and again after a while). */
+async function attach(
+  usb: VmUsbPort,
+  vm: VirtualMachine,
+  name: string,
+  instanceUid: string,
+  requested: Expectations<true>,
+  ctx: HandlerContext,
+): Promise<void> {
+  const ns = vm.metadata.namespace ?? '';
+  if (usb.claims.get(`${ns}/${usbClaimName(name)}`) === undefined) {
+    const template = usb.templates.get(`${ns}/${usbTemplateName(name)}`);
+    if (template === undefined) return;
+    const claim: ResourceClaim = {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaim',
+      metadata: {
+        namespace: ns,
+        name: usbClaimName(name),
+        labels: { ...template.spec.metadata?.labels, [USB_DEVICE_LABEL]: name },
+        ...(template.spec.metadata?.annotations ? { annotations: { ...template.spec.metadata.annotations } } : {}),
+        ownerReferences: [
+          {
+            ...ownerReferenceTo(
+              { ...vm, apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'VirtualMachine' },
+              { controller: true, blockOwnerDeletion: true },
+            ),
+          },
+        ],
+      },
+      spec: structuredClone(template.spec.spec),
+    };
+    const created = await usb.claimClient.create(claim, { signal: ctx.signal }).catch((err: unknown) => {
+      // Another VM took it in the same instant: its watch event brings this VM back with "in use".
+      if (err instanceof AlreadyExistsError) return undefined;
+      throw err;
+    });
+    if (created === undefined) return;
+    usb.claims.remember(created);
+    ctx.log.info({ usbDevice: name, claim: usbClaimName(name) }, 'USB device reserved by a ResourceClaim');
+  }
+  const key = `${ns}/${vm.metadata.name ?? ''}/${name}/${instanceUid}`;
+  if (requested.get(key) !== undefined) return;
+  await usb.hotplug.addResourceClaim(
+    { namespace: ns, vm: vm.metadata.name ?? '', name, resourceClaimTemplateName: usbTemplateName(name), requestName: usbRequestName(name) },
+    ctx.signal,
+  );
+  requested.set(key, true);
+  ctx.log.info({ usbDevice: name }, 'addresourceclaim sent');
+}
+
+async function detach(usb: VmUsbPort, vm: VirtualMachine, name: string, ctx: HandlerContext): Promise<void> {
+  const ns = vm.metadata.namespace ?? '';
+  await usb.hotplug.removeResourceClaim({ namespace: ns, vm: vm.metadata.name ?? '', name }, ctx.signal).catch(ignoreNotFound);
+  ctx.log.info({ usbDevice: name }, 'removeresourceclaim sent');
+  await release(usb, vm, name, ctx);
+}
+
+/** A deleted VM lets go of every USB device it reserved (the garbage collector would too, later). */
+export async function releaseUsbClaims(deps: Deps, vm: VirtualMachine, ctx: HandlerContext): Promise<void> {
+  const usb = deps.usb;
+  if (usb === undefined) return;
+  for (const claim of usb.claims.byIndex(USB_CLAIMS_BY_VM, vm.metadata.uid ?? '')) {
+    await release(usb, vm, claim.metadata.labels?.[USB_DEVICE_LABEL] ?? '', ctx);
+  }
+}
+
+/** Delete the device's claim if this VM holds it. */
+async function release(usb: VmUsbPort, vm: VirtualMachine, name: string, ctx: HandlerContext): Promise<void> {
+  const ns = vm.metadata.namespace ?? '';
+  const claim = usb.claims.get(`${ns}/${usbClaimName(name)}`);
+  if (claim === undefined || controllerRefOf(claim)?.uid !== vm.metadata.uid || claim.metadata.deletionTimestamp !== undefined) return;
+  await usb.claimClient.delete({ namespace: ns, name: usbClaimName(name) }, { signal: ctx.signal }).catch(ignoreNotFound);
+  usb.claims.forget(`${ns}/${usbClaimName(name)}`);
+}
+
+function report(s: VMState, ctx: HandlerContext, decisions: readonly UsbDecision[]): void {
+  const entries: UsbStatus[] = decisions.map((d) => d.entry);
+  if (entries.length === 0) delete s.status.usbDevices;
+  else s.status.usbDevices = entries;
+  const c = usbReadyCondition(decisions);
+  if (c === undefined) dropCondition(s, C.type);
+  else condition(s, ctx, { type: C.type, ...c });
+}
