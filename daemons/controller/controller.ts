@@ -104,7 +104,7 @@ export async function startController(options: StartOptions): Promise<RunningCon
   // USB passthrough (the original's feature gate USB): on its own informers, never delaying the rest.
   if (options.usb ?? (options.config.USB_RECONCILERS && (await resourceApiServed(options.kube, signal, log)))) {
     const hotplug = options.claims ?? subresourceHotplug(options.kube);
-    const vm = { vms: caches.vms, enqueueVM: (key: string) => runners.vm.enqueue(key), hotplug };
+    const vm = { vms: caches.vms, nodes: caches.nodes, enqueueVM: (key: string) => runners.vm.enqueue(key), hotplug };
     const started = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log), vm });
     usb = started;
     // VMs attach their spec.usbDevices once the USB caches are synced (deps.usb stays unset until then).

@@ -19,6 +19,7 @@ import {
 } from '../../../shared/api/k8s/resource.js';
 import { NodeUSBDeviceSchema, USBDeviceSchema, nodeUSBDevice, usbDevice } from '../../../shared/api/resources/usb.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
+import { USBIP_HS_USED_ANNOTATION, USBIP_SS_USED_ANNOTATION, USBIP_TOTAL_PORTS_ANNOTATION } from '../../../shared/api/usbip.js';
 import { descriptorOf, type KubeClient, type ResourceClient } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { gone, mainKube, testClients } from '../controller/fixtures.js';
@@ -38,6 +39,20 @@ let device: string;
 
 const usbCondition = (v: VirtualMachine): { status: string; reason: string; message: string } | undefined =>
   v.status?.conditions?.find((x) => x.type === 'USBDeviceReady');
+const setPorts = async (hsUsed: number): Promise<void> => {
+  await c.nodes.mergePatch(
+    { name: w.nodeName },
+    {
+      metadata: {
+        annotations: {
+          [USBIP_TOTAL_PORTS_ANNOTATION]: '8',
+          [USBIP_HS_USED_ANNOTATION]: String(hsUsed),
+          [USBIP_SS_USED_ANNOTATION]: '0',
+        },
+      },
+    },
+  );
+};
 const claims = (): ResourceClient<ResourceClaim> => kube.resource(resourceClaimDescriptor, ResourceClaimSchema, TEST_MANAGER);
 
 beforeAll(async () => {
@@ -49,6 +64,9 @@ beforeAll(async () => {
   daemon = startDaemon(node);
   await daemon.handle.started;
   w = await startWorld(kube, c, 'vm-usb', { controller: { usb: true, claims: fake } });
+  // The VMs run on the world's node, the dongle is on the fixture node: imported over USB/IP, so the
+  // VMs' node advertises its vhci ports as the DRA daemon's gateway would (4 per hub, none used).
+  await setPorts(0);
   device = usbDeviceName(dongle, node.name);
   const nodeDevices = kube.resource(descriptorOf(nodeUSBDevice), NodeUSBDeviceSchema, TEST_MANAGER);
   await waitFor('the NodeUSBDevice', () => nodeDevices.get({ name: device }).catch(() => undefined));
@@ -142,5 +160,28 @@ describe("a running VM's spec.usbDevices", () => {
     const lost = await w.vmWhen('lost', (v) => v.status?.usbDevices?.[0]?.attached === true, 'the third VM attached');
     expect(usbCondition(lost)?.status).toBe('True');
     expect(lost.status?.phase).toBe('Running');
+  });
+
+  it('waits for a free USB/IP port on the VM node, naming it, and attaches once one is free', async () => {
+    await c.vms.mergePatch({ namespace: w.ns, name: 'lost' }, { spec: { usbDevices: [] } });
+    await waitFor('the claim released', () => gone(() => claims().get({ namespace: w.ns, name: `${device}-claim` })));
+    await setPorts(4);
+    await w.createVM('blocked', { usbDevices: [{ name: device }] });
+    const vm = await w.vmWhen('blocked', (v) => v.status?.phase === 'Running' && usbCondition(v)?.status === 'False', 'waiting for a port');
+    expect(usbCondition(vm)).toMatchObject({
+      reason: 'SomeDevicesNotReady',
+      message: `USB device '${device}' cannot be attached: no free USB/IP port on node ${w.nodeName}`,
+    });
+    expect(fake.calls.filter((x) => x.vm === 'blocked')).toEqual([]);
+    const usbDevices = kube.resource(descriptorOf(usbDevice), USBDeviceSchema, TEST_MANAGER);
+    await waitFor('the USBDevice NoFreeUSBIPPort', async () => {
+      const a = (await usbDevices.get({ namespace: w.ns, name: device })).status?.conditions?.find((x) => x.type === 'Attached');
+      return (
+        a?.reason === 'NoFreeUSBIPPort' &&
+        a.message === `Device is requested by VirtualMachine ${w.ns}/blocked, but node ${w.nodeName} has no free USB/IP port.`
+      );
+    });
+    await setPorts(3);
+    await w.vmWhen('blocked', (v) => v.status?.usbDevices?.[0]?.attached === true, 'attached once a port is free');
   });
 });

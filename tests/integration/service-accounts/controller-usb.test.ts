@@ -18,6 +18,7 @@ import {
   resourceClaimTemplateDescriptor,
 } from '../../../shared/api/k8s/resource.js';
 import { NodeUSBDeviceSchema, nodeUSBDevice } from '../../../shared/api/resources/usb.js';
+import { USBIP_HS_USED_ANNOTATION, USBIP_SS_USED_ANNOTATION, USBIP_TOTAL_PORTS_ANNOTATION } from '../../../shared/api/usbip.js';
 import { descriptorOf } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { vm } from '../controller/builders.js';
@@ -57,6 +58,12 @@ describe("the controller's USB side as the controller ServiceAccount", () => {
     const template = await waitFor('the claim template', () => templates.get({ namespace: ns, name: `${name}-template` }).catch(() => undefined));
     expect(template.metadata.ownerReferences?.[0]?.kind).toBe('USBDevice');
 
+    // The device is on the fixture node, the VM on the story's node: that node advertises free vhci
+    // ports, as the DRA daemon's USB/IP gateway would.
+    await t.c.nodes.mergePatch(
+      { name: nodeName },
+      { metadata: { annotations: { [USBIP_TOTAL_PORTS_ANNOTATION]: '8', [USBIP_HS_USED_ANNOTATION]: '0', [USBIP_SS_USED_ANNOTATION]: '0' } } },
+    );
     await t.c.vms.create(vm(scope, 'reader', className, { blockDeviceRefs: [{ kind: 'VirtualImage', name: 'ubuntu' }], usbDevices: [{ name }] }));
     await waitFor('the internal VM', () => t.c.kvvms.get({ namespace: ns, name: 'reader' }).catch(() => undefined));
     await kubevirt.start();

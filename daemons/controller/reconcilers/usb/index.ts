@@ -21,7 +21,8 @@ import {
   type ResourceSlice,
 } from '../../../../shared/api/k8s/resource.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
-import type { VmUsbPort } from '../../deps.js';
+import type { CachePort, VmUsbPort } from '../../deps.js';
+import type { Node } from '../../kube/resources.js';
 import { USB_CLAIMS_BY_VM } from '../vm/handlers/usb-devices.js';
 import { VMIndex } from '../vm/state.js';
 import { deepEqual } from '../../engine/merge-diff.js';
@@ -63,6 +64,8 @@ function cacheOf<T extends KubeObject>(
  */
 export interface UsbVmSide {
   vms: ObjectCache<VirtualMachine>;
+  /** The controller's Node cache: USB/IP port annotations of the VMs' nodes. */
+  nodes: CachePort<Node>;
   enqueueVM(key: string): void;
   hotplug: ClaimHotplug;
 }
@@ -94,7 +97,7 @@ export function startUsbReconcilers(options: { kube: KubeClient; signal: AbortSi
   usbDevices.addIndex(UsbIndex.usbDevicesByName, (u) => [u.metadata.name ?? '']);
   nodeDevices.addIndex(UsbIndex.nodeDevicesByNamespace, (n) => (n.spec.assignedNamespace ? [n.spec.assignedNamespace] : []));
   const deps: UsbDeps = {
-    caches: { slices, nodeDevices, usbDevices, namespaces, templates, ...(vm ? { vms: vm.vms } : {}) },
+    caches: { slices, nodeDevices, usbDevices, namespaces, templates, ...(vm ? { vms: vm.vms, nodes: vm.nodes } : {}) },
     clients: {
       nodeDevices: kube.resource(descriptorOf(nodeUSBDevice), NodeUSBDeviceSchema, FIELD_MANAGER),
       usbDevices: kube.resource(descriptorOf(usbDevice), USBDeviceSchema, FIELD_MANAGER),
@@ -189,10 +192,14 @@ function wireVmSide(
       const owner = claim.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'VirtualMachine');
       if (owner !== undefined) vm.enqueueVM(`${claim.metadata.namespace ?? ''}/${owner.name}`);
     });
-    // A VM's devices follow it (Attached); other VMs naming the same device wait for it to let go.
+    // A VM's devices follow it (Attached, its node's USB/IP ports); other VMs naming the same device wait for it to let go.
     vm.vms.informer.on(ev, (v: VirtualMachine, old?: VirtualMachine) => {
-      if (ev === 'update' && old !== undefined && deepEqual(old.spec.usbDevices, v.spec.usbDevices) && deepEqual(old.status?.usbDevices, v.status?.usbDevices))
-        return;
+      const same =
+        old !== undefined &&
+        deepEqual(old.spec.usbDevices, v.spec.usbDevices) &&
+        deepEqual(old.status?.usbDevices, v.status?.usbDevices) &&
+        old.status?.nodeName === v.status?.nodeName;
+      if (ev === 'update' && same) return;
       const ns = v.metadata.namespace ?? '';
       const names = new Set([...(v.spec.usbDevices ?? []), ...(v.status?.usbDevices ?? []), ...(old?.status?.usbDevices ?? [])].map((d) => d.name));
       for (const n of names) {

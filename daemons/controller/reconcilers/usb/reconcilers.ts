@@ -9,10 +9,12 @@ import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { NodeUSBDevice, USBDevice } from '../../../../shared/api/resources/usb.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
 import { VMIndex } from '../vm/state.js';
+import { usbipPortFree } from '../../../../shared/api/usbip.js';
 import { AlreadyExistsError, NotFoundError } from '../../../../shared/errors/index.js';
 import { addFinalizer, hasFinalizer, ownerReferenceTo, removeFinalizer, type KubeObject, type ResourcePort } from '../../../../shared/kube/index.js';
 import type { ResourceClaimTemplate, ResourceSlice } from '../../../../shared/api/k8s/resource.js';
 import type { CachePort } from '../../deps.js';
+import type { Node } from '../../kube/resources.js';
 import { conditionOn, findCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
@@ -29,6 +31,8 @@ export interface UsbDeps {
     templates: CachePort<ResourceClaimTemplate>;
     /** The controller's VMs (absent when these reconcilers run alone): Attached and deletion follow them. */
     vms?: CachePort<VirtualMachine>;
+    /** Nodes (their USB/IP port annotations), with `vms`. */
+    nodes?: CachePort<Node>;
   };
   clients: {
     nodeDevices: ResourcePort<NodeUSBDevice>;
@@ -372,6 +376,20 @@ function vmsOf(deps: UsbDeps, usb: USBDevice): VirtualMachine[] {
 
 const attachedIn = (vm: VirtualMachine, name: string): boolean => vm.status?.usbDevices?.some((e) => e.name === name && e.attached) ?? false;
 
+/** The first VM naming the device that runs on another node with no free vhci port for it: [vm, node]. */
+function noPortFor(deps: UsbDeps, usb: USBDevice, vms: readonly VirtualMachine[]): [string, string] | undefined {
+  const name = usb.metadata.name ?? '';
+  const deviceNode = usb.status?.nodeName ?? '';
+  for (const v of vms) {
+    const node = v.status?.nodeName ?? '';
+    if (node === '' || deviceNode === '' || node === deviceNode || !v.spec.usbDevices?.some((d) => d.name === name)) continue;
+    if (usbipPortFree(deps.caches.nodes?.get(node)?.metadata.annotations, usb.status?.attributes?.speed) === 'full') {
+      return [`${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`, node];
+    }
+  }
+  return undefined;
+}
+
 function usbAttached(deps: UsbDeps): Handler<UState> {
   return {
     name: 'attached',
@@ -384,6 +402,14 @@ function usbAttached(deps: UsbDeps): Handler<UState> {
         const message =
           attached.length === 1 ? `Device is attached to VirtualMachine ${attached[0]}.` : `Device is attached to ${attached.length} VirtualMachines.`;
         conditionOn(s, ctx, { type: A.type, status: 'True', reason: A.reason.AttachedToVirtualMachine, message });
+      } else if (noPortFor(deps, s.obj, vms) !== undefined) {
+        const [vm, node] = noPortFor(deps, s.obj, vms) ?? [];
+        conditionOn(s, ctx, {
+          type: A.type,
+          status: 'False',
+          reason: A.reason.NoFreeUSBIPPort,
+          message: `Device is requested by VirtualMachine ${vm ?? ''}, but node ${node ?? ''} has no free USB/IP port.`,
+        });
       } else if (vms.some((v) => v.spec.usbDevices?.some((d) => d.name === name))) {
         conditionOn(s, ctx, {
           type: A.type,

@@ -30,73 +30,113 @@ const view = (over: Partial<UsbView> = {}): UsbView => ({
 });
 
 describe('decideUsb', () => {
-  const cases: Array<[string, UsbView, { attached?: boolean } | undefined, boolean, { entry: object; problem?: string; action: string }]> = [
-    ['a ready device of a running VM is attached', view(), undefined, true, { entry: { name: 'usb-a', attached: false, ready: true }, action: 'attach' }],
-    ['a stopped VM only reports the device ready', view(), undefined, false, { entry: { name: 'usb-a', attached: false, ready: true }, action: 'none' }],
+  const cases: Array<[string, UsbView, { attached?: boolean } | undefined, boolean, { entry: object; problem?: string; action: string; portBlocked?: true }]> =
     [
-      'the instance has it Ready: attached, with its address',
-      view({ host: { phase: 'Ready', address: '0:3' } }),
-      undefined,
-      true,
-      { entry: { name: 'usb-a', attached: true, ready: true, address: { bus: 0, port: 3 }, hotplugged: true }, action: 'none' },
-    ],
-    [
-      'the instance has it but not Ready yet: still attaching',
-      view({ host: { phase: 'AttachedToPod' } }),
-      undefined,
-      true,
-      { entry: { name: 'usb-a', attached: false, ready: true }, action: 'attach' },
-    ],
-    [
-      'unknown device: not found, nothing to detach',
-      view({ device: undefined }),
-      undefined,
-      true,
-      { entry: { name: 'usb-a', attached: false, ready: false }, problem: "USB device 'usb-a' not found in namespace ns", action: 'none' },
-    ],
-    [
-      'unknown device that was attached: detached',
-      view({ device: undefined }),
-      { attached: true },
-      true,
-      { entry: { name: 'usb-a', attached: false, ready: false }, problem: "USB device 'usb-a' not found in namespace ns", action: 'detach' },
-    ],
-    [
-      'not ready: its Ready message, detached when the instance still has it',
-      view({ device: notReady, host: { phase: 'Ready' } }),
-      undefined,
-      true,
-      { entry: { name: 'usb-a', attached: false, ready: false }, problem: "USB device 'usb-a' is not ready: Device is absent on the host.", action: 'detach' },
-    ],
-    [
-      'being deleted: detached',
-      view({ device: { ...ready, metadata: { ...ready.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } }),
-      { attached: true },
-      true,
-      { entry: { name: 'usb-a', attached: false, ready: false }, problem: "USB device 'usb-a' is being deleted", action: 'detach' },
-    ],
-    [
-      'claimed by another VM: in use, never attached or detached here',
-      view({ claimedBy: 'ns/other' }),
-      undefined,
-      true,
-      { entry: { name: 'usb-a', attached: false, ready: true }, problem: "USB device 'usb-a' is in use by VirtualMachine ns/other", action: 'none' },
-    ],
-    [
-      'reported attached by another VM: in use',
-      view({ attachedTo: 'ns/other' }),
-      undefined,
-      true,
-      { entry: { name: 'usb-a', attached: false, ready: true }, problem: "USB device 'usb-a' is in use by VirtualMachine ns/other", action: 'none' },
-    ],
-    [
-      'no template yet: waits for it',
-      view({ templateExists: false }),
-      undefined,
-      true,
-      { entry: { name: 'usb-a', attached: false, ready: true }, problem: "USB device 'usb-a' has no ResourceClaimTemplate usb-a-template yet", action: 'none' },
-    ],
-  ];
+      ['a ready device of a running VM is attached', view(), undefined, true, { entry: { name: 'usb-a', attached: false, ready: true }, action: 'attach' }],
+      ['a stopped VM only reports the device ready', view(), undefined, false, { entry: { name: 'usb-a', attached: false, ready: true }, action: 'none' }],
+      [
+        'the instance has it Ready: attached, with its address',
+        view({ host: { phase: 'Ready', address: '0:3' } }),
+        undefined,
+        true,
+        { entry: { name: 'usb-a', attached: true, ready: true, address: { bus: 0, port: 3 }, hotplugged: true }, action: 'none' },
+      ],
+      [
+        'the instance has it but not Ready yet: still attaching',
+        view({ host: { phase: 'AttachedToPod' } }),
+        undefined,
+        true,
+        { entry: { name: 'usb-a', attached: false, ready: true }, action: 'attach' },
+      ],
+      [
+        'unknown device: not found, nothing to detach',
+        view({ device: undefined }),
+        undefined,
+        true,
+        { entry: { name: 'usb-a', attached: false, ready: false }, problem: "USB device 'usb-a' not found in namespace ns", action: 'none' },
+      ],
+      [
+        'unknown device that was attached: detached',
+        view({ device: undefined }),
+        { attached: true },
+        true,
+        { entry: { name: 'usb-a', attached: false, ready: false }, problem: "USB device 'usb-a' not found in namespace ns", action: 'detach' },
+      ],
+      [
+        'not ready: its Ready message, detached when the instance still has it',
+        view({ device: notReady, host: { phase: 'Ready' } }),
+        undefined,
+        true,
+        {
+          entry: { name: 'usb-a', attached: false, ready: false },
+          problem: "USB device 'usb-a' is not ready: Device is absent on the host.",
+          action: 'detach',
+        },
+      ],
+      [
+        'being deleted: detached',
+        view({ device: { ...ready, metadata: { ...ready.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } }),
+        { attached: true },
+        true,
+        { entry: { name: 'usb-a', attached: false, ready: false }, problem: "USB device 'usb-a' is being deleted", action: 'detach' },
+      ],
+      [
+        'claimed by another VM: in use, never attached or detached here',
+        view({ claimedBy: 'ns/other' }),
+        undefined,
+        true,
+        { entry: { name: 'usb-a', attached: false, ready: true }, problem: "USB device 'usb-a' is in use by VirtualMachine ns/other", action: 'none' },
+      ],
+      [
+        'reported attached by another VM: in use',
+        view({ attachedTo: 'ns/other' }),
+        undefined,
+        true,
+        { entry: { name: 'usb-a', attached: false, ready: true }, problem: "USB device 'usb-a' is in use by VirtualMachine ns/other", action: 'none' },
+      ],
+      [
+        'no template yet: waits for it',
+        view({ templateExists: false }),
+        undefined,
+        true,
+        {
+          entry: { name: 'usb-a', attached: false, ready: true },
+          problem: "USB device 'usb-a' has no ResourceClaimTemplate usb-a-template yet",
+          action: 'none',
+        },
+      ],
+      [
+        'another node with no free USB/IP port: waits, nothing sent',
+        view({ usbip: { node: 'n2', verdict: 'full' } }),
+        undefined,
+        true,
+        {
+          entry: { name: 'usb-a', attached: false, ready: true },
+          problem: "USB device 'usb-a' cannot be attached: no free USB/IP port on node n2",
+          action: 'none',
+          portBlocked: true,
+        },
+      ],
+      [
+        'another node without USB/IP at all: waits, naming both nodes',
+        view({ usbip: { node: 'n2', verdict: 'unknown' } }),
+        undefined,
+        true,
+        {
+          entry: { name: 'usb-a', attached: false, ready: true },
+          problem: "USB device 'usb-a' cannot be attached: node n2 advertises no USB/IP ports (the device is on node n1)",
+          action: 'none',
+          portBlocked: true,
+        },
+      ],
+      [
+        'no port needed once the instance has the device',
+        view({ usbip: { node: 'n2', verdict: 'full' }, host: { phase: 'Ready', address: '0:1' } }),
+        undefined,
+        true,
+        { entry: { name: 'usb-a', attached: true, ready: true, address: { bus: 0, port: 1 }, hotplugged: true }, action: 'none' },
+      ],
+    ];
   it.each(cases)('%s', (_, v, previous, running, expected) => {
     const d = decideUsb(v, previous === undefined ? undefined : { name: 'usb-a', ready: true, attached: previous.attached ?? false }, running, 'ns');
     expect(d).toEqual({ problem: undefined, ...expected });

@@ -30,6 +30,11 @@ export interface UsbView {
   readonly attachedTo: string | undefined;
   /** The instance's host device of this name: phase and `bus:port` address. */
   readonly host: { phase?: string | undefined; address?: string | undefined } | undefined;
+  /**
+   * A device of another node that the VM's node cannot import now (usbipPortFree of that node: `full`,
+   * or `unknown` when it advertises no USB/IP ports); undefined when it can, or need not.
+   */
+  readonly usbip?: { readonly node: string; readonly verdict: 'full' | 'unknown' } | undefined;
 }
 
 export type UsbAction = 'attach' | 'detach' | 'none';
@@ -40,6 +45,8 @@ export interface UsbDecision {
   readonly problem: string | undefined;
   /** attach: reserve (claim) and addresourceclaim; detach: removeresourceclaim and release the claim. */
   readonly action: UsbAction;
+  /** Waiting for a free USB/IP port on the VM's node (looked at again after a while). */
+  readonly portBlocked?: true;
 }
 
 /** Ready as the original counts it: Ready=True, vendor and product known, a node. */
@@ -74,6 +81,13 @@ export function decideUsb(view: UsbView, previous: UsbStatus | undefined, runnin
   if (holder !== undefined) return detached(true, `USB device '${name}' is in use by VirtualMachine ${holder}`, false);
   if (!view.templateExists) return detached(true, `USB device '${name}' has no ResourceClaimTemplate ${usbTemplateName(name)} yet`, true);
   if (!running) return detached(true, undefined, false);
+  if (view.usbip !== undefined && view.host === undefined) {
+    const why =
+      view.usbip.verdict === 'full'
+        ? `no free USB/IP port on node ${view.usbip.node}`
+        : `node ${view.usbip.node} advertises no USB/IP ports (the device is on node ${device.status?.nodeName ?? ''})`;
+    return { ...detached(true, `USB device '${name}' cannot be attached: ${why}`, false), portBlocked: true };
+  }
   if (view.host?.phase === 'Ready') {
     const address = parseUsbAddress(view.host.address);
     return { entry: { name, attached: true, ready: true, ...(address ? { address } : {}), hotplugged: true }, problem: undefined, action: 'none' };

@@ -1,6 +1,7 @@
 import { VMCondition } from '../../../../../shared/api/conditions/index.js';
 import type { ResourceClaim } from '../../../../../shared/api/k8s/resource.js';
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
+import { usbipPortFree } from '../../../../../shared/api/usbip.js';
 import { AlreadyExistsError, NotFoundError } from '../../../../../shared/errors/index.js';
 import { controllerRefOf, ownerReferenceTo } from '../../../../../shared/kube/index.js';
 import type { Deps, VmUsbPort } from '../../../deps.js';
@@ -22,6 +23,8 @@ import {
 const C = VMCondition.USBDeviceReady;
 /** How long an addresourceclaim sent for an instance is waited for before it is sent again. */
 export const USB_ATTACH_RETRY_MS = 30_000;
+/** How soon a device waiting for a free USB/IP port on the VM's node is looked at again. */
+const USBIP_PORT_RECHECK_MS = 5_000;
 
 const ignoreNotFound = (err: unknown): void => {
   if (!(err instanceof NotFoundError)) throw err;
@@ -50,6 +53,8 @@ export function usbDevicesHandler(deps: Deps, requested: Expectations<true>): Ha
       }
       await dropUnnamed(usb, s, names, ctx);
       report(s, ctx, decisions);
+      // Node annotations are not watched for this: look again for a free USB/IP port, as the original.
+      if (decisions.some((d) => d.portBlocked)) return { requeueAfterMs: USBIP_PORT_RECHECK_MS };
       // Waiting for KubeVirt: the instance's status brings it back; look again in case the request was lost.
       if (decisions.some((d) => d.action === 'attach')) return { requeueAfterMs: USB_ATTACH_RETRY_MS };
     },
@@ -67,7 +72,8 @@ function decideAll(deps: Deps, usb: VmUsbPort, s: VMState, names: readonly strin
   const previous = new Map((s.status.usbDevices ?? []).map((e) => [e.name, e]));
   const hosts = new Map((instance?.status?.deviceStatus?.hostDeviceStatuses ?? []).map((h) => [h.name, h]));
   const ns = s.obj.metadata.namespace ?? '';
-  return names.map((name) => decideUsb(viewOf(deps, usb, s.obj, name, hosts.get(name)), previous.get(name), instance !== undefined, ns));
+  const vmNode = instance?.status?.nodeName ?? '';
+  return names.map((name) => decideUsb(viewOf(deps, usb, s.obj, name, hosts.get(name), vmNode), previous.get(name), instance !== undefined, ns));
 }
 
 /** Devices dropped from the spec: detached, and every claim this VM still holds for them released. */
@@ -83,17 +89,24 @@ async function dropUnnamed(usb: VmUsbPort, s: VMState, names: readonly string[],
 /** Index of the claims cache: the uid of the VM that controls a claim. */
 export const USB_CLAIMS_BY_VM = 'usb-claims-by-vm';
 
-function viewOf(deps: Deps, usb: VmUsbPort, vm: VirtualMachine, name: string, host: UsbView['host']): UsbView {
+function viewOf(deps: Deps, usb: VmUsbPort, vm: VirtualMachine, name: string, host: UsbView['host'], vmNode: string): UsbView {
   const ns = vm.metadata.namespace ?? '';
   const claim = usb.claims.get(`${ns}/${usbClaimName(name)}`);
+  const device = usb.usbDevices.get(`${ns}/${name}`);
   const owner = claim === undefined ? undefined : controllerRefOf(claim);
   const claimedBy = owner !== undefined && owner.uid !== vm.metadata.uid && claim?.metadata.deletionTimestamp === undefined ? `${ns}/${owner.name}` : undefined;
   const other = deps.caches.vms
     .byIndex(VMIndex.byUsbDevice, `${ns}/${name}`)
     .find((o) => o.metadata.uid !== vm.metadata.uid && o.status?.usbDevices?.some((e) => e.name === name && e.attached));
+  // A device of another node needs a vhci port on the VM's node, unless this VM already reserved it (in flight).
+  const deviceNode = device?.status?.nodeName ?? '';
+  const reserved = claim !== undefined && owner?.uid === vm.metadata.uid;
+  const node = deviceNode !== '' && vmNode !== '' && deviceNode !== vmNode && !reserved ? deps.caches.nodes.get(vmNode) : undefined;
+  const verdict = node === undefined ? 'free' : usbipPortFree(node.metadata.annotations, device?.status?.attributes?.speed);
   return {
     name,
-    device: usb.usbDevices.get(`${ns}/${name}`),
+    device,
+    ...(verdict === 'free' ? {} : { usbip: { node: vmNode, verdict } }),
     templateExists: usb.templates.get(`${ns}/${usbTemplateName(name)}`) !== undefined,
     claimedBy,
     attachedTo: other === undefined ? undefined : `${ns}/${other.metadata.name ?? ''}`,
