@@ -162,7 +162,7 @@ describe("a running VM's spec.usbDevices", () => {
     expect(lost.status?.phase).toBe('Running');
   });
 
-  it('waits for a free USB/IP port on the VM node, naming it, and attaches once one is free', async () => {
+  it('waits for a free USB/IP port on the VM node, naming it, and attaches once one is free, after a virt-api failure', async () => {
     await c.vms.mergePatch({ namespace: w.ns, name: 'lost' }, { spec: { usbDevices: [] } });
     await waitFor('the claim released', () => gone(() => claims().get({ namespace: w.ns, name: `${device}-claim` })));
     await setPorts(4);
@@ -181,7 +181,10 @@ describe("a running VM's spec.usbDevices", () => {
         a.message === `Device is requested by VirtualMachine ${w.ns}/blocked, but node ${w.nodeName} has no free USB/IP port.`
       );
     });
+    // A port frees; the first addresourceclaim fails (the condition names it meanwhile): sent again.
+    fake.failNext(1);
     await setPorts(3);
     await w.vmWhen('blocked', (v) => v.status?.usbDevices?.[0]?.attached === true, 'attached once a port is free');
+    expect(fake.calls.filter((x) => x.vm === 'blocked' && x.op === 'add')).toHaveLength(2);
   });
 });

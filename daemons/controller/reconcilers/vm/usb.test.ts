@@ -160,6 +160,15 @@ describe('parseUsbAddress', () => {
   );
 });
 
+describe('usbReadyCondition with failed calls', () => {
+  it('adds each failed call to the problems, also when no device is named any more', () => {
+    const ok = decideUsb(view(), undefined, true, 'ns');
+    const failed = ["USB device 'usb-a': addresourceclaim failed: boom"];
+    expect(usbReadyCondition([ok], failed)).toEqual({ status: 'False', reason: 'SomeDevicesNotReady', message: failed[0] });
+    expect(usbReadyCondition([], ["USB device 'usb-z': removeresourceclaim failed: boom"])?.status).toBe('False');
+  });
+});
+
 describe('usbReadyCondition', () => {
   it('is absent without devices, True when all are usable, False naming every problem', () => {
     expect(usbReadyCondition([])).toBeUndefined();

@@ -95,12 +95,13 @@ export function decideUsb(view: UsbView, previous: UsbStatus | undefined, runnin
   return { entry: { name, attached: false, ready: true }, problem: undefined, action: 'attach' };
 }
 
-/** The USBDeviceReady condition for the decisions of a pass (none: no condition). */
+/** The USBDeviceReady condition for the decisions of a pass and the calls that failed in it (none of either: no condition). */
 export function usbReadyCondition(
   decisions: readonly UsbDecision[],
+  failed: readonly string[] = [],
 ): { status: 'True' | 'False'; reason: 'USBDeviceReady' | 'SomeDevicesNotReady'; message: string } | undefined {
-  if (decisions.length === 0) return undefined;
-  const problems = decisions.map((d) => d.problem).filter((p): p is string => p !== undefined);
+  if (decisions.length === 0 && failed.length === 0) return undefined;
+  const problems = [...decisions.map((d) => d.problem).filter((p): p is string => p !== undefined), ...failed];
   if (problems.length === 0) return { status: 'True', reason: 'USBDeviceReady', message: 'All USB devices are ready' };
   return { status: 'False', reason: 'SomeDevicesNotReady', message: problems.join('; ') };
 }

@@ -2,7 +2,7 @@ import { VMCondition } from '../../../../../shared/api/conditions/index.js';
 import type { ResourceClaim } from '../../../../../shared/api/k8s/resource.js';
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import { usbipPortFree } from '../../../../../shared/api/usbip.js';
-import { AlreadyExistsError, NotFoundError } from '../../../../../shared/errors/index.js';
+import { AlreadyExistsError, NotFoundError, errorMessage } from '../../../../../shared/errors/index.js';
 import { controllerRefOf, ownerReferenceTo } from '../../../../../shared/kube/index.js';
 import type { Deps, VmUsbPort } from '../../../deps.js';
 import type { Expectations } from '../../../engine/expectations.js';
@@ -25,6 +25,8 @@ const C = VMCondition.USBDeviceReady;
 export const USB_ATTACH_RETRY_MS = 30_000;
 /** How soon a device waiting for a free USB/IP port on the VM's node is looked at again. */
 const USBIP_PORT_RECHECK_MS = 5_000;
+/** How soon a failed addresourceclaim / removeresourceclaim is tried again (the original: 5 s). */
+const USB_FAILURE_RETRY_MS = 5_000;
 
 const ignoreNotFound = (err: unknown): void => {
   if (!(err instanceof NotFoundError)) throw err;
@@ -47,12 +49,32 @@ export function usbDevicesHandler(deps: Deps, requested: Expectations<true>): Ha
       const names = [...new Set((vm.spec.usbDevices ?? []).map((d) => d.name))];
       const instance = runningInstance(s);
       const decisions = decideAll(deps, usb, s, names, instance);
+      // A failing call fails its device only (named in the condition, looked at again soon), never the others.
+      const failed: string[] = [];
+      const attempt = async (name: string, call: string, fn: () => Promise<void>): Promise<boolean> => {
+        try {
+          await fn();
+          return true;
+        } catch (err: unknown) {
+          if (ctx.signal.aborted) throw err;
+          ctx.log.warn({ usbDevice: name, err: errorMessage(err) }, `${call} failed`);
+          failed.push(`USB device '${name}': ${call} failed: ${errorMessage(err)}`);
+          return false;
+        }
+      };
       for (const d of decisions) {
-        if (d.action === 'attach') await attach(usb, vm, d.entry.name, instance?.metadata.uid ?? '', requested, ctx);
-        if (d.action === 'detach') await detach(usb, vm, d.entry.name, ctx);
+        const name = d.entry.name;
+        if (d.action === 'attach') await attempt(name, 'addresourceclaim', () => attach(usb, vm, name, instance?.metadata.uid ?? '', requested, ctx));
+        if (d.action === 'detach') await attempt(name, 'removeresourceclaim', () => detach(usb, vm, name, ctx));
       }
-      await dropUnnamed(usb, s, names, ctx);
-      report(s, ctx, decisions);
+      // Dropped from the spec: detached and released; one whose detach failed stays listed, to be tried again.
+      const kept: UsbStatus[] = [];
+      for (const entry of s.status.usbDevices ?? []) {
+        if (!names.includes(entry.name) && !(await attempt(entry.name, 'removeresourceclaim', () => detach(usb, vm, entry.name, ctx)))) kept.push(entry);
+      }
+      await releaseUnnamed(usb, vm, [...names, ...kept.map((e) => e.name)], ctx);
+      report(s, ctx, decisions, kept, failed);
+      if (failed.length > 0) return { requeueAfterMs: USB_FAILURE_RETRY_MS };
       // Node annotations are not watched for this: look again for a free USB/IP port, as the original.
       if (decisions.some((d) => d.portBlocked)) return { requeueAfterMs: USBIP_PORT_RECHECK_MS };
       // Waiting for KubeVirt: the instance's status brings it back; look again in case the request was lost.
@@ -76,10 +98,8 @@ function decideAll(deps: Deps, usb: VmUsbPort, s: VMState, names: readonly strin
   return names.map((name) => decideUsb(viewOf(deps, usb, s.obj, name, hosts.get(name), vmNode), previous.get(name), instance !== undefined, ns));
 }
 
-/** Devices dropped from the spec: detached, and every claim this VM still holds for them released. */
-async function dropUnnamed(usb: VmUsbPort, s: VMState, names: readonly string[], ctx: HandlerContext): Promise<void> {
-  const vm = s.obj;
-  for (const entry of s.status.usbDevices ?? []) if (!names.includes(entry.name)) await detach(usb, vm, entry.name, ctx);
+/** Every claim this VM holds for a device it no longer names released. */
+async function releaseUnnamed(usb: VmUsbPort, vm: VirtualMachine, names: readonly string[], ctx: HandlerContext): Promise<void> {
   for (const claim of usb.claims.byIndex(USB_CLAIMS_BY_VM, vm.metadata.uid ?? '')) {
     const device = claim.metadata.labels?.[USB_DEVICE_LABEL] ?? '';
     if (!names.includes(device)) await release(usb, vm, device, ctx);
@@ -190,11 +210,11 @@ async function release(usb: VmUsbPort, vm: VirtualMachine, name: string, ctx: Ha
   usb.claims.forget(`${ns}/${usbClaimName(name)}`);
 }
 
-function report(s: VMState, ctx: HandlerContext, decisions: readonly UsbDecision[]): void {
-  const entries: UsbStatus[] = decisions.map((d) => d.entry);
+function report(s: VMState, ctx: HandlerContext, decisions: readonly UsbDecision[], kept: readonly UsbStatus[], failed: readonly string[]): void {
+  const entries: UsbStatus[] = [...decisions.map((d) => d.entry), ...kept];
   if (entries.length === 0) delete s.status.usbDevices;
   else s.status.usbDevices = entries;
-  const c = usbReadyCondition(decisions);
+  const c = usbReadyCondition(decisions, failed);
   if (c === undefined) dropCondition(s, C.type);
   else condition(s, ctx, { type: C.type, ...c });
 }
