@@ -6,7 +6,7 @@ import { UnavailableError } from '../../../../../shared/errors/index.js';
 import { vm as vmOf } from '../../../../../tests/integration/controller/builders.js';
 import { handlerContext, inMemoryDeps } from '../../../testing/in-memory.js';
 import { initVMState } from '../index.js';
-import { VM_UID_LABEL, autoAddressName, awaitingFirstStatus, ipamHandler } from './ipam.js';
+import { ADDRESS_BINDING_GRACE_MS, VM_UID_LABEL, autoAddressName, awaitingFirstStatus, ipamHandler } from './ipam.js';
 
 const scope = { namespace: 'ns', id: 'unit' };
 const CIDRS = ['10.66.0.0/16'];
@@ -121,7 +121,6 @@ describe('the VM ipam handler', () => {
 
   describe('an address the address reconciler has not answered yet', () => {
     const NOW = new Date('2026-01-01T00:00:30Z');
-    const INTERVAL = 10_000;
     const fresh = (change: (m: VirtualMachineIPAddress['metadata']) => void = () => undefined): VirtualMachineIPAddress => {
       const a = address(AUTO, undefined, { [VM_UID_LABEL]: 'vm-uid' });
       a.metadata.creationTimestamp = '2026-01-01T00:00:28Z';
@@ -131,15 +130,15 @@ describe('the VM ipam handler', () => {
 
     it.each<[string, VirtualMachineIPAddress, boolean]>([
       ['made moments ago, no status yet: its first status comes as an event', fresh(), true],
-      ['older than the interval and still no status: the waiting status is written', fresh((m) => void (m.creationTimestamp = '2026-01-01T00:00:15Z')), false],
+      ['older than the grace and still no status: the waiting status is written', fresh((m) => void (m.creationTimestamp = '2025-12-31T23:59:59Z')), false],
       ['with a status already (Pending): the VM says why it waits', { ...fresh(), status: { phase: 'Pending' } }, false],
       ['being deleted', fresh((m) => void (m.deletionTimestamp = '2026-01-01T00:00:29Z')), false],
       ['without a creation time', fresh((m) => void delete m.creationTimestamp), false],
       ['created in the future by this clock (skew)', fresh((m) => void (m.creationTimestamp = '2026-01-01T00:01:00Z')), false],
       ['with a malformed creation time', fresh((m) => void (m.creationTimestamp = 'yesterday')), false],
     ])('%s', async (_what, vmip, defers) => {
-      expect(awaitingFirstStatus(vmip, NOW, INTERVAL)).toBe(defers);
-      const { deps } = inMemoryDeps({ cidrs: CIDRS, seed: { vmips: [vmip] }, env: { DEPENDENCY_RECHECK_INTERVAL: '10s' } });
+      expect(awaitingFirstStatus(vmip, NOW, ADDRESS_BINDING_GRACE_MS)).toBe(defers);
+      const { deps } = inMemoryDeps({ cidrs: CIDRS, seed: { vmips: [vmip] } });
       const state = initVMState(vm());
       await ipamHandler(deps).handle(state, handlerContext(NOW));
       expect(state.deferStatus === true).toBe(defers);
