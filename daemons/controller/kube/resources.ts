@@ -50,6 +50,35 @@ export const NodeSchema = z.looseObject({
 export type Node = z.infer<typeof NodeSchema>;
 export type Taint = z.infer<typeof taintSchema>;
 
+/**
+ * What the node cache keeps of a Node: the fields NodeSchema names (identity, labels, taints,
+ * unschedulable, allocatable), not its images, conditions, annotations, addresses or managedFields,
+ * which make up most of a real node and change with every kubelet heartbeat.
+ */
+export function nodeView(node: Node): Node {
+  const m = node.metadata;
+  return defined({
+    apiVersion: node.apiVersion,
+    kind: node.kind,
+    metadata: defined({
+      name: m.name,
+      uid: m.uid,
+      resourceVersion: m.resourceVersion,
+      generation: m.generation,
+      creationTimestamp: m.creationTimestamp,
+      deletionTimestamp: m.deletionTimestamp,
+      labels: m.labels,
+    }),
+    spec: node.spec === undefined ? undefined : defined({ taints: node.spec.taints, unschedulable: node.spec.unschedulable }),
+    status: node.status === undefined ? undefined : defined({ allocatable: node.status.allocatable }),
+  });
+}
+
+/** The object without its undefined keys (so a trimmed copy has no keys the original lacked). */
+function defined<T extends object>(obj: T): T {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
+}
+
 const containerStatusSchema = z.looseObject({
   name: z.string(),
   state: z.looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() }).optional(),
