@@ -35,7 +35,7 @@ import { createCA, issueCert, newKubeConfig } from '../env/index.js';
 import { runKubectl } from '../env/kubectl.js';
 import { localWebhookConfigurations } from '../integration/admission/configurations.js';
 import { baselineObjects, prepareWorld, vmObject, type World } from '../integration/controller/bench-objects.js';
-import { interleaved, knobs, medianBy, nowMs, print, printComparison, type Measurement } from './lib.js';
+import { interleaved, knobs, medianBy, nowMs, print, printComparison, processMemoryMb, type Measurement } from './lib.js';
 import { compiledArgs } from './processes.js';
 
 const settings = knobs(
@@ -89,6 +89,8 @@ function writesPerVm(before: Map<string, number>, after: Map<string, number>, vm
 }
 
 let lastWrites: Array<[string, number]> = [];
+/** The controller's resident memory in the last run: after its caches synced, and its peak at convergence. */
+let lastMemory: { idle: number; peak: number } | undefined;
 
 const WEBHOOK_LABEL = { key: 'bench-webhook', value: 'controller' };
 
@@ -172,6 +174,7 @@ async function withController(c: Clients, world: World, args: readonly string[],
     const converged = watchConvergence(c, ns);
     await converged.synced;
     const before = await apiserverWrites(kube);
+    const idle = processMemoryMb(proc.child.pid ?? 0).rss;
     const start = nowMs();
     await pool(
       Array.from({ length: settings.BENCH_VMS }, (_, i) => () => c.vms.create(vmObject(world, ns, i))),
@@ -179,6 +182,7 @@ async function withController(c: Clients, world: World, args: readonly string[],
     );
     await converged.done;
     const ms = nowMs() - start;
+    lastMemory = { idle, peak: processMemoryMb(proc.child.pid ?? 0).peak };
     lastWrites = writesPerVm(before, await apiserverWrites(kube), settings.BENCH_VMS);
     await converged.stop();
     return ms;
@@ -265,6 +269,11 @@ async function main(): Promise<void> {
     const total = lastWrites.reduce((sum, [, perVm]) => sum + perVm, 0);
     print(`[controller] writes per converged VM (last run, apiserver counters, the bench's own VM creates taken out): ${total.toFixed(2)}`);
     for (const [key, perVm] of lastWrites) print(`  ${perVm.toFixed(2).padStart(6)}  ${key}`);
+    if (lastMemory !== undefined) {
+      print(
+        `[controller] controller RSS (last run): ${lastMemory.idle.toFixed(0)} MB with caches synced, peak ${lastMemory.peak.toFixed(0)} MB (VmHWM) at convergence`,
+      );
+    }
   } finally {
     await webhook?.stop();
     kube.close();
