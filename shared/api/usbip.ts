@@ -19,6 +19,9 @@ export function usbipHubFor(speedMbps: number | undefined): UsbipHub {
 
 const count = (text: string | undefined): number | undefined => (text !== undefined && /^\d{1,6}$/.test(text) ? Number(text) : undefined);
 
+/** The node annotations usbipPortFree reads (a cache of nodes may keep only these). */
+export const USBIP_PORT_ANNOTATIONS: ReadonlySet<string> = new Set([USBIP_TOTAL_PORTS_ANNOTATION, USBIP_HS_USED_ANNOTATION, USBIP_SS_USED_ANNOTATION]);
+
 /**
  * Whether a node has a free vhci port for one more device of this speed, from its annotations:
  * `free`, or why it cannot be told (`unknown`: the node advertises no or malformed USB/IP ports).

@@ -7,7 +7,15 @@
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../../shared/api/k8s/core.js';
 import { NodeUSBDeviceSchema, USBDeviceSchema, nodeUSBDevice, usbDevice, type NodeUSBDevice, type USBDevice } from '../../../../shared/api/resources/usb.js';
-import { Informer, descriptorOf, objectKey, type KubeClient, type KubeObject, type ResourceDescriptor } from '../../../../shared/kube/index.js';
+import {
+  Informer,
+  descriptorOf,
+  objectKey,
+  withoutManagedFields,
+  type KubeClient,
+  type KubeObject,
+  type ResourceDescriptor,
+} from '../../../../shared/kube/index.js';
 import type { Logger } from '../../../../shared/log/index.js';
 import {
   ResourceClaimSchema,
@@ -54,7 +62,7 @@ function cacheOf<T extends KubeObject>(
   log: Logger,
 ): ObjectCache<T> {
   const client = kube.resource(descriptor, schema, FIELD_MANAGER);
-  return new ObjectCache(new Informer<T>({ client, signal, logger: log.child({ informer: descriptor.kind }) }));
+  return new ObjectCache(new Informer<T>({ client, signal, logger: log.child({ informer: descriptor.kind }), transform: withoutManagedFields }));
 }
 
 /**

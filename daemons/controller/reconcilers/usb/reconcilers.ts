@@ -68,7 +68,12 @@ export function resourceSliceReconciler(deps: UsbDeps): ReconcileFn {
             {
               apiVersion: 'virtualization.deckhouse.io/v1alpha2',
               kind: 'NodeUSBDevice',
-              metadata: { name, ownerReferences: [ownerRef({ ...slice, apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice' })] },
+              metadata: {
+                name,
+                ownerReferences: [ownerRef({ ...slice, apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice' })],
+                // Made with its cleanup finalizer: no second write to add it.
+                finalizers: [Finalizer.nodeUSBDeviceCleanup],
+              },
               spec: { assignedNamespace: '' },
             },
             { signal },
@@ -191,7 +196,12 @@ function nodeAssigned(deps: UsbDeps): Handler<NState> {
         );
         const created = await deps.clients.usbDevices
           .create(
-            { apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'USBDevice', metadata: { namespace: ns, name, ownerReferences: [owner] } },
+            {
+              apiVersion: 'virtualization.deckhouse.io/v1alpha2',
+              kind: 'USBDevice',
+              // Made with its cleanup finalizer: no second write to add it.
+              metadata: { namespace: ns, name, ownerReferences: [owner], finalizers: [Finalizer.usbDeviceCleanup] },
+            },
             { signal: ctx.signal },
           )
           .catch((err: unknown) => ignoreExists(err));
