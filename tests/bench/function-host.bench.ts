@@ -3,14 +3,20 @@
  * throughput and latency over loopback. The empty function (sample-echo's GET /empty, compiled) is the
  * baseline later benchmarks (admission, audit) report their ratios against.
  *
- * Knobs: BENCH_COLD_RUNS, BENCH_ROUNDS, BENCH_REQUESTS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP.
- * Worst case: about 3 x BENCH_ROUNDS x BENCH_MAX_SECONDS of load plus 3 x BENCH_COLD_RUNS process starts.
+ * Knobs: BENCH_COLD_RUNS, BENCH_ROUNDS, BENCH_REQUESTS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP,
+ * BENCH_PACED_RPS, BENCH_CPU_PROFILE.
+ * Worst case: about 5 x BENCH_ROUNDS x BENCH_MAX_SECONDS of load, 2 x BENCH_MAX_SECONDS profiled, plus
+ * 3 x BENCH_COLD_RUNS process starts.
  */
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 import { binaryHeaders } from '../../shared/runtime/testing/index.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { EMPTY_FUNCTION_BASELINE, interleaved, knobs, medianBy, print, printComparison, summarize, timed, type Measurement } from './lib.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
 import { BARE_ARGS, coldStartMs, compiledArgs, startServer, tsxArgs } from './processes.js';
 
 const settings = knobs(
@@ -21,10 +27,14 @@ const settings = knobs(
     BENCH_MAX_SECONDS: env.int(5, 1).describe('Measured seconds per load run at most'),
     BENCH_CONCURRENCY: env.int(8, 1).describe('Keep-alive connections per load run'),
     BENCH_WARMUP: env.int(2_000, 0).describe('Unmeasured requests before each load run'),
+    BENCH_PACED_RPS: env.int(1_000, 1).describe('Rate of the paced run (latency at a steady load, not at saturation)'),
+    BENCH_CPU_PROFILE: env.bool(true).describe('Also load the empty route and the binary echo once under --cpu-prof and print the top self-time frames'),
   }),
 );
 
 const ENTRY = 'functions/sample-echo/index.ts';
+
+const ECHO_EVENT = { method: 'POST', headers: binaryHeaders({ id: 'bench', type: 'bench.ping' }), body: '{"vm":"alpha"}' } as const;
 
 async function coldStarts(variants: ReadonlyArray<readonly [string, readonly string[]]>): Promise<Measurement[]> {
   const runs = await interleaved(variants, settings.BENCH_COLD_RUNS, ([, args]) => coldStartMs(args));
@@ -53,11 +63,14 @@ async function throughput(compiled: readonly string[]): Promise<Measurement[]> {
   const bare = await startServer(BARE_ARGS);
   const fn = await startServer(compiled);
   try {
-    const event = { method: 'POST', headers: binaryHeaders({ id: 'bench', type: 'bench.ping' }), body: '{"vm":"alpha"}' };
+    // Paced: every connection starts a request each `intervalMs`, so all of them together send BENCH_PACED_RPS.
+    const paced = { ...load, intervalMs: (1000 * settings.BENCH_CONCURRENCY) / settings.BENCH_PACED_RPS };
     const variants: ReadonlyArray<readonly [string, LoadSpec]> = [
       ['bare node:http (no framework)', { ...load, url: `${bare.url}/empty` }],
       [EMPTY_FUNCTION_BASELINE, { ...load, url: `${fn.url}/empty` }],
-      ['binary CloudEvent echo (POST /)', { ...load, ...event, url: fn.url }],
+      ['binary CloudEvent echo (POST /)', { ...load, ...ECHO_EVENT, url: fn.url }],
+      [`bare node:http at ${settings.BENCH_PACED_RPS} req/s`, { ...paced, url: `${bare.url}/empty` }],
+      [`empty function at ${settings.BENCH_PACED_RPS} req/s`, { ...paced, url: `${fn.url}/empty` }],
     ];
     const runs = await interleaved(variants, settings.BENCH_ROUNDS, ([, spec]) => runLoad(spec));
     return variants.map(([name], i) =>
@@ -68,6 +81,32 @@ async function throughput(compiled: readonly string[]): Promise<Measurement[]> {
     );
   } finally {
     await Promise.all([bare.stop(), fn.stop()]);
+  }
+}
+
+/**
+ * Where a request's time goes: the compiled function under `--cpu-prof`, loaded once on the empty route
+ * and once with the binary echo (not a measured row: the profiler slows it down).
+ */
+async function profile(compiled: readonly string[]): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'function-host-profile-'));
+  try {
+    const fn = await startServer([...cpuProfileArgs(dir), ...compiled]);
+    const load = {
+      concurrency: settings.BENCH_CONCURRENCY,
+      requests: settings.BENCH_REQUESTS,
+      maxMs: settings.BENCH_MAX_SECONDS * 1000,
+      warmup: settings.BENCH_WARMUP,
+    };
+    try {
+      await runLoad({ ...load, url: `${fn.url}/empty` });
+      await runLoad({ ...load, ...ECHO_EVENT, url: fn.url });
+    } finally {
+      await fn.stop(); // the profile is written as the process exits
+    }
+    print(formatProfile(`CPU profile of compiled sample-echo under load (GET /empty, then the binary echo)`, summarizeProfileDir(dir, 20)));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -103,6 +142,8 @@ async function main(): Promise<void> {
     await throughput(build.value),
     EMPTY_FUNCTION_BASELINE,
   );
+
+  if (settings.BENCH_CPU_PROFILE) await profile(build.value);
 }
 
 await main();
