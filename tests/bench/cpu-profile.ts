@@ -71,6 +71,7 @@ export function summarizeProfile(profile: Profile, top: number): ProfileSummary 
 
 /** The summary as text: one `  12.3%  frame` line each. */
 export function formatProfile(title: string, summary: ProfileSummary): string {
-  const lines = (shares: readonly ProfileShare[]): string => shares.map((s) => `${(100 * s.share).toFixed(1).padStart(6)}%  ${s.frame}`).join('\n');
+  const lines = (shares: readonly ProfileShare[]): string =>
+    shares.map((s) => `${(100 * s.share).toFixed(1).padStart(6)}%  ${s.frame.length > 120 ? `${s.frame.slice(0, 117)}...` : s.frame}`).join('\n');
   return `\n== ${title}: ${summary.totalMs.toFixed(0)} ms sampled ==\nself time by frame:\n${lines(summary.frames)}\nself time by package:\n${lines(summary.packages)}\n`;
 }
