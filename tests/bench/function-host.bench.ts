@@ -17,7 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
-import { BARE_ARGS, coldStartMs, compiledArgs, startServer, tsxArgs } from './processes.js';
+import { BARE_ARGS, bundledArgs, coldStart, compiledArgs, startServer, tsxArgs } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -37,10 +37,11 @@ const ENTRY = 'functions/sample-echo/index.ts';
 const ECHO_EVENT = { method: 'POST', headers: binaryHeaders({ id: 'bench', type: 'bench.ping' }), body: '{"vm":"alpha"}' } as const;
 
 async function coldStarts(variants: ReadonlyArray<readonly [string, readonly string[]]>): Promise<Measurement[]> {
-  const runs = await interleaved(variants, settings.BENCH_COLD_RUNS, ([, args]) => coldStartMs(args));
+  const runs = await interleaved(variants, settings.BENCH_COLD_RUNS, ([, args]) => coldStart(args));
   return variants.map(([name], i) => {
-    const s = summarize(runs[i] ?? []);
-    return { name, values: { median: s.p50, min: s.min, max: s.max } };
+    const s = summarize((runs[i] ?? []).map((r) => r.ms));
+    const rss = summarize((runs[i] ?? []).flatMap((r) => (r.rssMiB === undefined ? [] : [r.rssMiB])));
+    return { name, values: { median: s.p50, min: s.min, max: s.max, rss: rss.p50 } };
   });
 }
 
@@ -115,17 +116,23 @@ async function main(): Promise<void> {
   print(`function-host benchmark: node ${process.version}, ${settings.BENCH_CONCURRENCY} connections, loopback`);
   print(`compiled ${ENTRY} with tsc in ${(build.ms / 1000).toFixed(1)} s -> ${build.value.join(' ')}`);
 
+  const bundled = await timed(() => bundledArgs(ENTRY, 'bundled'));
+  const external = await bundledArgs(ENTRY, 'external');
+  print(`bundled ${ENTRY} with esbuild in ${(bundled.ms / 1000).toFixed(1)} s -> ${bundled.value.join(' ')}`);
   const cold = await coldStarts([
     ['bare node:http', BARE_ARGS],
+    ['sample-echo bundled, packages inlined (one file)', bundled.value],
+    ['sample-echo bundled, packages external', external],
     ['sample-echo compiled (node dist/...js)', build.value],
     ['sample-echo from source (node --import tsx)', tsxArgs(ENTRY)],
   ]);
   printComparison(
-    `Cold start: spawn to first 200 on /health/readiness, ${settings.BENCH_COLD_RUNS} runs each (ms)`,
+    `Cold start: spawn to first 200 on /health/readiness, ${settings.BENCH_COLD_RUNS} runs each (ms), and resident memory then`,
     [
       { key: 'median', label: 'median', ratio: true },
       { key: 'min', label: 'min' },
       { key: 'max', label: 'max' },
+      { key: 'rss', label: 'RSS MiB', ratio: true },
     ],
     cold,
     'bare node:http',
