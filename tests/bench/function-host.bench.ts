@@ -1,12 +1,13 @@
 /**
- * Function host benchmark: cold start (spawn to first 200 on /health/readiness) and an empty handler's
- * throughput and latency over loopback. The empty function (sample-echo's GET /empty, compiled) is the
- * baseline later benchmarks (admission, audit) report their ratios against.
+ * Function host benchmark: cold start (spawn to first 200 on /health/readiness) with the resident memory
+ * then, and an empty handler's throughput and latency over loopback, at saturation and paced. The empty
+ * function (sample-echo's GET /empty, bundled as the image runs it) is the baseline later benchmarks
+ * (admission, audit) report their ratios against.
  *
  * Knobs: BENCH_COLD_RUNS, BENCH_ROUNDS, BENCH_REQUESTS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP,
  * BENCH_PACED_RPS, BENCH_CPU_PROFILE.
  * Worst case: about 5 x BENCH_ROUNDS x BENCH_MAX_SECONDS of load, 2 x BENCH_MAX_SECONDS profiled, plus
- * 3 x BENCH_COLD_RUNS process starts.
+ * 5 x BENCH_COLD_RUNS process starts.
  */
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
@@ -54,7 +55,7 @@ function loadRow(name: string, result: LoadResult): Measurement {
   };
 }
 
-async function throughput(compiled: readonly string[]): Promise<Measurement[]> {
+async function throughput(args: readonly string[]): Promise<Measurement[]> {
   const load = {
     concurrency: settings.BENCH_CONCURRENCY,
     requests: settings.BENCH_REQUESTS,
@@ -62,7 +63,7 @@ async function throughput(compiled: readonly string[]): Promise<Measurement[]> {
     warmup: settings.BENCH_WARMUP,
   };
   const bare = await startServer(BARE_ARGS);
-  const fn = await startServer(compiled);
+  const fn = await startServer(args);
   try {
     // Paced: every connection starts a request each `intervalMs`, so all of them together send BENCH_PACED_RPS.
     const paced = { ...load, intervalMs: (1000 * settings.BENCH_CONCURRENCY) / settings.BENCH_PACED_RPS };
@@ -86,13 +87,13 @@ async function throughput(compiled: readonly string[]): Promise<Measurement[]> {
 }
 
 /**
- * Where a request's time goes: the compiled function under `--cpu-prof`, loaded once on the empty route
+ * Where a request's time goes: the bundled function under `--cpu-prof`, loaded once on the empty route
  * and once with the binary echo (not a measured row: the profiler slows it down).
  */
-async function profile(compiled: readonly string[]): Promise<void> {
+async function profile(args: readonly string[]): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'function-host-profile-'));
   try {
-    const fn = await startServer([...cpuProfileArgs(dir), ...compiled]);
+    const fn = await startServer([...cpuProfileArgs(dir), ...args]);
     const load = {
       concurrency: settings.BENCH_CONCURRENCY,
       requests: settings.BENCH_REQUESTS,
@@ -105,7 +106,7 @@ async function profile(compiled: readonly string[]): Promise<void> {
     } finally {
       await fn.stop(); // the profile is written as the process exits
     }
-    print(formatProfile(`CPU profile of compiled sample-echo under load (GET /empty, then the binary echo)`, summarizeProfileDir(dir, 20)));
+    print(formatProfile(`CPU profile of bundled sample-echo under load (GET /empty, then the binary echo)`, summarizeProfileDir(dir, 20)));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -139,18 +140,18 @@ async function main(): Promise<void> {
   );
 
   printComparison(
-    `Requests over keep-alive loopback, compiled sample-echo (median-req/s run of ${settings.BENCH_ROUNDS})`,
+    `Requests over keep-alive loopback, bundled sample-echo as the image runs it (median-req/s run of ${settings.BENCH_ROUNDS})`,
     [
       { key: 'rps', label: 'req/s', digits: 0, ratio: true },
       { key: 'p50', label: 'p50 ms', digits: 3, ratio: true },
       { key: 'p99', label: 'p99 ms', digits: 3, ratio: true },
       { key: 'n', label: 'requests', digits: 0 },
     ],
-    await throughput(build.value),
+    await throughput(bundled.value),
     EMPTY_FUNCTION_BASELINE,
   );
 
-  if (settings.BENCH_CPU_PROFILE) await profile(build.value);
+  if (settings.BENCH_CPU_PROFILE) await profile(bundled.value);
 }
 
 await main();
