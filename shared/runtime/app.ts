@@ -9,7 +9,7 @@ import type { HostedFunction } from './context.js';
 import type { Drain } from './drain.js';
 import { healthRoutes } from './health.js';
 import { answerError } from './http/errors.js';
-import type { HostRoute } from './http/exchange.js';
+import { isThenable, type HostRoute } from './http/exchange.js';
 import { httpMetrics, observe } from './http/observe.js';
 import { Router, type Found, type RouteEntry } from './http/router.js';
 import { routeEndpoint } from './http/routes.js';
@@ -72,7 +72,7 @@ export function buildApp<C extends z.ZodObject, S>({ def, ctx, host, drain, metr
     }
     try {
       const done = found.value.endpoint({ req, res, path, params: found.params });
-      if (done instanceof Promise) done.catch((err: unknown) => answerError(log, req, res, path, err));
+      if (isThenable(done)) Promise.resolve(done).catch((err: unknown) => answerError(log, req, res, path, err));
     } catch (err: unknown) {
       answerError(log, req, res, path, err);
     }

@@ -11,7 +11,8 @@ import { encodeBatchReply, encodeReply, type BatchResult } from './encode.js';
 /** The endpoint that decodes CloudEvents, calls the function's `handle` and encodes the reply. */
 export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, base: FunctionContext<Cfg, S>, bodyLimit: number): Endpoint {
   return async ({ req, res }) => {
-    const decoded = decodeCloudEvents({ headers: req.headers, body: await readBody(req, bodyLimit) });
+    const body = readBody(req, bodyLimit);
+    const decoded = decodeCloudEvents({ headers: req.headers, body: Buffer.isBuffer(body) ? body : await body });
     if (decoded.mode === 'batch') {
       const ctx = requestContext(base, () => `batch-${randomUUID()}`, res);
       sendReply(res, encodeBatchReply(await handleBatch(decoded.items, handle, ctx)));

@@ -15,13 +15,14 @@ const DECODERS: Readonly<Record<string, () => NodeJS.ReadWriteStream>> = {
 /**
  * Read the whole request body as bytes, any content type, refusing more than `limit` bytes (after
  * decoding a gzip, deflate or br Content-Encoding) with 413. A request without a body (no
- * Content-Length, no Transfer-Encoding) costs nothing. On a refusal the rest of the body is read and
+ * Content-Length, no Transfer-Encoding) costs nothing: its empty body is returned at once, not as a
+ * promise. On a refusal the rest of the body is read and
  * dropped before the answer, so the client gets it rather than a reset connection.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number): Buffer | Promise<Buffer> {
   const { headers } = req;
   const declared = headers['content-length'];
-  if (headers['transfer-encoding'] === undefined && (declared === undefined || declared === '0')) return Promise.resolve(EMPTY);
+  if (headers['transfer-encoding'] === undefined && (declared === undefined || declared === '0')) return EMPTY;
   if (declared !== undefined && Number(declared) > limit) return refuse(req, tooLarge(limit));
   const encoding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity') return collect(req, req, limit);

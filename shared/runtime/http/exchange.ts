@@ -19,3 +19,8 @@ export interface HostRoute {
   readonly label: string;
   readonly endpoint: Endpoint;
 }
+
+/** A promise or any thenable (what an `Awaitable` handler may return when it does not answer at once). */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}

@@ -19,6 +19,8 @@ export interface Found<T> {
 
 interface Compiled<T> {
   readonly value: T;
+  /** What a literal route's match returns, made once (no parameters). */
+  readonly found: Found<T>;
   /** Set for a pattern without parameters: compared as a string, lower case, no trailing slash. */
   readonly literal: string | undefined;
   readonly match: MatchFunction<Params> | undefined;
@@ -51,7 +53,7 @@ export class Router<T> {
     for (const route of list) {
       if (route.literal !== undefined) {
         literal ??= looseLiteral(path);
-        if (route.literal === literal) return { value: route.value, params: {} };
+        if (route.literal === literal) return route.found;
         continue;
       }
       const matched = route.match?.(path);
@@ -61,11 +63,14 @@ export class Router<T> {
   }
 }
 
+const NO_PARAMS: Params = Object.freeze({});
+
 function compile<T>({ path, value }: RouteEntry<T>): Compiled<T> {
+  const found = { value, params: NO_PARAMS };
   // As express's router: a pattern's trailing slashes are dropped, the request may have one.
   const loose = path === '/' ? path : path.replace(/\/+$/, '');
-  if (!PATTERN_SYNTAX.test(loose)) return { value, literal: loose.toLowerCase(), match: undefined };
-  return { value, literal: undefined, match: match<Params>(loose, { sensitive: false, end: true, trailing: true, decode: decodeParam }) };
+  if (!PATTERN_SYNTAX.test(loose)) return { value, found, literal: loose.toLowerCase(), match: undefined };
+  return { value, found, literal: undefined, match: match<Params>(loose, { sensitive: false, end: true, trailing: true, decode: decodeParam }) };
 }
 
 /** A literal path as the loose match compares it: lower case, one trailing slash dropped. */

@@ -4,23 +4,32 @@ import type { TLSSocket } from 'node:tls';
 import { requestContext } from '../context.js';
 import type { FunctionContext, Route, RouteRequest, RouteResponse } from '../types.js';
 import { readBody } from './body.js';
-import type { Endpoint } from './exchange.js';
+import { isThenable, type Endpoint } from './exchange.js';
 import { parseJson, NO_CONTENT_TYPE } from './json.js';
 import { sendReply, JSON_CONTENT_TYPE, type Reply } from './reply.js';
 import type { Params } from './router.js';
 
-/** The endpoint of one plain route: framing only, the route's `handle` decides. */
+/**
+ * The endpoint of one plain route: framing only, the route's `handle` decides. Without a body to wait
+ * for and with a handler that answers at once, the answer is written synchronously (no promise).
+ */
 export function routeEndpoint<Cfg, S>(route: Route<Cfg, S>, base: FunctionContext<Cfg, S>, bodyLimit: number): Endpoint {
-  return async ({ req, res, params }) => {
-    const body = await readBody(req, bodyLimit);
-    const requestId = (): string => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' ? given : randomUUID();
+  return ({ req, res, params }) => {
+    const answer = (body: Buffer): void | Promise<void> => {
+      const requestId = (): string => {
+        const given = req.headers['x-request-id'];
+        return typeof given === 'string' ? given : randomUUID();
+      };
+      const result = route.handle(toRouteRequest(req, body, params), requestContext(base, requestId, res));
+      if (isThenable(result)) return Promise.resolve(result).then((answered) => sendReply(res, toReply(answered ?? NO_ANSWER)));
+      sendReply(res, toReply(result ?? NO_ANSWER));
     };
-    const answer = await route.handle(toRouteRequest(req, body, params), requestContext(base, requestId, res));
-    sendReply(res, toReply(answer ?? {}));
+    const body = readBody(req, bodyLimit);
+    return Buffer.isBuffer(body) ? answer(body) : body.then(answer);
   };
 }
+
+const NO_ANSWER: RouteResponse = Object.freeze({});
 
 /** The request as a route sees it; what needs parsing (URL, query, distinct headers, certificate) is read on first use. */
 function toRouteRequest(req: IncomingMessage, body: Buffer, params: Params): RouteRequest {
