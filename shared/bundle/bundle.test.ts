@@ -34,6 +34,21 @@ describe('bundleEntries', () => {
     }
   });
 
+  it("serves the entry's own definition when it imports another function's module (every module has the bundle's URL)", async () => {
+    // bench-entry imports functions/admission/index.ts, whose runIfMain would serve the real admission
+    // (and fail here, with no cluster to reach); the entry's own runs it with in-memory lookups.
+    const entry = 'functions/admission/testing/bench-entry.ts';
+    const files = await bundleEntries({ root: REPO_ROOT, entries: [entry], outdir: join(dir, 'nested'), packages: 'bundled' });
+    const env: Record<string, string> = { PORT: '0', HOST: '127.0.0.1', METRICS_AUTH: 'none', KUBECONFIG: join(dir, 'no-such-kubeconfig') };
+    const proc = startNodeProcess([files.get(entry) ?? ''], { env });
+    try {
+      await listeningPort(proc);
+      expect(proc.logs.filter((r) => r['level'] === 'fatal')).toEqual([]);
+    } finally {
+      proc.kill();
+    }
+  });
+
   it('rejects an entry that does not exist', async () => {
     await expect(bundleEntries({ root: REPO_ROOT, entries: ['functions/nowhere/index.ts'], outdir: join(dir, 'none'), packages: 'bundled' })).rejects.toThrow(
       /nowhere/,
