@@ -3,16 +3,17 @@
  * own environment (never the caller's KUBECONFIG), its own log file and a readiness probe. A unit
  * that exits while starting fails the start with its log file named.
  *
- * The sources run as they are, bundled first with esbuild (one file per unit, npm packages left as
- * imports): a unit then starts with a third of the CPU that `node --import tsx` needs to transform
- * its files one by one, which counts on two busy cores. Should bundling fail, tsx runs them.
+ * The sources run as they are, bundled first with esbuild (shared/bundle: one file per unit, npm
+ * packages left as imports): a unit then starts with a third of the CPU that `node --import tsx`
+ * needs to transform its files one by one, which counts on two busy cores. Should bundling fail, tsx
+ * runs them.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { bundleEntries } from '../shared/bundle/index.js';
 import { spawnLogged, tailLog, waitUntil, type LoggedProcess } from '../tests/env/process.js';
 import type { Supervisor } from './supervisor.js';
 
@@ -49,27 +50,12 @@ export const BUNDLE_ROOT = join(REPO_ROOT, 'node_modules', '.cache', 'virt-platf
 export async function bundleUnits(entries: readonly string[]): Promise<Bundles | undefined> {
   const dir = join(BUNDLE_ROOT, String(process.pid));
   try {
-    await build({
-      entryPoints: entries.map((e) => join(REPO_ROOT, e)),
-      outbase: REPO_ROOT,
-      outdir: dir,
-      outExtension: { '.js': '.mjs' },
-      bundle: true,
-      packages: 'external',
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      sourcemap: true,
-      logLevel: 'silent',
-    });
+    const files = await bundleEntries({ root: REPO_ROOT, entries, outdir: dir, packages: 'external', sourcemap: true });
+    return { files, remove: () => rm(dir, { recursive: true, force: true }) };
   } catch {
     await rm(dir, { recursive: true, force: true });
     return undefined;
   }
-  return {
-    files: new Map(entries.map((e) => [e, join(dir, e.replace(/\.ts$/, '.mjs'))])),
-    remove: () => rm(dir, { recursive: true, force: true }),
-  };
 }
 
 export function startUnit(spec: UnitSpec, opts: { logDir: string; supervisor: Supervisor; bundles?: Bundles | undefined }): LoggedProcess {

@@ -1,9 +1,9 @@
-import { Informer, type KubeObject, type ResourceClient } from '../../shared/kube/index.js';
+import { Informer, withoutManagedFields, type KubeObject, type ResourceClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import type { ControllerConfig } from './config.js';
 import type { Caches } from './deps.js';
 import { ObjectCache } from './engine/cache.js';
-import type { Clients } from './kube/resources.js';
+import { nodeView, type Clients } from './kube/resources.js';
 import { LEASE_BY_VMIP } from './reconcilers/ipam/vmip.js';
 import { VMOP_BY_VM } from './reconcilers/vmop/index.js';
 import { VMIP_BY_OWNER, ownerVMKeys } from './reconcilers/vm/handlers/ipam.js';
@@ -21,13 +21,25 @@ export interface Scope {
   labelSelector?: string;
 }
 
-/** One informer-backed cache of a resource in a scope (backoff and resync as every cache here). */
-export function informerCache<T extends KubeObject>(client: ResourceClient<T>, scope: Scope, signal: AbortSignal, logger: Logger): ObjectCache<T> {
+/**
+ * One informer-backed cache of a resource in a scope (backoff and resync as every cache here). The
+ * store keeps what `transform` leaves of each object: by default all but `managedFields`, which no
+ * reconciler reads (nodes keep less, see `nodeView`). Writes go out as patches of named fields, never
+ * as a cached object sent back whole, so a trimmed copy never loses a field on the server.
+ */
+export function informerCache<T extends KubeObject>(
+  client: ResourceClient<T>,
+  scope: Scope,
+  signal: AbortSignal,
+  logger: Logger,
+  transform: (obj: T) => T = withoutManagedFields,
+): ObjectCache<T> {
   return new ObjectCache(
     new Informer<T>({
       client,
       ...scope,
       signal,
+      transform,
       backoff: { initialMs: 200, maxMs: 10_000, jitter: 0.2 },
       resyncMs: Math.round(RESYNC_PERIOD_MS * (1 + 0.1 * Math.random())),
       logger: childLogger({ component: 'informer', resource: client.descriptor.kind }, logger),
@@ -50,7 +62,8 @@ export function scopesOf(config: ControllerConfig): { namespaced: Scope; cluster
  */
 export function makeCaches(clients: Clients, config: ControllerConfig, signal: AbortSignal, logger: Logger): Caches {
   const { namespaced, clusterScoped } = scopesOf(config);
-  const cache = <T extends KubeObject>(client: ResourceClient<T>, scope: Scope): ObjectCache<T> => informerCache(client, scope, signal, logger);
+  const cache = <T extends KubeObject>(client: ResourceClient<T>, scope: Scope, transform?: (obj: T) => T): ObjectCache<T> =>
+    informerCache(client, scope, signal, logger, transform);
   const caches: Caches = {
     vms: cache(clients.vms, namespaced),
     classes: cache(clients.classes, clusterScoped),
@@ -63,7 +76,7 @@ export function makeCaches(clients: Clients, config: ControllerConfig, signal: A
     vmops: cache(clients.vmops, namespaced),
     vmips: cache(clients.vmips, namespaced),
     leases: cache(clients.leases, {}),
-    nodes: cache(clients.nodes, clusterScoped),
+    nodes: cache(clients.nodes, clusterScoped, nodeView),
   };
   addIndexes(caches);
   return caches;

@@ -24,7 +24,7 @@ import type { ProgressReader } from './reconcilers/provisioning/helpers.js';
 import { storageReconcilers, type StorageReconcilers } from './reconcilers/storage.js';
 import { snapshotReconcilers, volumeSnapshotsServed, type SnapshotReconcilers } from './reconcilers/snapshot/index.js';
 import type { GuestFilesystems } from './reconcilers/snapshot/freeze.js';
-import type { VolumeHotplug } from './reconcilers/vmbda/hotplug.js';
+import { subresourceHotplug, type ClaimHotplug, type VolumeHotplug } from './reconcilers/vmbda/hotplug.js';
 import { wireSources, type Runners } from './sources.js';
 
 export interface StartOptions {
@@ -40,6 +40,8 @@ export interface StartOptions {
   usb?: boolean;
   /** How attachments hot-plug volumes (the subresource API by default). */
   hotplug?: VolumeHotplug;
+  /** How VMs hot-plug their spec.usbDevices (addresourceclaim; the subresource API by default). */
+  claims?: ClaimHotplug;
   /** How importer progress is read (the importer Pod's metrics endpoint by default). */
   progress?: ProgressReader;
   /** Whether the cluster serves snapshot.storage.k8s.io/v1 VolumeSnapshots; probed by default. */
@@ -124,7 +126,16 @@ export async function startController(options: StartOptions): Promise<RunningCon
   for (const runner of everyRunner) runner.start();
   // USB passthrough (the original's feature gate USB): on its own informers, never delaying the rest.
   if (options.usb ?? (options.config.USB_RECONCILERS && (await resourceApiServed(options.kube, signal, log)))) {
-    usb = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log) });
+    const hotplug = options.claims ?? subresourceHotplug(options.kube);
+    const vm = { vms: caches.vms, nodes: caches.nodes, enqueueVM: (key: string) => runners.vm.enqueue(key), hotplug };
+    const started = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log), vm });
+    usb = started;
+    // VMs attach their spec.usbDevices once the USB caches are synced (deps.usb stays unset until then).
+    void started.synced.then(() => {
+      if (signal.aborted) return;
+      deps.usb = started.vmPort;
+      for (const v of caches.vms.list()) if ((v.spec.usbDevices ?? []).length > 0) runners.vm.enqueue(`${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`);
+    });
   }
   if (options.config.CERT_ISSUER !== 'off') {
     certificates = runCertificates(options.kube, options.config, signal, childLogger({ component: 'certificates' }, log), options.config.POD_NAME);

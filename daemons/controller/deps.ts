@@ -11,6 +11,9 @@ import type { ControllerConfig } from './config.js';
 import type { ObjectCache } from './engine/cache.js';
 import type { Clients, Node } from './kube/resources.js';
 import type { GuestEvent } from './reconcilers/vm/power.js';
+import type { ClaimHotplug } from './reconcilers/vmbda/hotplug.js';
+import type { ResourceClaim, ResourceClaimTemplate } from '../../shared/api/k8s/resource.js';
+import type { USBDevice } from '../../shared/api/resources/usb.js';
 
 export interface Caches {
   vms: ObjectCache<VirtualMachine>;
@@ -46,6 +49,19 @@ export type ClientPorts = { readonly [K in keyof Clients]: Clients[K] extends Re
 export type CachePorts = { readonly [K in keyof Caches]: Caches[K] extends ObjectCache<infer T> ? CachePort<T> : never };
 
 /**
+ * What the VM reconciler needs for `spec.usbDevices`, from the USB reconcilers' informers once they
+ * run (reconcilers/usb): USBDevices, their ResourceClaimTemplates, the claims that reserve devices for
+ * VMs, and the subresource API's addresourceclaim/removeresourceclaim.
+ */
+export interface VmUsbPort {
+  usbDevices: CachePort<USBDevice>;
+  templates: CachePort<ResourceClaimTemplate>;
+  claims: CachePort<ResourceClaim>;
+  claimClient: ResourcePort<ResourceClaim>;
+  hotplug: ClaimHotplug;
+}
+
+/**
  * What a handler gets: ports, not concrete clients. The daemon passes its clients and caches (they
  * satisfy the ports); unit tests pass daemons/controller/testing's in-memory kinds.
  */
@@ -55,4 +71,6 @@ export interface Deps {
   config: ControllerConfig;
   cidrs: CidrSource;
   launcher: LauncherPods;
+  /** Set once the USB reconcilers' caches are synced; undefined while USB passthrough is off. */
+  usb?: VmUsbPort | undefined;
 }

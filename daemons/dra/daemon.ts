@@ -17,6 +17,7 @@ import {
 import { DraMetrics } from './metrics.js';
 import { DeviceMonitor } from './monitor.js';
 import { CdiDir } from './plugin/cdi.js';
+import { ClaimCache } from './plugin/claims.js';
 import { Checkpoint } from './plugin/checkpoint.js';
 import { Preparer } from './plugin/prepare.js';
 import { startKubeletPlugin, type KubeletPlugin } from './plugin/server.js';
@@ -38,6 +39,8 @@ export interface DaemonHandle {
   readonly monitor: DeviceMonitor;
   readonly publisher: SlicePublisher;
   readonly preparer: Preparer;
+  /** Where prepares read their claims (informer cache, GET on a miss). */
+  readonly claims: ClaimCache;
   /** The kubelet plugin, once it serves. */
   plugin(): KubeletPlugin | undefined;
   /** The health and metrics server, once it listens. */
@@ -104,10 +107,18 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
       await publish(false);
     },
   });
+  const claims = new ClaimCache({
+    client: kube.resource(resourceClaimDescriptor, ResourceClaimSchema, FIELD_MANAGER),
+    driver: config.DRIVER_NAME,
+    nodeName: config.NODE_NAME,
+    signal,
+    log,
+    reads: metrics.claimReads,
+  });
   const preparer = new Preparer({
     driver: config.DRIVER_NAME,
     nodeName: config.NODE_NAME,
-    claims: kube.resource(resourceClaimDescriptor, ResourceClaimSchema, FIELD_MANAGER),
+    claims,
     devices: () => byName,
     cdi: new CdiDir(config.CDI_ROOT),
     checkpoint: new Checkpoint(join(config.KUBELET_PLUGINS_DIR, config.DRIVER_NAME, 'checkpoint.json'), log),
@@ -135,6 +146,8 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
         scan: () => Promise.resolve({ devices, skipped: [], ignored: [] }),
       });
     }
+    // Claims are read from this cache once it has listed them (a GET until then, and on any miss).
+    claims.start();
     await preparer.start();
     if (signal.aborted) return;
     plugin = await startKubeletPlugin({
@@ -157,6 +170,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
     } finally {
       clearInterval(resync);
       await plugin?.close();
+      await claims.stop();
       await usbip?.close();
       await monitor.stop();
       if (config.REMOVE_SLICES_ON_EXIT) {
@@ -170,5 +184,5 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
       await (await health).close();
     }
   })();
-  return { metrics, monitor, publisher, preparer, plugin: () => plugin, health, started, done, devices: () => devices, ready };
+  return { metrics, monitor, publisher, preparer, claims, plugin: () => plugin, health, started, done, devices: () => devices, ready };
 }

@@ -15,6 +15,7 @@ export class DraMetrics {
   readonly claimResults: Counter<'method' | 'result'>;
   readonly rpcDuration: Histogram<'method'>;
   readonly preparedClaims: Gauge;
+  readonly claimReads: Counter<'source'>;
 
   constructor() {
     const r = this.registry;
@@ -43,5 +44,10 @@ export class DraMetrics {
     });
     this.rpcDuration = r.histogram({ name: `${PREFIX}kubelet_rpc_duration_seconds`, help: 'Time one kubelet gRPC call took.', labelNames: ['method'] });
     this.preparedClaims = r.gauge({ name: `${PREFIX}prepared_claims`, help: 'Claims prepared on this node (checkpointed).' });
+    this.claimReads = r.counter({
+      name: `${PREFIX}claim_reads_total`,
+      help: 'ResourceClaims read for a prepare, by source (cache: the informer had it; apiserver: a GET).',
+      labelNames: ['source'],
+    });
   }
 }

@@ -69,6 +69,7 @@ describe('admission over HTTP', () => {
     const body = res.json() as { response: { patchType: string; patch: string } };
     expect(body.response.patchType).toBe('JSONPatch');
     expect(JSON.parse(Buffer.from(body.response.patch, 'base64').toString())).toEqual([
+      { op: 'add', path: '/metadata/finalizers', value: ['virtualization.deckhouse.io/vm-cleanup'] },
       { op: 'replace', path: '/spec/virtualMachineClassName', value: 'generic' },
       { op: 'add', path: '/spec/cpu/coreFraction', value: '100%' },
     ]);

@@ -5,6 +5,7 @@
  */
 import { errorMessage } from '../../shared/errors/index.js';
 import { allow, deny, type Decision } from './decision.js';
+import { addCreateFinalizer } from './defaulting/finalizer.js';
 import type { Defaulted } from './defaulting/virtualmachine.js';
 import { LookupError, type RuleContext } from './lookups.js';
 import { diff, type JsonPatchOp } from './patch.js';
@@ -15,6 +16,8 @@ export interface Defaulter {
   readonly group: string;
   readonly kind: string;
   readonly apply: (raw: Record<string, unknown>, ctx: RuleContext) => Promise<Defaulted>;
+  /** The controller's cleanup finalizer, added on CREATE (defaulting/finalizer.ts). */
+  readonly createFinalizer?: string;
 }
 
 export interface MutationOutcome {
@@ -34,6 +37,7 @@ export async function mutate(defaulter: Defaulter, request: AdmissionRequest, ct
   }
   try {
     const { changed, findings } = await defaulter.apply(request.object, ctx);
+    if (request.operation === 'CREATE' && defaulter.createFinalizer !== undefined) addCreateFinalizer(changed, defaulter.createFinalizer);
     const decision = findings.decision();
     return { decision, patch: decision.allowed ? diff(request.object, changed) : [], failures: [] };
   } catch (err: unknown) {

@@ -2,6 +2,7 @@
  * Every webhook the function serves: the original's paths (facts 5.1), each bound to a validator or
  * to the VirtualMachine defaulter. knative/webhooks/ registers the same paths.
  */
+import { Finalizer } from '../../shared/api/finalizers.js';
 import { GROUP } from '../../shared/api/resources/common.js';
 import type { Decision } from './decision.js';
 import { validate } from './admit.js';
@@ -42,7 +43,7 @@ function validating<T>(name: string, path: string, validator: Validator<T>): Web
   return { name, path, admit: (request, ctx) => validate(validator, request, ctx) };
 }
 
-export const vmDefaulter: Defaulter = { group: GROUP, kind: 'VirtualMachine', apply: defaultVirtualMachine };
+export const vmDefaulter: Defaulter = { group: GROUP, kind: 'VirtualMachine', apply: defaultVirtualMachine, createFinalizer: Finalizer.vmCleanup };
 
 export const WEBHOOKS: readonly Webhook[] = [
   validating('vm', v1alpha2('virtualmachine'), virtualMachineValidator),

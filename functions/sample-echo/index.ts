@@ -32,8 +32,8 @@ export const sampleEcho = defineFunction({
   },
   routes: [{ method: 'get', path: '/empty', handle: () => undefined }],
   readiness: () => true,
-  shutdown: ({ log, state }) => {
-    log.info({ echoed: state.echoed.get() }, 'sample-echo stopped');
+  shutdown: async ({ log, state }) => {
+    log.info({ echoed: await state.echoed.get() }, 'sample-echo stopped');
   },
 });
 

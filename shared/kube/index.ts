@@ -39,6 +39,7 @@ export {
   type JsonPatchOp,
 } from './patch.js';
 export { addFinalizer, hasFinalizer, removeFinalizer } from './finalizers.js';
+export { withoutManagedFields } from './trim.js';
 export { controllerRefOf, hasControllerReference, ownerReferenceTo, withControllerReference } from './owner-refs.js';
 export { kubeObjectSchema, microTimeSchema, objectReferenceSchema } from './schemas.js';
 export {

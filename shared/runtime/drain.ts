@@ -28,11 +28,14 @@ export class Drain {
     return controller.signal;
   }
 
-  /** Called for every request as it arrives. */
+  /** Called for every request as it arrives; `release` when its response closes. */
   track(res: ServerResponse): void {
     if (this.started) res.setHeader('connection', 'close');
     this.open.add(res);
-    res.once('close', () => this.open.delete(res));
+  }
+
+  release(res: ServerResponse): void {
+    this.open.delete(res);
   }
 
   /** Resolves true when every connection closed before the deadline, false when some were cut. */

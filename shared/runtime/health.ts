@@ -1,10 +1,10 @@
-import type { Express } from 'express';
 import { denialReply, type RequestGuard } from '../authz/index.js';
 import { errorMessage } from '../errors/index.js';
 import { EXPOSITION_CONTENT_TYPE, type Registry } from '../metrics/index.js';
 import type { Drain } from './drain.js';
-import { tagRoute } from './http/observe.js';
-import { jsonReply, sendReply } from './http/reply.js';
+import type { HostRoute } from './http/exchange.js';
+import { jsonReply, sendReply, type Reply } from './http/reply.js';
+import type { RouteEntry } from './http/router.js';
 import type { Awaitable } from './types.js';
 
 export const LIVENESS_PATH = '/health/liveness';
@@ -20,22 +20,27 @@ export interface HealthParts {
   readonly metricsGuard?: RequestGuard | undefined;
 }
 
+const ALIVE: Reply = jsonReply(200, { status: 'alive' });
+const READY: Reply = jsonReply(200, { status: 'ready' });
+
 /** Liveness (the process answers), readiness (not draining and the hook agrees) and metrics. */
-export function mountHealth(app: Express, { drain, metrics, ready, metricsGuard }: HealthParts): void {
-  app.get(LIVENESS_PATH, tagRoute(LIVENESS_PATH), (_req, res) => sendReply(res, jsonReply(200, { status: 'alive' })));
-  app.get(READINESS_PATH, tagRoute(READINESS_PATH), async (_req, res) => {
-    const notReady = drain.draining ? 'draining' : await whyNotReady(ready);
-    const reply = notReady === undefined ? jsonReply(200, { status: 'ready' }) : jsonReply(503, { status: 'not ready', reason: notReady });
-    sendReply(res, reply);
-  });
-  app.get(METRICS_PATH, tagRoute(METRICS_PATH), async (req, res) => {
-    const decision = await metricsGuard?.check(req.headers.authorization);
-    if (decision?.allowed === false) {
-      sendReply(res, denialReply(decision));
-      return;
-    }
-    sendReply(res, { status: 200, headers: { 'content-type': EXPOSITION_CONTENT_TYPE }, body: await metrics.expose() });
-  });
+export function healthRoutes({ drain, metrics, ready, metricsGuard }: HealthParts): Array<RouteEntry<HostRoute>> {
+  const get = (path: string, endpoint: HostRoute['endpoint']): RouteEntry<HostRoute> => ({ method: 'GET', path, value: { label: path, endpoint } });
+  return [
+    get(LIVENESS_PATH, ({ res }) => sendReply(res, ALIVE)),
+    get(READINESS_PATH, async ({ res }) => {
+      const notReady = drain.draining ? 'draining' : await whyNotReady(ready);
+      sendReply(res, notReady === undefined ? READY : jsonReply(503, { status: 'not ready', reason: notReady }));
+    }),
+    get(METRICS_PATH, async ({ req, res }) => {
+      const decision = await metricsGuard?.check(req.headers.authorization);
+      if (decision?.allowed === false) {
+        sendReply(res, denialReply(decision));
+        return;
+      }
+      sendReply(res, { status: 200, headers: { 'content-type': EXPOSITION_CONTENT_TYPE }, body: await metrics.expose() });
+    }),
+  ];
 }
 
 /** Why the function is not ready, or undefined when it is. */

@@ -1,3 +1,4 @@
+import { deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { waitFor } from '../testing/wait.js';
 import { binaryHeaders, send, startProbe, type ProbeState } from './testing/index.js';
@@ -42,6 +43,50 @@ describe('function host: routes, health and metrics over real HTTP', () => {
   it('applies a route body limit smaller than the host one', async () => {
     const res = await send(`${host.url}/small`, { method: 'POST', body: 'x'.repeat(17) });
     expect([res.status, (res.json() as { error: { message: string } }).error.message]).toEqual([413, 'request body is larger than the limit of 16 bytes']);
+  });
+
+  it('reads gzip and deflate bodies, and applies the limit to the decoded size', async () => {
+    const json = { headers: { 'content-type': 'application/json' } };
+    const gzipped = await send(`${host.url}/objects/vm-1`, {
+      method: 'POST',
+      ...json,
+      headers: { ...json.headers, 'content-encoding': 'gzip' },
+      body: gzipSync('{"a":1}'),
+    });
+    const deflated = await send(`${host.url}/objects/vm-2`, {
+      method: 'POST',
+      headers: { ...json.headers, 'content-encoding': 'deflate' },
+      body: deflateSync('[2]'),
+    });
+    // 2 KiB of JSON compresses to a few dozen bytes: the limit counts what it inflates to.
+    const bomb = await send(`${host.url}/objects/vm-3`, {
+      method: 'POST',
+      headers: { ...json.headers, 'content-encoding': 'gzip' },
+      body: gzipSync(`"${'x'.repeat(2048)}"`),
+    });
+    expect([gzipped.status, gzipped.json(), deflated.status, deflated.json()]).toEqual([201, { name: 'vm-1', got: { a: 1 } }, 201, { name: 'vm-2', got: [2] }]);
+    expect([bomb.status, bomb.json()]).toEqual([413, { error: { code: 'PAYLOAD_TOO_LARGE', message: 'request body is larger than the limit of 1024 bytes' } }]);
+  });
+
+  it('rejects an unknown content encoding and a truncated gzip body with 400, and keeps serving', async () => {
+    const compress = await send(`${host.url}/objects/vm-1`, { method: 'POST', headers: { 'content-encoding': 'compress' }, body: 'abc' });
+    const cut = await send(`${host.url}/objects/vm-1`, { method: 'POST', headers: { 'content-encoding': 'gzip' }, body: gzipSync('{"a":1}').subarray(0, 12) });
+    const bogus = await send(`${host.url}/objects/vm-1`, { method: 'POST', headers: { 'content-encoding': 'gzip' }, body: 'not gzip at all' });
+    expect([compress.status, compress.json()]).toEqual([
+      400,
+      { error: { code: 'BAD_REQUEST', message: 'request body could not be read: unsupported content encoding "compress"' } },
+    ]);
+    expect([cut.status, bogus.status]).toEqual([400, 400]);
+    expect((await send(`${host.url}/text`)).status).toBe(200);
+  });
+
+  it('matches routes as express 5 did: any case, a trailing slash, decoded parameters, HEAD by the GET route', async () => {
+    const loose = await send(`${host.url}/OBJECTS/vm%2D1/`, { method: 'POST', body: '{}' });
+    const head = await send(`${host.url}/text`, { method: 'HEAD' });
+    const malformed = await send(`${host.url}/objects/%E0%A4%A`, { method: 'POST', body: '{}' });
+    expect([loose.status, loose.json()]).toEqual([201, { name: 'vm-1', got: {} }]);
+    expect([head.status, head.body, head.headers['x-probe']]).toEqual([200, '', 'yes']);
+    expect([malformed.status, (malformed.json() as { error: { message: string } }).error.message]).toEqual([400, 'failed to decode path parameter "%E0%A4%A"']);
   });
 
   it('answers an unknown path with a JSON 404', async () => {

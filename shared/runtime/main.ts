@@ -8,12 +8,20 @@ import type { FunctionDefinition } from './types.js';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
+/** Serves the definition `runIfMain` chose, once the modules loaded with the entry have all run. */
+let startChosen: (() => void) | undefined;
+
 /**
- * Serve `def` when the module at `moduleUrl` is the process entry point (`node dist/functions/x/index.js`
- * or `node --import tsx functions/x/index.ts`); do nothing when it is imported (tests, other modules).
+ * Serve `def` when the module at `moduleUrl` is the process entry point (`node dist/functions/x/index.js`,
+ * `node --import tsx functions/x/index.ts`, or a bundle: shared/bundle); do nothing when it is imported
+ * (tests, other modules). In a bundle every module has the bundle's URL, so each `runIfMain` of the
+ * modules inside it matches: the last call wins, which is the entry's own, because a module runs after
+ * the modules it imports. The start waits for the current module evaluation to finish (one macrotask).
  */
 export function runIfMain<C extends z.ZodObject, S>(moduleUrl: string, def: FunctionDefinition<C, S>): void {
-  if (isMain(moduleUrl)) runMain(def);
+  if (!isMain(moduleUrl)) return;
+  if (startChosen === undefined) setImmediate(() => startChosen?.());
+  startChosen = () => runMain(def);
 }
 
 /**

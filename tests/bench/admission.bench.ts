@@ -1,8 +1,9 @@
 /**
  * Admission benchmark: AdmissionReviews of a typical VirtualMachine (CREATE) through the validating
- * webhook path, the function compiled and pinned to one CPU core, against the empty function pinned
- * the same way. Two admission rows: lookups answered in memory (decision + transport only), and
- * lookups from a real apiserver through the function's cache (LOOKUP_CACHE_TTL_MS, as deployed).
+ * webhook path, the function bundled as the image runs it and pinned to one CPU core, against the
+ * empty function bundled and pinned the same way. Two admission rows: lookups answered in memory
+ * (decision + transport only), and lookups from a real apiserver through the function's cache
+ * (LOOKUP_CACHE_TTL_MS, as deployed).
  * Targets (issue 4): p99 under 5 ms at 1,000 reviews/s on one core; over 3,000 reviews/s saturated.
  *
  * Paced load is open-loop (requests sent on a fixed schedule whatever the answers), latency measured
@@ -26,7 +27,7 @@ import { installCrds, installDeckhouseCrds } from '../env/crds.js';
 import { runKubectl } from '../env/kubectl.js';
 import { EMPTY_FUNCTION_BASELINE, interleaved, knobs, medianBy, nowMs, print, printComparison, summarize, type Measurement, type Summary } from './lib.js';
 import { runLoad, type LoadResult } from './load.js';
-import { compiledArgs, startServer, type Running } from './processes.js';
+import { bundledArgs, startServer, type Running } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -208,10 +209,11 @@ async function main(): Promise<void> {
   const running: Running[] = [];
   try {
     await prepareCluster(cp.state);
+    // Bundled with their packages, as the image runs functions (Dockerfile, shared/bundle).
     const [admissionArgs, memoryArgs, emptyArgs] = [
-      await compiledArgs('functions/admission/index.ts'),
-      await compiledArgs('functions/admission/testing/bench-entry.ts'),
-      await compiledArgs('functions/sample-echo/index.ts'),
+      await bundledArgs('functions/admission/index.ts', 'bundled'),
+      await bundledArgs('functions/admission/testing/bench-entry.ts', 'bundled'),
+      await bundledArgs('functions/sample-echo/index.ts', 'bundled'),
     ];
     const empty = await pinned(startServer(emptyArgs));
     running.push(empty);

@@ -1,9 +1,10 @@
 /**
  * Audit function benchmark, shipped defaults (no setting changed; the duplicate filter keeps its
- * 100,000 keys and is filled before anything is measured). The function is compiled and pinned to one
- * CPU core, every enrichment answered by warm informers on a real apiserver; records go to a file (as
- * a container's stdout goes to its log file). Every request carries fresh auditIDs, so no line is a
- * duplicate and every record-producing line inserts into the full filter (evicting the oldest key).
+ * 100,000 keys and is filled before anything is measured). The function is bundled into one file (as
+ * the image runs it) and pinned to one CPU core, every enrichment answered by warm informers on a real
+ * apiserver; records go to a file (as a container's stdout goes to its log file). Every request
+ * carries fresh auditIDs, so no line is a duplicate and every record-producing line inserts into the
+ * full filter (evicting the oldest key).
  *
  * Rows, each a ratio to a bare node:http sink (`BARE_ARGS`) receiving the same bodies in the same run:
  * - throughput at BENCH_BATCH lines per POST /vector and at one line per request, for the golden mix
@@ -33,7 +34,7 @@ import { STATE_ENV } from '../env/state.js';
 import { applyYaml, installDeckhouseCrds, kc, vmManifest } from '../integration/audit/fixtures.js';
 import { interleaved, knobs, medianBy, print, printComparison, type Measurement } from './lib.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
-import { BARE_ARGS, compiledArgs } from './processes.js';
+import { BARE_ARGS, bundledArgs } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -319,7 +320,9 @@ async function main(): Promise<void> {
     await installCrds(cp.state);
     await buildWorld();
     const defaults = parseConfig(auditConfigSchema, {});
-    const audit = await startPinned(await compiledArgs('functions/audit/index.ts'), join(workDir, 'audit.out'), { KUBECONFIG: cp.state.kubeconfigPath });
+    const audit = await startPinned(await bundledArgs('functions/audit/index.ts', 'bundled'), join(workDir, 'audit.out'), {
+      KUBECONFIG: cp.state.kubeconfigPath,
+    });
     running.push(audit);
     const bare = await startPinned(BARE_ARGS, join(workDir, 'bare.out'), {});
     running.push(bare);

@@ -9,22 +9,33 @@
  * It also prints the writes the controller made per converged VM, by resource and verb, from the
  * apiserver's own `apiserver_request_total` (the bench's own VM creates taken out).
  *
- * Knobs: BENCH_VMS, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_ROUNDS.
+ * As deployed, every VM create goes through the defaulting webhook (the admission function, compiled,
+ * its own process, HTTPS, the install's MutatingWebhookConfiguration), which also sets the
+ * controller's `vm-cleanup` finalizer; every row pays for it alike. The validating webhooks are left
+ * out: the bench configures the address ranges through the controller's environment, not a
+ * ModuleConfig, so the address checks would refuse its addresses. `BENCH_WEBHOOK=false` runs without
+ * the webhook (the controller then writes the finalizer itself).
+ *
+ * Knobs: BENCH_VMS, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_ROUNDS, BENCH_WEBHOOK.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 import { Informer, KubeClient, type KubeObject } from '../../shared/kube/index.js';
-import { startNodeProcess } from '../../shared/runtime/testing/index.js';
+import { Finalizer } from '../../shared/api/finalizers.js';
+import { listeningPort, startNodeProcess } from '../../shared/runtime/testing/index.js';
+import { waitFor } from '../../shared/testing/wait.js';
 import { makeClients, type Clients } from '../../daemons/controller/kube/resources.js';
 import { ensureBinaries } from '../env/binaries.js';
-import { startControlPlane } from '../env/control-plane.js';
+import { startControlPlane, type ControlPlaneState } from '../env/control-plane.js';
 import { installCrds } from '../env/crds.js';
-import { newKubeConfig } from '../env/index.js';
+import { createCA, issueCert, newKubeConfig } from '../env/index.js';
+import { runKubectl } from '../env/kubectl.js';
+import { localWebhookConfigurations } from '../integration/admission/configurations.js';
 import { baselineObjects, prepareWorld, vmObject, type World } from '../integration/controller/bench-objects.js';
-import { interleaved, knobs, medianBy, nowMs, print, printComparison, type Measurement } from './lib.js';
+import { interleaved, knobs, medianBy, nowMs, print, printComparison, processMemoryMb, type Measurement } from './lib.js';
 import { compiledArgs } from './processes.js';
 
 const settings = knobs(
@@ -33,6 +44,7 @@ const settings = knobs(
     BENCH_CONCURRENCY: env.int(32, 1).describe('Creates in flight from the client (both rows)'),
     BENCH_WORKERS: env.int(16, 1).describe('RECONCILE_WORKERS of the controller'),
     BENCH_ROUNDS: env.int(1, 1).describe('Runs per row, interleaved; the median run is reported'),
+    BENCH_WEBHOOK: env.bool(true).describe('VM creates go through the defaulting webhook, as deployed'),
   }),
 );
 
@@ -77,6 +89,51 @@ function writesPerVm(before: Map<string, number>, after: Map<string, number>, vm
 }
 
 let lastWrites: Array<[string, number]> = [];
+/** The controller's resident memory in the last run: after its caches synced, and its peak at convergence. */
+let lastMemory: { idle: number; peak: number } | undefined;
+
+const WEBHOOK_LABEL = { key: 'bench-webhook', value: 'controller' };
+
+/**
+ * The admission function as it ships (compiled, its own process, HTTPS with a fresh CA) behind the
+ * install's MutatingWebhookConfiguration, limited to namespaces labelled WEBHOOK_LABEL; resolves
+ * once the apiserver calls it (a dry-run create comes back with the finalizer it adds).
+ */
+async function startDefaultingWebhook(cp: ControlPlaneState, workDir: string): Promise<{ stop: () => Promise<void> }> {
+  const dir = join(workDir, 'webhook');
+  const ca = await createCA(dir, 'webhook');
+  const cert = await issueCert(ca, dir, 'serving', { commonName: '127.0.0.1', usage: 'server', ipAddresses: ['127.0.0.1'] });
+  const proc = startNodeProcess(await compiledArgs('functions/admission/index.ts'), {
+    env: { PORT: '0', HOST: '127.0.0.1', TLS_CERT_FILE: cert.certPath, TLS_KEY_FILE: cert.keyPath, KUBECONFIG: cp.kubeconfigPath, LOG_LEVEL: 'info' },
+  });
+  const stop = async (): Promise<void> => {
+    proc.child.kill('SIGTERM');
+    await proc.exited;
+  };
+  try {
+    const url = `https://127.0.0.1:${await listeningPort(proc)}`;
+    const caBundle = (await readFile(ca.certPath)).toString('base64');
+    const configs = localWebhookConfigurations({ url, caBundle, label: WEBHOOK_LABEL }, ['MutatingWebhookConfiguration']);
+    const created = await runKubectl(cp, ['create', '-f', '-'], { stdin: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: configs }) });
+    if (created.code !== 0) throw new Error(`installing the webhook configuration failed: ${created.stderr}`);
+    return { stop };
+  } catch (err: unknown) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Wait until the apiserver calls the webhook for `ns`: a dry-run create comes back with the finalizer. */
+async function untilDefaulting(c: Clients, world: World, ns: string): Promise<void> {
+  await waitFor(
+    'the defaulting webhook to take effect',
+    async () => {
+      const probe = await c.vms.create(vmObject(world, ns, -1), { dryRun: true });
+      return probe.metadata.finalizers?.includes(Finalizer.vmCleanup) === true;
+    },
+    { timeoutMs: 60_000 },
+  );
+}
 
 /** Bare creates of the VMs alone, nothing reconciling them. */
 async function bareVMs(c: Clients, world: World): Promise<number> {
@@ -117,6 +174,7 @@ async function withController(c: Clients, world: World, args: readonly string[],
     const converged = watchConvergence(c, ns);
     await converged.synced;
     const before = await apiserverWrites(kube);
+    const idle = processMemoryMb(proc.child.pid ?? 0).rss;
     const start = nowMs();
     await pool(
       Array.from({ length: settings.BENCH_VMS }, (_, i) => () => c.vms.create(vmObject(world, ns, i))),
@@ -124,6 +182,7 @@ async function withController(c: Clients, world: World, args: readonly string[],
     );
     await converged.done;
     const ms = nowMs() - start;
+    lastMemory = { idle, peak: processMemoryMb(proc.child.pid ?? 0).peak };
     lastWrites = writesPerVm(before, await apiserverWrites(kube), settings.BENCH_VMS);
     await converged.stop();
     return ms;
@@ -171,13 +230,19 @@ async function main(): Promise<void> {
   const workDir = await mkdtemp(join(tmpdir(), 'bench-controller-'));
   const cp = await startControlPlane(await ensureBinaries(), workDir);
   const kube = new KubeClient(newKubeConfig(cp.state.kubeconfigPath));
+  let webhook: { stop: () => Promise<void> } | undefined;
   try {
     await installCrds(cp.state);
     const c = makeClients(kube, 'bench');
-    const world = await prepareWorld(c, cp.state.kubeconfigPath);
+    const world = await prepareWorld(c, cp.state.kubeconfigPath, settings.BENCH_WEBHOOK ? { [WEBHOOK_LABEL.key]: WEBHOOK_LABEL.value } : {});
+    if (settings.BENCH_WEBHOOK) {
+      webhook = await startDefaultingWebhook(cp.state, workDir);
+      await untilDefaulting(c, world, await world.namespace('webhook-probe'));
+    }
     const args = await compiledArgs('daemons/controller/main.ts');
     print(
-      `[controller] ${settings.BENCH_VMS} VMs, ${settings.BENCH_CONCURRENCY} creates in flight, ${settings.BENCH_WORKERS} workers, ${settings.BENCH_ROUNDS} round(s)`,
+      `[controller] ${settings.BENCH_VMS} VMs, ${settings.BENCH_CONCURRENCY} creates in flight, ${settings.BENCH_WORKERS} workers, ${settings.BENCH_ROUNDS} round(s), ` +
+        (settings.BENCH_WEBHOOK ? 'VM creates through the defaulting webhook' : 'no webhook'),
     );
     const variants = ['vms', 'all', 'controller'] as const;
     const [vms = [], all = [], ctl = []] = await interleaved(variants, settings.BENCH_ROUNDS, (v) =>
@@ -204,7 +269,13 @@ async function main(): Promise<void> {
     const total = lastWrites.reduce((sum, [, perVm]) => sum + perVm, 0);
     print(`[controller] writes per converged VM (last run, apiserver counters, the bench's own VM creates taken out): ${total.toFixed(2)}`);
     for (const [key, perVm] of lastWrites) print(`  ${perVm.toFixed(2).padStart(6)}  ${key}`);
+    if (lastMemory !== undefined) {
+      print(
+        `[controller] controller RSS (last run): ${lastMemory.idle.toFixed(0)} MB with caches synced, peak ${lastMemory.peak.toFixed(0)} MB (VmHWM) at convergence`,
+      );
+    }
   } finally {
+    await webhook?.stop();
     kube.close();
     await cp.stop();
     await rm(workDir, { recursive: true, force: true });

@@ -1,17 +1,24 @@
 /**
- * Function host benchmark: cold start (spawn to first 200 on /health/readiness) and an empty handler's
- * throughput and latency over loopback. The empty function (sample-echo's GET /empty, compiled) is the
- * baseline later benchmarks (admission, audit) report their ratios against.
+ * Function host benchmark: cold start (spawn to first 200 on /health/readiness) with the resident memory
+ * then, and an empty handler's throughput and latency over loopback, at saturation and paced. The empty
+ * function (sample-echo's GET /empty, bundled as the image runs it) is the baseline later benchmarks
+ * (admission, audit) report their ratios against.
  *
- * Knobs: BENCH_COLD_RUNS, BENCH_ROUNDS, BENCH_REQUESTS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP.
- * Worst case: about 3 x BENCH_ROUNDS x BENCH_MAX_SECONDS of load plus 3 x BENCH_COLD_RUNS process starts.
+ * Knobs: BENCH_COLD_RUNS, BENCH_ROUNDS, BENCH_REQUESTS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP,
+ * BENCH_PACED_RPS, BENCH_CPU_PROFILE.
+ * Worst case: about 5 x BENCH_ROUNDS x BENCH_MAX_SECONDS of load, 2 x BENCH_MAX_SECONDS profiled, plus
+ * 5 x BENCH_COLD_RUNS process starts.
  */
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 import { binaryHeaders } from '../../shared/runtime/testing/index.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { EMPTY_FUNCTION_BASELINE, interleaved, knobs, medianBy, print, printComparison, summarize, timed, type Measurement } from './lib.js';
-import { BARE_ARGS, coldStartMs, compiledArgs, startServer, tsxArgs } from './processes.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
+import { BARE_ARGS, bundledArgs, coldStart, compiledArgs, startServer, tsxArgs } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -21,16 +28,21 @@ const settings = knobs(
     BENCH_MAX_SECONDS: env.int(5, 1).describe('Measured seconds per load run at most'),
     BENCH_CONCURRENCY: env.int(8, 1).describe('Keep-alive connections per load run'),
     BENCH_WARMUP: env.int(2_000, 0).describe('Unmeasured requests before each load run'),
+    BENCH_PACED_RPS: env.int(1_000, 1).describe('Rate of the paced run (latency at a steady load, not at saturation)'),
+    BENCH_CPU_PROFILE: env.bool(true).describe('Also load the empty route and the binary echo once under --cpu-prof and print the top self-time frames'),
   }),
 );
 
 const ENTRY = 'functions/sample-echo/index.ts';
 
+const ECHO_EVENT = { method: 'POST', headers: binaryHeaders({ id: 'bench', type: 'bench.ping' }), body: '{"vm":"alpha"}' } as const;
+
 async function coldStarts(variants: ReadonlyArray<readonly [string, readonly string[]]>): Promise<Measurement[]> {
-  const runs = await interleaved(variants, settings.BENCH_COLD_RUNS, ([, args]) => coldStartMs(args));
+  const runs = await interleaved(variants, settings.BENCH_COLD_RUNS, ([, args]) => coldStart(args));
   return variants.map(([name], i) => {
-    const s = summarize(runs[i] ?? []);
-    return { name, values: { median: s.p50, min: s.min, max: s.max } };
+    const s = summarize((runs[i] ?? []).map((r) => r.ms));
+    const rss = summarize((runs[i] ?? []).flatMap((r) => (r.rssMiB === undefined ? [] : [r.rssMiB])));
+    return { name, values: { median: s.p50, min: s.min, max: s.max, rss: rss.p50 } };
   });
 }
 
@@ -43,7 +55,7 @@ function loadRow(name: string, result: LoadResult): Measurement {
   };
 }
 
-async function throughput(compiled: readonly string[]): Promise<Measurement[]> {
+async function throughput(args: readonly string[]): Promise<Measurement[]> {
   const load = {
     concurrency: settings.BENCH_CONCURRENCY,
     requests: settings.BENCH_REQUESTS,
@@ -51,13 +63,16 @@ async function throughput(compiled: readonly string[]): Promise<Measurement[]> {
     warmup: settings.BENCH_WARMUP,
   };
   const bare = await startServer(BARE_ARGS);
-  const fn = await startServer(compiled);
+  const fn = await startServer(args);
   try {
-    const event = { method: 'POST', headers: binaryHeaders({ id: 'bench', type: 'bench.ping' }), body: '{"vm":"alpha"}' };
+    // Paced: every connection starts a request each `intervalMs`, so all of them together send BENCH_PACED_RPS.
+    const paced = { ...load, intervalMs: (1000 * settings.BENCH_CONCURRENCY) / settings.BENCH_PACED_RPS };
     const variants: ReadonlyArray<readonly [string, LoadSpec]> = [
       ['bare node:http (no framework)', { ...load, url: `${bare.url}/empty` }],
       [EMPTY_FUNCTION_BASELINE, { ...load, url: `${fn.url}/empty` }],
-      ['binary CloudEvent echo (POST /)', { ...load, ...event, url: fn.url }],
+      ['binary CloudEvent echo (POST /)', { ...load, ...ECHO_EVENT, url: fn.url }],
+      [`bare node:http at ${settings.BENCH_PACED_RPS} req/s`, { ...paced, url: `${bare.url}/empty` }],
+      [`empty function at ${settings.BENCH_PACED_RPS} req/s`, { ...paced, url: `${fn.url}/empty` }],
     ];
     const runs = await interleaved(variants, settings.BENCH_ROUNDS, ([, spec]) => runLoad(spec));
     return variants.map(([name], i) =>
@@ -71,38 +86,72 @@ async function throughput(compiled: readonly string[]): Promise<Measurement[]> {
   }
 }
 
+/**
+ * Where a request's time goes: the bundled function under `--cpu-prof`, loaded once on the empty route
+ * and once with the binary echo (not a measured row: the profiler slows it down).
+ */
+async function profile(args: readonly string[]): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'function-host-profile-'));
+  try {
+    const fn = await startServer([...cpuProfileArgs(dir), ...args]);
+    const load = {
+      concurrency: settings.BENCH_CONCURRENCY,
+      requests: settings.BENCH_REQUESTS,
+      maxMs: settings.BENCH_MAX_SECONDS * 1000,
+      warmup: settings.BENCH_WARMUP,
+    };
+    try {
+      await runLoad({ ...load, url: `${fn.url}/empty` });
+      await runLoad({ ...load, ...ECHO_EVENT, url: fn.url });
+    } finally {
+      await fn.stop(); // the profile is written as the process exits
+    }
+    print(formatProfile(`CPU profile of bundled sample-echo under load (GET /empty, then the binary echo)`, summarizeProfileDir(dir, 20)));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const build = await timed(() => compiledArgs(ENTRY));
   print(`function-host benchmark: node ${process.version}, ${settings.BENCH_CONCURRENCY} connections, loopback`);
   print(`compiled ${ENTRY} with tsc in ${(build.ms / 1000).toFixed(1)} s -> ${build.value.join(' ')}`);
 
+  const bundled = await timed(() => bundledArgs(ENTRY, 'bundled'));
+  const external = await bundledArgs(ENTRY, 'external');
+  print(`bundled ${ENTRY} with esbuild in ${(bundled.ms / 1000).toFixed(1)} s -> ${bundled.value.join(' ')}`);
   const cold = await coldStarts([
     ['bare node:http', BARE_ARGS],
+    ['sample-echo bundled, packages inlined (one file)', bundled.value],
+    ['sample-echo bundled, packages external', external],
     ['sample-echo compiled (node dist/...js)', build.value],
     ['sample-echo from source (node --import tsx)', tsxArgs(ENTRY)],
   ]);
   printComparison(
-    `Cold start: spawn to first 200 on /health/readiness, ${settings.BENCH_COLD_RUNS} runs each (ms)`,
+    `Cold start: spawn to first 200 on /health/readiness, ${settings.BENCH_COLD_RUNS} runs each (ms), and resident memory then`,
     [
       { key: 'median', label: 'median', ratio: true },
       { key: 'min', label: 'min' },
       { key: 'max', label: 'max' },
+      { key: 'rss', label: 'RSS MiB', ratio: true },
     ],
     cold,
     'bare node:http',
   );
 
   printComparison(
-    `Requests over keep-alive loopback, compiled sample-echo (median-req/s run of ${settings.BENCH_ROUNDS})`,
+    `Requests over keep-alive loopback, bundled sample-echo as the image runs it (median-req/s run of ${settings.BENCH_ROUNDS})`,
     [
       { key: 'rps', label: 'req/s', digits: 0, ratio: true },
       { key: 'p50', label: 'p50 ms', digits: 3, ratio: true },
       { key: 'p99', label: 'p99 ms', digits: 3, ratio: true },
       { key: 'n', label: 'requests', digits: 0 },
     ],
-    await throughput(build.value),
+    await throughput(bundled.value),
     EMPTY_FUNCTION_BASELINE,
   );
+
+  if (settings.BENCH_CPU_PROFILE) await profile(bundled.value);
 }
 
 await main();

@@ -2,6 +2,7 @@
  * Shared helpers for benchmarks: timing, percentiles, knobs, and tables that show every figure as a
  * ratio to a baseline measured in the same run (so results compare across machines).
  */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { parseConfig } from '../../shared/config/index.js';
@@ -123,4 +124,11 @@ function cells(column: Column, value: number | undefined, baseValue: number | un
 /** Benchmark output goes to stdout as plain text (pino is for the processes under test). */
 export function print(text: string): void {
   process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/** Resident memory of a process in MB from /proc: now (VmRSS) and its peak so far (VmHWM). */
+export function processMemoryMb(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }

@@ -1,12 +1,13 @@
 /**
- * Processes under benchmark: a function compiled the way it ships (tsc, then plain node), the same
- * function run from source with tsx, and a bare node:http server as the floor.
+ * Processes under benchmark: a function compiled the way it ships (tsc, then plain node), bundled into
+ * one file (shared/bundle), run from source with tsx, and a bare node:http server as the floor.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { bundleEntries, type PackageMode } from '../../shared/bundle/index.js';
 import { listeningPort, REPO_ROOT, send, startNodeProcess, type FunctionProcess } from '../../shared/runtime/testing/index.js';
 import { nowMs } from './lib.js';
 
@@ -34,6 +35,17 @@ export async function compiledArgs(entry: string): Promise<string[]> {
   await run(process.execPath, [tsc, '-p', tsconfig]).catch(() => undefined);
   const output = join(BUILD_DIR, entry.replace(/\.ts$/, '.js'));
   if (!existsSync(output)) throw new Error(`compiling ${entry} produced no ${output}`);
+  return [output];
+}
+
+/**
+ * Bundle one entry with shared/bundle into `dist/.bench/bundle-<mode>/`; returns node's arguments for
+ * the bundle (one file to load; with `external`, npm packages are still resolved and loaded one by one).
+ */
+export async function bundledArgs(entry: string, packages: PackageMode): Promise<string[]> {
+  const files = await bundleEntries({ root: REPO_ROOT, entries: [entry], outdir: join(BUILD_DIR, `bundle-${packages}`), packages });
+  const output = files.get(entry);
+  if (output === undefined || !existsSync(output)) throw new Error(`bundling ${entry} produced no ${output ?? 'file'}`);
   return [output];
 }
 
@@ -70,13 +82,32 @@ export async function startServer(args: readonly string[], env: Record<string, s
   }
 }
 
-/** Milliseconds from spawn to the first 200 on /health/readiness. */
-export async function coldStartMs(args: readonly string[]): Promise<number> {
+export interface ColdStart {
+  /** Milliseconds from spawn to the first 200 on /health/readiness. */
+  readonly ms: number;
+  /** Resident memory right then, MiB (undefined where /proc is missing). */
+  readonly rssMiB: number | undefined;
+}
+
+/** Start a server, time it until ready, read its resident memory, stop it. */
+export async function coldStart(args: readonly string[]): Promise<ColdStart> {
   const start = nowMs();
   const server = await startServer(args);
   const ms = nowMs() - start;
+  const rssMiB = residentMiB(server.proc.child.pid);
   await server.stop();
-  return ms;
+  return { ms, rssMiB };
+}
+
+/** VmRSS of a process from /proc, in MiB. */
+export function residentMiB(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const kib = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib === undefined ? undefined : Number(kib) / 1024;
+  } catch {
+    return undefined;
+  }
 }
 
 async function untilReady(url: string): Promise<void> {

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { ResourceDefinition } from '../../../shared/api/k8s/crd.js';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
+import { USBIP_PORT_ANNOTATIONS } from '../../../shared/api/usbip.js';
 import {
   InternalVirtualMachineInstanceMigrationSchema,
   InternalVirtualMachineInstanceSchema,
@@ -49,6 +50,42 @@ export const NodeSchema = z.looseObject({
 });
 export type Node = z.infer<typeof NodeSchema>;
 export type Taint = z.infer<typeof taintSchema>;
+
+/**
+ * What the node cache keeps of a Node: the fields NodeSchema names (identity, labels, taints,
+ * unschedulable, allocatable), not its images, conditions, annotations, addresses or managedFields,
+ * which make up most of a real node and change with every kubelet heartbeat.
+ */
+export function nodeView(node: Node): Node {
+  const m = node.metadata;
+  return defined({
+    apiVersion: node.apiVersion,
+    kind: node.kind,
+    metadata: defined({
+      name: m.name,
+      uid: m.uid,
+      resourceVersion: m.resourceVersion,
+      generation: m.generation,
+      creationTimestamp: m.creationTimestamp,
+      deletionTimestamp: m.deletionTimestamp,
+      labels: m.labels,
+      annotations: usbipAnnotations(m.annotations),
+    }),
+    spec: node.spec === undefined ? undefined : defined({ taints: node.spec.taints, unschedulable: node.spec.unschedulable }),
+    status: node.status === undefined ? undefined : defined({ allocatable: node.status.allocatable }),
+  });
+}
+
+/** The USB/IP gateway's port annotations of a node (the VMs' USB devices of other nodes read them), undefined when it has none. */
+function usbipAnnotations(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
+  const kept = Object.entries(annotations ?? {}).filter(([k]) => USBIP_PORT_ANNOTATIONS.has(k));
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+/** The object without its undefined keys (so a trimmed copy has no keys the original lacked). */
+function defined<T extends object>(obj: T): T {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
+}
 
 const containerStatusSchema = z.looseObject({
   name: z.string(),

@@ -1,13 +1,13 @@
 /**
  * NodePrepareResources / NodeUnprepareResources, per claim: one bad claim gets its own error and
- * never fails the others; both are idempotent (kubelet retries). Prepare reads the ResourceClaim,
+ * never fails the others; both are idempotent (kubelet retries). Prepare reads the ResourceClaim (from
+ * the informer cache when it has it, claims.ts),
  * takes the results allocated to this driver, checks each device is on this node and free, writes
  * the claim's CDI spec, records the host address on the claim (annotation
  * `usb.virtualization.deckhouse.io/device-addresses`, as the original) and checkpoints the claim.
  * Unprepare removes the CDI spec and the checkpoint entry; an unknown claim is a success.
  */
 import { AppError, NotFoundError, errorMessage } from '../../../shared/errors/index.js';
-import type { ResourcePort } from '../../../shared/kube/index.js';
 import type { Logger } from '../../../shared/log/index.js';
 import { usbAddress } from '../devices.js';
 import type { UsbDeviceInfo } from '../discovery/index.js';
@@ -15,6 +15,7 @@ import type { ResourceClaim } from '../../../shared/api/k8s/resource.js';
 import type { DraMetrics } from '../metrics.js';
 import { CdiDir, COMMON_DEVICE, cdiDeviceId, claimDeviceName, claimSpec, commonSpec, type CdiUsbDevice } from './cdi.js';
 import type { Checkpoint, CheckpointDevice, PreparedClaim } from './checkpoint.js';
+import type { ClaimSource } from './claims.js';
 import type { Claim, PrepareResult, UnprepareResult } from './protos.js';
 
 export const DEVICE_ADDRESSES_ANNOTATION = 'usb.virtualization.deckhouse.io/device-addresses';
@@ -30,7 +31,8 @@ export class ClaimError extends AppError {
 export interface PreparerOptions {
   driver: string;
   nodeName: string;
-  claims: Pick<ResourcePort<ResourceClaim>, 'get' | 'mergePatch'>;
+  /** The claims kubelet names: read from the informer cache when it has them (claims.ts), else the apiserver. */
+  claims: ClaimSource;
   /** The node's allocatable devices now, by DRA device name. */
   devices: () => ReadonlyMap<string, UsbDeviceInfo>;
   cdi: CdiDir;
@@ -104,7 +106,7 @@ export class Preparer {
 
     let rc: ResourceClaim;
     try {
-      rc = await this.opts.claims.get({ namespace: claim.namespace, name: claim.name });
+      rc = await this.opts.claims.read({ namespace: claim.namespace, name: claim.name, uid: claim.uid });
     } catch (err: unknown) {
       if (err instanceof NotFoundError) throw new ClaimError(`ResourceClaim ${claim.namespace}/${claim.name} not found`);
       throw err;

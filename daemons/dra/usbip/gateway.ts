@@ -8,11 +8,17 @@
  */
 import { VDEV_ST_NULL, VDEV_ST_USED, type VhciHub, type VhciPort } from './kernel-import.js';
 
-export const ADDRESS_ANNOTATION = 'usb.virtualization.deckhouse.io/usbip-address';
-export const TOTAL_PORTS_ANNOTATION = 'usb.virtualization.deckhouse.io/usbip-total-ports';
-export const USED_PORTS_ANNOTATION = 'usb.virtualization.deckhouse.io/usbip-used-ports';
-export const HS_USED_ANNOTATION = 'usb.virtualization.deckhouse.io/usbip-high-speed-hub-used-ports';
-export const SS_USED_ANNOTATION = 'usb.virtualization.deckhouse.io/usbip-super-speed-hub-used-ports';
+import {
+  USBIP_ADDRESS_ANNOTATION as ADDRESS_ANNOTATION,
+  USBIP_HS_USED_ANNOTATION as HS_USED_ANNOTATION,
+  USBIP_SS_USED_ANNOTATION as SS_USED_ANNOTATION,
+  USBIP_TOTAL_PORTS_ANNOTATION as TOTAL_PORTS_ANNOTATION,
+  USBIP_USED_PORTS_ANNOTATION as USED_PORTS_ANNOTATION,
+  usbipHubFor,
+} from '../../../shared/api/usbip.js';
+
+// The node annotations are shared with the controller (it checks free ports before attaching).
+export { ADDRESS_ANNOTATION, HS_USED_ANNOTATION, SS_USED_ANNOTATION, TOTAL_PORTS_ANNOTATION, USED_PORTS_ANNOTATION };
 export const GATEWAY_LABEL = 'virtualization.deckhouse.io/usb-gateway';
 /** Short twin of GATEWAY_LABEL: Cilium ignores node labels under virtualization.deckhouse.io/. */
 export const GATEWAY_SHORT_LABEL = 'usb-gateway';
@@ -104,7 +110,7 @@ export function planDevices(input: PlanInput): DevicePlan[] {
       continue;
     }
     // The slice attribute `speed` is in Mbit/s; SuperSpeed (5000 and up) needs the ss hub.
-    const hub: VhciHub = (published.attributes['speed']?.int ?? 0) >= 5000 ? 'ss' : 'hs';
+    const hub: VhciHub = usbipHubFor(published.attributes['speed']?.int);
     if (!input.attached.has(r.device)) {
       if (free[hub] === 0) {
         refuse(`no free vhci port on the ${hub === 'ss' ? 'SuperSpeed' : 'high-speed'} hub of node ${input.nodeName}`);

@@ -1,7 +1,9 @@
 /**
  * Lookups against the apiserver through the shared kube client, each behind the TTL cache. A missing
  * object is `undefined` (a missing kind too: its CRD may not be installed); any other failure is a
- * LookupError naming the object.
+ * LookupError naming the object. The cache holds what the rules read: objects of the module without
+ * `managedFields` (no rule reads them), foreign kinds (storage classes, PVCs, nodes, networks) only as
+ * the small views the rules get.
  */
 import type { ZodType } from 'zod';
 import {
@@ -20,7 +22,14 @@ import { virtualMachineOperation, type VirtualMachineOperation } from '../../../
 import { virtualMachinePool, type VirtualMachinePool } from '../../../shared/api/resources/vmpool.js';
 import type { ResourceDefinition } from '../../../shared/api/k8s/crd.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
-import { descriptorOf, type KubeClient, type KubeObject, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
+import {
+  descriptorOf,
+  withoutManagedFields,
+  type KubeClient,
+  type KubeObject,
+  type ResourceClient,
+  type ResourceDescriptor,
+} from '../../../shared/kube/index.js';
 import type { TtlCache } from '../../../shared/cache/ttl-cache.js';
 import {
   LookupError,
@@ -51,11 +60,11 @@ export class KubeLookups implements Lookups {
     return this.client(descriptorOf(def), def.schema);
   }
 
-  /** One object, cached; undefined when it (or its kind) does not exist. */
+  /** One object, cached (trimmed); undefined when it (or its kind) does not exist. */
   private one<T>(what: string, load: () => Promise<T>): Promise<T | undefined> {
     return this.cache.get(what, async () => {
       try {
-        return await load();
+        return trimmed(await load());
       } catch (err: unknown) {
         if (err instanceof NotFoundError) return undefined;
         throw new LookupError(what, err);
@@ -63,9 +72,9 @@ export class KubeLookups implements Lookups {
     });
   }
 
-  /** A list, cached; empty when the kind does not exist. */
+  /** A list, cached (each item trimmed); empty when the kind does not exist. */
   private many<T>(what: string, load: () => Promise<{ items: T[] }>): Promise<readonly T[]> {
-    return this.one(what, async () => (await load()).items).then((items) => items ?? []);
+    return this.one(what, async () => (await load()).items.map(trimmed)).then((items) => items ?? []);
   }
 
   virtualMachineClass(name: string): Promise<VirtualMachineClass | undefined> {
@@ -125,55 +134,72 @@ export class KubeLookups implements Lookups {
     return (await this.storageClasses()).find((c) => c.name === name);
   }
   async storageClasses(): Promise<readonly StorageClassView[]> {
-    const items = await this.many('StorageClasses', () => this.client(r.STORAGE_CLASS, r.StorageClassView).list());
-    return items.map((c) => ({
-      name: c.metadata.name ?? '',
-      provisioner: c.provisioner ?? '',
-      isDefault: c.metadata.annotations?.[r.IS_DEFAULT_CLASS] === 'true',
-    }));
+    return this.many('StorageClasses', async () => {
+      const { items } = await this.client(r.STORAGE_CLASS, r.StorageClassView).list();
+      return {
+        items: items.map((c) => ({
+          name: c.metadata.name ?? '',
+          provisioner: c.provisioner ?? '',
+          isDefault: c.metadata.annotations?.[r.IS_DEFAULT_CLASS] === 'true',
+        })),
+      };
+    });
   }
 
   async persistentVolumeClaim(namespace: string, name: string): Promise<PvcView | undefined> {
-    const pvc = await this.one(`PersistentVolumeClaim ${namespace}/${name}`, () => this.client(r.PVC, r.PvcView).get({ namespace, name }));
-    if (pvc === undefined) return undefined;
-    const size = pvc.spec?.resources?.requests?.['storage'];
-    return {
-      storageClassName: pvc.spec?.storageClassName ?? undefined,
-      size: size === undefined ? undefined : String(size),
-      accessModes: pvc.spec?.accessModes ?? [],
-    };
+    return this.one(`PersistentVolumeClaim ${namespace}/${name}`, async (): Promise<PvcView> => {
+      const pvc = await this.client(r.PVC, r.PvcView).get({ namespace, name });
+      const size = pvc.spec?.resources?.requests?.['storage'];
+      return {
+        storageClassName: pvc.spec?.storageClassName ?? undefined,
+        size: size === undefined ? undefined : String(size),
+        accessModes: pvc.spec?.accessModes ?? [],
+      };
+    });
   }
 
   async node(name: string): Promise<NodeView | undefined> {
     return (await this.nodes()).find((n) => n.name === name);
   }
   async nodes(): Promise<readonly NodeView[]> {
-    const items = await this.many('Nodes', () => this.client(r.NODE, r.NodeView).list());
-    return items.map((n) => ({
-      name: n.metadata.name ?? '',
-      addresses: (n.status?.addresses ?? []).filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP').map((a) => a.address),
-      annotations: n.metadata.annotations ?? {},
-    }));
+    return this.many('Nodes', async () => {
+      const { items } = await this.client(r.NODE, r.NodeView).list();
+      return {
+        items: items.map((n) => ({
+          name: n.metadata.name ?? '',
+          addresses: (n.status?.addresses ?? []).filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP').map((a) => a.address),
+          annotations: n.metadata.annotations ?? {},
+        })),
+      };
+    });
   }
 
   async networkExists(kind: NetworkKind, namespace: string, name: string): Promise<boolean> {
     const d = kind === 'Network' ? r.NETWORK : r.CLUSTER_NETWORK;
     const ref = kind === 'Network' ? { namespace, name } : { name };
-    return (await this.one(`${kind} ${kind === 'Network' ? `${namespace}/` : ''}${name}`, () => this.client(d, r.AnyObject).get(ref))) !== undefined;
+    const what = `${kind} ${kind === 'Network' ? `${namespace}/` : ''}${name}`;
+    // Only existence is read: the cache keeps `true`.
+    const exists = await this.one(what, async () => {
+      await this.client(d, r.AnyObject).get(ref);
+      return true;
+    });
+    return exists === true;
   }
 
   async systemNetwork(name: string): Promise<{ ready: boolean } | undefined> {
-    const net = await this.one(`SystemNetwork ${name}`, () => this.client(r.SYSTEM_NETWORK, r.ConditionsView).get({ name }));
-    if (net === undefined) return undefined;
-    return { ready: (net.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True') };
+    return this.one(`SystemNetwork ${name}`, async () => {
+      const net = await this.client(r.SYSTEM_NETWORK, r.ConditionsView).get({ name });
+      return { ready: (net.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True') };
+    });
   }
 
   async apiAvailable(group: string, version: string, plural: string): Promise<boolean> {
-    const list = await this.one(`API ${group}/${version}`, () =>
-      this.kube.rest.request({ method: 'GET', path: `/apis/${group}/${version}`, what: `discover ${group}/${version}` }),
-    );
-    const resources = (list as { resources?: Array<{ name?: unknown }> } | undefined)?.resources ?? [];
-    return resources.some((res) => res.name === plural);
+    // The cache keeps the resource names of the group version, not its discovery document.
+    const names = await this.one(`API ${group}/${version}`, async () => {
+      const list = await this.kube.rest.request({ method: 'GET', path: `/apis/${group}/${version}`, what: `discover ${group}/${version}` });
+      return ((list as { resources?: Array<{ name?: unknown }> } | undefined)?.resources ?? []).map((res) => res.name);
+    });
+    return (names ?? []).includes(plural);
   }
 
   async serverVersion(): Promise<KubeVersion> {
@@ -181,6 +207,12 @@ export class KubeLookups implements Lookups {
       { major?: unknown; minor?: unknown } | undefined;
     return { major: versionPart(info?.major, 1), minor: versionPart(info?.minor, 0) };
   }
+}
+
+/** A Kubernetes object without its managedFields; anything else (a view, a discovery document) as it is. */
+function trimmed<T>(value: T): T {
+  const meta = (value as { metadata?: unknown } | null | undefined)?.metadata;
+  return meta !== null && typeof meta === 'object' ? (withoutManagedFields(value as KubeObject) as T) : value;
 }
 
 /** "1" -> 1, "34+" -> 34; anything else -> `fallback`. */

@@ -49,6 +49,8 @@ export const VMCondition = {
   EvictionRequired: condition('EvictionRequired', 'EvictionRequired'),
   NetworkReady: condition('NetworkReady', 'NetworkReady', 'NetworkNotReady', 'SDNModuleDisabled'),
   Maintenance: condition('Maintenance', 'RestoreInProgress'),
+  /** The original's USB handler: True when every device of spec.usbDevices is ready, else SomeDevicesNotReady. */
+  USBDeviceReady: condition('USBDeviceReady', 'USBDeviceReady', 'SomeDevicesNotReady'),
   GPUClassReady: condition('GPUClassReady', 'GPUClassReady', 'GPUClassNotFound', 'GPUClassNotReady'),
   CoreFractionAutoscaling: condition(
     'CoreFractionAutoscaling',

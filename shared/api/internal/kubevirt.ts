@@ -147,6 +147,12 @@ export const VMIStatusSchema = z.looseObject({
   launcherContainerImageVersion: str(),
   qosClass: str(),
   volumeStatus: opt(z.array(freeform())),
+  /** Host devices (USB through DRA) as the instance sees them: phase Ready once the guest has it, address `bus:port`. */
+  deviceStatus: opt(
+    z.looseObject({
+      hostDeviceStatuses: opt(z.array(z.looseObject({ name: z.string(), phase: str(), address: str(), reason: str(), message: str() }))),
+    }),
+  ),
 });
 
 export const VMIMSpecSchema = z.looseObject({ vmiName: z.string(), addedNodeSelector: opt(stringMap()) });

@@ -165,6 +165,7 @@ export const FULL_INTERNAL = [
       launcherContainerImageVersion: 'v1',
       qosClass: 'Burstable',
       volumeStatus: [{ name: 'vd-root', target: 'sda' }],
+      deviceStatus: { hostDeviceStatuses: [{ name: 'usb-dongle', phase: 'Ready', address: '0:1', reason: 'Attached', message: 'attached to the guest' }] },
     },
     INTERNAL,
   ),

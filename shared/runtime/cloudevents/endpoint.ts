@@ -1,19 +1,20 @@
-import type { RequestHandler } from 'express';
+import { randomUUID } from 'node:crypto';
+import { readBody } from '../http/body.js';
 import { errorBody } from '../http/errors.js';
-import { bodyOf } from '../http/body.js';
+import type { Endpoint } from '../http/exchange.js';
 import { sendReply } from '../http/reply.js';
 import { requestContext } from '../context.js';
-import { randomUUID } from 'node:crypto';
 import type { CloudEventHandler, FunctionContext, HandlerContext } from '../types.js';
 import { decodeCloudEvents, type BatchItem } from './decode.js';
 import { encodeBatchReply, encodeReply, type BatchResult } from './encode.js';
 
-/** The express handler that decodes CloudEvents, calls the function's `handle` and encodes the reply. */
-export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, base: FunctionContext<Cfg, S>): RequestHandler {
-  return async (req, res) => {
-    const decoded = decodeCloudEvents({ headers: req.headers, body: bodyOf(req) });
+/** The endpoint that decodes CloudEvents, calls the function's `handle` and encodes the reply. */
+export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, base: FunctionContext<Cfg, S>, bodyLimit: number): Endpoint {
+  return async ({ req, res }) => {
+    const body = readBody(req, bodyLimit);
+    const decoded = decodeCloudEvents({ headers: req.headers, body: Buffer.isBuffer(body) ? body : await body });
     if (decoded.mode === 'batch') {
-      const ctx = requestContext(base, `batch-${randomUUID()}`, res);
+      const ctx = requestContext(base, () => `batch-${randomUUID()}`, res);
       sendReply(res, encodeBatchReply(await handleBatch(decoded.items, handle, ctx)));
       return;
     }

@@ -6,7 +6,7 @@ import { HeadersTooLargeError, RequestTimeoutError } from '../errors.js';
 import { errorReply } from './errors.js';
 
 /**
- * The server's `clientError` listener: requests Node's HTTP parser rejects before express sees them
+ * The server's `clientError` listener: requests Node's HTTP parser rejects before the host sees them
  * (a body cut short of its Content-Length, oversized headers, a slow sender) get the same JSON error
  * body as everything else, then the connection closes.
  */

@@ -1,5 +1,5 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError, BadRequestError, errorMessage, NotFoundError, PayloadTooLargeError } from '../../errors/index.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppError, errorMessage } from '../../errors/index.js';
 import type { Logger } from '../../log/index.js';
 import { jsonReply, sendReply, type Reply } from './reply.js';
 
@@ -9,19 +9,9 @@ export interface ErrorBody {
   readonly message: string;
 }
 
-/** Normalise anything thrown on the request path into an AppError (unknown throwables become 500). */
+/** Anything thrown on the request path as an AppError; undefined for the unknown (an opaque 500). */
 export function toAppError(err: unknown): AppError | undefined {
-  if (err instanceof AppError) return err;
-  const parserError = bodyParserError(err);
-  if (parserError?.type === 'entity.too.large') {
-    return new PayloadTooLargeError(`request body is larger than the limit of ${parserError.limit} bytes`, {
-      cause: err,
-    });
-  }
-  if (parserError !== undefined && parserError.status < 500) {
-    return new BadRequestError(`request body could not be read: ${errorMessage(err)}`, { cause: err });
-  }
-  return undefined;
+  return err instanceof AppError ? err : undefined;
 }
 
 /** The status and body for an error; anything not an AppError is an opaque 500. */
@@ -36,33 +26,18 @@ export function errorReply(err: unknown): Reply {
   return jsonReply(status, { error: body });
 }
 
-/** Last middleware: answers JSON and logs server-side failures with their cause. */
-export function errorHandler(log: Logger): ErrorRequestHandler {
-  return (err: unknown, req, res, next) => {
-    if (res.headersSent) {
-      next(err);
-      return;
-    }
-    const reply = errorReply(err);
-    if (reply.status >= 500) log.error({ err, method: req.method, path: req.path }, 'request failed');
-    else log.debug({ status: reply.status, reason: errorMessage(err), path: req.path }, 'request rejected');
-    sendReply(res, reply);
-  };
-}
-
-export const notFound: RequestHandler = (req, _res, next) => {
-  next(new NotFoundError(`no route for ${req.method} ${req.path}`));
-};
-
-interface BodyParserError {
-  type: string;
-  status: number;
-  limit?: number;
-}
-
-function bodyParserError(err: unknown): BodyParserError | undefined {
-  if (!(err instanceof Error)) return undefined;
-  const { type, status, limit } = err as Error & Partial<Record<'type' | 'status' | 'limit', unknown>>;
-  if (typeof type !== 'string' || typeof status !== 'number') return undefined;
-  return { type, status, limit: typeof limit === 'number' ? limit : undefined };
+/**
+ * Answer a failed request with its JSON error, logging server-side failures with their cause. When
+ * the answer had already begun, nothing sensible can follow it: the connection is cut.
+ */
+export function answerError(log: Logger, req: IncomingMessage, res: ServerResponse, path: string, err: unknown): void {
+  if (res.headersSent) {
+    log.error({ err, method: req.method, path }, 'request failed after its answer began');
+    req.socket.destroy();
+    return;
+  }
+  const reply = errorReply(err);
+  if (reply.status >= 500) log.error({ err, method: req.method, path }, 'request failed');
+  else log.debug({ status: reply.status, reason: errorMessage(err), path }, 'request rejected');
+  sendReply(res, reply);
 }

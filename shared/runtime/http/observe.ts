@@ -1,4 +1,5 @@
-import type { RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { Counter, Gauge, Histogram, Registry } from '../../metrics/index.js';
 import type { Drain } from '../drain.js';
 
@@ -24,32 +25,19 @@ export function httpMetrics(registry: Registry): HttpMetrics {
   };
 }
 
-/** First middleware: counts and times every request and registers it with the drain. */
-export function observe(metrics: HttpMetrics, drain: Drain): RequestHandler {
-  return (req, res, next) => {
-    const start = process.hrtime.bigint();
-    metrics.inFlight.inc();
-    drain.track(res);
-    res.once('close', () => {
-      metrics.inFlight.dec();
-      const status = res.writableFinished ? String(res.statusCode) : 'aborted';
-      const labels = { route: routeLabel(res), method: req.method, status };
-      metrics.requests.inc(labels);
-      metrics.duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
-    });
-    next();
-  };
-}
-
-/** Names the route a request matched, for metrics; unmatched requests share one label. */
-export function tagRoute(label: string): RequestHandler {
-  return (_req, res, next) => {
-    res.locals['route'] = label;
-    next();
-  };
-}
-
-function routeLabel(res: Response): string {
-  const label: unknown = res.locals['route'];
-  return typeof label === 'string' ? label : 'unmatched';
+/**
+ * Count and time one request under its route label (`unmatched` for 404s) and register it with the
+ * drain, all undone by one `close` listener.
+ */
+export function observe(metrics: HttpMetrics, drain: Drain, req: IncomingMessage, res: ServerResponse, route: string): void {
+  const start = performance.now();
+  metrics.inFlight.inc();
+  drain.track(res);
+  res.once('close', () => {
+    drain.release(res);
+    metrics.inFlight.dec();
+    const labels = { route, method: req.method ?? 'GET', status: res.writableFinished ? String(res.statusCode) : 'aborted' };
+    metrics.requests.inc(labels);
+    metrics.duration.observe(labels, (performance.now() - start) / 1000);
+  });
 }

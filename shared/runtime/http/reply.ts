@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 /** A complete HTTP answer, built by pure code and written by `sendReply`. */
 export interface Reply {
@@ -13,9 +13,18 @@ export function jsonReply(status: number, value: unknown): Reply {
   return { status, headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(value) };
 }
 
-export function sendReply(res: Response, reply: Reply): void {
-  res.status(reply.status);
-  for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
-  if (reply.body === undefined) res.end();
-  else res.end(reply.body);
+/**
+ * Status and headers in one `writeHead` (merged with any set before, such as the drain's
+ * `connection: close`), then the body with its Content-Length (never chunked).
+ */
+export function sendReply(res: ServerResponse, reply: Reply): void {
+  const { body } = reply;
+  if (body === undefined) {
+    res.writeHead(reply.status, reply.headers);
+    res.end();
+    return;
+  }
+  res.setHeader('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  res.writeHead(reply.status, reply.headers);
+  res.end(body);
 }

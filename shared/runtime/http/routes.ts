@@ -1,35 +1,58 @@
-import type { Request, RequestHandler } from 'express';
 import { randomUUID, type X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { requestContext } from '../context.js';
 import type { FunctionContext, Route, RouteRequest, RouteResponse } from '../types.js';
-import { bodyOf } from './body.js';
+import { readBody } from './body.js';
+import { isThenable, type Endpoint } from './exchange.js';
 import { parseJson, NO_CONTENT_TYPE } from './json.js';
 import { sendReply, JSON_CONTENT_TYPE, type Reply } from './reply.js';
+import type { Params } from './router.js';
 
-/** The express handler for one plain route: framing only, the route's `handle` decides. */
-export function routeEndpoint<Cfg, S>(route: Route<Cfg, S>, base: FunctionContext<Cfg, S>): RequestHandler {
-  return async (req, res) => {
-    const requestId = req.get('x-request-id') ?? randomUUID();
-    const answer = await route.handle(toRouteRequest(req), requestContext(base, requestId, res));
-    sendReply(res, toReply(answer ?? {}));
+/**
+ * The endpoint of one plain route: framing only, the route's `handle` decides. Without a body to wait
+ * for and with a handler that answers at once, the answer is written synchronously (no promise).
+ */
+export function routeEndpoint<Cfg, S>(route: Route<Cfg, S>, base: FunctionContext<Cfg, S>, bodyLimit: number): Endpoint {
+  return ({ req, res, params }) => {
+    const answer = (body: Buffer): void | Promise<void> => {
+      const requestId = (): string => {
+        const given = req.headers['x-request-id'];
+        return typeof given === 'string' ? given : randomUUID();
+      };
+      const result = route.handle(toRouteRequest(req, body, params), requestContext(base, requestId, res));
+      if (isThenable(result)) return Promise.resolve(result).then((answered) => sendReply(res, toReply(answered ?? NO_ANSWER)));
+      sendReply(res, toReply(result ?? NO_ANSWER));
+    };
+    const body = readBody(req, bodyLimit);
+    return Buffer.isBuffer(body) ? answer(body) : body.then(answer);
   };
 }
 
-function toRouteRequest(req: Request): RouteRequest {
-  const body = bodyOf(req);
-  const url = new URL(req.originalUrl, 'http://host');
+const NO_ANSWER: RouteResponse = Object.freeze({});
+
+/** The request as a route sees it; what needs parsing (URL, query, distinct headers, certificate) is read on first use. */
+function toRouteRequest(req: IncomingMessage, body: Buffer, params: Params): RouteRequest {
+  let url: URL | undefined;
+  const parsed = (): URL => (url ??= new URL(req.url ?? '/', 'http://host'));
   return {
-    method: req.method,
-    path: url.pathname,
-    params: req.params,
-    query: url.searchParams,
+    method: req.method ?? 'GET',
+    get path(): string {
+      return parsed().pathname;
+    },
+    params,
+    get query(): URLSearchParams {
+      return parsed().searchParams;
+    },
     headers: req.headers,
-    headersDistinct: req.headersDistinct,
-    peerCertificate: peerCertificateOf(req),
+    get headersDistinct(): RouteRequest['headersDistinct'] {
+      return req.headersDistinct;
+    },
+    get peerCertificate(): X509Certificate | undefined {
+      return peerCertificateOf(req);
+    },
     body,
-    json: () => parseJson(body.toString('utf8'), `request body (${req.get('content-type') ?? NO_CONTENT_TYPE})`),
+    json: () => parseJson(body.toString('utf8'), `request body (${req.headers['content-type'] ?? NO_CONTENT_TYPE})`),
   };
 }
 

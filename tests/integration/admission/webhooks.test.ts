@@ -3,6 +3,7 @@
  * CA) through the install's own webhook configurations, and kubectl shows what it decided.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Finalizer } from '../../../shared/api/finalizers.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { startAdmissionCluster, type AdmissionCluster } from './cluster.js';
 import { TEST_LABEL, installWebhooks } from './configurations.js';
@@ -100,6 +101,27 @@ describe('admission webhooks called by the real apiserver', () => {
     expect(vm.spec.virtualMachineClassName).toBe('generic');
     expect(vm.spec.cpu.coreFraction).toBe('10%');
     expect(vm.spec.networks).toEqual([{ type: 'Main', id: 1 }]);
+  });
+
+  it("creates a VirtualMachine already carrying the controller's vm-cleanup finalizer, next to the user's own", async () => {
+    const res = await apply(
+      vmYaml('finalized', '  virtualMachineClassName: generic\n  blockDeviceRefs: [{kind: VirtualDisk, name: root}]\n').replace(
+        `namespace: ${ns}}`,
+        `namespace: ${ns}, finalizers: [example.com/keep]}`,
+      ),
+    );
+    expect(res).toMatchObject({ code: 0, stderr: '' });
+    const get = async (): Promise<{ metadata: { finalizers?: string[]; resourceVersion: string } }> =>
+      JSON.parse(await cluster.ok(['-n', ns, 'get', 'virtualmachine', 'finalized', '-o', 'json'])) as {
+        metadata: { finalizers?: string[]; resourceVersion: string };
+      };
+    const created = await get();
+    expect(created.metadata.finalizers).toEqual(['example.com/keep', Finalizer.vmCleanup]);
+    // An update that drops it does not get it back from the webhook (the controller restores it).
+    await cluster.ok(['-n', ns, 'patch', 'virtualmachine', 'finalized', '--type=merge', '-p', '{"metadata":{"finalizers":["example.com/keep"]}}']);
+    expect((await get()).metadata.finalizers).toEqual(['example.com/keep']);
+    // Let it go: no controller runs in this cluster.
+    await cluster.ok(['-n', ns, 'patch', 'virtualmachine', 'finalized', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
   });
 
   it('passes warnings through to kubectl without refusing', async () => {

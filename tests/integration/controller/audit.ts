@@ -51,6 +51,14 @@ export function writesIn(namespace: string): Promise<AuditEvent[]> {
   return completed([`"namespace":"${namespace}"`], (e) => WRITE_VERBS.has(e.verb) && e.objectRef?.namespace === namespace);
 }
 
+/** Every write (create, update, patch, delete; status included) to one object, by resource and name. */
+export function writesTo(resource: string, name: string, namespace?: string): Promise<AuditEvent[]> {
+  return completed(
+    [`"resource":"${resource}"`, `"name":"${name}"`],
+    (e) => WRITE_VERBS.has(e.verb) && e.objectRef?.resource === resource && e.objectRef.name === name && e.objectRef.namespace === namespace,
+  );
+}
+
 /** How many times each name appears. */
 export function countBy(names: readonly string[]): Map<string, number> {
   const counts = new Map<string, number>();

@@ -19,8 +19,11 @@ export interface World {
   namespace(name: string): Promise<string>;
 }
 
-/** A node, a Ready class and a Ready cluster image shared by every run. */
-export async function prepareWorld(c: Clients, kubeconfigPath: string): Promise<World> {
+/**
+ * A node, a Ready class and a Ready cluster image shared by every run; every run's namespace carries
+ * `namespaceLabels` (the benchmark's webhooks select their namespaces by label).
+ */
+export async function prepareWorld(c: Clients, kubeconfigPath: string, namespaceLabels: Record<string, string> = {}): Promise<World> {
   await c.nodes.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'bench-node', labels: { bench: 'true' } } });
   await c.classes.create({
     apiVersion: API_VERSION,
@@ -44,7 +47,7 @@ export async function prepareWorld(c: Clients, kubeconfigPath: string): Promise<
     imageName: 'bench-image',
     imageUid: cvi.metadata.uid ?? '',
     async namespace(name: string): Promise<string> {
-      await core.createNamespace({ body: { metadata: { name } } });
+      await core.createNamespace({ body: { metadata: { name, labels: namespaceLabels } } });
       return name;
     },
   };

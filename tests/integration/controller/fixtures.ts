@@ -9,7 +9,7 @@ import { NotFoundError } from '../../../shared/errors/index.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { loadConfig, type ControllerConfig } from '../../../daemons/controller/config.js';
-import { startController, type RunningController } from '../../../daemons/controller/controller.js';
+import { startController, type RunningController, type StartOptions } from '../../../daemons/controller/controller.js';
 import { makeClients, type Clients } from '../../../daemons/controller/kube/resources.js';
 import { ControllerMetrics } from '../../../daemons/controller/metrics/runtime.js';
 import { newKubeConfig } from '../../env/index.js';
@@ -53,10 +53,18 @@ export interface TestController {
 }
 
 /** The controller's reconcilers in this process, caches synced. Stop it in afterEach. */
-export async function startTestController(kube: KubeClient, scope: Scope, env: Record<string, string> = {}): Promise<TestController> {
+/** Start options a test may set beyond the environment: USB on or off, the hot-plug ports. */
+export type TestStartOptions = Partial<Pick<StartOptions, 'usb' | 'claims' | 'hotplug'>>;
+
+export async function startTestController(
+  kube: KubeClient,
+  scope: Scope,
+  env: Record<string, string> = {},
+  options: TestStartOptions = {},
+): Promise<TestController> {
   const abort = new AbortController();
   const metrics = new ControllerMetrics();
-  const running = await startController({ kube, config: controllerConfig(scope, env), signal: abort.signal, metrics });
+  const running = await startController({ kube, config: controllerConfig(scope, env), signal: abort.signal, metrics, ...options });
   return {
     running,
     metrics,

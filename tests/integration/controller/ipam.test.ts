@@ -4,7 +4,9 @@ import type { VirtualMachineIPAddress, VirtualMachineIPAddressLease } from '../.
 import { NotFoundError } from '../../../shared/errors/index.js';
 import { VMIP_UID_LABEL } from '../../../daemons/controller/reconcilers/ipam/allocate.js';
 import { freshNamespace } from '../../env/index.js';
+import { statusPatches } from './audit.js';
 import { eventually, newScope, startTestController, type Scope, type TestController, useCluster } from './fixtures.js';
+import { startWorld } from './world.js';
 
 const t = useCluster();
 
@@ -128,5 +130,18 @@ describe('IP address management', () => {
     await t.c.vmips.create(address(scope, 'nowhere', { type: 'Auto' }));
     const ip = await vmipWhen(scope, 'nowhere', (x) => boundReason(x) !== undefined, 'Bound condition');
     expect(ip.status?.conditions?.find((x) => x.type === 'Bound')).toMatchObject({ status: 'False', reason: 'VirtualMachineIPAddressLeaseNotReady' });
+  });
+
+  it("writes a new VM's status once, when its automatic address binds: no interim status while the address is made", async () => {
+    const w = await startWorld(t.kube, t.c, 'ctl-ipam-once', { env: { VIRTUAL_MACHINE_CIDRS: '10.205.0.0/24' }, kubevirt: false });
+    t.onCleanup(() => w.stop());
+    await w.createVM('once', { runPolicy: 'Manual' });
+    const vm = await w.vmWhen('once', (v) => v.status?.phase === 'Stopped' && v.status.ipAddress !== undefined, 'Stopped with its address');
+    // Everything it leads to is done: the address Attached, its lease Bound, the internal VM made.
+    const vmip = await vmipWhen(w.scope, vm.status?.virtualMachineIPAddressName ?? '', (x) => x.status?.phase === 'Attached', 'Attached');
+    await eventually(async () => (await leaseOf(`ip-${(vmip.status?.address ?? '').replaceAll('.', '-')}`))?.status?.phase === 'Bound', 'lease Bound');
+    await eventually(() => t.c.kvvms.get({ namespace: w.ns, name: 'once' }), 'the internal VM');
+    const writes = await statusPatches('virtualmachines', w.ns, 'once');
+    expect(writes.map((e) => e.requestObject?.status?.['phase'])).toEqual(['Stopped']);
   });
 });

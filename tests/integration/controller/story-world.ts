@@ -6,7 +6,7 @@ import type { KubeClient } from '../../../shared/kube/index.js';
 import { freshNamespace } from '../../env/index.js';
 import { disk, image, makeDiskReady, makeImageReady, node, vmClass } from './builders.js';
 import { KubeVirtSimulator } from '../../../daemons/kubevirt-simulator/simulator.js';
-import { newScope, startTestController, type ClusterHandle, type Scope } from './fixtures.js';
+import { newScope, startTestController, type ClusterHandle, type Scope, type TestStartOptions } from './fixtures.js';
 
 export interface StoryWorld {
   readonly scope: Scope;
@@ -19,11 +19,11 @@ export interface StoryWorld {
 /** Image `ubuntu` and disk `data` are Ready; KubeVirt is created but not started. */
 export async function startStoryWorld(
   t: ClusterHandle,
-  opts: { prefix: string; env: Record<string, string>; controllerKube?: KubeClient },
+  opts: { prefix: string; env: Record<string, string>; controllerKube?: KubeClient; controller?: TestStartOptions },
 ): Promise<StoryWorld> {
   const scope = newScope(await freshNamespace(opts.prefix));
   const ns = scope.namespace;
-  const ctl = await startTestController(opts.controllerKube ?? t.kube, scope, opts.env);
+  const ctl = await startTestController(opts.controllerKube ?? t.kube, scope, opts.env, opts.controller);
   t.onCleanup(() => ctl.stop());
   const kubevirt = new KubeVirtSimulator(t.kube, { namespace: ns });
   t.onCleanup(() => kubevirt.stop());

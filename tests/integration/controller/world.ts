@@ -10,7 +10,7 @@ import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { freshNamespace } from '../../env/index.js';
 import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
 import { KubeVirtSimulator } from '../../../daemons/kubevirt-simulator/simulator.js';
-import { eventually, mainKube, newScope, startTestController, testClients, type Scope, type TestController } from './fixtures.js';
+import { eventually, mainKube, newScope, startTestController, testClients, type Scope, type TestController, type TestStartOptions } from './fixtures.js';
 
 export interface World {
   scope: Scope;
@@ -33,6 +33,8 @@ export interface WorldOptions {
   env?: Record<string, string>;
   /** `autoRunOn`: where new instances run at once (default: the world's node); false: KubeVirt is not started. */
   kubevirt?: { autoRunOn?: string } | false;
+  /** Start options of the controller beyond its environment. */
+  controller?: TestStartOptions;
 }
 
 export async function startWorld(kube: KubeClient, c: Clients, prefix: string, options: WorldOptions = {}): Promise<World> {
@@ -45,7 +47,7 @@ export async function startWorld(kube: KubeClient, c: Clients, prefix: string, o
   const cvi = await c.clusterImages.create(clusterImage(scope, 'alpine'));
   const imageName = cvi.metadata.name ?? '';
   await makeClusterImageReady(c, imageName);
-  const ctl = await startTestController(kube, scope, options.env);
+  const ctl = await startTestController(kube, scope, options.env, options.controller);
   const autoRunOn = options.kubevirt === false ? undefined : (options.kubevirt?.autoRunOn ?? nodeName);
   const kubevirt = new KubeVirtSimulator(kube, { namespace: ns, autoRunOn });
   if (options.kubevirt !== false) await kubevirt.start();

@@ -12,6 +12,7 @@ import { NotFoundError } from '../../../shared/errors/index.js';
 import { descriptorOf } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { freshNamespace } from '../../env/index.js';
+import { writesTo } from '../controller/audit.js';
 import { fixtureNode, startUsbFlow, TEST_MANAGER, type FixtureNode, type UsbFlow } from './harness.js';
 
 const dongle: FixtureDevice = { busId: '3-1', devNum: 4, vendorId: '0529', productId: '0001', manufacturer: 'AKS', product: 'HASP HL', serial: 'H-9' };
@@ -76,6 +77,9 @@ describe("the controller's USB reconcilers on the DRA daemon's slices", () => {
     });
     expect(nusb.metadata.ownerReferences?.[0]).toMatchObject({ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice' });
     expect(nusb.metadata.finalizers).toContain('virtualization.deckhouse.io/nodeusbdevice-cleanup');
+    // Created with its finalizer: the object itself was written once (its status apart).
+    const writes = (await writesTo('nodeusbdevices', name)).filter((e) => e.objectRef?.subresource === undefined);
+    expect(writes.map((e) => e.verb)).toEqual(['create']);
     expect(condition(nusb, 'Assigned')).toBe('False/Available');
     expect(await get(usbDeviceName(adapter, node.name))).toBeDefined();
   });
@@ -97,6 +101,9 @@ describe("the controller's USB reconcilers on the DRA daemon's slices", () => {
       return condition(u, 'Ready') === 'True/Ready' && u;
     });
     expect(device.status?.attributes?.serial).toBe('H-9');
+    expect(device.metadata.finalizers).toEqual(['virtualization.deckhouse.io/usbdevice-cleanup']);
+    const deviceWrites = (await writesTo('usbdevices', name, ns)).filter((e) => e.objectRef?.subresource === undefined);
+    expect(deviceWrites.map((e) => e.verb)).toEqual(['create']);
     expect(condition(device, 'Attached')).toBe('False/Available');
     const templates = node.kube.resource(resourceClaimTemplateDescriptor, ResourceClaimTemplateSchema, TEST_MANAGER);
     const template = await waitFor('the claim template', () => templates.get({ namespace: ns, name: `${name}-template` }).catch(() => undefined));

@@ -7,6 +7,7 @@ import { writeFixtureSysfs, type FixtureDevice } from '../../../daemons/dra/disc
 import { ResourceClaimSchema, resourceClaimDescriptor } from '../../../shared/api/k8s/resource.js';
 import { specFileName } from '../../../daemons/dra/plugin/cdi.js';
 import { DEVICE_ADDRESSES_ANNOTATION } from '../../../daemons/dra/plugin/prepare.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 import { freshNamespace } from '../../env/index.js';
 import { fixtureNode, startDaemon, TEST_MANAGER, type FixtureNode, type RunningDaemon } from './harness.js';
 import { allocatedClaim, DraClient, RegistrationClient, type ClaimRef } from './kubelet-client.js';
@@ -197,5 +198,39 @@ describe('the kubelet plugin, called as kubelet does', () => {
     const res = await dra('v1').prepare([next]);
     expect(res.claims[next.uid]?.error).toBe('');
     await dra('v1').unprepare([next]);
+  });
+
+  it('reads a claim re-created under the same name afresh, not the cached copy of the old one', async () => {
+    const old = await allocatedClaim(node.kube, namespace, 'recreated', node.name, dongleName);
+    await waitFor('the old claim cached', () => daemon.handle.claims.holds(old));
+    const claims = node.kube.resource(resourceClaimDescriptor, ResourceClaimSchema, TEST_MANAGER);
+    await claims.delete({ namespace, name: 'recreated' });
+    // Now allocated the reader; prepared at once (the cache may still hold the old uid: then a GET).
+    const fresh = await allocatedClaim(node.kube, namespace, 'recreated', node.name, readerName);
+    const reads = daemon.handle.metrics.claimReads;
+    const before = await reads.get({ source: 'apiserver' });
+    const res = await dra('v1').prepare([fresh]);
+    expect(res.claims[fresh.uid]?.error).toBe('');
+    expect(res.claims[fresh.uid]?.devices.map((d) => d.device_name)).toEqual([readerName]);
+    // Asked for the old uid once the cache has the new claim: a miss, so a GET, which has the new uid.
+    await waitFor('the new claim cached', () => daemon.handle.claims.holds(fresh));
+    expect((await dra('v1').prepare([old])).claims[old.uid]?.error).toContain(`not ${old.uid} (re-created?)`);
+    expect(await reads.get({ source: 'apiserver' })).toBeGreaterThan(before);
+    await dra('v1').unprepare([fresh]);
+  });
+
+  it('serves a cached claim without asking the apiserver, and never one allocated on another node', async () => {
+    const here = await allocatedClaim(node.kube, namespace, 'cached', node.name, dongleName);
+    const elsewhere = await allocatedClaim(node.kube, namespace, 'elsewhere', 'some-other-node', dongleName);
+    await waitFor('the claim cached', () => daemon.handle.claims.holds(here));
+    expect(daemon.handle.claims.holds(elsewhere)).toBe(false);
+    const reads = daemon.handle.metrics.claimReads;
+    const before = { cache: await reads.get({ source: 'cache' }), apiserver: await reads.get({ source: 'apiserver' }) };
+    const res = await dra('v1').prepare([here, elsewhere]);
+    expect(res.claims[here.uid]?.error).toBe('');
+    expect(res.claims[elsewhere.uid]?.error).toContain("not from this node's pool");
+    expect(await reads.get({ source: 'cache' })).toBe(before.cache + 1);
+    expect(await reads.get({ source: 'apiserver' })).toBe(before.apiserver + 1);
+    await dra('v1').unprepare([here]);
   });
 });

@@ -3,7 +3,8 @@
  * claim lookups, as the DaemonSet runs it) under exactly the RBAC the install gives it
  * (knative/daemons/dra/rbac.yaml), through a client impersonating its ServiceAccount. sysfs is a
  * fixture tree and kubelet is a gRPC client in the test. The slices are published and updated, a claim prepared
- * and unprepared and the slices removed at shutdown with no request refused; removing any one rule
+ * from the daemon's claim cache and unprepared, a missing claim looked up by GET, and the slices removed at
+ * shutdown with no request refused; removing any one rule
  * makes one of them denied, and the role grants nothing unused.
  */
 import { join } from 'node:path';
@@ -98,10 +99,15 @@ describe('virtualization-dra with only its ServiceAccount rights', () => {
       await writeFixtureSysfs(node.sysRoot, [{ busId: '1-2', devNum: 3, vendorId: '0403', productId: '6001' }]);
       await waitFor('the slice with both devices', async () => devicesOf(await slicesOf(admin, node.name)).size === 2);
       const claim = await allocatedClaim(admin, ns, 'c1', node.name, deviceName);
+      // Read from the daemon's informer cache (list and watch) once it has it...
+      await waitFor('the claim in the daemon cache', () => daemon.handle.claims.holds(claim));
       const client = new DraClient(daemon.handle.plugin()?.draSocket ?? '', 'v1');
       try {
         expect((await client.prepare([claim])).claims[claim.uid]?.error).toBe('');
         expect((await client.unprepare([claim])).claims[claim.uid]?.error).toBe('');
+        // ...and by GET when it does not (here: a claim that does not exist, answered 404).
+        const missing = { namespace: ns, name: 'never-made', uid: 'd6b0c3a4-0000-4000-8000-000000000000' };
+        expect((await client.prepare([missing])).claims[missing.uid]?.error).toBe(`ResourceClaim ${ns}/never-made not found`);
       } finally {
         client.close();
       }
@@ -120,10 +126,12 @@ describe('virtualization-dra with only its ServiceAccount rights', () => {
       'delete resourceslices',
       'get nodes',
       'get resourceclaims',
+      'list resourceclaims',
       'list resourceslices',
       'patch nodes',
       'patch resourceclaims',
       'patch resourceslices',
+      'watch resourceclaims',
     ]);
     expect(seen.filter((s) => s.codes.includes(403)).map((s) => describeRequest(s.request))).toEqual([]);
   });

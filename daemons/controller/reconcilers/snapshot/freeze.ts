@@ -6,7 +6,7 @@
  */
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { KubeClient } from '../../../../shared/kube/index.js';
-import { SUBRESOURCE_GROUP_PATH } from '../vmbda/hotplug.js';
+import { vmPath } from '../vmbda/hotplug.js';
 import type { SnapshotDeps } from './deps.js';
 
 export interface GuestFilesystems {
@@ -27,7 +27,7 @@ export function subresourceFilesystems(kube: KubeClient): GuestFilesystems {
   const call = async (sub: 'freeze' | 'unfreeze', namespace: string, vm: string, signal: AbortSignal): Promise<void> => {
     await kube.rest.request({
       method: 'PUT',
-      path: `${SUBRESOURCE_GROUP_PATH}/namespaces/${encodeURIComponent(namespace)}/virtualmachines/${encodeURIComponent(vm)}/${sub}`,
+      path: vmPath(namespace, vm, sub),
       body: {},
       signal,
       what: `${sub} VirtualMachine ${namespace}/${vm}`,

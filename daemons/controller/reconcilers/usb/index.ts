@@ -7,16 +7,35 @@
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../../shared/api/k8s/core.js';
 import { NodeUSBDeviceSchema, USBDeviceSchema, nodeUSBDevice, usbDevice, type NodeUSBDevice, type USBDevice } from '../../../../shared/api/resources/usb.js';
-import { Informer, descriptorOf, objectKey, type KubeClient, type KubeObject, type ResourceDescriptor } from '../../../../shared/kube/index.js';
+import {
+  Informer,
+  descriptorOf,
+  objectKey,
+  withoutManagedFields,
+  type KubeClient,
+  type KubeObject,
+  type ResourceDescriptor,
+} from '../../../../shared/kube/index.js';
 import type { Logger } from '../../../../shared/log/index.js';
 import {
+  ResourceClaimSchema,
   ResourceClaimTemplateSchema,
   ResourceSliceSchema,
+  resourceClaimDescriptor,
   resourceClaimTemplateDescriptor,
   resourceSliceDescriptor,
+  type ResourceClaim,
   type ResourceClaimTemplate,
   type ResourceSlice,
 } from '../../../../shared/api/k8s/resource.js';
+import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
+import type { CachePort, VmUsbPort } from '../../deps.js';
+import type { Node } from '../../kube/resources.js';
+import { USB_CLAIMS_BY_VM } from '../vm/handlers/usb-devices.js';
+import { VMIndex } from '../vm/state.js';
+import { deepEqual } from '../../engine/merge-diff.js';
+import { USB_DEVICE_LABEL } from '../vm/usb.js';
+import type { ClaimHotplug } from '../vmbda/hotplug.js';
 import { ObjectCache } from '../../engine/cache.js';
 import { Runner, type ReconcileFn } from '../../engine/runner.js';
 import { FIELD_MANAGER } from '../../kube/resources.js';
@@ -28,6 +47,8 @@ const NamespaceSchema = z.looseObject({ apiVersion: z.string().optional(), kind:
 
 export interface UsbReconcilers {
   readonly deps: UsbDeps;
+  /** What the VM reconciler uses for spec.usbDevices (present when started with `vms`). */
+  readonly vmPort: VmUsbPort | undefined;
   /** All informers synced (never resolves while resource.k8s.io/v1 is not served). */
   readonly synced: Promise<void>;
   stop(): Promise<void>;
@@ -41,21 +62,50 @@ function cacheOf<T extends KubeObject>(
   log: Logger,
 ): ObjectCache<T> {
   const client = kube.resource(descriptor, schema, FIELD_MANAGER);
-  return new ObjectCache(new Informer<T>({ client, signal, logger: log.child({ informer: descriptor.kind }) }));
+  return new ObjectCache(new Informer<T>({ client, signal, logger: log.child({ informer: descriptor.kind }), transform: withoutManagedFields }));
 }
 
-export function startUsbReconcilers(options: { kube: KubeClient; signal: AbortSignal; log: Logger; workers?: number }): UsbReconcilers {
-  const { kube, signal, log } = options;
+/**
+ * The VM side, when the controller runs them: its VM cache (the VMs' spec.usbDevices make USBDevices
+ * Attached, and hold their deletion), a way to wake a VM when one of its devices, templates or claims
+ * changes, and the port addresourceclaim/removeresourceclaim go through.
+ */
+export interface UsbVmSide {
+  vms: ObjectCache<VirtualMachine>;
+  /** The controller's Node cache: USB/IP port annotations of the VMs' nodes. */
+  nodes: CachePort<Node>;
+  enqueueVM(key: string): void;
+  hotplug: ClaimHotplug;
+}
+
+export function startUsbReconcilers(options: { kube: KubeClient; signal: AbortSignal; log: Logger; workers?: number; vm?: UsbVmSide }): UsbReconcilers {
+  const { kube, signal, log, vm } = options;
   const slices = cacheOf<ResourceSlice>(kube, resourceSliceDescriptor, ResourceSliceSchema, signal, log);
   const nodeDevices = cacheOf<NodeUSBDevice>(kube, descriptorOf(nodeUSBDevice), NodeUSBDeviceSchema, signal, log);
   const usbDevices = cacheOf<USBDevice>(kube, descriptorOf(usbDevice), USBDeviceSchema, signal, log);
   const namespaces = cacheOf<KubeObject>(kube, namespaceDescriptor, NamespaceSchema, signal, log);
   const templates = cacheOf<ResourceClaimTemplate>(kube, resourceClaimTemplateDescriptor, ResourceClaimTemplateSchema, signal, log);
+  // Only the claims the controller makes for VMs (labelled with their USBDevice).
+  const claims =
+    vm === undefined
+      ? undefined
+      : new ObjectCache<ResourceClaim>(
+          new Informer<ResourceClaim>({
+            client: kube.resource(resourceClaimDescriptor, ResourceClaimSchema, FIELD_MANAGER),
+            labelSelector: USB_DEVICE_LABEL,
+            signal,
+            logger: log.child({ informer: 'ResourceClaim' }),
+          }),
+        );
+  claims?.addIndex(
+    USB_CLAIMS_BY_VM,
+    (c) => c.metadata.ownerReferences?.filter((r) => r.controller === true && r.kind === 'VirtualMachine').map((r) => r.uid) ?? [],
+  );
   slices.addIndex(UsbIndex.slicesByPool, (s) => [s.spec.pool.name]);
   usbDevices.addIndex(UsbIndex.usbDevicesByName, (u) => [u.metadata.name ?? '']);
   nodeDevices.addIndex(UsbIndex.nodeDevicesByNamespace, (n) => (n.spec.assignedNamespace ? [n.spec.assignedNamespace] : []));
   const deps: UsbDeps = {
-    caches: { slices, nodeDevices, usbDevices, namespaces, templates },
+    caches: { slices, nodeDevices, usbDevices, namespaces, templates, ...(vm ? { vms: vm.vms, nodes: vm.nodes } : {}) },
     clients: {
       nodeDevices: kube.resource(descriptorOf(nodeUSBDevice), NodeUSBDeviceSchema, FIELD_MANAGER),
       usbDevices: kube.resource(descriptorOf(usbDevice), USBDeviceSchema, FIELD_MANAGER),
@@ -98,7 +148,9 @@ export function startUsbReconcilers(options: { kube: KubeClient; signal: AbortSi
     });
   }
 
-  const caches = [slices, nodeDevices, usbDevices, namespaces, templates];
+  if (vm !== undefined && claims !== undefined) wireVmSide(vm, { usbDevices, templates, claims }, usbRunner);
+
+  const caches = [slices, nodeDevices, usbDevices, namespaces, templates, ...(claims ? [claims] : [])];
   for (const c of caches) c.informer.start();
   const synced = Promise.all(caches.map((c) => c.synced)).then(() => {
     if (signal.aborted) return;
@@ -106,12 +158,63 @@ export function startUsbReconcilers(options: { kube: KubeClient; signal: AbortSi
     log.info('USB reconcilers running');
   });
   synced.catch(() => undefined);
+  const vmPort: VmUsbPort | undefined =
+    vm === undefined || claims === undefined
+      ? undefined
+      : {
+          usbDevices,
+          templates,
+          claims,
+          claimClient: kube.resource(resourceClaimDescriptor, ResourceClaimSchema, FIELD_MANAGER),
+          hotplug: vm.hotplug,
+        };
   return {
     deps,
+    vmPort,
     synced,
     stop: async () => {
       await Promise.all([sliceRunner, nodeRunner, usbRunner].map((r) => r.stop()));
       await Promise.all(caches.map((c) => c.informer.stop()));
     },
   };
+}
+
+/** VMs wake on their USBDevices, templates and claims; USBDevices on the VMs that name them. */
+function wireVmSide(
+  vm: UsbVmSide,
+  c: { usbDevices: ObjectCache<USBDevice>; templates: ObjectCache<ResourceClaimTemplate>; claims: ObjectCache<ResourceClaim> },
+  usbRunner: Runner,
+): void {
+  const vmsNaming = (ns: string, device: string): void => {
+    for (const v of vm.vms.byIndex(VMIndex.byUsbDevice, `${ns}/${device}`)) vm.enqueueVM(objectKey(v.metadata));
+  };
+  for (const ev of ['add', 'update', 'delete'] as const) {
+    c.usbDevices.informer.on(ev, (u: USBDevice) => vmsNaming(u.metadata.namespace ?? '', u.metadata.name ?? ''));
+    c.templates.informer.on(ev, (t: ResourceClaimTemplate) => {
+      const owner = t.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'USBDevice');
+      if (owner !== undefined) vmsNaming(t.metadata.namespace ?? '', owner.name);
+    });
+    c.claims.informer.on(ev, (claim: ResourceClaim) => {
+      const device = claim.metadata.labels?.[USB_DEVICE_LABEL];
+      if (device !== undefined) vmsNaming(claim.metadata.namespace ?? '', device);
+      const owner = claim.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'VirtualMachine');
+      if (owner !== undefined) vm.enqueueVM(`${claim.metadata.namespace ?? ''}/${owner.name}`);
+    });
+    // A VM's devices follow it (Attached, its node's USB/IP ports); other VMs naming the same device wait for it to let go.
+    vm.vms.informer.on(ev, (v: VirtualMachine, old?: VirtualMachine) => {
+      const same =
+        old !== undefined &&
+        deepEqual(old.spec.usbDevices, v.spec.usbDevices) &&
+        deepEqual(old.status?.usbDevices, v.status?.usbDevices) &&
+        old.status?.nodeName === v.status?.nodeName;
+      if (ev === 'update' && same) return;
+      const ns = v.metadata.namespace ?? '';
+      const names = new Set([...(v.spec.usbDevices ?? []), ...(v.status?.usbDevices ?? []), ...(old?.status?.usbDevices ?? [])].map((d) => d.name));
+      for (const n of names) {
+        usbRunner.enqueue(`${ns}/${n}`);
+        for (const other of vm.vms.byIndex(VMIndex.byUsbDevice, `${ns}/${n}`))
+          if (other.metadata.uid !== v.metadata.uid) vm.enqueueVM(objectKey(other.metadata));
+      }
+    });
+  }
 }

@@ -7,10 +7,14 @@
 import { NodeUSBDeviceCondition as N, USBDeviceCondition as U } from '../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { NodeUSBDevice, USBDevice } from '../../../../shared/api/resources/usb.js';
+import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
+import { VMIndex } from '../vm/state.js';
+import { usbipPortFree } from '../../../../shared/api/usbip.js';
 import { AlreadyExistsError, NotFoundError } from '../../../../shared/errors/index.js';
 import { addFinalizer, hasFinalizer, ownerReferenceTo, removeFinalizer, type KubeObject, type ResourcePort } from '../../../../shared/kube/index.js';
 import type { ResourceClaimTemplate, ResourceSlice } from '../../../../shared/api/k8s/resource.js';
 import type { CachePort } from '../../deps.js';
+import type { Node } from '../../kube/resources.js';
 import { conditionOn, findCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
@@ -25,6 +29,10 @@ export interface UsbDeps {
     usbDevices: CachePort<USBDevice>;
     namespaces: CachePort<KubeObject>;
     templates: CachePort<ResourceClaimTemplate>;
+    /** The controller's VMs (absent when these reconcilers run alone): Attached and deletion follow them. */
+    vms?: CachePort<VirtualMachine>;
+    /** Nodes (their USB/IP port annotations), with `vms`. */
+    nodes?: CachePort<Node>;
   };
   clients: {
     nodeDevices: ResourcePort<NodeUSBDevice>;
@@ -60,7 +68,12 @@ export function resourceSliceReconciler(deps: UsbDeps): ReconcileFn {
             {
               apiVersion: 'virtualization.deckhouse.io/v1alpha2',
               kind: 'NodeUSBDevice',
-              metadata: { name, ownerReferences: [ownerRef({ ...slice, apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice' })] },
+              metadata: {
+                name,
+                ownerReferences: [ownerRef({ ...slice, apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice' })],
+                // Made with its cleanup finalizer: no second write to add it.
+                finalizers: [Finalizer.nodeUSBDeviceCleanup],
+              },
               spec: { assignedNamespace: '' },
             },
             { signal },
@@ -183,7 +196,12 @@ function nodeAssigned(deps: UsbDeps): Handler<NState> {
         );
         const created = await deps.clients.usbDevices
           .create(
-            { apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'USBDevice', metadata: { namespace: ns, name, ownerReferences: [owner] } },
+            {
+              apiVersion: 'virtualization.deckhouse.io/v1alpha2',
+              kind: 'USBDevice',
+              // Made with its cleanup finalizer: no second write to add it.
+              metadata: { namespace: ns, name, ownerReferences: [owner], finalizers: [Finalizer.usbDeviceCleanup] },
+            },
             { signal: ctx.signal },
           )
           .catch((err: unknown) => ignoreExists(err));
@@ -276,7 +294,12 @@ function usbDeletion(deps: UsbDeps): Handler<UState> {
           deps.caches.usbDevices.remember(await addFinalizer(deps.clients.usbDevices, s.obj, Finalizer.usbDeviceCleanup, opts));
         return;
       }
-      // Detaching from VMs (RemoveResourceClaim) is not done yet: see the README.
+      // VMs detach a deleted device themselves (removeresourceclaim); the finalizer waits for them.
+      const holders = vmsOf(deps, s.obj).filter((v) => attachedIn(v, s.obj.metadata.name ?? ''));
+      if (holders.length > 0) {
+        ctx.log.info({ vms: holders.map((v) => v.metadata.name) }, 'waiting for VMs to detach the device');
+        return { stop: true, requeueAfterMs: 1000 };
+      }
       if (hasFinalizer(s.obj, Finalizer.usbDeviceCleanup)) await removeFinalizer(deps.clients.usbDevices, s.obj, Finalizer.usbDeviceCleanup, opts);
       s.gone = true;
       return { stop: true };
@@ -356,17 +379,57 @@ function claimTemplate(deps: UsbDeps): Handler<UState> {
   };
 }
 
-function usbAttached(): Handler<UState> {
+/** VMs in the device's namespace that name it in their spec or status. */
+function vmsOf(deps: UsbDeps, usb: USBDevice): VirtualMachine[] {
+  return deps.caches.vms?.byIndex(VMIndex.byUsbDevice, `${usb.metadata.namespace ?? ''}/${usb.metadata.name ?? ''}`) ?? [];
+}
+
+const attachedIn = (vm: VirtualMachine, name: string): boolean => vm.status?.usbDevices?.some((e) => e.name === name && e.attached) ?? false;
+
+/** The first VM naming the device that runs on another node with no free vhci port for it: [vm, node]. */
+function noPortFor(deps: UsbDeps, usb: USBDevice, vms: readonly VirtualMachine[]): [string, string] | undefined {
+  const name = usb.metadata.name ?? '';
+  const deviceNode = usb.status?.nodeName ?? '';
+  for (const v of vms) {
+    const node = v.status?.nodeName ?? '';
+    if (node === '' || deviceNode === '' || node === deviceNode || !v.spec.usbDevices?.some((d) => d.name === name)) continue;
+    if (usbipPortFree(deps.caches.nodes?.get(node)?.metadata.annotations, usb.status?.attributes?.speed) === 'full') {
+      return [`${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`, node];
+    }
+  }
+  return undefined;
+}
+
+function usbAttached(deps: UsbDeps): Handler<UState> {
   return {
     name: 'attached',
     handle(s, ctx): void {
-      // VMs' spec.usbDevices are not read yet: the device is reported available.
-      conditionOn(s, ctx, {
-        type: U.Attached.type,
-        status: 'False',
-        reason: U.Attached.reason.Available,
-        message: 'Device is available for attachment to a virtual machine.',
-      });
+      const name = s.obj.metadata.name ?? '';
+      const vms = vmsOf(deps, s.obj);
+      const attached = vms.filter((v) => attachedIn(v, name)).map((v) => `${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`);
+      const A = U.Attached;
+      if (attached.length > 0) {
+        const message =
+          attached.length === 1 ? `Device is attached to VirtualMachine ${attached[0]}.` : `Device is attached to ${attached.length} VirtualMachines.`;
+        conditionOn(s, ctx, { type: A.type, status: 'True', reason: A.reason.AttachedToVirtualMachine, message });
+      } else if (noPortFor(deps, s.obj, vms) !== undefined) {
+        const [vm, node] = noPortFor(deps, s.obj, vms) ?? [];
+        conditionOn(s, ctx, {
+          type: A.type,
+          status: 'False',
+          reason: A.reason.NoFreeUSBIPPort,
+          message: `Device is requested by VirtualMachine ${vm ?? ''}, but node ${node ?? ''} has no free USB/IP port.`,
+        });
+      } else if (vms.some((v) => v.spec.usbDevices?.some((d) => d.name === name))) {
+        conditionOn(s, ctx, {
+          type: A.type,
+          status: 'False',
+          reason: A.reason.Available,
+          message: 'Device is requested by a virtual machine but not attached yet.',
+        });
+      } else {
+        conditionOn(s, ctx, { type: A.type, status: 'False', reason: A.reason.Available, message: 'Device is available for attachment to a virtual machine.' });
+      }
     },
   };
 }
@@ -377,7 +440,7 @@ export function usbDeviceReconciler(deps: UsbDeps): ReconcileFn {
     load: (key) => deps.caches.usbDevices.get(key),
     invalid: (key) => deps.caches.usbDevices.invalid(key),
     init: (obj) => ({ obj, status: clone(obj.status) ?? {} }),
-    handlers: [usbDeletion(deps), usbReady(deps), claimTemplate(deps), usbAttached(), observed()],
+    handlers: [usbDeletion(deps), usbReady(deps), claimTemplate(deps), usbAttached(deps), observed()],
     statusOf: (obj) => obj.status,
     writeStatus: async (obj, patch, signal) => {
       deps.caches.usbDevices.remember(

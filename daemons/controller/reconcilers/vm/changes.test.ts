@@ -21,9 +21,14 @@ describe('pendingChanges', () => {
     ]);
   });
 
-  it('leaves out what applies at once: runPolicy, disruptions, liveMigrationPolicy', () => {
+  it('leaves out what applies at once: runPolicy, disruptions, liveMigrationPolicy, hot-plugged usbDevices', () => {
     const applied = { runPolicy: 'Manual', disruptions: { restartApprovalMode: 'Manual' }, liveMigrationPolicy: 'PreferSafe' };
-    const desired = { runPolicy: 'AlwaysOn', disruptions: { restartApprovalMode: 'Automatic' }, liveMigrationPolicy: 'AlwaysSafe' };
+    const desired = {
+      runPolicy: 'AlwaysOn',
+      disruptions: { restartApprovalMode: 'Automatic' },
+      liveMigrationPolicy: 'AlwaysSafe',
+      usbDevices: [{ name: 'usb-dongle' }],
+    };
     expect(pendingChanges(applied, desired)).toEqual([]);
   });
 });

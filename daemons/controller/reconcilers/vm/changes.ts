@@ -8,8 +8,11 @@ export interface PendingChange {
   desiredValue?: unknown;
 }
 
-/** Spec fields that change nothing in the running instance: applied at once, never awaiting a restart. */
-const IMMEDIATE_FIELDS = new Set(['runPolicy', 'disruptions', 'liveMigrationPolicy']);
+/**
+ * Spec fields that change nothing in the instance template, or are hot-plugged into the running
+ * instance (`usbDevices`, through addresourceclaim): applied at once, never awaiting a restart.
+ */
+const IMMEDIATE_FIELDS = new Set(['runPolicy', 'disruptions', 'liveMigrationPolicy', 'usbDevices']);
 
 /**
  * The changes between the spec the running instance was built from and the current spec, as leaf

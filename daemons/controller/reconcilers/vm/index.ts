@@ -12,6 +12,7 @@ import { powerDecisionHandler } from './handlers/power-decision.js';
 import { powerStateHandler } from './handlers/power-state.js';
 import { provisioningHandler } from './handlers/provisioning.js';
 import { syncKvvmHandler } from './handlers/sync-kvvm.js';
+import { USB_ATTACH_RETRY_MS, usbDevicesHandler } from './handlers/usb-devices.js';
 import type { VMState, VMStatus } from './state.js';
 
 /** How long a requested restart of an instance is remembered (until the cache shows the new one). */
@@ -20,6 +21,7 @@ const RESTART_MEMORY_MS = 60_000;
 /** The VirtualMachine reconciler: its handlers in order, ending in one status write. */
 export function vmHandlers(deps: Deps): Handler<VMState>[] {
   const restarts = new Expectations<string>(RESTART_MEMORY_MS);
+  const usbRequests = new Expectations<true>(USB_ATTACH_RETRY_MS);
   return [
     deletionHandler(deps),
     classHandler(deps),
@@ -29,6 +31,7 @@ export function vmHandlers(deps: Deps): Handler<VMState>[] {
     powerDecisionHandler(deps, restarts),
     syncKvvmHandler(deps),
     powerStateHandler(deps, restarts),
+    usbDevicesHandler(deps, usbRequests),
     lifecycleHandler(deps),
   ];
 }

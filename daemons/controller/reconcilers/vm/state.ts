@@ -41,6 +41,8 @@ export const VMIndex = {
   byClass: 'class',
   byDevice: 'device',
   byIPAddress: 'vmip',
+  /** `namespace/name` of every USBDevice in spec.usbDevices or status.usbDevices. */
+  byUsbDevice: 'usb',
 } as const;
 
 /** `Kind/namespace/name` (or `Kind/name` for cluster images): the device index key. */
@@ -52,6 +54,9 @@ export function deviceKey(kind: string, namespace: string | undefined, name: str
 export const vmIndexes: Record<string, (vm: VirtualMachine) => string[]> = {
   [VMIndex.byClass]: (vm) => [vm.spec.virtualMachineClassName],
   [VMIndex.byDevice]: (vm) => vm.spec.blockDeviceRefs.map((r) => deviceKey(r.kind, vm.metadata.namespace, r.name)),
+  [VMIndex.byUsbDevice]: (vm) => [
+    ...new Set([...(vm.spec.usbDevices ?? []), ...(vm.status?.usbDevices ?? [])].map((d) => `${vm.metadata.namespace ?? ''}/${d.name}`)),
+  ],
   [VMIndex.byIPAddress]: (vm) => {
     const names = new Set([vm.spec.virtualMachineIPAddressName, vm.status?.virtualMachineIPAddressName]);
     return [...names].filter((n): n is string => n !== undefined && n !== '').map((n) => `${vm.metadata.namespace ?? ''}/${n}`);

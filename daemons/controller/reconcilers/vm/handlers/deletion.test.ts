@@ -56,6 +56,12 @@ describe('the VM deletion handler', () => {
     expect(kinds.vms.calls).toHaveLength(1);
   });
 
+  it('writes nothing for a VM created with vm-cleanup already (the defaulting webhook adds it)', async () => {
+    const { deps, kinds } = world(vm(false));
+    expect(await deletionHandler(deps).handle(initVMState(vm(false)), handlerContext())).toBeUndefined();
+    expect(kinds.vms.calls).toEqual([]);
+  });
+
   it('deletes the instance, internal VM and owned address, and holds the VM (Terminating) until they are gone', async () => {
     const { deps, kinds } = world(vm(true), { kvvm: true, kvvmi: true, vmip: true });
     const state = initVMState(vm(true));

@@ -6,6 +6,7 @@ import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/re
 import { releaseUnusedDevices } from '../protection.js';
 import type { VMState } from '../state.js';
 import { ownedAddressOf } from './ipam.js';
+import { releaseUsbClaims } from './usb-devices.js';
 
 /**
  * Keeps `vm-cleanup` on a live VM. On deletion it removes what the controller made (the instance, the
@@ -28,6 +29,7 @@ export function deletionHandler(deps: Deps): Handler<VMState> {
       const remaining = await deleteOwned(deps, s, ctx);
       if (remaining > 0) return { stop: true, requeueAfterMs: 5_000 };
       await releaseUnusedDevices(deps, vm, vm.spec.blockDeviceRefs, ctx.signal);
+      await releaseUsbClaims(deps, vm, ctx);
       await removeFinalizer(deps.clients.vms, vm, Finalizer.vmCleanup, { signal: ctx.signal });
       ctx.log.info('cleaned up, finalizer removed');
       s.gone = true;

@@ -6,7 +6,7 @@ import { UnavailableError } from '../../../../../shared/errors/index.js';
 import { vm as vmOf } from '../../../../../tests/integration/controller/builders.js';
 import { handlerContext, inMemoryDeps } from '../../../testing/in-memory.js';
 import { initVMState } from '../index.js';
-import { VM_UID_LABEL, autoAddressName, ipamHandler } from './ipam.js';
+import { ADDRESS_BINDING_GRACE_MS, VM_UID_LABEL, autoAddressName, awaitingFirstStatus, ipamHandler } from './ipam.js';
 
 const scope = { namespace: 'ns', id: 'unit' };
 const CIDRS = ['10.66.0.0/16'];
@@ -117,6 +117,34 @@ describe('the VM ipam handler', () => {
     // The cache knows its own write at once: the next pass does not create a second one.
     await ipamHandler(deps).handle(initVMState(vm()), handlerContext());
     expect(kinds.vmips.callsOf('create')).toHaveLength(1);
+  });
+
+  describe('an address the address reconciler has not answered yet', () => {
+    const NOW = new Date('2026-01-01T00:00:30Z');
+    const fresh = (change: (m: VirtualMachineIPAddress['metadata']) => void = () => undefined): VirtualMachineIPAddress => {
+      const a = address(AUTO, undefined, { [VM_UID_LABEL]: 'vm-uid' });
+      a.metadata.creationTimestamp = '2026-01-01T00:00:28Z';
+      change(a.metadata);
+      return a;
+    };
+
+    it.each<[string, VirtualMachineIPAddress, boolean]>([
+      ['made moments ago, no status yet: its first status comes as an event', fresh(), true],
+      ['older than the grace and still no status: the waiting status is written', fresh((m) => void (m.creationTimestamp = '2025-12-31T23:59:59Z')), false],
+      ['with a status already (Pending): the VM says why it waits', { ...fresh(), status: { phase: 'Pending' } }, false],
+      ['being deleted', fresh((m) => void (m.deletionTimestamp = '2026-01-01T00:00:29Z')), false],
+      ['without a creation time', fresh((m) => void delete m.creationTimestamp), false],
+      ['created in the future by this clock (skew)', fresh((m) => void (m.creationTimestamp = '2026-01-01T00:01:00Z')), false],
+      ['with a malformed creation time', fresh((m) => void (m.creationTimestamp = 'yesterday')), false],
+    ])('%s', async (_what, vmip, defers) => {
+      expect(awaitingFirstStatus(vmip, NOW, ADDRESS_BINDING_GRACE_MS)).toBe(defers);
+      const { deps } = inMemoryDeps({ cidrs: CIDRS, seed: { vmips: [vmip] } });
+      const state = initVMState(vm());
+      await ipamHandler(deps).handle(state, handlerContext(NOW));
+      expect(state.deferStatus === true).toBe(defers);
+      // Either way the VM waits for the binding (and is looked at again, see lifecycle).
+      expect(state.waitingFor.join('\n')).toMatch(/to be bound/);
+    });
   });
 
   it('fails the pass (for a retry) when the apiserver refuses the create, with nothing half-made', async () => {

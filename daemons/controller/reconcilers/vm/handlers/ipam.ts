@@ -82,6 +82,9 @@ export function ipamHandler(deps: Deps): Handler<VMState> {
       }
       const address = vmip.status?.address;
       if (address === undefined || (vmip.status?.phase !== 'Bound' && vmip.status?.phase !== 'Attached')) {
+        // Not looked at by the address reconciler yet: its first status (Bound or Pending with the
+        // reason) comes back as an event in moments, and the VM's status is written then.
+        if (awaitingFirstStatus(vmip, ctx.now, ADDRESS_BINDING_GRACE_MS)) s.deferStatus = true;
         return wait(C.reason.VirtualMachineIPAddressNotReady, `waiting for VirtualMachineIPAddress ${name} to be bound`);
       }
       condition(s, ctx, { type: C.type, status: 'True', reason: C.reason.VirtualMachineIPAddressReady });
@@ -89,6 +92,27 @@ export function ipamHandler(deps: Deps): Handler<VMState> {
       s.ipAddress = address;
     },
   };
+}
+
+/**
+ * How long after an address is made a VM waiting for it may go without a status. Binding takes
+ * milliseconds unless the address reconciler has a backlog (1,000 VMs at once: tens of seconds), and
+ * an interim status then costs one more write per VM exactly when the apiserver is busiest. A waiting
+ * VM is looked at again every DEPENDENCY_RECHECK_INTERVAL, so its status is written at most that much
+ * later than this even if the address never answers.
+ */
+export const ADDRESS_BINDING_GRACE_MS = 30_000;
+
+/**
+ * Whether an address is new and has no status yet, so its binding is still on its way. Bounded by
+ * age (`withinMs` of its creation by this process's clock): an address whose reconciler never
+ * answers gets the VM's waiting status written at a later look (the lifecycle handler requeues a
+ * waiting VM). An unknown or future creation time never defers.
+ */
+export function awaitingFirstStatus(vmip: VirtualMachineIPAddress, now: Date, withinMs: number): boolean {
+  if ((vmip.status?.phase ?? '') !== '' || vmip.metadata.deletionTimestamp !== undefined) return false;
+  const age = now.getTime() - Date.parse(vmip.metadata.creationTimestamp ?? '');
+  return age >= 0 && age < withinMs;
 }
 
 function newAddress(vm: VirtualMachine, name: string): VirtualMachineIPAddress {

@@ -1,0 +1,57 @@
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { binaryHeaders, listeningPort, REPO_ROOT, send, startNodeProcess, type FunctionProcess } from '../runtime/testing/index.js';
+import { bundleEntries } from './index.js';
+
+/**
+ * The image's start-up file: a function bundled with its npm packages, copied alone to a directory
+ * with no node_modules and run as `main.mjs` (as the Dockerfile does), still serves.
+ */
+describe('bundleEntries', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'bundle-test-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('makes one self-contained file that serves the function as its own entry', async () => {
+    const files = await bundleEntries({ root: REPO_ROOT, entries: ['functions/sample-echo/index.ts'], outdir: join(dir, 'out'), packages: 'bundled' });
+    const main = join(dir, 'app', 'main.mjs');
+    await mkdir(join(dir, 'app'));
+    await copyFile(files.get('functions/sample-echo/index.ts') ?? '', main);
+    let proc: FunctionProcess | undefined;
+    try {
+      proc = startNodeProcess([main], { env: { PORT: '0', HOST: '127.0.0.1', METRICS_AUTH: 'none', NODE_PATH: '' } });
+      const url = `http://127.0.0.1:${await listeningPort(proc)}`;
+      const echo = await send(url, { method: 'POST', headers: binaryHeaders({ id: 'b1', type: 'bundle' }), body: '{"n":1}' });
+      expect([echo.status, echo.headers['ce-type'], echo.json()]).toEqual([200, 'bundle.echo', { n: 1 }]);
+    } finally {
+      proc?.kill();
+    }
+  });
+
+  it("serves the entry's own definition when it imports another function's module (every module has the bundle's URL)", async () => {
+    // bench-entry imports functions/admission/index.ts, whose runIfMain would serve the real admission
+    // (and fail here, with no cluster to reach); the entry's own runs it with in-memory lookups.
+    const entry = 'functions/admission/testing/bench-entry.ts';
+    const files = await bundleEntries({ root: REPO_ROOT, entries: [entry], outdir: join(dir, 'nested'), packages: 'bundled' });
+    const env: Record<string, string> = { PORT: '0', HOST: '127.0.0.1', METRICS_AUTH: 'none', KUBECONFIG: join(dir, 'no-such-kubeconfig') };
+    const proc = startNodeProcess([files.get(entry) ?? ''], { env });
+    try {
+      await listeningPort(proc);
+      expect(proc.logs.filter((r) => r['level'] === 'fatal')).toEqual([]);
+    } finally {
+      proc.kill();
+    }
+  });
+
+  it('rejects an entry that does not exist', async () => {
+    await expect(bundleEntries({ root: REPO_ROOT, entries: ['functions/nowhere/index.ts'], outdir: join(dir, 'none'), packages: 'bundled' })).rejects.toThrow(
+      /nowhere/,
+    );
+  });
+});
