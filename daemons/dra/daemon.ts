@@ -22,7 +22,7 @@ import { Checkpoint } from './plugin/checkpoint.js';
 import { Preparer } from './plugin/prepare.js';
 import { startKubeletPlugin, type KubeletPlugin } from './plugin/server.js';
 import { SlicePublisher } from './publisher.js';
-import { startUsbipGateway, type UsbipGateway } from './usbip/index.js';
+import { startUsbipGateway, type GatewayOptions, type UsbipGateway } from './usbip/index.js';
 import { RemoteImports } from './usbip/remote.js';
 
 export const FIELD_MANAGER = 'virtualization-dra';
@@ -33,6 +33,8 @@ export interface DaemonOptions {
   /** Stops the daemon (SIGTERM/SIGINT in the process). */
   signal: AbortSignal;
   logger?: Logger;
+  /** The USB/IP gateway's kernel side instead of the one USBIP_KERNEL names (tests: a SIMULATED kernel that outlives a restart). */
+  usbipKernel?: GatewayOptions['kernel'];
 }
 
 export interface DaemonHandle {
@@ -149,6 +151,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
         registry: metrics.registry,
         nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
         scan: () => Promise.resolve({ devices, skipped: [], ignored: [] }),
+        kernel: options.usbipKernel,
       });
       // Devices of other pools are imported at prepare; slices and nodes are read then (no cache).
       remote = new RemoteImports({
