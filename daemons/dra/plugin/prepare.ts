@@ -44,8 +44,11 @@ export interface PreparerOptions {
   log: Logger;
   metrics?: DraMetrics;
   /** The USB/IP import side once the gateway runs; undefined (or absent) = devices of other pools are refused. */
-  remote?: () => RemoteImports | undefined;
+  remote?: () => RemoteImportPort | undefined;
 }
+
+/** What the preparer needs of the USB/IP import side (usbip/remote.ts RemoteImports). */
+export type RemoteImportPort = Pick<RemoteImports, 'plan' | 'attach' | 'detach'>;
 
 /** One device of a claim as the CDI spec and the checkpoint need it. */
 interface ClaimDevice {
@@ -214,7 +217,7 @@ export class Preparer {
   }
 
   /** Import the devices of other pools over USB/IP into `byDevice`; their names. One failure fails the claim (nothing stays attached). */
-  private async importRemote(remote: RemoteImports, results: readonly AllocatedDevice[], byDevice: Map<string, ClaimDevice>): Promise<string[]> {
+  private async importRemote(remote: RemoteImportPort, results: readonly AllocatedDevice[], byDevice: Map<string, ClaimDevice>): Promise<string[]> {
     if (results.length === 0) return [];
     const outcome = await remote.attach(await remote.plan(results));
     if (outcome.kind === 'failed') throw new ClaimError(`USB/IP import refused or failed: ${outcome.reasons.join('; ')}`);
@@ -232,7 +235,7 @@ export class Preparer {
   }
 
   /** Detach what a claim that failed late had imported (logged when that fails too). */
-  private async undoImports(remote: RemoteImports | undefined, imported: readonly string[], claim: Claim): Promise<void> {
+  private async undoImports(remote: RemoteImportPort | undefined, imported: readonly string[], claim: Claim): Promise<void> {
     if (remote === undefined || imported.length === 0) return;
     const errors = await remote.detach(imported);
     if (errors.length > 0) this.opts.log.error({ claim: claim.uid, errors }, 'could not detach the devices imported for a claim that failed');
