@@ -22,7 +22,8 @@ import { Checkpoint } from './plugin/checkpoint.js';
 import { Preparer } from './plugin/prepare.js';
 import { startKubeletPlugin, type KubeletPlugin } from './plugin/server.js';
 import { SlicePublisher } from './publisher.js';
-import { startUsbipGateway, type UsbipGateway } from './usbip/index.js';
+import { startUsbipGateway, type GatewayOptions, type UsbipGateway } from './usbip/index.js';
+import { RemoteImports } from './usbip/remote.js';
 
 export const FIELD_MANAGER = 'virtualization-dra';
 
@@ -32,6 +33,8 @@ export interface DaemonOptions {
   /** Stops the daemon (SIGTERM/SIGINT in the process). */
   signal: AbortSignal;
   logger?: Logger;
+  /** The USB/IP gateway's kernel side instead of the one USBIP_KERNEL names (tests: a SIMULATED kernel that outlives a restart). */
+  usbipKernel?: GatewayOptions['kernel'];
 }
 
 export interface DaemonHandle {
@@ -39,6 +42,8 @@ export interface DaemonHandle {
   readonly monitor: DeviceMonitor;
   readonly publisher: SlicePublisher;
   readonly preparer: Preparer;
+  /** The USB/IP gateway, once started (USBIP_ENABLED). */
+  usbip(): UsbipGateway | undefined;
   /** Where prepares read their claims (informer cache, GET on a miss). */
   readonly claims: ClaimCache;
   /** The kubelet plugin, once it serves. */
@@ -68,6 +73,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
   let published = false;
   let plugin: KubeletPlugin | undefined;
   let usbip: UsbipGateway | undefined;
+  let remote: RemoteImports | undefined;
   const publisher = new SlicePublisher({
     slices: kube.resource(resourceSliceDescriptor, ResourceSliceSchema, FIELD_MANAGER),
     nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
@@ -124,6 +130,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
     checkpoint: new Checkpoint(join(config.KUBELET_PLUGINS_DIR, config.DRIVER_NAME, 'checkpoint.json'), log),
     log,
     metrics,
+    remote: () => remote,
   });
   const ready = (): boolean => published && plugin !== undefined && !signal.aborted;
   const health = startHealthServer(config.HEALTH_HOST, config.HEALTH_PORT, {
@@ -144,6 +151,16 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
         registry: metrics.registry,
         nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
         scan: () => Promise.resolve({ devices, skipped: [], ignored: [] }),
+        kernel: options.usbipKernel,
+      });
+      // Devices of other pools are imported at prepare; slices and nodes are read then (no cache).
+      remote = new RemoteImports({
+        driver: config.DRIVER_NAME,
+        nodeName: config.NODE_NAME,
+        importer: usbip.importer,
+        kernel: usbip.kernel.import,
+        slices: kube.resource(resourceSliceDescriptor, ResourceSliceSchema, FIELD_MANAGER),
+        nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
       });
     }
     // Claims are read from this cache once it has listed them (a GET until then, and on any miss).
@@ -184,5 +201,5 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
       await (await health).close();
     }
   })();
-  return { metrics, monitor, publisher, preparer, claims, plugin: () => plugin, health, started, done, devices: () => devices, ready };
+  return { metrics, monitor, publisher, preparer, usbip: () => usbip, claims, plugin: () => plugin, health, started, done, devices: () => devices, ready };
 }

@@ -31,10 +31,29 @@ describe('Checkpoint', () => {
     expect(await readdir(join(dir, 'sub'))).toEqual(['checkpoint.json']);
   });
 
+  it('keeps the node a device was imported from (USB/IP), and reads entries written before that field existed', async () => {
+    const path = join(dir, 'checkpoint.json');
+    const imported = { ...device, deviceName: 'usb-b', poolName: 'node-a', importedFrom: 'node-a' };
+    await writeFile(path, JSON.stringify({ version: 1, claims: { old: { namespace: 'ns', name: 'c0', devices: [device] } } }));
+    const a = new Checkpoint(path, log());
+    await a.load();
+    a.set('uid-2', { namespace: 'ns', name: 'c2', devices: [imported] });
+    await a.save();
+    const b = new Checkpoint(path, log());
+    await b.load();
+    expect(b.get('old')?.devices).toEqual([device]);
+    expect(b.get('uid-2')?.devices).toEqual([imported]);
+  });
+
   it.each([
     ['truncated JSON', '{"version":1,"claims":{"u', /not JSON/],
     ['an unknown version', '{"version":2,"claims":{}}', /version/],
     ['a wrong type', '{"version":1,"claims":{"u":{"namespace":1,"name":"c","devices":[]}}}', /claims\.u\.namespace/],
+    [
+      'a non-string importedFrom',
+      '{"version":1,"claims":{"u":{"namespace":"n","name":"c","devices":[{"requestNames":[],"poolName":"p","deviceName":"d","cdiDeviceIds":[],"busId":"1-1","usbAddress":"001:002","importedFrom":7}]}}}',
+      /importedFrom/,
+    ],
   ])('moves a file with %s aside, reports it, and starts empty', async (_, text, problem) => {
     const path = join(dir, 'checkpoint.json');
     await writeFile(path, text);

@@ -16,8 +16,11 @@ const PreparedDeviceSchema = z.object({
   poolName: z.string(),
   deviceName: z.string(),
   cdiDeviceIds: z.array(z.string()),
+  /** The device's bus id on the node that has it (this node, or `importedFrom`). */
   busId: z.string(),
   usbAddress: z.string(),
+  /** Set when the device was imported over USB/IP from this node (its name): unprepare detaches it. */
+  importedFrom: z.string().optional(),
 });
 export type CheckpointDevice = z.infer<typeof PreparedDeviceSchema>;
 

@@ -2,10 +2,12 @@
  * NodePrepareResources / NodeUnprepareResources, per claim: one bad claim gets its own error and
  * never fails the others; both are idempotent (kubelet retries). Prepare reads the ResourceClaim (from
  * the informer cache when it has it, claims.ts),
- * takes the results allocated to this driver, checks each device is on this node and free, writes
+ * takes the results allocated to this driver, checks each device is on this node and free (or, with
+ * the USB/IP gateway on, imports a device of another node's pool over USB/IP, usbip/remote.ts), writes
  * the claim's CDI spec, records the host address on the claim (annotation
  * `usb.virtualization.deckhouse.io/device-addresses`, as the original) and checkpoints the claim.
- * Unprepare removes the CDI spec and the checkpoint entry; an unknown claim is a success.
+ * Unprepare detaches the claim's imported devices, then removes the CDI spec and the checkpoint
+ * entry; an unknown claim is a success.
  */
 import { AppError, NotFoundError, errorMessage } from '../../../shared/errors/index.js';
 import type { Logger } from '../../../shared/log/index.js';
@@ -17,6 +19,8 @@ import { CdiDir, COMMON_DEVICE, cdiDeviceId, claimDeviceName, claimSpec, commonS
 import type { Checkpoint, CheckpointDevice, PreparedClaim } from './checkpoint.js';
 import type { ClaimSource } from './claims.js';
 import type { Claim, PrepareResult, UnprepareResult } from './protos.js';
+import type { AllocatedDevice } from '../usbip/gateway.js';
+import type { RemoteImports } from '../usbip/remote.js';
 
 export const DEVICE_ADDRESSES_ANNOTATION = 'usb.virtualization.deckhouse.io/device-addresses';
 export const DEVICE_USER_ANNOTATION = 'usb.virtualization.deckhouse.io/device-user';
@@ -39,6 +43,36 @@ export interface PreparerOptions {
   checkpoint: Checkpoint;
   log: Logger;
   metrics?: DraMetrics;
+  /** The USB/IP import side once the gateway runs; undefined (or absent) = devices of other pools are refused. */
+  remote?: () => RemoteImportPort | undefined;
+}
+
+/** What the preparer needs of the USB/IP import side (usbip/remote.ts RemoteImports). */
+export type RemoteImportPort = Pick<RemoteImports, 'plan' | 'attach' | 'detach'>;
+
+/** One device of a claim as the CDI spec and the checkpoint need it. */
+interface ClaimDevice {
+  requests: string[];
+  pool: string;
+  busId: string;
+  busNum: number;
+  devNum: number;
+  devicePath: string;
+  major?: number | undefined;
+  minor?: number | undefined;
+  importedFrom?: string;
+}
+
+function checkpointDevice(claimUid: string, deviceName: string, e: ClaimDevice): CheckpointDevice {
+  return {
+    requestNames: e.requests,
+    poolName: e.pool,
+    deviceName,
+    cdiDeviceIds: [cdiDeviceId(COMMON_DEVICE), cdiDeviceId(claimDeviceName(claimUid, deviceName))],
+    busId: e.busId,
+    usbAddress: usbAddress(e),
+    ...(e.importedFrom === undefined ? {} : { importedFrom: e.importedFrom }),
+  };
 }
 
 export class Preparer {
@@ -82,6 +116,7 @@ export class Preparer {
       for (const claim of claims) {
         try {
           if (!claim.uid) throw new ClaimError('the claim has no uid');
+          await this.detachImported(claim);
           await this.opts.cdi.remove(claim.uid);
           if (this.opts.checkpoint.delete(claim.uid)) removed.push(claim.uid);
           else this.opts.log.debug({ claim: claim.uid }, 'unprepare of a claim not prepared here: nothing to do');
@@ -116,40 +151,21 @@ export class Preparer {
     const results = rc.status?.allocation?.devices?.results;
     if (results === undefined) throw new ClaimError(`ResourceClaim ${claim.namespace}/${claim.name} is not allocated`);
 
-    const available = this.opts.devices();
-    const byDevice = new Map<string, { requests: string[]; pool: string; info: UsbDeviceInfo }>();
-    for (const r of results.filter((x) => x.driver === this.opts.driver)) {
-      if (r.pool !== this.opts.nodeName) {
-        throw new ClaimError(
-          `device ${r.device} is allocated from pool ${r.pool}, not from this node's pool ${this.opts.nodeName} (USB/IP gateway allocations are not prepared by this driver)`,
-        );
-      }
-      const info = available.get(r.device);
-      if (info === undefined) throw new ClaimError(`requested device ${r.device} is not allocatable on node ${this.opts.nodeName} (unplugged?)`);
-      const holder = this.opts.checkpoint.holderOf(r.device);
-      if (holder !== undefined) throw new ClaimError(`device ${r.device} is already prepared for claim ${holder}`);
-      const entry = byDevice.get(r.device);
-      if (entry) entry.requests.push(r.request);
-      else byDevice.set(r.device, { requests: [r.request], pool: r.pool, info });
-    }
+    const remote = this.opts.remote?.();
+    const { byDevice, remoteResults } = this.localDevices(results, remote !== undefined);
+    // Remote devices last: nothing is imported for a claim whose local devices are refused.
+    const imported = remote === undefined ? [] : await this.importRemote(remote, remoteResults, byDevice);
 
     const annotations = rc.metadata.annotations ?? {};
     const owner = { uid: this.ownerId(annotations, DEVICE_USER_ANNOTATION, claim), gid: this.ownerId(annotations, DEVICE_GROUP_ANNOTATION, claim) };
-    const cdiDevices: CdiUsbDevice[] = [...byDevice].map(([deviceName, { info }]) => ({
+    const cdiDevices: CdiUsbDevice[] = [...byDevice].map(([deviceName, d]) => ({
       deviceName,
-      devicePath: info.devicePath,
-      usbAddress: usbAddress(info),
-      major: info.major,
-      minor: info.minor,
+      devicePath: d.devicePath,
+      usbAddress: usbAddress(d),
+      major: d.major,
+      minor: d.minor,
     }));
-    const devices: CheckpointDevice[] = [...byDevice].map(([deviceName, e]) => ({
-      requestNames: e.requests,
-      poolName: e.pool,
-      deviceName,
-      cdiDeviceIds: [cdiDeviceId(COMMON_DEVICE), cdiDeviceId(claimDeviceName(claim.uid, deviceName))],
-      busId: e.info.busId,
-      usbAddress: usbAddress(e.info),
-    }));
+    const devices = [...byDevice].map(([deviceName, e]) => checkpointDevice(claim.uid, deviceName, e));
     const prepared: PreparedClaim = { namespace: claim.namespace, name: claim.name, devices };
     this.opts.checkpoint.set(claim.uid, prepared);
     // The claim's address annotation goes to the apiserver while the files are written. The two files
@@ -166,10 +182,77 @@ export class Preparer {
     if (failure !== undefined || notSaved !== undefined) {
       this.opts.checkpoint.delete(claim.uid);
       this.dirty = true;
+      await this.undoImports(remote, imported, claim);
       if (failure !== undefined) throw failure instanceof Error ? failure : new Error(errorMessage(failure));
       throw new Error(`the checkpoint of prepared claims could not be written: ${notSaved ?? ''}`);
     }
     return devices;
+  }
+
+  /** The claim's devices of this node's pool, checked; those of other pools set aside when the gateway runs (else refused). */
+  private localDevices(results: readonly AllocatedDevice[], gateway: boolean): { byDevice: Map<string, ClaimDevice>; remoteResults: AllocatedDevice[] } {
+    const available = this.opts.devices();
+    const byDevice = new Map<string, ClaimDevice>();
+    const remoteResults: AllocatedDevice[] = [];
+    for (const r of results.filter((x) => x.driver === this.opts.driver)) {
+      const holder = this.opts.checkpoint.holderOf(r.device);
+      if (r.pool !== this.opts.nodeName) {
+        if (!gateway) {
+          throw new ClaimError(
+            `device ${r.device} is allocated from pool ${r.pool}, not from this node's pool ${this.opts.nodeName} (USB/IP gateway allocations are not prepared by this driver)`,
+          );
+        }
+        if (holder !== undefined) throw new ClaimError(`device ${r.device} is already prepared for claim ${holder}`);
+        remoteResults.push(r);
+        continue;
+      }
+      const info = available.get(r.device);
+      if (info === undefined) throw new ClaimError(`requested device ${r.device} is not allocatable on node ${this.opts.nodeName} (unplugged?)`);
+      if (holder !== undefined) throw new ClaimError(`device ${r.device} is already prepared for claim ${holder}`);
+      const entry = byDevice.get(r.device);
+      if (entry) entry.requests.push(r.request);
+      else byDevice.set(r.device, { requests: [r.request], pool: r.pool, ...info });
+    }
+    return { byDevice, remoteResults };
+  }
+
+  /** Import the devices of other pools over USB/IP into `byDevice`; their names. One failure fails the claim (nothing stays attached). */
+  private async importRemote(remote: RemoteImportPort, results: readonly AllocatedDevice[], byDevice: Map<string, ClaimDevice>): Promise<string[]> {
+    if (results.length === 0) return [];
+    const outcome = await remote.attach(await remote.plan(results));
+    if (outcome.kind === 'failed') throw new ClaimError(`USB/IP import refused or failed: ${outcome.reasons.join('; ')}`);
+    for (const d of outcome.devices) {
+      const mine = results.filter((r) => r.device === d.device);
+      byDevice.set(d.device, {
+        requests: mine.map((r) => r.request),
+        pool: mine[0]?.pool ?? d.exportNode,
+        busId: d.busId,
+        importedFrom: d.exportNode,
+        ...d.node,
+      });
+    }
+    return outcome.devices.map((d) => d.device);
+  }
+
+  /** Detach what a claim that failed late had imported (logged when that fails too). */
+  private async undoImports(remote: RemoteImportPort | undefined, imported: readonly string[], claim: Claim): Promise<void> {
+    if (remote === undefined || imported.length === 0) return;
+    const errors = await remote.detach(imported);
+    if (errors.length > 0) this.opts.log.error({ claim: claim.uid, errors }, 'could not detach the devices imported for a claim that failed');
+  }
+
+  /** Detach the devices a prepared claim imported over USB/IP; the claim stays prepared while one cannot be detached. */
+  private async detachImported(claim: Claim): Promise<void> {
+    const devices = (this.opts.checkpoint.get(claim.uid)?.devices ?? []).filter((d) => d.importedFrom !== undefined).map((d) => d.deviceName);
+    if (devices.length === 0) return;
+    const remote = this.opts.remote?.();
+    if (remote === undefined) {
+      // Refusing would block the pod's deletion for good; the vhci ports stay used until the gateway runs again.
+      this.opts.log.error({ claim: claim.uid, devices }, 'devices imported over USB/IP but the gateway is off: not detached');
+      return;
+    }
+    const errors = await remote.detach(devices);
+    if (errors.length > 0) throw new ClaimError(errors.join('; '));
   }
 
   /** The host addresses on the claim, sorted by device name; written only when they differ. */

@@ -3,10 +3,14 @@
  * their status rows as the kernel prints them (8 high-speed then 8 SuperSpeed ports by default);
  * an attached port keeps the socket, so a test can drive the URB phase through `socketOf(port)` as
  * the kernel would; when the peer disconnects the port becomes free again. `busy` makes an attach
- * to that port fail with EBUSY once (someone else took it meanwhile).
+ * to that port fail with EBUSY once (someone else took it meanwhile). `deviceNode` SIMULATES the
+ * enumeration of an attached device: bus 7 (high-speed) or 8 (SuperSpeed), device number port + 2
+ * on its hub, `/dev/bus/usb/...` path and char major 189 as the kernel would give them; no device
+ * node exists on this machine.
  */
 import type { Socket } from 'node:net';
-import { PortBusyError, VDEV_ST_NULL, VDEV_ST_USED, type KernelImport, type VhciHub, type VhciPort } from './kernel-import.js';
+import { usbDevicePath } from '../discovery/index.js';
+import { PortBusyError, VDEV_ST_NULL, VDEV_ST_USED, type KernelImport, type LocalDeviceNode, type VhciHub, type VhciPort } from './kernel-import.js';
 
 interface PortState {
   hub: VhciHub;
@@ -62,6 +66,15 @@ export class FakeKernelImport implements KernelImport {
     p.used.socket.destroy();
     delete p.used;
     return Promise.resolve();
+  }
+
+  /** SIMULATED enumeration: the node an attached port's device would get; rejects for a free port or unknown bus id. */
+  deviceNode(localBusId: string): Promise<LocalDeviceNode> {
+    const p = this.state.find((s) => s.used !== undefined && `${BUS[s.hub]}-${(s.port % this.perHub()) + 1}` === localBusId);
+    if (p === undefined) return Promise.reject(new Error(`fake vhci: no attached device ${localBusId}`));
+    const busNum = BUS[p.hub];
+    const devNum = (p.port % this.perHub()) + 2;
+    return Promise.resolve({ busNum, devNum, devicePath: usbDevicePath(busNum, devNum), major: 189, minor: (busNum - 1) * 128 + (devNum - 1) });
   }
 
   /** The connection the "kernel" holds for an attached port. */

@@ -36,6 +36,11 @@ export interface GatewayOptions {
   readonly nodes?: ResourceClient<Node> | undefined;
   /** The device scan the server answers from (default: a fresh sysfs scan per request). */
   readonly scan?: (sysRoot: string) => Promise<ScanResult>;
+  /**
+   * The kernel side to use instead of the one USBIP_KERNEL names (tests: a SIMULATED kernel that
+   * outlives a restart of the daemon, as the real one does).
+   */
+  readonly kernel?: { readonly export: KernelExport; readonly import: KernelImport } | undefined;
 }
 
 export interface UsbipGateway {
@@ -52,9 +57,11 @@ export async function startUsbipGateway(opts: GatewayOptions): Promise<UsbipGate
   const log = opts.log.child({ component: 'usbip' });
   const simulated = config.USBIP_KERNEL === 'simulated';
   if (simulated) log.warn('USB/IP kernel side SIMULATED (FakeKernelExport, FakeKernelImport): nothing is really forwarded');
-  const kernel = simulated
-    ? { export: new FakeKernelExport(), import: new FakeKernelImport() }
-    : { export: new SysfsKernelExport(config.SYS_ROOT), import: new SysfsKernelImport(config.SYS_ROOT) };
+  const kernel =
+    opts.kernel ??
+    (simulated
+      ? { export: new FakeKernelExport(), import: new FakeKernelImport() }
+      : { export: new SysfsKernelExport(config.SYS_ROOT), import: new SysfsKernelImport(config.SYS_ROOT) });
   const secret = await loadSecret(config);
   const metrics = new UsbipMetrics(opts.registry);
   const importer = new UsbipImporter({

@@ -6,6 +6,8 @@
 import { readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readDeviceEntry, usbDevicesDir } from '../discovery/index.js';
 import { socketFd } from './kernel-export.js';
 
 export type VhciHub = 'hs' | 'ss';
@@ -31,6 +33,21 @@ export interface KernelImport {
   /** Attach the imported connection; rejects with PortBusyError when the port was taken meanwhile. */
   attach(port: number, socket: Socket, devid: number, speed: number): Promise<void>;
   detach(port: number): Promise<void>;
+  /**
+   * The local device node of an attached device, by its bus id on this node (the `localBusId` of its
+   * vhci port): what the CDI spec passes to the VM. Rejects when the device does not show up.
+   */
+  deviceNode(localBusId: string): Promise<LocalDeviceNode>;
+}
+
+/** Where an imported device appears on this node. */
+export interface LocalDeviceNode {
+  readonly busNum: number;
+  readonly devNum: number;
+  /** `/dev/bus/usb/BBB/DDD` */
+  readonly devicePath: string;
+  readonly major?: number | undefined;
+  readonly minor?: number | undefined;
 }
 
 export class PortBusyError extends Error {
@@ -81,7 +98,10 @@ export function choosePort(ports: readonly VhciPort[], speed: number, exclude: R
 }
 
 export class SysfsKernelImport implements KernelImport {
-  constructor(private readonly sysRoot: string) {}
+  constructor(
+    private readonly sysRoot: string,
+    private readonly enumerateTimeoutMs = 10_000,
+  ) {}
 
   /** The controller dir, found through the platform bus (its parent moved between kernels). */
   private async dir(): Promise<string> {
@@ -113,5 +133,20 @@ export class SysfsKernelImport implements KernelImport {
 
   async detach(port: number): Promise<void> {
     await writeFile(join(await this.dir(), 'detach'), String(port));
+  }
+
+  /** The device's sysfs entry, read as discovery reads it; vhci enumerates it shortly after attach, so retried for a while. */
+  async deviceNode(localBusId: string): Promise<LocalDeviceNode> {
+    const path = join(usbDevicesDir(this.sysRoot), localBusId);
+    const deadline = Date.now() + this.enumerateTimeoutMs;
+    for (;;) {
+      const entry = await readDeviceEntry(path);
+      if (entry.kind === 'device') {
+        const d = entry.device;
+        return { busNum: d.busNum, devNum: d.devNum, devicePath: d.devicePath, major: d.major, minor: d.minor };
+      }
+      if (Date.now() > deadline) throw new Error(`the imported device ${localBusId} did not appear at ${path}: ${entry.problem.reason}`);
+      await sleep(100);
+    }
   }
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type DraConfig } from '../../../daemons/dra/config.js';
 import { startUsbReconcilers, type UsbReconcilers } from '../../../daemons/controller/reconcilers/usb/index.js';
-import { runDaemon, type DaemonHandle } from '../../../daemons/dra/daemon.js';
+import { runDaemon, type DaemonHandle, type DaemonOptions } from '../../../daemons/dra/daemon.js';
 import { NodeSchema, ResourceSliceSchema, nodeDescriptor, resourceSliceDescriptor, type ResourceSlice } from '../../../shared/api/k8s/resource.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import { KubeClient } from '../../../shared/kube/index.js';
@@ -72,10 +72,15 @@ export interface RunningDaemon {
 }
 
 /** The daemon on the fixture node, with its own apiserver client (admin unless given), until stop(). */
-export function startDaemon(node: FixtureNode, extraEnv: Record<string, string> = {}, kube: KubeClient = new KubeClient(newKubeConfig())): RunningDaemon {
+export function startDaemon(
+  node: FixtureNode,
+  extraEnv: Record<string, string> = {},
+  kube: KubeClient = new KubeClient(newKubeConfig()),
+  extra: Pick<DaemonOptions, 'usbipKernel'> = {},
+): RunningDaemon {
   const config = loadConfig({ ...node.env, ...extraEnv });
   const abort = new AbortController();
-  const handle = runDaemon({ config, kube, signal: abort.signal, logger: childLogger({ component: 'dra-test', node: node.name }) });
+  const handle = runDaemon({ ...extra, config, kube, signal: abort.signal, logger: childLogger({ component: 'dra-test', node: node.name }) });
   let stopped: Promise<void> | undefined;
   return {
     handle,

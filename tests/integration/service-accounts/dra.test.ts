@@ -108,6 +108,11 @@ describe('virtualization-dra with only its ServiceAccount rights', () => {
         // ...and by GET when it does not (here: a claim that does not exist, answered 404).
         const missing = { namespace: ns, name: 'never-made', uid: 'd6b0c3a4-0000-4000-8000-000000000000' };
         expect((await client.prepare([missing])).claims[missing.uid]?.error).toBe(`ResourceClaim ${ns}/never-made not found`);
+        // A device of another pool: the gateway lists the driver's slices of every pool and GETs that node (absent here).
+        const remote = await allocatedClaim(admin, ns, 'c2', 'dra-sa-other-node', 'usb-elsewhere');
+        expect((await client.prepare([remote])).claims[remote.uid]?.error).toBe(
+          'USB/IP import refused or failed: device usb-elsewhere is not published in pool dra-sa-other-node (unplugged, or its node is gone)',
+        );
       } finally {
         client.close();
       }

@@ -1,0 +1,124 @@
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ResourceClaim } from '../../../shared/api/k8s/resource.js';
+import type { Logger } from '../../../shared/log/index.js';
+import type { DevicePlan } from '../usbip/gateway.js';
+import type { ImportOutcome } from '../usbip/remote.js';
+import { CdiDir, specFileName } from './cdi.js';
+import { Checkpoint } from './checkpoint.js';
+import { Preparer, type RemoteImportPort } from './prepare.js';
+
+const DRIVER = 'virtualization-usb';
+const claim = { namespace: 'ns', name: 'c1', uid: 'uid-1' };
+let dir: string;
+let log: Logger & { error: jest.Mock };
+let detachErrors: string[];
+let detached: string[][];
+
+/** The import side as the preparer sees it: plans every device as an import from node-a, attaches to a SIMULATED bus 7. */
+function remotePort(): RemoteImportPort {
+  return {
+    plan: (results) =>
+      Promise.resolve(
+        results.map((r): DevicePlan => ({ kind: 'import', device: r.device, exportNode: r.pool, host: '127.0.0.1', port: 3240, busId: '3-2', hub: 'hs' })),
+      ),
+    attach: (plans) =>
+      Promise.resolve<ImportOutcome>({
+        kind: 'ok',
+        devices: plans.map((p) => ({
+          device: p.device,
+          exportNode: p.kind === 'import' ? p.exportNode : '',
+          busId: '3-2',
+          node: { busNum: 7, devNum: 2, devicePath: '/dev/bus/usb/007/002', major: 189, minor: 769 },
+        })),
+      }),
+    detach: (devices) => {
+      detached.push([...devices]);
+      return Promise.resolve(detachErrors);
+    },
+  };
+}
+
+function preparer(remote: RemoteImportPort | undefined, cdiRoot = join(dir, 'cdi')): Preparer {
+  const rc: ResourceClaim = {
+    metadata: { namespace: claim.namespace, name: claim.name, uid: claim.uid },
+    spec: { devices: { requests: [] } },
+    status: { allocation: { devices: { results: [{ request: 'req-0', driver: DRIVER, pool: 'node-a', device: 'usb-remote' }] } } },
+  };
+  return new Preparer({
+    driver: DRIVER,
+    nodeName: 'node-b',
+    claims: { read: () => Promise.resolve(rc), mergePatch: () => Promise.resolve(rc) },
+    devices: () => new Map(),
+    cdi: new CdiDir(cdiRoot),
+    checkpoint: new Checkpoint(join(dir, 'checkpoint.json'), log),
+    log,
+    remote: () => remote,
+  });
+}
+
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'dra-prepare-'));
+  log = { error: jest.fn(), warn: jest.fn(), info: jest.fn(), debug: jest.fn() } as unknown as Logger & { error: jest.Mock };
+  detachErrors = [];
+  detached = [];
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('Preparer with the USB/IP import side', () => {
+  it('refuses a device of another pool while the gateway is off', async () => {
+    const p = preparer(undefined);
+    await p.start();
+    const out = await p.prepare([claim]);
+    expect(out[claim.uid]?.error).toBe(
+      "device usb-remote is allocated from pool node-a, not from this node's pool node-b (USB/IP gateway allocations are not prepared by this driver)",
+    );
+  });
+
+  it('keeps the claim prepared when a detach fails at unprepare, and unprepares once it succeeds', async () => {
+    const p = preparer(remotePort());
+    await p.start();
+    expect((await p.prepare([claim]))[claim.uid]?.devices?.map((d) => d.device_name)).toEqual(['usb-remote']);
+    detachErrors = ['detach of usb-remote: fake vhci: write failed'];
+    expect((await p.unprepare([claim]))[claim.uid]?.error).toBe('detach of usb-remote: fake vhci: write failed');
+    expect(await exists(join(dir, 'cdi', specFileName(claim.uid)))).toBe(true);
+    detachErrors = [];
+    expect((await p.unprepare([claim]))[claim.uid]?.error).toBe('');
+    expect(detached).toEqual([['usb-remote'], ['usb-remote']]);
+    expect(await exists(join(dir, 'cdi', specFileName(claim.uid)))).toBe(false);
+  });
+
+  it('unprepares a claim with imported devices after a restart with the gateway off, and logs the devices left attached', async () => {
+    const p = preparer(remotePort());
+    await p.start();
+    expect((await p.prepare([claim]))[claim.uid]?.devices?.map((d) => d.device_name)).toEqual(['usb-remote']);
+    const restarted = preparer(undefined);
+    await restarted.start();
+    expect((await restarted.unprepare([claim]))[claim.uid]?.error).toBe('');
+    expect(log.error).toHaveBeenCalledWith(
+      expect.objectContaining({ claim: claim.uid, devices: ['usb-remote'] }),
+      'devices imported over USB/IP but the gateway is off: not detached',
+    );
+  });
+
+  it('detaches what it imported when the CDI spec cannot be written', async () => {
+    const notADir = join(dir, 'file');
+    await writeFile(notADir, '');
+    const p = preparer(remotePort(), join(notADir, 'cdi'));
+    // start() loads the checkpoint, then fails on the common spec in the same dir.
+    await expect(p.start()).rejects.toThrow();
+    const out = await p.prepare([claim]);
+    expect(out[claim.uid]?.error).toMatch(/ENOTDIR|EEXIST|not a directory/);
+    expect(detached).toEqual([['usb-remote']]);
+  });
+});
