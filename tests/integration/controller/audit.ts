@@ -28,6 +28,11 @@ async function completed(needles: readonly string[], keep: (e: AuditEvent) => bo
   return out;
 }
 
+/** Completed creates of a resource, whatever their answer (a create cut off by its client's death may be stored yet answered with an error). */
+export function completedCreates(resource: string): Promise<AuditEvent[]> {
+  return completed([`"resource":"${resource}"`, '"verb":"create"'], (e) => e.objectRef?.resource === resource);
+}
+
 /** Successful creates (201) of a resource. */
 export function successfulCreates(resource: string): Promise<AuditEvent[]> {
   return completed([`"resource":"${resource}"`, '"verb":"create"'], (e) => e.objectRef?.resource === resource && e.responseStatus?.code === 201);

@@ -3,7 +3,7 @@ import { leaseDescriptor, leaseSchema } from '../../../shared/kube/index.js';
 import { VM_UID_LABEL } from '../../../daemons/controller/reconcilers/vm/handlers/ipam.js';
 import { VMIP_UID_LABEL } from '../../../daemons/controller/reconcilers/ipam/allocate.js';
 import { freshNamespace } from '../../env/index.js';
-import { countBy, successfulCreates, type AuditEvent } from './audit.js';
+import { completedCreates, countBy, successfulCreates, type AuditEvent } from './audit.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, eventually, newScope, useCluster } from './fixtures.js';
@@ -89,21 +89,28 @@ describe('two controller replicas', () => {
     const leasesOfNs = (await t.c.leases.list()).items.filter((l) => l.spec.virtualMachineIPAddressRef?.namespace === ns);
     expect(leasesOfNs).toHaveLength(VMS);
     expect(new Set(leasesOfNs.map((l) => l.metadata.labels?.[VMIP_UID_LABEL])).size).toBe(VMS);
-    // The audit log is written after each response: wait until it holds every create the objects above
-    // prove happened, then check that nothing was created more than once.
-    const creates = async (resource: string): Promise<AuditEvent[]> =>
-      (await successfulCreates(resource)).filter((e) =>
-        resource === 'virtualmachineipaddressleases'
-          ? (e.requestObject?.spec?.['virtualMachineIPAddressRef'] as { namespace?: string } | undefined)?.namespace === ns
-          : e.objectRef?.namespace === ns,
-      );
-    for (const resource of ['internalvirtualizationvirtualmachines', 'virtualmachineipaddresses', 'virtualmachineipaddressleases']) {
-      const created = await waitFor(`${VMS} ${resource} creates in the audit log`, async () => {
-        const found = await creates(resource);
-        return found.length >= VMS && found;
+    // The audit log is written after each response: wait until it holds a completed create of every
+    // object above, then check that nothing was created more than once. The killed leader's last
+    // create may be stored and yet answered with an error (its client was gone), so the wait counts
+    // every completed create of an object that exists, and the check counts the successful ones.
+    const inNs = (resource: string) => (e: AuditEvent) =>
+      resource === 'virtualmachineipaddressleases'
+        ? (e.requestObject?.spec?.['virtualMachineIPAddressRef'] as { namespace?: string } | undefined)?.namespace === ns
+        : e.objectRef?.namespace === ns;
+    const nameOf = (e: AuditEvent): string => e.objectRef?.name ?? e.requestObject?.metadata?.name ?? '';
+    const existing: Record<string, string[]> = {
+      internalvirtualizationvirtualmachines: names,
+      virtualmachineipaddresses: vmips.map((ip) => ip.metadata.name ?? ''),
+      virtualmachineipaddressleases: leasesOfNs.map((l) => l.metadata.name ?? ''),
+    };
+    for (const [resource, objects] of Object.entries(existing)) {
+      await waitFor(`a completed create of each of the ${VMS} ${resource} in the audit log`, async () => {
+        const logged = new Set((await completedCreates(resource)).filter(inNs(resource)).map(nameOf));
+        return objects.every((name) => logged.has(name));
       });
-      expect([...countBy(created.map((e) => e.objectRef?.name ?? e.requestObject?.metadata?.name ?? '')).values()].filter((n) => n > 1)).toEqual([]);
-      expect(created).toHaveLength(VMS);
+      const created = (await successfulCreates(resource)).filter(inNs(resource));
+      expect([...countBy(created.map(nameOf)).values()].filter((n) => n > 1)).toEqual([]);
+      expect(created.every((e) => objects.includes(nameOf(e)))).toBe(true);
     }
 
     process.stdout.write(`[controller] failover: ${firstHolder} killed after ${KILL_AFTER} of ${VMS} VMs; ${newHolder} converged all\n`);
