@@ -159,6 +159,29 @@ export class CertificateManager {
   /** Create or replace (conditional on the version read) the Secret with this pair and bundle. */
   private async write(current: Secret | undefined, name: string, role: string, pair: KeyPair, bundle: string, signal: AbortSignal): Promise<void> {
     const b64 = (s: string): string => Buffer.from(s).toString('base64');
+    const data = { 'tls.crt': b64(pair.certPem), 'tls.key': b64(pair.keyPem), 'ca.crt': b64(bundle) };
+    await this.writeSecret(current, name, role, 'kubernetes.io/tls', data, signal);
+  }
+
+  /** A new random key in the Opaque Secret `name`. */
+  private async writeShared(current: Secret | undefined, name: string, signal: AbortSignal): Promise<void> {
+    const data = { [SHARED_SECRET_KEY]: randomBytes(SHARED_SECRET_BYTES).toString('base64') };
+    await this.writeSecret(current, name, 'shared-secret', 'Opaque', data, signal);
+  }
+
+  /**
+   * Our Secret `name` with this role label, type and data, keeping the rest of `current`'s metadata
+   * but the rotate annotation: created, or replaced conditional on the version read (a Secret of
+   * another type is deleted first, its type cannot change).
+   */
+  private async writeSecret(
+    current: Secret | undefined,
+    name: string,
+    role: string,
+    type: string,
+    data: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<void> {
     const annotations = { ...current?.metadata.annotations };
     delete annotations[ROTATE_ANNOTATION];
     const secret: Secret = {
@@ -171,35 +194,9 @@ export class CertificateManager {
         labels: { ...current?.metadata.labels, [CERTIFICATE_LABEL]: role, 'app.kubernetes.io/managed-by': 'virtualization-controller' },
         annotations,
       },
-      type: 'kubernetes.io/tls',
-      data: { 'tls.crt': b64(pair.certPem), 'tls.key': b64(pair.keyPem), 'ca.crt': b64(bundle) },
+      type,
+      data,
     };
-    await this.replaceOrCreate(current, secret, signal);
-  }
-
-  /** A new random key in the Opaque Secret `name` (replacing a Secret of another type whole). */
-  private async writeShared(current: Secret | undefined, name: string, signal: AbortSignal): Promise<void> {
-    const annotations = { ...current?.metadata.annotations };
-    delete annotations[ROTATE_ANNOTATION];
-    const secret: Secret = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        ...(current?.metadata ?? {}),
-        name,
-        namespace: this.options.namespace,
-        labels: { ...current?.metadata.labels, [CERTIFICATE_LABEL]: 'shared-secret', 'app.kubernetes.io/managed-by': 'virtualization-controller' },
-        annotations,
-      },
-      type: 'Opaque',
-      data: { [SHARED_SECRET_KEY]: randomBytes(SHARED_SECRET_BYTES).toString('base64') },
-    };
-    await this.replaceOrCreate(current, secret, signal);
-  }
-
-  /** Create `secret`, or replace `current` with it (conditional on the version read; a Secret of another type is deleted first, its type cannot change). */
-  private async replaceOrCreate(current: Secret | undefined, secret: Secret, signal: AbortSignal): Promise<void> {
-    const name = secret.metadata.name ?? '';
     if (current === undefined) await this.options.clients.secrets.create(secret, { signal });
     else if (current.type !== undefined && current.type !== secret.type) {
       await this.options.clients.secrets.delete({ namespace: this.options.namespace, name }, { signal });
