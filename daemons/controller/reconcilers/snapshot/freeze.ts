@@ -6,7 +6,7 @@
  */
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { KubeClient } from '../../../../shared/kube/index.js';
-import { vmPath } from '../vmbda/hotplug.js';
+import { putVmSubresource } from '../vmbda/hotplug.js';
 import type { SnapshotDeps } from './deps.js';
 
 export interface GuestFilesystems {
@@ -24,18 +24,9 @@ export function agentConnected(vmi: InternalVirtualMachineInstance | undefined):
 
 /** Freeze and thaw through the apiserver's aggregated subresource API, with the controller's own credentials. */
 export function subresourceFilesystems(kube: KubeClient): GuestFilesystems {
-  const call = async (sub: 'freeze' | 'unfreeze', namespace: string, vm: string, signal: AbortSignal): Promise<void> => {
-    await kube.rest.request({
-      method: 'PUT',
-      path: vmPath(namespace, vm, sub),
-      body: {},
-      signal,
-      what: `${sub} VirtualMachine ${namespace}/${vm}`,
-    });
-  };
   return {
-    freeze: (namespace, vm, signal) => call('freeze', namespace, vm, signal),
-    unfreeze: (namespace, vm, signal) => call('unfreeze', namespace, vm, signal),
+    freeze: (namespace, vm, signal) => putVmSubresource(kube, { namespace, vm }, 'freeze', undefined, 'freeze', signal),
+    unfreeze: (namespace, vm, signal) => putVmSubresource(kube, { namespace, vm }, 'unfreeze', undefined, 'unfreeze', signal),
   };
 }
 

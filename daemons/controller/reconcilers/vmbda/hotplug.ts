@@ -7,7 +7,7 @@
  */
 import type { KubeClient } from '../../../../shared/kube/index.js';
 
-export const SUBRESOURCE_GROUP_PATH = '/apis/subresources.virtualization.deckhouse.io/v1alpha2';
+const SUBRESOURCE_GROUP_PATH = '/apis/subresources.virtualization.deckhouse.io/v1alpha2';
 
 export interface AddVolumeRequest {
   namespace: string;
@@ -52,53 +52,51 @@ export interface ClaimHotplug {
   removeResourceClaim(req: RemoveResourceClaimRequest, signal: AbortSignal): Promise<void>;
 }
 
-/** The path of a VM's subresource on the aggregated subresource API. */
-export function vmPath(namespace: string, vm: string, sub: string): string {
-  return `${SUBRESOURCE_GROUP_PATH}/namespaces/${encodeURIComponent(namespace)}/virtualmachines/${encodeURIComponent(vm)}/${sub}`;
+type Query = Parameters<KubeClient['rest']['request']>[0]['query'];
+
+/** PUT a VM's subresource on the aggregated subresource API (`what` names the call in errors). */
+export async function putVmSubresource(
+  kube: KubeClient,
+  ref: { namespace: string; vm: string },
+  sub: string,
+  query: Query,
+  what: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const path = `${SUBRESOURCE_GROUP_PATH}/namespaces/${encodeURIComponent(ref.namespace)}/virtualmachines/${encodeURIComponent(ref.vm)}/${sub}`;
+  await kube.rest.request({
+    method: 'PUT',
+    path,
+    ...(query === undefined ? {} : { query }),
+    body: {},
+    signal,
+    what: `${what} VirtualMachine ${ref.namespace}/${ref.vm}`,
+  });
 }
 
 /** Hot-plug through the apiserver's aggregated subresource API, with the controller's own credentials. */
 export function subresourceHotplug(kube: KubeClient): VolumeHotplug & ClaimHotplug {
   return {
-    async addVolume(req, signal): Promise<void> {
-      await kube.rest.request({
-        method: 'PUT',
-        path: vmPath(req.namespace, req.vm, 'addvolume'),
-        query: { name: req.name, volumeKind: req.volumeKind, pvcName: req.pvcName, image: req.image, serial: req.serial, isCdrom: req.isCdrom },
-        body: {},
+    addVolume: (req, signal) =>
+      putVmSubresource(
+        kube,
+        req,
+        'addvolume',
+        { name: req.name, volumeKind: req.volumeKind, pvcName: req.pvcName, image: req.image, serial: req.serial, isCdrom: req.isCdrom },
+        `addvolume ${req.name} to`,
         signal,
-        what: `addvolume ${req.name} to VirtualMachine ${req.namespace}/${req.vm}`,
-      });
-    },
-    async removeVolume(req, signal): Promise<void> {
-      await kube.rest.request({
-        method: 'PUT',
-        path: vmPath(req.namespace, req.vm, 'removevolume'),
-        query: { name: req.name },
-        body: {},
+      ),
+    removeVolume: (req, signal) => putVmSubresource(kube, req, 'removevolume', { name: req.name }, `removevolume ${req.name} from`, signal),
+    addResourceClaim: (req, signal) =>
+      putVmSubresource(
+        kube,
+        req,
+        'addresourceclaim',
+        { name: req.name, resourceClaimTemplateName: req.resourceClaimTemplateName, requestName: req.requestName },
+        `addresourceclaim ${req.name} to`,
         signal,
-        what: `removevolume ${req.name} from VirtualMachine ${req.namespace}/${req.vm}`,
-      });
-    },
-    async addResourceClaim(req, signal): Promise<void> {
-      await kube.rest.request({
-        method: 'PUT',
-        path: vmPath(req.namespace, req.vm, 'addresourceclaim'),
-        query: { name: req.name, resourceClaimTemplateName: req.resourceClaimTemplateName, requestName: req.requestName },
-        body: {},
-        signal,
-        what: `addresourceclaim ${req.name} to VirtualMachine ${req.namespace}/${req.vm}`,
-      });
-    },
-    async removeResourceClaim(req, signal): Promise<void> {
-      await kube.rest.request({
-        method: 'PUT',
-        path: vmPath(req.namespace, req.vm, 'removeresourceclaim'),
-        query: { name: req.name },
-        body: {},
-        signal,
-        what: `removeresourceclaim ${req.name} from VirtualMachine ${req.namespace}/${req.vm}`,
-      });
-    },
+      ),
+    removeResourceClaim: (req, signal) =>
+      putVmSubresource(kube, req, 'removeresourceclaim', { name: req.name }, `removeresourceclaim ${req.name} from`, signal),
   };
 }
