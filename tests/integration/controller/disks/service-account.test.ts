@@ -15,9 +15,9 @@ import { KubeClient } from '../../../../shared/kube/index.js';
 import { startLocalRegistry, type LocalRegistry } from '../../../../shared/oci/local-registry.js';
 import { makeImage, serveDir, type FileServer } from '../../../../shared/testing/disk-images.js';
 import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
-import { makeStorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
+import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
 import { freshNamespace, impersonatingKubeConfig, kubectl } from '../../../env/index.js';
-import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, useCluster } from '../fixtures.js';
+import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, useCluster, type Scope } from '../fixtures.js';
 import { node, vm, vmClass, vmop } from '../builders.js';
 import { KubeVirtSimulator } from '../../../../daemons/kubevirt-simulator/simulator.js';
 import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
@@ -50,6 +50,48 @@ afterAll(async () => {
   await registry.stop();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/**
+ * The world of one test: a StorageClass of its scope, the storage simulator for it, `extra` (made
+ * before the controller starts), and the controller with storage reconcilers under the controller's
+ * ServiceAccount; all removed after the test.
+ */
+async function storageWorld(
+  scope: Scope,
+  prefix: string,
+  env: Record<string, string>,
+  extra?: (storageClass: string, sc: StorageClients) => Promise<void>,
+): Promise<{ storageClass: string; storage: StorageSimulator }> {
+  const ns = scope.namespace;
+  const sc = makeStorageClients(t.kube, TEST_FIELD_MANAGER);
+  const storageClass = `${prefix}-${scope.id}`;
+  await sc.storageClasses.create({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: storageClass, labels: { [SCOPE_LABEL]: scope.id } },
+    provisioner: 'kubernetes.io/no-provisioner',
+    volumeBindingMode: 'Immediate',
+  });
+  t.onCleanup(() => sc.storageClasses.delete({ name: storageClass }));
+  const volumesDir = mkdtempSync(join(tmpdir(), `${prefix}-volumes-`));
+  const storage = new StorageSimulator(t.kube, { volumesDir, storageClasses: [storageClass], namespace: ns, requireNode: false });
+  await storage.start();
+  t.onCleanup(async () => {
+    await storage.stop();
+    rmSync(volumesDir, { recursive: true, force: true });
+  });
+  await extra?.(storageClass, sc);
+  const kube = new KubeClient(impersonatingKubeConfig(SERVICE_ACCOUNT));
+  t.onCleanup(() => Promise.resolve(kube.close()));
+  const abort = new AbortController();
+  const config = controllerConfig(scope, { STORAGE_RECONCILERS: 'true', POD_NAMESPACE: ns, ...env });
+  const running: RunningController = await startController({ kube, config, signal: abort.signal, hotplug: new KubeVirtHotplugFake(t.c) });
+  t.onCleanup(async () => {
+    abort.abort();
+    await running.stop();
+  });
+  return { storageClass, storage };
+}
 
 describe('the storage reconcilers with only the controller ServiceAccount rights', () => {
   it('may call the hot-plug and freeze subresources and nothing else there', async () => {
@@ -88,32 +130,7 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
   it('imports an image through an importer Pod and provisions a disk on its PVC', async () => {
     const scope = newScope(await freshNamespace('disks-sa'));
     const ns = scope.namespace;
-    const sc = makeStorageClients(t.kube, TEST_FIELD_MANAGER);
-    const storageClass = `disks-sa-${scope.id}`;
-    await sc.storageClasses.create({
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'StorageClass',
-      metadata: { name: storageClass, labels: { [SCOPE_LABEL]: scope.id } },
-      provisioner: 'kubernetes.io/no-provisioner',
-      volumeBindingMode: 'Immediate',
-    });
-    t.onCleanup(() => sc.storageClasses.delete({ name: storageClass }));
-    const volumesDir = mkdtempSync(join(tmpdir(), 'disks-sa-volumes-'));
-    const storage = new StorageSimulator(t.kube, { volumesDir, storageClasses: [storageClass], namespace: ns, requireNode: false });
-    await storage.start();
-    t.onCleanup(async () => {
-      await storage.stop();
-      rmSync(volumesDir, { recursive: true, force: true });
-    });
-    const kube = new KubeClient(impersonatingKubeConfig(SERVICE_ACCOUNT));
-    t.onCleanup(() => Promise.resolve(kube.close()));
-    const abort = new AbortController();
-    const config = controllerConfig(scope, { STORAGE_RECONCILERS: 'true', POD_NAMESPACE: ns, DVCR_ADDRESS: registry.host, DVCR_PLAIN_HTTP: 'true' });
-    const running: RunningController = await startController({ kube, config, signal: abort.signal, hotplug: new KubeVirtHotplugFake(t.c) });
-    t.onCleanup(async () => {
-      abort.abort();
-      await running.stop();
-    });
+    const { storage, storageClass } = await storageWorld(scope, 'disks-sa', { DVCR_ADDRESS: registry.host, DVCR_PLAIN_HTTP: 'true' });
 
     await t.c.images.create({
       apiVersion: API_VERSION,
@@ -145,43 +162,19 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
   it('snapshots a disk and makes a disk from it; snapshots, clones and restores a stopped VM, and makes a VM from its snapshot', async () => {
     const scope = newScope(await freshNamespace('snap-sa'));
     const ns = scope.namespace;
-    const sc = makeStorageClients(t.kube, TEST_FIELD_MANAGER);
-    const storageClass = `snap-sa-${scope.id}`;
-    await sc.storageClasses.create({
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'StorageClass',
-      metadata: { name: storageClass, labels: { [SCOPE_LABEL]: scope.id } },
-      provisioner: 'kubernetes.io/no-provisioner',
-      volumeBindingMode: 'Immediate',
-    });
-    t.onCleanup(() => sc.storageClasses.delete({ name: storageClass }));
-    const classes = t.kube.resource(volumeSnapshotClassDescriptor, VolumeSnapshotClassSchema, TEST_FIELD_MANAGER);
-    await classes.create({
-      apiVersion: 'snapshot.storage.k8s.io/v1',
-      kind: 'VolumeSnapshotClass',
-      metadata: { name: storageClass, annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } },
-      driver: 'kubernetes.io/no-provisioner',
-      deletionPolicy: 'Delete',
-    });
-    t.onCleanup(() => classes.delete({ name: storageClass }));
-    const snapVolumes = mkdtempSync(join(tmpdir(), 'disks-sa-snap-volumes-'));
-    const player = new StorageSimulator(t.kube, { volumesDir: snapVolumes, storageClasses: [storageClass], namespace: ns, requireNode: false });
-    await player.start();
-    t.onCleanup(async () => {
-      await player.stop();
-      rmSync(snapVolumes, { recursive: true, force: true });
-    });
-    const snapshotter = new SimulatedSnapshotController(t.kube, sc, ns);
-    snapshotter.start();
-    t.onCleanup(() => snapshotter.stop());
-    const kube = new KubeClient(impersonatingKubeConfig(SERVICE_ACCOUNT));
-    t.onCleanup(() => Promise.resolve(kube.close()));
-    const abort = new AbortController();
-    const config = controllerConfig(scope, { STORAGE_RECONCILERS: 'true', POD_NAMESPACE: ns });
-    const running: RunningController = await startController({ kube, config, signal: abort.signal, hotplug: new KubeVirtHotplugFake(t.c) });
-    t.onCleanup(async () => {
-      abort.abort();
-      await running.stop();
+    const { storageClass } = await storageWorld(scope, 'snap-sa', {}, async (name, sc) => {
+      const classes = t.kube.resource(volumeSnapshotClassDescriptor, VolumeSnapshotClassSchema, TEST_FIELD_MANAGER);
+      await classes.create({
+        apiVersion: 'snapshot.storage.k8s.io/v1',
+        kind: 'VolumeSnapshotClass',
+        metadata: { name, annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } },
+        driver: 'kubernetes.io/no-provisioner',
+        deletionPolicy: 'Delete',
+      });
+      t.onCleanup(() => classes.delete({ name }));
+      const snapshotter = new SimulatedSnapshotController(t.kube, sc, ns);
+      snapshotter.start();
+      t.onCleanup(() => snapshotter.stop());
     });
 
     await t.c.disks.create({
