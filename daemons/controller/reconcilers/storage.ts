@@ -44,7 +44,8 @@ export interface StorageReconcilers {
   readonly runners: { vi: Runner; cvi: Runner; vd: Runner; vmbda: Runner };
 }
 
-type MakeRunner = (name: string, reconcile: ReconcileFn, workers: number) => Runner;
+/** Makes a named runner of `workers` workers for a reconciler (the controller's, so its metrics and shutdown cover it). */
+export type MakeRunner = (name: string, reconcile: ReconcileFn, workers: number) => Runner;
 
 /** `caches` are the controller's informer caches (their events wake the storage reconcilers); `deps` as every reconciler gets them. */
 export function storageReconcilers(deps: Deps, caches0: Caches, opts: StorageOptions, runner: MakeRunner): StorageReconcilers {

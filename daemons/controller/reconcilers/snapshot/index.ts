@@ -12,9 +12,10 @@ import { informerCache, scopesOf } from '../../caches.js';
 import type { Caches } from '../../deps.js';
 import type { ObjectCache } from '../../engine/cache.js';
 import { keyOf } from '../../engine/reconciler.js';
-import type { ReconcileFn, Runner } from '../../engine/runner.js';
+import type { Runner } from '../../engine/runner.js';
 import { enqueueOn, statusChanged } from '../../sources.js';
 import type { StorageDeps } from '../provisioning/helpers.js';
+import type { MakeRunner } from '../storage.js';
 import { makeSnapshotClients, type SnapshotCaches, type SnapshotDeps } from './deps.js';
 import { VDS_BY_DISK, vdSnapshotReconciler } from './vdsnapshot.js';
 import { VMS_BY_VM, vmSnapshotReconciler } from './vmsnapshot.js';
@@ -39,8 +40,6 @@ export interface SnapshotReconcilers {
   readonly caches: ObjectCache<KubeObject>[];
   readonly runners: { vdsnapshot: Runner; vmsnapshot: Runner; vmopSnapshot: Runner; vmsop: Runner };
 }
-
-type MakeRunner = (name: string, reconcile: ReconcileFn, workers: number) => Runner;
 
 export function snapshotReconcilers(storage: StorageDeps, caches0: Caches, opts: SnapshotOptions, runner: MakeRunner): SnapshotReconcilers {
   const clients = makeSnapshotClients(opts.kube);
