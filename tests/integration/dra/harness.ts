@@ -94,6 +94,20 @@ export function startDaemon(
   };
 }
 
+/** The daemon's environment with its USB/IP gateway on: kernel side SIMULATED, on 127.0.0.1 (a free port), state under the node's dir. */
+export function gatewayEnv(node: FixtureNode, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    USBIP_ENABLED: 'true',
+    USBIP_KERNEL: 'simulated',
+    USBIP_HOST: '127.0.0.1',
+    USBIP_PORT: '0',
+    USBIP_ADVERTISE_HOST: '127.0.0.1',
+    USBIP_STATE_DIR: join(node.dir, 'usbip'),
+    USBIP_MARK_INTERVAL: '200ms',
+    ...extra,
+  };
+}
+
 /** The node's slices of the driver as the apiserver has them. */
 export async function slicesOf(kube: KubeClient, nodeName: string, driver = 'virtualization-usb'): Promise<ResourceSlice[]> {
   const slices = kube.resource(resourceSliceDescriptor, ResourceSliceSchema, TEST_MANAGER);

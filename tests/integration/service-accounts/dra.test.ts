@@ -7,14 +7,13 @@
  * shutdown with no request refused; removing any one rule
  * makes one of them denied, and the role grants nothing unused.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { usbDeviceName } from '../../../daemons/dra/devices.js';
 import { writeFixtureSysfs } from '../../../daemons/dra/discovery/index.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { freshNamespace, kubectl, newKubeConfig } from '../../env/index.js';
-import { devicesOf, fixtureNode, slicesOf, startDaemon, type FixtureNode } from '../dra/harness.js';
+import { devicesOf, fixtureNode, gatewayEnv, slicesOf, startDaemon, type FixtureNode } from '../dra/harness.js';
 import { allocatedClaim, DraClient } from '../dra/kubelet-client.js';
 import { KNATIVE_DIR, readManifests } from '../install/manifests.js';
 import {
@@ -83,14 +82,7 @@ describe('virtualization-dra with only its ServiceAccount rights', () => {
     const ns = await freshNamespace('dra-sa');
     const deviceName = usbDeviceName({ busId: '1-1', vendorId: '0529', productId: '0001' }, node.name);
     // The USB/IP gateway on (kernel side simulated, no secret), so the Node marks are written too.
-    const gateway = {
-      USBIP_ENABLED: 'true',
-      USBIP_KERNEL: 'simulated',
-      USBIP_PORT: '0',
-      USBIP_HOST: '127.0.0.1',
-      USBIP_STATE_DIR: join(node.dir, 'usbip-state'),
-    };
-    const daemon = startDaemon(node, gateway, serviceAccountClient(rbac));
+    const daemon = startDaemon(node, gatewayEnv(node), serviceAccountClient(rbac));
     try {
       await daemon.handle.started;
       await waitFor('the slice', async () => devicesOf(await slicesOf(admin, node.name)).has(deviceName));

@@ -6,14 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { writeFixtureSysfs } from '../../../daemons/dra/discovery/index.js';
 import { NodeSchema, nodeDescriptor } from '../../../shared/api/k8s/resource.js';
 import { listRemote } from '../../../daemons/dra/usbip/client.js';
 import { ADDRESS_ANNOTATION, GATEWAY_NODE_LABEL, HS_FREE_LABEL, parseAddress, SS_FREE_LABEL } from '../../../daemons/dra/usbip/gateway.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { fixtureNode, startDaemon, TEST_MANAGER, type FixtureNode, type RunningDaemon } from '../dra/harness.js';
+import { fixtureNode, gatewayEnv, startDaemon, TEST_MANAGER, type FixtureNode, type RunningDaemon } from '../dra/harness.js';
 
 const run = promisify(execFile);
 let node: FixtureNode;
@@ -22,15 +21,7 @@ let daemon: RunningDaemon;
 beforeAll(async () => {
   node = await fixtureNode('usbip-gw');
   await writeFixtureSysfs(node.sysRoot, [{ busId: '3-2', busNum: 3, devNum: 2, vendorId: '046d', productId: 'c52b', speed: '12' }]);
-  daemon = startDaemon(node, {
-    USBIP_ENABLED: 'true',
-    USBIP_KERNEL: 'simulated',
-    USBIP_HOST: '127.0.0.1',
-    USBIP_PORT: '0',
-    USBIP_ADVERTISE_HOST: '127.0.0.1',
-    USBIP_STATE_DIR: join(node.dir, 'usbip'),
-    USBIP_MARK_INTERVAL: '200ms',
-  });
+  daemon = startDaemon(node, gatewayEnv(node));
   await daemon.handle.started;
 });
 

@@ -29,7 +29,7 @@ import {
 } from '../../../shared/api/k8s/resource.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { freshNamespace } from '../../env/index.js';
-import { fixtureNode, slicesOf, startDaemon, TEST_MANAGER, type FixtureNode, type RunningDaemon } from '../dra/harness.js';
+import { fixtureNode, gatewayEnv, slicesOf, startDaemon, TEST_MANAGER, type FixtureNode, type RunningDaemon } from '../dra/harness.js';
 import { allocatedClaim, DraClient, type ClaimRef } from '../dra/kubelet-client.js';
 
 const mouse: FixtureDevice = { busId: '3-2', busNum: 3, devNum: 2, vendorId: '046d', productId: 'c52b' };
@@ -54,19 +54,6 @@ const exists = (path: string): Promise<boolean> =>
     () => true,
     () => false,
   );
-
-function gatewayEnv(node: FixtureNode): Record<string, string> {
-  return {
-    USBIP_ENABLED: 'true',
-    USBIP_KERNEL: 'simulated',
-    USBIP_HOST: '127.0.0.1',
-    USBIP_PORT: '0',
-    USBIP_ADVERTISE_HOST: '127.0.0.1',
-    USBIP_STATE_DIR: join(node.dir, 'usbip'),
-    USBIP_MARK_INTERVAL: '200ms',
-    USBIP_SECRET_FILE: secretFile,
-  };
-}
 
 function draOf(daemon: RunningDaemon): DraClient {
   const socket = daemon.handle.plugin()?.draSocket;
@@ -115,8 +102,8 @@ beforeAll(async () => {
   mouseName = usbDeviceName(mouse, a.name);
   keyName = usbDeviceName(key, a.name);
   namespace = await freshNamespace('usbip-remote');
-  daemonA = startDaemon(a, gatewayEnv(a));
-  daemonB = startDaemon(b, gatewayEnv(b), undefined, { usbipKernel: kernelB });
+  daemonA = startDaemon(a, gatewayEnv(a, { USBIP_SECRET_FILE: secretFile }));
+  daemonB = startDaemon(b, gatewayEnv(b, { USBIP_SECRET_FILE: secretFile }), undefined, { usbipKernel: kernelB });
   await Promise.all([daemonA.handle.started, daemonB.handle.started]);
   const nodes = a.kube.resource(nodeDescriptor, NodeSchema, TEST_MANAGER);
   await waitFor("node A's USB/IP address", async () => (await nodes.get({ name: a.name })).metadata.annotations?.[ADDRESS_ANNOTATION]);
@@ -178,7 +165,7 @@ describe("a claim of node A's pool prepared on node B over USB/IP", () => {
 
   it('detaches at unprepare after B restarted, and A frees the device', async () => {
     await daemonB.stop();
-    daemonB = startDaemon(b, gatewayEnv(b), undefined, { usbipKernel: kernelB });
+    daemonB = startDaemon(b, gatewayEnv(b, { USBIP_SECRET_FILE: secretFile }), undefined, { usbipKernel: kernelB });
     await daemonB.handle.started;
     expect(
       daemonB.handle
