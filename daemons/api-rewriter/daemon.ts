@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { metricsGuard } from '../../shared/authz/index.js';
 import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
 import { errorMessage } from '../../shared/errors/index.js';
-import type { KubeClient } from '../../shared/kube/index.js';
+import { untilAborted, type KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import { KUBEVIRT_RULES, Renamer } from '../../shared/rewriter/index.js';
 import type { ApiRewriterConfig } from './config.js';
@@ -75,9 +75,7 @@ export function runApiRewriter(options: ApiRewriterOptions): ApiRewriterHandle {
     void checkUpstream(kube, log, signal).then(() => (ready = true));
     return { proxyPort, webhookPort, health };
   })();
-  const done = listening.then(
-    () => new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }))),
-  );
+  const done = listening.then(() => untilAborted(signal));
   return { metrics, listening, done };
 }
 

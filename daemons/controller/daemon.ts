@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { metricsGuard } from '../../shared/authz/index.js';
-import { KubeClient, LeaderElector, leaseDescriptor, leaseSchema } from '../../shared/kube/index.js';
+import { KubeClient, LeaderElector, leaseDescriptor, leaseSchema, untilAborted } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import type { ControllerConfig } from './config.js';
 import { startController, type RunningController } from './controller.js';
@@ -52,7 +52,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
     log.info({ identity }, 'leading: starting the reconcilers');
     try {
       running = await startController({ kube, config, signal, metrics, logger: log });
-      await aborted(signal);
+      await untilAborted(signal);
       await withDeadline(running.stop(), config.SHUTDOWN_DEADLINE, log);
     } catch (err: unknown) {
       if (!signal.aborted) log.error({ err }, 'the reconcilers failed to start');
@@ -90,12 +90,6 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
   };
 
   return { identity, metrics, done: campaign(), health, isLeading: () => running !== undefined };
-}
-
-/** Resolves when the signal aborts (at once if it already has). */
-function aborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 async function withDeadline(work: Promise<void>, ms: number, log: Logger): Promise<void> {

@@ -1,6 +1,6 @@
 import { metricsGuard } from '../../shared/authz/index.js';
 import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
-import type { KubeClient } from '../../shared/kube/index.js';
+import { untilAborted, type KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import type { DraConfig } from './config.js';
 import { join } from 'node:path';
@@ -182,8 +182,8 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
 
   const done = (async (): Promise<void> => {
     try {
-      await Promise.race([started, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
-      if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await Promise.race([started, untilAborted(signal)]);
+      await untilAborted(signal);
     } finally {
       clearInterval(resync);
       await plugin?.close();

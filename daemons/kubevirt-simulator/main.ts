@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { runDaemonIfMain } from '../../shared/daemon/main.js';
+import { untilAborted } from '../../shared/kube/index.js';
 import { rootLogger } from '../../shared/log/index.js';
 import { loadConfig, type SimulatorConfig } from './config.js';
 import { KubeVirtSimulator } from './simulator.js';
@@ -41,7 +42,7 @@ runDaemonIfMain(import.meta.url, 'kubevirt simulator', loadConfig, async ({ conf
   const virtApi = await virtApiStandIn(config);
   try {
     await simulator.start();
-    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+    await untilAborted(signal);
   } finally {
     await virtApi?.stop();
     await simulator.stop();

@@ -1,5 +1,5 @@
 import { metricsGuard } from '../../shared/authz/index.js';
-import { Backoff, Informer, sleep, type KubeClient } from '../../shared/kube/index.js';
+import { Backoff, Informer, sleep, untilAborted, type KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
 import { ModuleConfigCidrs } from '../controller/kube/cidrs.js';
@@ -186,7 +186,7 @@ function watchKernel(
         lost();
       }
       firstSubscribed();
-      await Promise.race([ended, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
+      await Promise.race([ended, untilAborted(signal)]);
       if (signal.aborted) break;
       if (Date.now() - since > 30_000) backoff.reset();
       const delayMs = backoff.next();

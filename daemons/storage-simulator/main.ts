@@ -4,6 +4,7 @@
  * install. Exit codes: 0 after SIGTERM/SIGINT, 2 for invalid config, 1 for anything else.
  */
 import { runDaemonIfMain } from '../../shared/daemon/main.js';
+import { untilAborted } from '../../shared/kube/index.js';
 import { loadConfig } from './config.js';
 import { StorageSimulator } from './simulator.js';
 
@@ -19,7 +20,7 @@ runDaemonIfMain(import.meta.url, 'storage simulator', loadConfig, async ({ confi
   });
   try {
     await simulator.start();
-    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+    await untilAborted(signal);
   } finally {
     await simulator.stop();
   }

@@ -44,3 +44,8 @@ export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (!signal?.aborted) throw err;
   }
 }
+
+/** Resolves once the signal aborts (at once when it already has). */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+}

@@ -1,6 +1,6 @@
 import { KubeApiError, ProtocolError, TimeoutError, UnavailableError, retryAfterMsOf } from '../errors/index.js';
 import { childLogger, type Logger } from '../log/index.js';
-import { Backoff, sleep, type BackoffOptions } from './backoff.js';
+import { Backoff, sleep, untilAborted, type BackoffOptions } from './backoff.js';
 import { objectKey, type KubeObject, type ObjectMeta } from './descriptor.js';
 import { isGone, type InvalidObjectError } from './errors.js';
 import type { ResourceClient } from './resource-client.js';
@@ -186,9 +186,8 @@ export class Informer<T extends KubeObject> {
   private async resyncEvery(periodMs: number): Promise<void> {
     const signal = this.abort.signal;
     if (signal.aborted) return;
-    const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     try {
-      await Promise.race([this.synced, aborted]);
+      await Promise.race([this.synced, untilAborted(signal)]);
     } catch {
       return;
     }
