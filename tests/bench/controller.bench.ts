@@ -27,6 +27,7 @@ import { Informer, KubeClient, type KubeObject } from '../../shared/kube/index.j
 import { Finalizer } from '../../shared/api/finalizers.js';
 import { listeningPort, startNodeProcess } from '../../shared/runtime/testing/index.js';
 import { waitFor } from '../../shared/testing/wait.js';
+import { ControllerConfigSchema } from '../../daemons/controller/config.js';
 import { makeClients, type Clients } from '../../daemons/controller/kube/resources.js';
 import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane, type ControlPlaneState } from '../env/control-plane.js';
@@ -38,11 +39,14 @@ import { baselineObjects, prepareWorld, vmObject, type World } from '../integrat
 import { interleaved, knobs, medianBy, nowMs, print, printComparison, processMemoryMb, type Measurement } from './lib.js';
 import { compiledArgs } from './processes.js';
 
+/** The controller's own default worker count: the bench runs what ships unless BENCH_WORKERS says otherwise. */
+const SHIPPED_WORKERS = ControllerConfigSchema.shape.RECONCILE_WORKERS.parse(undefined);
+
 const settings = knobs(
   z.object({
     BENCH_VMS: env.int(1_000, 1).describe('VirtualMachines per run'),
     BENCH_CONCURRENCY: env.int(32, 1).describe('Creates in flight from the client (both rows)'),
-    BENCH_WORKERS: env.int(16, 1).describe('RECONCILE_WORKERS of the controller'),
+    BENCH_WORKERS: env.int(SHIPPED_WORKERS, 1).describe(`RECONCILE_WORKERS of the controller (default: the shipped default, ${SHIPPED_WORKERS})`),
     BENCH_ROUNDS: env.int(1, 1).describe('Runs per row, interleaved; the median run is reported'),
     BENCH_WEBHOOK: env.bool(true).describe('VM creates go through the defaulting webhook, as deployed'),
   }),
@@ -241,7 +245,7 @@ async function main(): Promise<void> {
     }
     const args = await compiledArgs('daemons/controller/main.ts');
     print(
-      `[controller] ${settings.BENCH_VMS} VMs, ${settings.BENCH_CONCURRENCY} creates in flight, ${settings.BENCH_WORKERS} workers, ${settings.BENCH_ROUNDS} round(s), ` +
+      `[controller] ${settings.BENCH_VMS} VMs, ${settings.BENCH_CONCURRENCY} creates in flight, ${settings.BENCH_WORKERS} workers${settings.BENCH_WORKERS === SHIPPED_WORKERS ? ' (shipped default)' : ' (NOT the shipped default)'}, ${settings.BENCH_ROUNDS} round(s), ` +
         (settings.BENCH_WEBHOOK ? 'VM creates through the defaulting webhook' : 'no webhook'),
     );
     const variants = ['vms', 'all', 'controller'] as const;
