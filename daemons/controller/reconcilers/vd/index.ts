@@ -143,23 +143,16 @@ function storageClass(d: StorageDeps): Handler<VDState> {
   };
 }
 
+/** The reason for a source of `kind`: the original has one reason for a snapshot, whatever its problem. */
+const sourceReason = (kind: string, cluster: string, namespaced: string): string =>
+  kind === 'VirtualDiskSnapshot' ? C.DatasourceReady.reason.VirtualDiskSnapshot : kind === 'ClusterVirtualImage' ? cluster : namespaced;
+
 const DATASOURCE_REASON: Record<SourceProblem, (kind: string) => string> = {
   secretNotFound: () => C.DatasourceReady.reason.ContainerRegistrySecretNotFound,
-  // The original has one reason for a snapshot that is missing or not ready: VirtualDiskSnapshot.
-  notFound: (kind) =>
-    kind === 'VirtualDiskSnapshot'
-      ? C.DatasourceReady.reason.VirtualDiskSnapshot
-      : kind === 'ClusterVirtualImage'
-        ? C.DatasourceReady.reason.ClusterImageNotFound
-        : C.DatasourceReady.reason.ImageNotFound,
-  notReady: (kind) =>
-    kind === 'VirtualDiskSnapshot'
-      ? C.DatasourceReady.reason.VirtualDiskSnapshot
-      : kind === 'ClusterVirtualImage'
-        ? C.DatasourceReady.reason.ClusterImageNotReady
-        : C.DatasourceReady.reason.ImageNotReady,
+  notFound: (kind) => sourceReason(kind, C.DatasourceReady.reason.ClusterImageNotFound, C.DatasourceReady.reason.ImageNotFound),
+  notReady: (kind) => sourceReason(kind, C.DatasourceReady.reason.ClusterImageNotReady, C.DatasourceReady.reason.ImageNotReady),
   inUse: () => C.DatasourceReady.reason.ImageNotReady,
-  unsupported: (kind) => (kind === 'VirtualDiskSnapshot' ? C.DatasourceReady.reason.VirtualDiskSnapshot : C.DatasourceReady.reason.ImageNotReady),
+  unsupported: (kind) => sourceReason(kind, C.DatasourceReady.reason.ImageNotReady, C.DatasourceReady.reason.ImageNotReady),
 };
 
 function fail(s: VDState, ctx: HandlerContext, message: string, reason: string = C.Ready.reason.ProvisioningFailed): HandlerOutcome {
