@@ -40,7 +40,7 @@ import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 import { Informer, KubeClient, type KubeObject } from '../../shared/kube/index.js';
 import { Finalizer } from '../../shared/api/finalizers.js';
-import { listeningPort, REPO_ROOT, startNodeProcess } from '../../shared/runtime/testing/index.js';
+import { listeningPort, REPO_ROOT, startNodeProcess, type LogRecord } from '../../shared/runtime/testing/index.js';
 import { waitFor } from '../../shared/testing/wait.js';
 import { ControllerConfigSchema } from '../../daemons/controller/config.js';
 import { makeClients, type Clients } from '../../daemons/controller/kube/resources.js';
@@ -154,6 +154,38 @@ const lastCpu = new Map<string, CpuUse>();
 let lastRequests: Record<'writes' | 'reads', Array<[string, number]>> = { writes: [], reads: [] };
 /** The controller's resident memory in the last run: after its caches synced, and its peak at convergence. */
 let lastMemory: { idle: number; peak: number } | undefined;
+/** Reconciles per VM in the last converging run, `controller result` → count per VM. */
+let lastReconciles: Array<[string, number]> = [];
+
+/** The controller's reconcile counters, `controller result` → count, from its /metrics. */
+async function reconcileCounts(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(url)).text();
+  const counts = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('d8_virtualization_controller_reconcile_total{')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    counts.set(`${labels['controller']} ${labels['result']}`, Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return counts;
+}
+
+/** The controller's log lines while the last run converged. */
+let lastLogs: readonly LogRecord[] = [];
+
+/** Log lines per VM, by level and message, the most frequent first. */
+function printLogs(vms: number): void {
+  const counts = new Map<string, number>();
+  let bytes = 0;
+  for (const r of lastLogs) {
+    const key = `${String(r['level'] ?? r['stream'])}: ${String(r['msg'] ?? r['raw'] ?? '')}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    bytes += JSON.stringify(r).length;
+  }
+  print(
+    `[controller] controller log lines per VM (last run, while converging): ${(lastLogs.length / vms).toFixed(2)}, about ${(bytes / vms).toFixed(0)} bytes`,
+  );
+  for (const [key, count] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, 8)) print(`  ${(count / vms).toFixed(2).padStart(6)}  ${key}`);
+}
 
 const WEBHOOK_LABEL = { key: 'bench-webhook', value: 'controller' };
 
@@ -235,6 +267,7 @@ async function withController(c: Clients, world: World, args: readonly string[],
       MODULE_CONFIG_WATCH: 'false',
       VIRTUAL_MACHINE_CIDRS: `10.${200 + round++}.0.0/16`,
       RECONCILE_WORKERS: String(settings.BENCH_WORKERS),
+      METRICS_AUTH: 'none',
     },
   });
   try {
@@ -243,6 +276,10 @@ async function withController(c: Clients, world: World, args: readonly string[],
     await converged.synced;
     const before = await apiserverRequests(kube);
     const idle = processMemoryMb(proc.child.pid ?? 0).rss;
+    const logsBefore = proc.logs.length;
+    const started = await proc.waitForLog((r) => r['msg'] === 'started: health and metrics served', 10_000);
+    const metricsUrl = `http://127.0.0.1:${String(started['healthPort'])}/metrics`;
+    const reconcilesBefore = await reconcileCounts(metricsUrl);
     measured.set('controller', proc.child.pid ?? 0);
     const cpu = cpuWindow();
     const apiProfile = settings.BENCH_APISERVER_PROFILE > 0 ? apiserverProfile(kube, settings.BENCH_APISERVER_PROFILE) : undefined;
@@ -256,6 +293,12 @@ async function withController(c: Clients, world: World, args: readonly string[],
     lastCpu.set('controller', cpu());
     await apiProfile;
     lastMemory = { idle, peak: processMemoryMb(proc.child.pid ?? 0).peak };
+    lastLogs = proc.logs.slice(logsBefore);
+    const reconcilesAfter = await reconcileCounts(metricsUrl);
+    lastReconciles = [...reconcilesAfter]
+      .map(([key, count]): [string, number] => [key, (count - (reconcilesBefore.get(key) ?? 0)) / settings.BENCH_VMS])
+      .filter(([, perVm]) => perVm > 0)
+      .sort((a, b) => b[1] - a[1]);
     lastRequests = requestsPerVm(before, await apiserverRequests(kube), settings.BENCH_VMS);
     await converged.stop();
     return ms;
@@ -394,6 +437,11 @@ async function main(): Promise<void> {
       );
     }
     printCpu(n);
+    printLogs(n);
+    const reconciles = lastReconciles.reduce((sum, [, perVm]) => sum + perVm, 0);
+    print(
+      `[controller] reconciles per VM (last run, by controller and result): ${reconciles.toFixed(2)}: ${lastReconciles.map(([key, perVm]) => `${key} ${perVm.toFixed(2)}`).join(', ')}`,
+    );
     if (settings.BENCH_APISERVER_PROFILE > 0) await printApiserverProfile();
     if (settings.BENCH_PROFILE) print(formatProfile('CPU profile of the controller (last run, its whole life)', summarizeProfileDir(CONTROLLER_PROFILES, 30)));
   } finally {
