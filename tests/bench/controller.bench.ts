@@ -177,7 +177,8 @@ function printLogs(vms: number): void {
   const counts = new Map<string, number>();
   let bytes = 0;
   for (const r of lastLogs) {
-    const key = `${String(r['level'] ?? r['stream'])}: ${String(r['msg'] ?? r['raw'] ?? '')}`;
+    const text = r['msg'] ?? r['raw'];
+    const key = `${String(r['level'] ?? r['stream'])}: ${typeof text === 'string' ? text : JSON.stringify(text)}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
     bytes += JSON.stringify(r).length;
   }
