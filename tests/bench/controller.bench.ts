@@ -156,17 +156,42 @@ let lastRequests: Record<'writes' | 'reads', Array<[string, number]>> = { writes
 let lastMemory: { idle: number; peak: number } | undefined;
 /** Reconciles per VM in the last converging run, `controller result` → count per VM. */
 let lastReconciles: Array<[string, number]> = [];
+/** Per controller in the last converging run: mean ms a key waited in the queue, and mean ms of a reconcile. */
+let lastQueues: Array<[string, { waitMs: number; workMs: number }]> = [];
 
-/** The controller's reconcile counters, `controller result` → count, from its /metrics. */
-async function reconcileCounts(url: string): Promise<Map<string, number>> {
+const QUEUE_SERIES = /^workqueue_(queue|work)_duration_seconds_(sum|count)$/;
+
+/**
+ * The controller's counters from its /metrics: `reconcile <controller> <result>` → count, and
+ * `<queue|work> <sum|count> <controller>` → the work queue's duration histograms' sums and counts.
+ */
+async function controllerCounters(url: string): Promise<Map<string, number>> {
   const text = await (await fetch(url)).text();
   const counts = new Map<string, number>();
   for (const line of text.split('\n')) {
-    if (!line.startsWith('d8_virtualization_controller_reconcile_total{')) continue;
+    const name = line.slice(0, line.indexOf('{'));
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    counts.set(`${labels['controller']} ${labels['result']}`, Number(line.slice(line.lastIndexOf(' ') + 1)));
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (name === 'd8_virtualization_controller_reconcile_total') counts.set(`reconcile ${labels['controller']} ${labels['result']}`, value);
+    const series = QUEUE_SERIES.exec(name);
+    if (series !== null) counts.set(`${series[1]} ${series[2]} ${labels['name']}`, value);
   }
   return counts;
+}
+
+/** Reconciles per VM and the queue's mean wait and work per controller between two readings. */
+function reconcileFigures(before: Map<string, number>, after: Map<string, number>, vms: number): void {
+  const delta = (key: string): number => (after.get(key) ?? 0) - (before.get(key) ?? 0);
+  lastReconciles = [...after.keys()]
+    .filter((key) => key.startsWith('reconcile '))
+    .map((key): [string, number] => [key.slice('reconcile '.length), delta(key) / vms])
+    .filter(([, perVm]) => perVm > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const names = [...after.keys()].filter((key) => key.startsWith('queue count ')).map((key) => key.slice('queue count '.length));
+  const mean = (kind: string, name: string): number => (1000 * delta(`${kind} sum ${name}`)) / delta(`${kind} count ${name}`);
+  lastQueues = names
+    .filter((name) => delta(`queue count ${name}`) > 0)
+    .map((name): [string, { waitMs: number; workMs: number }] => [name, { waitMs: mean('queue', name), workMs: mean('work', name) }]);
 }
 
 /** The controller's log lines while the last run converged. */
@@ -280,7 +305,7 @@ async function withController(c: Clients, world: World, args: readonly string[],
     const logsBefore = proc.logs.length;
     const started = await proc.waitForLog((r) => r['msg'] === 'started: health and metrics served', 10_000);
     const metricsUrl = `http://127.0.0.1:${String(started['healthPort'])}/metrics`;
-    const reconcilesBefore = await reconcileCounts(metricsUrl);
+    const countersBefore = await controllerCounters(metricsUrl);
     measured.set('controller', proc.child.pid ?? 0);
     const cpu = cpuWindow();
     const apiProfile = settings.BENCH_APISERVER_PROFILE > 0 ? apiserverProfile(kube, settings.BENCH_APISERVER_PROFILE) : undefined;
@@ -295,11 +320,7 @@ async function withController(c: Clients, world: World, args: readonly string[],
     await apiProfile;
     lastMemory = { idle, peak: processMemoryMb(proc.child.pid ?? 0).peak };
     lastLogs = proc.logs.slice(logsBefore);
-    const reconcilesAfter = await reconcileCounts(metricsUrl);
-    lastReconciles = [...reconcilesAfter]
-      .map(([key, count]): [string, number] => [key, (count - (reconcilesBefore.get(key) ?? 0)) / settings.BENCH_VMS])
-      .filter(([, perVm]) => perVm > 0)
-      .sort((a, b) => b[1] - a[1]);
+    reconcileFigures(countersBefore, await controllerCounters(metricsUrl), settings.BENCH_VMS);
     lastRequests = requestsPerVm(before, await apiserverRequests(kube), settings.BENCH_VMS);
     await converged.stop();
     return ms;
@@ -442,6 +463,9 @@ async function main(): Promise<void> {
     const reconciles = lastReconciles.reduce((sum, [, perVm]) => sum + perVm, 0);
     print(
       `[controller] reconciles per VM (last run, by controller and result): ${reconciles.toFixed(2)}: ${lastReconciles.map(([key, perVm]) => `${key} ${perVm.toFixed(2)}`).join(', ')}`,
+    );
+    print(
+      `[controller] work queues (last run): mean wait before a reconcile / mean reconcile, ms: ${lastQueues.map(([name, q]) => `${name} ${q.waitMs.toFixed(1)} / ${q.workMs.toFixed(1)}`).join(', ')}`,
     );
     if (settings.BENCH_APISERVER_PROFILE > 0) await printApiserverProfile();
     if (settings.BENCH_PROFILE) print(formatProfile('CPU profile of the controller (last run, its whole life)', summarizeProfileDir(CONTROLLER_PROFILES, 30)));
