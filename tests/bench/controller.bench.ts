@@ -399,8 +399,13 @@ function printCpu(vms: number): void {
   const line = (label: string, value: (use: CpuUse) => string): void =>
     print(`  ${label.padEnd(24)}${rows.map(([, use]) => value(use).padStart(30)).join('')}`);
   for (const name of names) line(name, (use) => ((1000 * (use.processes.get(name) ?? 0)) / vms).toFixed(2));
-  line('all counted', (use) => ((1000 * [...use.processes.values()].reduce((a, b) => a + b, 0)) / vms).toFixed(2));
+  const total = (use: CpuUse): number => [...use.processes.values()].reduce((a, b) => a + b, 0);
+  line('all counted', (use) => ((1000 * total(use)) / vms).toFixed(2));
   line('cores busy (machine)', (use) => `${(100 * use.busy).toFixed(0)} % of ${cpus().length} over ${use.seconds.toFixed(1)} s`);
+  const [bare, converging] = rows.map(([, use]) => total(use));
+  if (bare !== undefined && converging !== undefined && bare > 0) {
+    print(`[controller] counted CPU per VM, controller against bare: ${(converging / bare).toFixed(2)}x (on saturated cores the seconds follow this ratio)`);
+  }
 }
 
 async function main(): Promise<void> {
