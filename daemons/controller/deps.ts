@@ -41,7 +41,10 @@ export interface LauncherPods {
 }
 
 /** The read side of one kind as the reconcilers use it; an ObjectCache satisfies it. */
-export type CachePort<T extends KubeObject> = Pick<ObjectCache<T>, 'get' | 'list' | 'byIndex' | 'countByIndex' | 'remember' | 'forget' | 'invalid'>;
+export type CachePort<T extends KubeObject> = Pick<
+  ObjectCache<T>,
+  'get' | 'list' | 'byIndex' | 'countByIndex' | 'remember' | 'forget' | 'invalid' | 'removals'
+>;
 
 /** Every client as a narrow port (ResourcePort), so handlers can be tested on in-memory kinds. */
 export type ClientPorts = { readonly [K in keyof Clients]: Clients[K] extends ResourceClient<infer T> ? ResourcePort<T> : never };

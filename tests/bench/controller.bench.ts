@@ -16,16 +16,31 @@
  * ModuleConfig, so the address checks would refuse its addresses. `BENCH_WEBHOOK=false` runs without
  * the webhook (the controller then writes the finalizer itself).
  *
- * Knobs: BENCH_VMS, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_ROUNDS, BENCH_WEBHOOK.
+ * Where the time goes: the CPU seconds each process (the controller, the apiserver, etcd, the
+ * controller-manager, the webhook, the bench's own client) used per VM in the last converging run and in
+ * the last bare run, and how busy the machine's cores were meanwhile (other jobs included).
+ * `BENCH_PROFILE=true` also runs the controller under node's CPU profiler and prints where its time
+ * went (the profile covers the process's whole life: start, cache sync, convergence, shutdown; the
+ * files stay in `dist/.bench/controller-profiles/`).
+ *
+ * `BENCH_APISERVER_PROFILE=<seconds>` turns on the apiserver's profiling endpoint and records its CPU
+ * for that many seconds from the first VM create of the last converging run into
+ * `dist/.bench/apiserver-controller.pprof` (read it with `go tool pprof -top`; the bench prints its
+ * top when `go` is on the PATH).
+ *
+ * Knobs: BENCH_VMS, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_ROUNDS, BENCH_WEBHOOK, BENCH_PROFILE,
+ * BENCH_APISERVER_PROFILE.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 import { Informer, KubeClient, type KubeObject } from '../../shared/kube/index.js';
 import { Finalizer } from '../../shared/api/finalizers.js';
-import { listeningPort, startNodeProcess } from '../../shared/runtime/testing/index.js';
+import { listeningPort, REPO_ROOT, startNodeProcess, type LogRecord } from '../../shared/runtime/testing/index.js';
 import { waitFor } from '../../shared/testing/wait.js';
 import { ControllerConfigSchema } from '../../daemons/controller/config.js';
 import { makeClients, type Clients } from '../../daemons/controller/kube/resources.js';
@@ -36,7 +51,8 @@ import { createCA, issueCert, newKubeConfig } from '../env/index.js';
 import { runKubectl } from '../env/kubectl.js';
 import { localWebhookConfigurations } from '../integration/admission/configurations.js';
 import { baselineObjects, prepareWorld, vmObject, type World } from '../integration/controller/bench-objects.js';
-import { interleaved, knobs, medianBy, nowMs, print, printComparison, processMemoryMb, type Measurement } from './lib.js';
+import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
+import { interleaved, knobs, machineCpuSeconds, medianBy, nowMs, print, printComparison, processCpuSeconds, processMemoryMb, type Measurement } from './lib.js';
 import { compiledArgs } from './processes.js';
 
 /** The controller's own default worker count: the bench runs what ships unless BENCH_WORKERS says otherwise. */
@@ -49,6 +65,8 @@ const settings = knobs(
     BENCH_WORKERS: env.int(SHIPPED_WORKERS, 1).describe(`RECONCILE_WORKERS of the controller (default: the shipped default, ${SHIPPED_WORKERS})`),
     BENCH_ROUNDS: env.int(1, 1).describe('Runs per row, interleaved; the median run is reported'),
     BENCH_WEBHOOK: env.bool(true).describe('VM creates go through the defaulting webhook, as deployed'),
+    BENCH_APISERVER_PROFILE: env.int(0, 0).describe("Seconds of the apiserver's CPU profile from the first VM create of the last converging run (0: none)"),
+    BENCH_PROFILE: env.bool(false).describe("Write a CPU profile of the controller and print its summary (the controller's last run)"),
   }),
 );
 
@@ -61,12 +79,14 @@ async function pool(tasks: readonly (() => Promise<unknown>)[], limit: number): 
   await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
 }
 
+const run = promisify(execFile);
+
 let round = 0;
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
 
-/** The apiserver's write counters, `VERB resource[/subresource]` → count, from its /metrics. */
-async function apiserverWrites(kube: KubeClient): Promise<Map<string, number>> {
+/** The apiserver's request counters, `VERB resource[/subresource]` → count, from its /metrics. */
+async function apiserverRequests(kube: KubeClient): Promise<Map<string, number>> {
   const res = await kube.rest.stream({ method: 'GET', path: '/metrics', what: 'read the apiserver metrics' });
   let text = '';
   for await (const chunk of res) text += String(chunk);
@@ -74,27 +94,124 @@ async function apiserverWrites(kube: KubeClient): Promise<Map<string, number>> {
   for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (!WRITE_VERBS.has(labels['verb'] ?? '')) continue;
+    if (labels['resource'] === undefined || labels['resource'] === '') continue;
     const key = `${labels['verb']} ${labels['resource']}${labels['subresource'] ? `/${labels['subresource']}` : ''}`;
     writes.set(key, (writes.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
   }
   return writes;
 }
 
-/** Writes per converged VM between two counter readings, minus the bench's own `own` VM creates. */
-function writesPerVm(before: Map<string, number>, after: Map<string, number>, vms: number): Array<[string, number]> {
+/**
+ * Requests per converged VM between two counter readings, the writes (minus the bench's own VM
+ * creates) and the reads (every client's: the controller's, the webhook's, the bench's watches).
+ */
+function requestsPerVm(before: Map<string, number>, after: Map<string, number>, vms: number): Record<'writes' | 'reads', Array<[string, number]>> {
   const rows: Array<[string, number]> = [];
   for (const [key, count] of after) {
     const own = key === 'POST virtualmachines' ? vms : 0;
     const delta = count - (before.get(key) ?? 0) - own;
     if (delta > 0) rows.push([key, delta / vms]);
   }
-  return rows.sort((a, b) => b[1] - a[1]);
+  rows.sort((a, b) => b[1] - a[1]);
+  const isWrite = ([key]: [string, number]): boolean => WRITE_VERBS.has(key.slice(0, key.indexOf(' ')));
+  return { writes: rows.filter(isWrite), reads: rows.filter((r) => !isWrite(r)) };
 }
 
-let lastWrites: Array<[string, number]> = [];
+/** CPU use in one measured window. */
+interface CpuUse {
+  /** Wall-clock seconds of the window. */
+  readonly seconds: number;
+  /** CPU seconds each process used in the window, by name. */
+  readonly processes: ReadonlyMap<string, number>;
+  /** Share of the machine's cores that were busy in the window (every process on it, other jobs too), 0..1. */
+  readonly busy: number;
+}
+
+/** The processes of the run whose CPU the bench counts, name → pid (the bench itself is measured in-process). */
+const measured = new Map<string, number>();
+
+/** Start a CPU window over `measured` and the bench's own process; the result ends it. */
+function cpuWindow(): () => CpuUse {
+  const pids = new Map(measured);
+  const before = new Map([...pids].map(([name, pid]) => [name, processCpuSeconds(pid)]));
+  const own = process.cpuUsage();
+  const machine = machineCpuSeconds();
+  const start = nowMs();
+  return () => {
+    const processes = new Map([...pids].map(([name, pid]) => [name, processCpuSeconds(pid) - (before.get(name) ?? 0)]));
+    const usage = process.cpuUsage(own);
+    processes.set('bench client', (usage.user + usage.system) / 1e6);
+    const now = machineCpuSeconds();
+    const busy = now.busy - machine.busy;
+    const idle = now.idle - machine.idle;
+    return { seconds: (nowMs() - start) / 1000, processes, busy: busy + idle === 0 ? 0 : busy / (busy + idle) };
+  };
+}
+
+/** The CPU use of the last run of each row. */
+const lastCpu = new Map<string, CpuUse>();
+
+let lastRequests: Record<'writes' | 'reads', Array<[string, number]>> = { writes: [], reads: [] };
 /** The controller's resident memory in the last run: after its caches synced, and its peak at convergence. */
 let lastMemory: { idle: number; peak: number } | undefined;
+/** Reconciles per VM in the last converging run, `controller result` → count per VM. */
+let lastReconciles: Array<[string, number]> = [];
+/** Per controller in the last converging run: mean ms a key waited in the queue, and mean ms of a reconcile. */
+let lastQueues: Array<[string, { waitMs: number; workMs: number }]> = [];
+
+const QUEUE_SERIES = /^workqueue_(queue|work)_duration_seconds_(sum|count)$/;
+
+/**
+ * The controller's counters from its /metrics: `reconcile <controller> <result>` → count, and
+ * `<queue|work> <sum|count> <controller>` → the work queue's duration histograms' sums and counts.
+ */
+async function controllerCounters(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(url)).text();
+  const counts = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const name = line.slice(0, line.indexOf('{'));
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (name === 'd8_virtualization_controller_reconcile_total') counts.set(`reconcile ${labels['controller']} ${labels['result']}`, value);
+    const series = QUEUE_SERIES.exec(name);
+    if (series !== null) counts.set(`${series[1]} ${series[2]} ${labels['name']}`, value);
+  }
+  return counts;
+}
+
+/** Reconciles per VM and the queue's mean wait and work per controller between two readings. */
+function reconcileFigures(before: Map<string, number>, after: Map<string, number>, vms: number): void {
+  const delta = (key: string): number => (after.get(key) ?? 0) - (before.get(key) ?? 0);
+  lastReconciles = [...after.keys()]
+    .filter((key) => key.startsWith('reconcile '))
+    .map((key): [string, number] => [key.slice('reconcile '.length), delta(key) / vms])
+    .filter(([, perVm]) => perVm > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const names = [...after.keys()].filter((key) => key.startsWith('queue count ')).map((key) => key.slice('queue count '.length));
+  const mean = (kind: string, name: string): number => (1000 * delta(`${kind} sum ${name}`)) / delta(`${kind} count ${name}`);
+  lastQueues = names
+    .filter((name) => delta(`queue count ${name}`) > 0)
+    .map((name): [string, { waitMs: number; workMs: number }] => [name, { waitMs: mean('queue', name), workMs: mean('work', name) }]);
+}
+
+/** The controller's log lines while the last run converged. */
+let lastLogs: readonly LogRecord[] = [];
+
+/** Log lines per VM, by level and message, the most frequent first. */
+function printLogs(vms: number): void {
+  const counts = new Map<string, number>();
+  let bytes = 0;
+  for (const r of lastLogs) {
+    const text = r['msg'] ?? r['raw'];
+    const key = `${String(r['level'] ?? r['stream'])}: ${typeof text === 'string' ? text : JSON.stringify(text)}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    bytes += JSON.stringify(r).length;
+  }
+  print(
+    `[controller] controller log lines per VM (last run, while converging): ${(lastLogs.length / vms).toFixed(2)}, about ${(bytes / vms).toFixed(0)} bytes`,
+  );
+  for (const [key, count] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, 8)) print(`  ${(count / vms).toFixed(2).padStart(6)}  ${key}`);
+}
 
 const WEBHOOK_LABEL = { key: 'bench-webhook', value: 'controller' };
 
@@ -110,7 +227,9 @@ async function startDefaultingWebhook(cp: ControlPlaneState, workDir: string): P
   const proc = startNodeProcess(await compiledArgs('functions/admission/index.ts'), {
     env: { PORT: '0', HOST: '127.0.0.1', TLS_CERT_FILE: cert.certPath, TLS_KEY_FILE: cert.keyPath, KUBECONFIG: cp.kubeconfigPath, LOG_LEVEL: 'info' },
   });
+  measured.set('webhook', proc.child.pid ?? 0);
   const stop = async (): Promise<void> => {
+    measured.delete('webhook');
     proc.child.kill('SIGTERM');
     await proc.exited;
   };
@@ -154,9 +273,12 @@ async function bareVMs(c: Clients, world: World): Promise<number> {
 async function bareAll(c: Clients, world: World): Promise<number> {
   const ns = await world.namespace(`all-${round}`);
   const tasks = baselineObjects(world, ns, settings.BENCH_VMS, 200 + round++).map((create) => () => create(c));
+  const cpu = cpuWindow();
   const start = nowMs();
   await pool(tasks, settings.BENCH_CONCURRENCY);
-  return nowMs() - start;
+  const ms = nowMs() - start;
+  lastCpu.set('bare creates of all objects', cpu());
+  return ms;
 }
 
 /** VMs created by the client; the controller turns them into everything else. */
@@ -171,14 +293,22 @@ async function withController(c: Clients, world: World, args: readonly string[],
       MODULE_CONFIG_WATCH: 'false',
       VIRTUAL_MACHINE_CIDRS: `10.${200 + round++}.0.0/16`,
       RECONCILE_WORKERS: String(settings.BENCH_WORKERS),
+      METRICS_AUTH: 'none',
     },
   });
   try {
     await proc.waitForLog((r) => r['msg'] === 'caches synced, reconcilers running', 60_000);
     const converged = watchConvergence(c, ns);
     await converged.synced;
-    const before = await apiserverWrites(kube);
+    const before = await apiserverRequests(kube);
     const idle = processMemoryMb(proc.child.pid ?? 0).rss;
+    const logsBefore = proc.logs.length;
+    const started = await proc.waitForLog((r) => r['msg'] === 'started: health and metrics served', 10_000);
+    const metricsUrl = `http://127.0.0.1:${String(started['healthPort'])}/metrics`;
+    const countersBefore = await controllerCounters(metricsUrl);
+    measured.set('controller', proc.child.pid ?? 0);
+    const cpu = cpuWindow();
+    const apiProfile = settings.BENCH_APISERVER_PROFILE > 0 ? apiserverProfile(kube, settings.BENCH_APISERVER_PROFILE) : undefined;
     const start = nowMs();
     await pool(
       Array.from({ length: settings.BENCH_VMS }, (_, i) => () => c.vms.create(vmObject(world, ns, i))),
@@ -186,11 +316,16 @@ async function withController(c: Clients, world: World, args: readonly string[],
     );
     await converged.done;
     const ms = nowMs() - start;
+    lastCpu.set('controller', cpu());
+    await apiProfile;
     lastMemory = { idle, peak: processMemoryMb(proc.child.pid ?? 0).peak };
-    lastWrites = writesPerVm(before, await apiserverWrites(kube), settings.BENCH_VMS);
+    lastLogs = proc.logs.slice(logsBefore);
+    reconcileFigures(countersBefore, await controllerCounters(metricsUrl), settings.BENCH_VMS);
+    lastRequests = requestsPerVm(before, await apiserverRequests(kube), settings.BENCH_VMS);
     await converged.stop();
     return ms;
   } finally {
+    measured.delete('controller');
     proc.child.kill('SIGTERM');
     await proc.exited;
   }
@@ -230,9 +365,54 @@ function watchConvergence(c: Clients, ns: string): { synced: Promise<void>; done
   };
 }
 
+/** Where `BENCH_PROFILE` has the controller write its profiles (one per run; open one in Chrome DevTools). */
+const CONTROLLER_PROFILES = join(REPO_ROOT, 'dist', '.bench', 'controller-profiles');
+
+/** Where `BENCH_APISERVER_PROFILE` writes the apiserver's profile. */
+const APISERVER_PROFILE = join(REPO_ROOT, 'dist', '.bench', 'apiserver-controller.pprof');
+
+/** Record the apiserver's CPU for `seconds` into APISERVER_PROFILE (its pprof endpoint, as cluster admin). */
+async function apiserverProfile(kube: KubeClient, seconds: number): Promise<void> {
+  const res = await kube.rest.stream({
+    method: 'GET',
+    path: `/debug/pprof/profile?seconds=${seconds}`,
+    what: 'profile the apiserver',
+    timeoutMs: (seconds + 30) * 1000,
+  });
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  await writeFile(APISERVER_PROFILE, Buffer.concat(chunks));
+}
+
+/** The top of the apiserver's profile through `go tool pprof`, or where to find it when there is no `go`. */
+async function printApiserverProfile(): Promise<void> {
+  const top = await run('go', ['tool', 'pprof', '-top', '-nodecount=40', APISERVER_PROFILE]).catch(() => undefined);
+  print(`\n== apiserver CPU profile (${APISERVER_PROFILE}) ==\n${top?.stdout ?? '(no go on the PATH: go tool pprof -top <file>)'}`);
+}
+
+/** CPU milliseconds per VM by process in the last run of each row, and how busy the cores were. */
+function printCpu(vms: number): void {
+  const rows = [...lastCpu];
+  const names = [...new Set(rows.flatMap(([, use]) => [...use.processes.keys()]))];
+  print(`[controller] CPU ms per VM by process (last run of each row; ${names.length} processes counted, the machine's other jobs not):`);
+  print(`  ${'process'.padEnd(24)}${rows.map(([row]) => row.padStart(30)).join('')}`);
+  const line = (label: string, value: (use: CpuUse) => string): void =>
+    print(`  ${label.padEnd(24)}${rows.map(([, use]) => value(use).padStart(30)).join('')}`);
+  for (const name of names) line(name, (use) => ((1000 * (use.processes.get(name) ?? 0)) / vms).toFixed(2));
+  const total = (use: CpuUse): number => [...use.processes.values()].reduce((a, b) => a + b, 0);
+  line('all counted', (use) => ((1000 * total(use)) / vms).toFixed(2));
+  line('cores busy (machine)', (use) => `${(100 * use.busy).toFixed(0)} % of ${cpus().length} over ${use.seconds.toFixed(1)} s`);
+  const [bare, converging] = rows.map(([, use]) => total(use));
+  if (bare !== undefined && converging !== undefined && bare > 0) {
+    print(`[controller] counted CPU per VM, controller against bare: ${(converging / bare).toFixed(2)}x (on saturated cores the seconds follow this ratio)`);
+  }
+}
+
 async function main(): Promise<void> {
   const workDir = await mkdtemp(join(tmpdir(), 'bench-controller-'));
-  const cp = await startControlPlane(await ensureBinaries(), workDir);
+  const cp = await startControlPlane(await ensureBinaries(), workDir, {
+    apiServerArgs: settings.BENCH_APISERVER_PROFILE > 0 ? ['--profiling=true'] : [],
+  });
   const kube = new KubeClient(newKubeConfig(cp.state.kubeconfigPath));
   let webhook: { stop: () => Promise<void> } | undefined;
   try {
@@ -243,7 +423,9 @@ async function main(): Promise<void> {
       webhook = await startDefaultingWebhook(cp.state, workDir);
       await untilDefaulting(c, world, await world.namespace('webhook-probe'));
     }
-    const args = await compiledArgs('daemons/controller/main.ts');
+    for (const [name, pid] of Object.entries(cp.state.pids)) measured.set(name, pid);
+    await rm(CONTROLLER_PROFILES, { recursive: true, force: true });
+    const args = [...(settings.BENCH_PROFILE ? cpuProfileArgs(CONTROLLER_PROFILES) : []), ...(await compiledArgs('daemons/controller/main.ts'))];
     print(
       `[controller] ${settings.BENCH_VMS} VMs, ${settings.BENCH_CONCURRENCY} creates in flight, ${settings.BENCH_WORKERS} workers${settings.BENCH_WORKERS === SHIPPED_WORKERS ? ' (shipped default)' : ' (NOT the shipped default)'}, ${settings.BENCH_ROUNDS} round(s), ` +
         (settings.BENCH_WEBHOOK ? 'VM creates through the defaulting webhook' : 'no webhook'),
@@ -270,14 +452,28 @@ async function main(): Promise<void> {
       [row('bare creates of all objects', all, `${4 * n} creates: VM, internal VM, VMIP, lease`), controller],
       'bare creates of all objects',
     );
-    const total = lastWrites.reduce((sum, [, perVm]) => sum + perVm, 0);
+    const total = lastRequests.writes.reduce((sum, [, perVm]) => sum + perVm, 0);
     print(`[controller] writes per converged VM (last run, apiserver counters, the bench's own VM creates taken out): ${total.toFixed(2)}`);
-    for (const [key, perVm] of lastWrites) print(`  ${perVm.toFixed(2).padStart(6)}  ${key}`);
+    for (const [key, perVm] of lastRequests.writes) print(`  ${perVm.toFixed(2).padStart(6)}  ${key}`);
+    print(
+      `[controller] reads per converged VM (every client's): ${lastRequests.reads.map(([key, perVm]) => `${key} ${perVm.toFixed(3)}`).join(', ') || 'none'}`,
+    );
     if (lastMemory !== undefined) {
       print(
         `[controller] controller RSS (last run): ${lastMemory.idle.toFixed(0)} MB with caches synced, peak ${lastMemory.peak.toFixed(0)} MB (VmHWM) at convergence`,
       );
     }
+    printCpu(n);
+    printLogs(n);
+    const reconciles = lastReconciles.reduce((sum, [, perVm]) => sum + perVm, 0);
+    print(
+      `[controller] reconciles per VM (last run, by controller and result): ${reconciles.toFixed(2)}: ${lastReconciles.map(([key, perVm]) => `${key} ${perVm.toFixed(2)}`).join(', ')}`,
+    );
+    print(
+      `[controller] work queues (last run): mean wait before a reconcile / mean reconcile, ms: ${lastQueues.map(([name, q]) => `${name} ${q.waitMs.toFixed(1)} / ${q.workMs.toFixed(1)}`).join(', ')}`,
+    );
+    if (settings.BENCH_APISERVER_PROFILE > 0) await printApiserverProfile();
+    if (settings.BENCH_PROFILE) print(formatProfile('CPU profile of the controller (last run, its whole life)', summarizeProfileDir(CONTROLLER_PROFILES, 30)));
   } finally {
     await webhook?.stop();
     kube.close();

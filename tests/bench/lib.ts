@@ -132,3 +132,24 @@ export function processMemoryMb(pid: number): { rss: number; peak: number } {
   const kb = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
+
+/** Kernel clock ticks per second, the unit of utime and stime in /proc/<pid>/stat (100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/** CPU seconds a process has used so far (user + system), from /proc/<pid>/stat; NaN once it is gone. */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU seconds of the whole machine so far, busy and idle (all cores), from /proc/stat. */
+export function machineCpuSeconds(): { busy: number; idle: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line.split(/\s+/).slice(1).map(Number);
+  return { busy: (user + nice + system + irq + softirq + steal) / CLOCK_TICKS, idle: (idle + iowait) / CLOCK_TICKS };
+}

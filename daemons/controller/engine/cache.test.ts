@@ -50,6 +50,20 @@ describe('ObjectCache', () => {
     expect(cache.get('ns/a')?.metadata.resourceVersion).toBe('15');
   });
 
+  it('counts every way an object leaves it (a delete event, forget), and nothing else', () => {
+    const s = source();
+    const cache = new ObjectCache(s.src);
+    s.add(obj('10'));
+    s.update(obj('11'));
+    cache.remember(obj('12'));
+    expect(cache.removals).toBe(0);
+    s.remove(obj('13'));
+    expect(cache.removals).toBe(1);
+    cache.remember(obj('14'));
+    cache.forget('ns/a');
+    expect(cache.removals).toBe(2);
+  });
+
   it('never brings a deleted object back through a late write response', () => {
     const s = source();
     const cache = new ObjectCache(s.src);

@@ -22,6 +22,7 @@ export class ObjectCache<T extends KubeObject> {
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
   /** The version of each object whose values are in the indexes: always the one get() answers. */
   private readonly indexed = new Map<string, T>();
+  private removed = 0;
 
   constructor(readonly informer: CacheSource<T>) {
     informer.on('add', (obj) => this.observe(obj));
@@ -31,6 +32,14 @@ export class ObjectCache<T extends KubeObject> {
 
   get synced(): Promise<void> {
     return this.informer.synced;
+  }
+
+  /**
+   * How many times an object has left the cache so far (a delete seen, or `forget`). A reader that
+   * concluded "all of these exist" (the address allocator's scan position) concludes again once it moved.
+   */
+  get removals(): number {
+    return this.removed;
   }
 
   /** The freshest known version of an object. */
@@ -67,6 +76,7 @@ export class ObjectCache<T extends KubeObject> {
 
   /** Record that this process deleted an object without finalizers (it is gone at once). */
   forget(key: string): void {
+    this.removed++;
     this.overlay.delete(key);
     if (this.informer.store.get(key) !== undefined) this.gone.add(key);
     this.reindex(key);
@@ -113,6 +123,7 @@ export class ObjectCache<T extends KubeObject> {
   }
 
   private observeDelete(obj: T): void {
+    this.removed++;
     const key = objectKey(obj.metadata);
     this.overlay.delete(key);
     this.gone.delete(key);

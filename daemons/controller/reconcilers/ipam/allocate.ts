@@ -5,7 +5,7 @@ import { AlreadyExistsError } from '../../../../shared/errors/index.js';
 import type { Deps } from '../../deps.js';
 import { Expectations } from '../../engine/expectations.js';
 import { ipToLeaseName, parseIPv4 } from '../../../../shared/api/ipv4.js';
-import { isAssignable, nextFree, rangesOf } from './cidr.js';
+import { isAssignable, nextFree, rangesOf, type FreeAddress } from './cidr.js';
 
 /** Label on a lease: the uid of the VirtualMachineIPAddress holding it. */
 export const VMIP_UID_LABEL = 'virtualization.deckhouse.io/virtual-machine-ip-address-uid';
@@ -33,6 +33,14 @@ export function leaseHeldBy(lease: VirtualMachineIPAddressLease, vmip: VirtualMa
 export class Allocator {
   /** Addresses this process saw taken but its cache may not show yet (the cache covers them soon). */
   private readonly taken = new Expectations<true>(30_000);
+  /**
+   * Where the next Auto scan starts, so that handing out n addresses costs O(n), not O(n²): every
+   * address before `position` (in CIDR order) had a lease in the cache when a scan passed it, and
+   * none can have become free while no lease left the cache (`removals` unchanged) and the CIDRs
+   * are the same. Any removal sends the scan back to the first address, so the first free address in
+   * CIDR order is still the one taken.
+   */
+  private scanned: { cidrs: string; removals: number; position: number } | undefined;
 
   constructor(private readonly deps: Deps) {}
 
@@ -51,12 +59,33 @@ export class Allocator {
       if (again.ok) return again;
     }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const ip = nextFree(ranges, (candidate) => this.isTaken(candidate));
-      if (ip === undefined) return { ok: false, reason: 'Exhausted', message: 'no free address is left in virtualMachineCIDRs' };
-      const result = await this.take(vmip, ip, signal);
+      const free = this.firstFree(ranges);
+      if (free === undefined) return { ok: false, reason: 'Exhausted', message: 'no free address is left in virtualMachineCIDRs' };
+      const result = await this.take(vmip, free.ip, signal);
       if (result.ok || result.reason !== 'AlreadyExists') return result;
     }
     return { ok: false, reason: 'AlreadyExists', message: 'every address tried was taken meanwhile; retrying' };
+  }
+
+  /** The first address in CIDR order that is neither leased nor being taken, scanning from `scanned`. */
+  private firstFree(ranges: ReturnType<typeof rangesOf>): FreeAddress | undefined {
+    const cidrs = ranges.map((r) => r.text).join(',');
+    const removals = this.deps.caches.leases.removals;
+    const from = this.scanned?.cidrs === cidrs && this.scanned.removals === removals ? this.scanned.position : 0;
+    // The scan may move past addresses held only by an expectation (their lease may never come);
+    // the next scan starts at the first of those, not behind it.
+    let leasedBefore = from;
+    const free = nextFree(
+      ranges,
+      (ip, position) => {
+        const leased = this.deps.caches.leases.get(ipToLeaseName(ip)) !== undefined;
+        if (leased && position === leasedBefore) leasedBefore = position + 1;
+        return leased || this.taken.get(ip) === true;
+      },
+      from,
+    );
+    this.scanned = { cidrs, removals, position: leasedBefore };
+    return free;
   }
 
   private isTaken(ip: string): boolean {

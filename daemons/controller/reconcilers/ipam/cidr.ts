@@ -11,15 +11,27 @@ export function isAssignable(ip: number, ranges: readonly Subnet[]): boolean {
   return ranges.some((r) => isUsableIn(r, ip));
 }
 
-/** The first assignable address, in CIDR order, that `taken` does not hold. */
-export function nextFree(ranges: readonly Subnet[], taken: (ip: string) => boolean): string | undefined {
+/** A free address and its position: the assignable addresses of all subnets numbered 0, 1, ... in CIDR order. */
+export interface FreeAddress {
+  readonly ip: string;
+  readonly position: number;
+}
+
+/**
+ * The first assignable address, in CIDR order, at or after position `from`, that `taken` does not
+ * hold (`taken` is asked about each address passed, in order, with its position).
+ */
+export function nextFree(ranges: readonly Subnet[], taken: (ip: string, position: number) => boolean, from = 0): FreeAddress | undefined {
+  let base = 0;
   for (const r of ranges) {
     const lo = r.first === r.last ? r.first : r.first + 1;
     const hi = r.first === r.last ? r.last : r.last - 1;
-    for (let ip = lo; ip <= hi; ip++) {
-      const text = formatIPv4(ip);
-      if (!taken(text)) return text;
+    const size = Math.max(0, hi - lo + 1);
+    for (let i = Math.max(0, from - base); i < size; i++) {
+      const text = formatIPv4(lo + i);
+      if (!taken(text, base + i)) return { ip: text, position: base + i };
     }
+    base += size;
   }
   return undefined;
 }

@@ -142,6 +142,33 @@ describe('the VirtualMachineIPAddress reconciler', () => {
     }
   });
 
+  it('hands out addresses in CIDR order and gives the lowest freed one next, after a lease is deleted or a create failed', async () => {
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const { deps, kinds } = inMemoryDeps({
+      cidrs: ['10.66.0.0/30', '10.66.1.0/29'],
+      seed: { vmips: names.map((n) => vmip(n, { type: 'Auto' })), leases: [lease('10.66.0.1', { namespace: 'other', name: 'x' })] },
+    });
+    const reconcile = vmipReconciler(deps);
+    const addressOf = (name: string): string | undefined => kinds.vmips.stored(`ns/${name}`)?.status?.address;
+    const writes = (): number => kinds.vmips.calls.length + kinds.leases.calls.length;
+    for (const n of ['a', 'b', 'c']) await settle(reconcile, `ns/${n}`, writes);
+    expect(['a', 'b', 'c'].map(addressOf)).toEqual(['10.66.0.2', '10.66.1.1', '10.66.1.2']);
+
+    // Another process deletes its lease of the first address (the watch event reaches the cache).
+    await kinds.leases.jsonPatch({ name: 'ip-10-66-0-1' }, [{ op: 'remove', path: '/metadata/finalizers' }]);
+    await kinds.leases.delete({ name: 'ip-10-66-0-1' });
+    await settle(reconcile, 'ns/d', writes);
+    expect(addressOf('d')).toBe('10.66.0.1');
+
+    // A create that fails leaves its address free for the next one.
+    kinds.leases.failNext = new Error('connection reset');
+    await expect(reconcile('ns/e', signal)).rejects.toThrow('connection reset');
+    await settle(reconcile, 'ns/f', writes);
+    expect(addressOf('f')).toBe('10.66.1.3');
+    await settle(reconcile, 'ns/e', writes);
+    expect(addressOf('e')).toBe('10.66.1.4');
+  });
+
   it('keeps a deleting address while a VM still uses it, and lets it go once none does', async () => {
     const { deps, kinds } = inMemoryDeps({
       cidrs: ['10.66.0.0/24'],
