@@ -73,6 +73,16 @@ describe('decodeCloudEvents', () => {
     expect([Buffer.isBuffer(decoded.event.data), String(decoded.event.data), decoded.event.subject]).toEqual([true, 'hi', undefined]);
   });
 
+  it.each<[string, unknown]>([
+    ['0', 0],
+    ['false', false],
+    ['null', null],
+    ['an empty string', ''],
+  ])('keeps structured data that is %s', (_what, data) => {
+    const body = JSON.stringify({ id: 'e4', source: '/s', type: 't', specversion: '1.0', data });
+    expect(single(decode({ 'content-type': 'application/cloudevents+json' }, body))).toMatchObject({ data });
+  });
+
   it.each([
     '/tests',
     'urn:uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66',
