@@ -25,8 +25,10 @@ export const sampleEcho = defineFunction({
   init: ({ metrics }): EchoState => ({
     echoed: metrics.counter({ name: 'sample_echo_events_total', help: 'CloudEvents echoed.' }),
   }),
-  handle: async (event, { config, state, signal }) => {
-    if (config.ECHO_DELAY_MS > 0) await sleep(config.ECHO_DELAY_MS, undefined, { signal });
+  handle: async (event, ctx) => {
+    const { config, state } = ctx;
+    // ctx.signal is made on first read (an AbortController and a listener): read it only when waiting.
+    if (config.ECHO_DELAY_MS > 0) await sleep(config.ECHO_DELAY_MS, undefined, { signal: ctx.signal });
     state.echoed.inc();
     return event.cloneWith({ id: randomUUID(), type: `${event.type}.echo`, source: config.ECHO_SOURCE });
   },

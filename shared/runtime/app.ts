@@ -49,7 +49,7 @@ export function buildApp<C extends z.ZodObject, S>({ def, ctx, host, drain, metr
     routes.push({ method: 'POST', path: CLOUDEVENTS_PATH, value: { label: CLOUDEVENTS_PATH, endpoint } });
   }
   const router = new Router(routes);
-  const observed = httpMetrics(metrics);
+  const observed = httpMetrics(metrics, drain);
   const log = ctx.log;
 
   return (req, res) => {

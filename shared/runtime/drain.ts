@@ -19,6 +19,11 @@ export class Drain {
     return this.open.size + this.streams.size;
   }
 
+  /** Requests being answered (not counting upgraded streams). */
+  get requestsInFlight(): number {
+    return this.open.size;
+  }
+
   /** Called for every upgraded connection; the signal aborts when draining starts (at once if it has). */
   trackStream(socket: Duplex): AbortSignal {
     const controller = new AbortController();

@@ -46,6 +46,28 @@ describe('function host: CloudEvents over real HTTP', () => {
     expect(res.json()).toMatchObject({ id: 's1-reply', type: 'probe.reply', specversion: '1.0', data: { disk: 7 } });
   });
 
+  it('percent-decodes ce- header values and percent-encodes those of the reply', async () => {
+    const headers = { ...binaryHeaders({ id: 'p1', type: 'probe.echo' }), 'ce-subject': 'vm%20%E2%82%AC', 'ce-vmname': '"alpha beta"' };
+    const res = await send(host.url, { method: 'POST', headers, body: '{}' });
+    expect(res.status).toBe(200);
+    expect(res.headers).toMatchObject({ 'ce-subject': 'vm%20%E2%82%AC', 'ce-vmname': 'alpha%20beta' });
+  });
+
+  it('hands other content types to the handler as bytes and answers with the same bytes', async () => {
+    const bytes = Buffer.from([0, 1, 2, 250, 255]);
+    const headers = { ...binaryHeaders({ id: 'o1', type: 'probe.echo' }), 'content-type': 'application/octet-stream' };
+    const res = await send(host.url, { method: 'POST', headers, body: bytes });
+    expect([res.status, res.headers['content-type'], res.headers['content-length'], res.body.slice(0, 3)]).toEqual([
+      200,
+      'application/octet-stream',
+      '5',
+      '\u0000\u0001\u0002',
+    ]);
+    const structuredReply = await send(host.url, structured({ ...attributes('o2'), data_base64: bytes.toString('base64') }));
+    expect(structuredReply.json()).toMatchObject({ id: 'o2-reply', data_base64: bytes.toString('base64') });
+    expect(structuredReply.json()).not.toHaveProperty('data');
+  });
+
   it('answers 204 when the handler returns no event', async () => {
     const res = await send(host.url, { method: 'POST', headers: binaryHeaders({ id: 'q', type: 'probe.silent' }) });
     expect([res.status, res.body]).toEqual([204, '']);
@@ -87,6 +109,12 @@ describe('function host: CloudEvents over real HTTP', () => {
     ['binary data that is not JSON', { method: 'POST', headers: binary, body: '{oops}' }, 400, /CloudEvent data .* is not valid JSON/],
     ['binary event without ce-id', { method: 'POST', headers: withoutHeader('ce-id'), body: '{}' }, 400, /missing ce-id/],
     ['binary event without ce-specversion', { method: 'POST', headers: withoutHeader('ce-specversion') }, 400, /missing ce-specversion/],
+    ['a binary event with specversion 0.3', { method: 'POST', headers: { ...binary, 'ce-specversion': '0.3' } }, 400, /specversion "0.3"/],
+    ['a binary event with an empty ce-id', { method: 'POST', headers: { ...binary, 'ce-id': '' } }, 400, /missing ce-id/],
+    ['binary JSON data cut short', { method: 'POST', headers: binary, body: '{"vm":"al' }, 400, /is not valid JSON/],
+    ['a header value that is no percent-encoding', { method: 'POST', headers: { ...binary, 'ce-subject': '50%' } }, 400, /ce-subject "50%" is not correctly/],
+    ['a time on February 30', structured({ ...attributes('x'), time: '2025-02-30T10:00:00Z' }), 400, /is not an RFC 3339/],
+    ['a structured event with an upper-case attribute', structured({ ...attributes('x'), vmName: 'a' }), 400, /invalid attribute name: "vmName"/],
     ['an unknown specversion', structured({ ...attributes('x'), specversion: '0.9' }), 400, /unsupported CloudEvents specversion "0.9"/],
     ['structured event without id and type', structured({ source: '/x', specversion: '1.0' }), 400, /missing id, type/],
     ['a time that is not RFC 3339', structured({ ...attributes('x'), time: 'yesterday' }), 400, /time "yesterday" is not an RFC 3339/],
@@ -100,6 +128,8 @@ describe('function host: CloudEvents over real HTTP', () => {
     ],
     ['a batch that is not an array', { method: 'POST', headers: { 'content-type': BATCH }, body: '{}' }, 400, /must be a JSON array, got object/],
     ['a body over the limit', { method: 'POST', headers: binary, body: `"${'x'.repeat(PROBE_BODY_LIMIT)}"` }, 413, /larger than the limit of 1024 bytes/],
+    ['a huge body (4 MiB)', { method: 'POST', headers: binary, body: Buffer.alloc(4 * 1024 * 1024, 0x20) }, 413, /larger than the limit of 1024 bytes/],
+    ['a huge structured body (4 MiB)', { ...structured({}), body: Buffer.alloc(4 * 1024 * 1024, 0x7b) }, 413, /larger than the limit/],
     ['a structured body truncated mid-document', { ...structured({}), body: JSON.stringify(attributes('t')).slice(0, 30) }, 400, /not valid JSON/],
   ])('rejects %s with a readable message and keeps serving', async (_case, request, status, message) => {
     const res = await send(host.url, request);

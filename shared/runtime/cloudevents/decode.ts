@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { CONSTANTS, HTTP, type CloudEvent } from 'cloudevents';
+import type { CloudEvent } from 'cloudevents';
 import { BadRequestError } from '../../errors/index.js';
 import { isJsonMediaType, jsonKind, mediaType, parseJson } from '../http/json.js';
-import { checkAttributes, REQUIRED_ATTRIBUTES, sdkEvent } from './validate.js';
+import { decodeHeaderValue } from './header-value.js';
+import { REQUIRED_ATTRIBUTES, validEvent } from './validate.js';
 
 /** An HTTP request as the codec sees it: headers (lower-case names) and the whole body. */
 export interface RawMessage {
@@ -17,37 +18,60 @@ export type BatchItem =
 
 export type Decoded = { readonly mode: SingleMode; readonly event: CloudEvent<unknown> } | { readonly mode: 'batch'; readonly items: readonly BatchItem[] };
 
-const REQUIRED_HEADERS = REQUIRED_ATTRIBUTES.map((a) => `ce-${a}`);
+/** The media types of the JSON event format (structured) and of its batches. */
+export const MIME_CE = 'application/cloudevents';
+export const MIME_CE_JSON = 'application/cloudevents+json';
+export const MIME_CE_BATCH = 'application/cloudevents-batch+json';
+
+const CE_PREFIX = 'ce-';
+const REQUIRED_HEADERS = REQUIRED_ATTRIBUTES.map((a) => `${CE_PREFIX}${a}`);
+const BINARY_NAMING = { what: 'binary-mode CloudEvent', spell: (a: string): string => `${CE_PREFIX}${a}` };
+const attributeName = (a: string): string => a;
 
 /**
- * Decode an HTTP request into CloudEvents (HTTP protocol binding, binary, structured and batched
- * modes). Whole-request problems throw BadRequestError naming the problem; in batched mode each
- * element is decoded on its own, so one broken element does not fail the others.
+ * Decode an HTTP request into CloudEvents (HTTP protocol binding 1.0.2: binary, structured and
+ * batched modes), with our own parsing and checks (validate.ts) rather than the SDK's. Whole-request
+ * problems throw BadRequestError naming the problem; in batched mode each element is decoded on its
+ * own, so one broken element does not fail the others.
  */
 export function decodeCloudEvents(message: RawMessage): Decoded {
   const type = mediaType(message.headers['content-type']);
-  if (type === CONSTANTS.MIME_CE_BATCH) return { mode: 'batch', items: decodeBatch(message.body) };
-  if (type.startsWith(CONSTANTS.MIME_CE)) return { mode: 'structured', event: decodeStructured(type, message.body) };
+  if (type === MIME_CE_BATCH) return { mode: 'batch', items: decodeBatch(message.body) };
+  if (type.startsWith(MIME_CE)) return { mode: 'structured', event: decodeStructured(type, message.body) };
   if (REQUIRED_HEADERS.some((h) => message.headers[h] !== undefined)) {
     return { mode: 'binary', event: decodeBinary(message) };
   }
   throw new BadRequestError(
     `not a CloudEvent: expected the headers ${REQUIRED_HEADERS.join(', ')} (binary mode) or Content-Type ` +
-      `${CONSTANTS.MIME_CE_JSON} (structured) or ${CONSTANTS.MIME_CE_BATCH} (batched); ` +
+      `${MIME_CE_JSON} (structured) or ${MIME_CE_BATCH} (batched); ` +
       `got Content-Type "${type || 'none'}" and no ce- headers`,
   );
 }
 
+/**
+ * Binary mode: every `ce-` header is an attribute (its value percent-decoded), Content-Type is
+ * `datacontenttype`, the body is the data.
+ */
 function decodeBinary({ headers, body }: RawMessage): CloudEvent<unknown> {
-  checkAttributes({ what: 'binary-mode CloudEvent', get: (a) => headers[`ce-${a}`], spell: (a) => `ce-${a}` });
-  const data = decodeData(headers['content-type'], body);
-  return sdkEvent(() => {
-    // The SDK parses the attributes; the data is decoded above so that every JSON media type works.
-    const attributes = HTTP.toEvent({ headers, body: undefined }) as CloudEvent<unknown>;
-    return data === undefined ? attributes : attributes.cloneWith({ data }, false);
-  });
+  const attributes: Record<string, unknown> = {};
+  const contentType = headers['content-type'];
+  for (const header in headers) {
+    if (!header.startsWith(CE_PREFIX)) continue;
+    const value = headers[header];
+    if (typeof value !== 'string') continue;
+    const name = header.slice(CE_PREFIX.length);
+    if (name === 'datacontenttype') {
+      throw new BadRequestError(`binary-mode CloudEvent carries ce-datacontenttype; its content type is the Content-Type header`);
+    }
+    if (name !== 'data') attributes[name] = decodeHeaderValue(header, value);
+  }
+  if (contentType !== undefined) attributes['datacontenttype'] = contentType;
+  const data = decodeData(contentType, body);
+  if (data !== undefined) attributes['data'] = data;
+  return validEvent(attributes, BINARY_NAMING);
 }
 
+/** Any JSON media type (or none) parsed, `text/*` as a string, anything else as bytes. */
 function decodeData(contentType: string | undefined, body: Buffer): unknown {
   if (body.length === 0) return undefined;
   const type = mediaType(contentType);
@@ -58,8 +82,8 @@ function decodeData(contentType: string | undefined, body: Buffer): unknown {
 }
 
 function decodeStructured(type: string, body: Buffer): CloudEvent<unknown> {
-  if (type !== CONSTANTS.MIME_CE_JSON) {
-    throw new BadRequestError(`unsupported structured CloudEvent format "${type}"; only ${CONSTANTS.MIME_CE_JSON} is accepted`);
+  if (type !== MIME_CE_JSON) {
+    throw new BadRequestError(`unsupported structured CloudEvent format "${type}"; only ${MIME_CE_JSON} is accepted`);
   }
   return decodeEventObject(parseJson(body.toString('utf8'), 'structured CloudEvent body'), 'structured CloudEvent');
 }
@@ -79,14 +103,28 @@ function decodeBatch(body: Buffer): BatchItem[] {
   });
 }
 
+/**
+ * One event of the JSON event format: its members are the attributes; `data` is the data as JSON,
+ * `data_base64` the data as base64 bytes (handed to the handler as a Buffer). A context attribute
+ * set to null counts as absent.
+ */
 function decodeEventObject(value: unknown, what: string): CloudEvent<unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new BadRequestError(`${what} must be a JSON object, got ${jsonKind(value)}`);
   }
-  const attributes = value as Record<string, unknown>;
-  checkAttributes({ what, get: (a) => attributes[a], spell: (a) => a });
-  const headers = { 'content-type': CONSTANTS.MIME_CE_JSON };
-  return sdkEvent(() => HTTP.toEvent({ headers, body: attributes }) as CloudEvent<unknown>);
+  const attributes: Record<string, unknown> = {};
+  for (const [name, member] of Object.entries(value as Record<string, unknown>)) {
+    if (member === null && name !== 'data') continue;
+    attributes[name] = member;
+  }
+  const base64 = attributes['data_base64'];
+  if (base64 !== undefined) {
+    if (typeof base64 !== 'string') throw new BadRequestError(`invalid CloudEvent: data_base64 must be string`);
+    if (attributes['data'] !== undefined) throw new BadRequestError(`${what} has both data and data_base64; at most one is allowed`);
+    delete attributes['data_base64'];
+    attributes['data'] = Buffer.from(base64, 'base64');
+  }
+  return validEvent(attributes, { what, spell: attributeName });
 }
 
 function idOf(element: unknown): string | undefined {

@@ -3,8 +3,8 @@ import { readBody } from '../http/body.js';
 import { errorBody } from '../http/errors.js';
 import type { Endpoint } from '../http/exchange.js';
 import { sendReply } from '../http/reply.js';
-import { requestContext } from '../context.js';
-import type { CloudEventHandler, FunctionContext, HandlerContext } from '../types.js';
+import { requestContext, type RequestContext } from '../context.js';
+import type { CloudEventHandler, FunctionContext } from '../types.js';
 import { decodeCloudEvents, type BatchItem } from './decode.js';
 import { encodeBatchReply, encodeReply, type BatchResult } from './encode.js';
 
@@ -14,7 +14,7 @@ export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, ba
     const body = readBody(req, bodyLimit);
     const decoded = decodeCloudEvents({ headers: req.headers, body: Buffer.isBuffer(body) ? body : await body });
     if (decoded.mode === 'batch') {
-      const ctx = requestContext(base, () => `batch-${randomUUID()}`, res);
+      const ctx = requestContext(base, batchId, res);
       sendReply(res, encodeBatchReply(await handleBatch(decoded.items, handle, ctx)));
       return;
     }
@@ -23,15 +23,17 @@ export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, ba
   };
 }
 
+const batchId = (): string => `batch-${randomUUID()}`;
+
 /** Elements are handled one after another, in order; each gets its own result. */
-async function handleBatch<Cfg, S>(items: readonly BatchItem[], handle: CloudEventHandler<Cfg, S>, batchCtx: HandlerContext<Cfg, S>): Promise<BatchResult[]> {
+async function handleBatch<Cfg, S>(items: readonly BatchItem[], handle: CloudEventHandler<Cfg, S>, batchCtx: RequestContext<Cfg, S>): Promise<BatchResult[]> {
   const results: BatchResult[] = [];
   for (const [index, item] of items.entries()) {
     if (!item.ok) {
       results.push(failure(index, item.id, item.error));
       continue;
     }
-    const ctx = { ...batchCtx, log: batchCtx.log.child({ eventId: item.event.id }) };
+    const ctx = batchCtx.forEvent(item.event.id);
     try {
       const event = (await handle(item.event, ctx)) ?? undefined;
       results.push({ index, id: item.event.id, status: event === undefined ? 204 : 200, event });

@@ -1,5 +1,5 @@
 import { randomUUID, type X509Certificate } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { requestContext } from '../context.js';
 import type { FunctionContext, Route, RouteRequest, RouteResponse } from '../types.js';
@@ -14,46 +14,68 @@ import type { Params } from './router.js';
  * for and with a handler that answers at once, the answer is written synchronously (no promise).
  */
 export function routeEndpoint<Cfg, S>(route: Route<Cfg, S>, base: FunctionContext<Cfg, S>, bodyLimit: number): Endpoint {
-  return ({ req, res, params }) => {
-    const answer = (body: Buffer): void | Promise<void> => {
-      const requestId = (): string => {
-        const given = req.headers['x-request-id'];
-        return typeof given === 'string' ? given : randomUUID();
-      };
-      const result = route.handle(toRouteRequest(req, body, params), requestContext(base, requestId, res));
-      if (isThenable(result)) return Promise.resolve(result).then((answered) => sendReply(res, toReply(answered ?? NO_ANSWER)));
-      sendReply(res, toReply(result ?? NO_ANSWER));
-    };
-    const body = readBody(req, bodyLimit);
-    return Buffer.isBuffer(body) ? answer(body) : body.then(answer);
+  const answer = (req: IncomingMessage, res: ServerResponse, params: Params, body: Buffer): void | Promise<void> => {
+    const result = route.handle(new HostRouteRequest(req, body, params), requestContext(base, requestIdOf, res));
+    if (isThenable(result)) return Promise.resolve(result).then((answered) => sendReply(res, toReply(answered ?? NO_ANSWER)));
+    sendReply(res, toReply(result ?? NO_ANSWER));
   };
+  return ({ req, res, params }) => {
+    const body = readBody(req, bodyLimit);
+    return Buffer.isBuffer(body) ? answer(req, res, params, body) : body.then((read) => answer(req, res, params, read));
+  };
+}
+
+/** A route request's id: its `X-Request-Id` header, else a new UUID. */
+function requestIdOf(res: ServerResponse): string {
+  const given = res.req.headers['x-request-id'];
+  return typeof given === 'string' ? given : randomUUID();
 }
 
 const NO_ANSWER: RouteResponse = Object.freeze({});
 
-/** The request as a route sees it; what needs parsing (URL, query, distinct headers, certificate) is read on first use. */
-function toRouteRequest(req: IncomingMessage, body: Buffer, params: Params): RouteRequest {
-  let url: URL | undefined;
-  const parsed = (): URL => (url ??= new URL(req.url ?? '/', 'http://host'));
-  return {
-    method: req.method ?? 'GET',
-    get path(): string {
-      return parsed().pathname;
-    },
-    params,
-    get query(): URLSearchParams {
-      return parsed().searchParams;
-    },
-    headers: req.headers,
-    get headersDistinct(): RouteRequest['headersDistinct'] {
-      return req.headersDistinct;
-    },
-    get peerCertificate(): X509Certificate | undefined {
-      return peerCertificateOf(req);
-    },
-    body,
-    json: () => parseJson(body.toString('utf8'), `request body (${req.headers['content-type'] ?? NO_CONTENT_TYPE})`),
-  };
+/**
+ * The request as a route sees it; what needs parsing (URL, query, distinct headers, certificate) is
+ * read on first use. A class rather than an object literal with getters: one small object per request.
+ */
+class HostRouteRequest implements RouteRequest {
+  readonly method: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly #req: IncomingMessage;
+  #url: URL | undefined;
+
+  constructor(
+    req: IncomingMessage,
+    readonly body: Buffer,
+    readonly params: Params,
+  ) {
+    this.#req = req;
+    this.method = req.method ?? 'GET';
+    this.headers = req.headers;
+  }
+
+  get path(): string {
+    return this.#parsed().pathname;
+  }
+
+  get query(): URLSearchParams {
+    return this.#parsed().searchParams;
+  }
+
+  get headersDistinct(): RouteRequest['headersDistinct'] {
+    return this.#req.headersDistinct;
+  }
+
+  get peerCertificate(): X509Certificate | undefined {
+    return peerCertificateOf(this.#req);
+  }
+
+  json(): unknown {
+    return parseJson(this.body.toString('utf8'), `request body (${this.headers['content-type'] ?? NO_CONTENT_TYPE})`);
+  }
+
+  #parsed(): URL {
+    return (this.#url ??= new URL(this.#req.url ?? '/', 'http://host'));
+  }
 }
 
 /** The client certificate of a TLS connection (only sent when the server asked for one). */
