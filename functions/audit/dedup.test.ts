@@ -1,11 +1,60 @@
 import { describe, expect, it } from '@jest/globals';
-import { DuplicateFilter } from './dedup.js';
+import { digestInto, DuplicateFilter } from './dedup.js';
 
 describe('DuplicateFilter', () => {
   it('flags the same audit ID and stage seen again within the window', () => {
     const f = new DuplicateFilter({ ttlMs: 1000, capacity: 10, now: () => 0 });
     expect(f.isDuplicate('a', 'ResponseComplete')).toBe(false);
     expect(f.isDuplicate('a', 'ResponseComplete')).toBe(true);
+  });
+
+  it('keeps (auditID, stage) pairs apart that concatenate to the same text', () => {
+    const f = new DuplicateFilter({ ttlMs: 1000, capacity: 10, now: () => 0 });
+    expect(f.isDuplicate('a\u0000', 'b')).toBe(false);
+    expect(f.isDuplicate('a', '\u0000b')).toBe(false);
+    expect(f.isDuplicate('ab', '')).toBe(false);
+    expect(f.isDuplicate('', 'ab')).toBe(false);
+    // Lone surrogates: distinct UTF-16 strings that UTF-8 would encode alike.
+    expect(f.isDuplicate('\ud800', 's')).toBe(false);
+    expect(f.isDuplicate('\udc00', 's')).toBe(false);
+    expect(f.size).toBe(6);
+    expect(f.isDuplicate('a\u0000', 'b')).toBe(true);
+  });
+
+  // Expected words from the reference MurmurHash3_x86_128 (Python mmh3, x64arch=False, seed 0) over the
+  // UTF-16LE bytes of each string, read as four little-endian signed 32-bit words: every tail length.
+  it.each([
+    ['5:audit1ResponseComplete', [538893722, 1654941515, -2145378274, 1400355065]],
+    ['a', [54243734, -856731679, -856731679, -856731679]],
+    ['abc', [727422883, 553082805, 1343406772, 1343406772]],
+    ['abcdefgh', [1815443029, -1913087839, -1486019827, 1108635924]],
+    ['abcdefghi', [396613426, 938402950, 80977633, -293638692]],
+    ['\u00e9\u4e2d\ud800', [173173680, 286485106, 557630768, 557630768]],
+  ])('digests %j as MurmurHash3 x86_128 of its UTF-16LE bytes', (key, words) => {
+    const out = new Int32Array(4);
+    digestInto(key, out);
+    expect([...out]).toEqual(words);
+  });
+
+  it('gives 200,000 distinct keys 200,000 distinct 128-bit digests, the same each time', () => {
+    const seen = new Set<string>();
+    const out = new Int32Array(4);
+    let freeFirstWords = 0;
+    for (let i = 0; i < 200_000; i++) {
+      // Lengths 1..~40 code units, so every tail length and several blocks are covered.
+      const id = `${i.toString(36)}-${'x'.repeat(i % 29)}`;
+      digestInto(`${id}${i % 2 === 0 ? 'ResponseComplete' : 'RequestReceived'}`, out);
+      if (out[0] === 0) freeFirstWords++;
+      seen.add(out.join(','));
+    }
+    expect(seen.size).toBe(200_000);
+    expect(freeFirstWords).toBe(0);
+    const again = new Int32Array(4);
+    digestInto('audit-1ResponseComplete', out);
+    digestInto('audit-1ResponseComplete', again);
+    expect([...again]).toEqual([...out]);
+    digestInto('audit-1ResponseStarted', again);
+    expect([...again]).not.toEqual([...out]);
   });
 
   it('treats another stage of the same request as a new event', () => {

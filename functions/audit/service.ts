@@ -3,7 +3,7 @@
  * code (routes, the CloudEvent handler) only frames requests and answers.
  */
 import type { Logger } from '../../shared/log/index.js';
-import { decodeBody, decodeValue, type DecodeLimits, type ElementResult } from './codec.js';
+import { bodyElements, valueElements, type DecodeLimits, type ElementResult } from './codec.js';
 import type { DuplicateFilter } from './dedup.js';
 import type { Enrichment } from './enrichment.js';
 import type { AuditMetrics, InputName } from './metrics.js';
@@ -23,20 +23,26 @@ export interface AuditServiceDeps {
   readonly log: Logger;
 }
 
+/**
+ * The request's logger, asked for only when something is logged: the host makes a request's child
+ * logger (and a request ID) on first use, which would otherwise cost every request.
+ */
+export type LazyLogger = () => Logger;
+
 export class AuditService {
   constructor(private readonly deps: AuditServiceDeps) {}
 
   /** A raw body: JSON array, NDJSON, EventList or a single event. */
-  processBody(input: InputName, body: Buffer | string, log?: Logger): Promise<BatchSummary> {
-    return this.process(input, () => decodeBody(body, this.deps.limits), log);
+  processBody(input: InputName, body: Buffer | string, log?: LazyLogger): Promise<BatchSummary> {
+    return this.process(input, () => bodyElements(body, this.deps.limits), log);
   }
 
   /** An already-parsed payload (CloudEvent data). */
-  processValue(input: InputName, value: unknown, log?: Logger): Promise<BatchSummary> {
-    return this.process(input, () => decodeValue(value, this.deps.limits), log);
+  processValue(input: InputName, value: unknown, log?: LazyLogger): Promise<BatchSummary> {
+    return this.process(input, () => valueElements(value, this.deps.limits), log);
   }
 
-  private async process(input: InputName, decode: () => ElementResult[], log: Logger = this.deps.log): Promise<BatchSummary> {
+  private async process(input: InputName, decode: () => Iterable<ElementResult>, log: LazyLogger = () => this.deps.log): Promise<BatchSummary> {
     const { metrics, writer, sink } = this.deps;
     const started = process.hrtime.bigint();
     await this.deps.prepare?.();
@@ -51,7 +57,7 @@ export class AuditService {
       },
       rejected: (r) => {
         metrics.rejected.inc({ input, reason: r.reason });
-        log.warn({ input, index: r.index, reason: r.reason, detail: r.detail }, 'audit element rejected');
+        log().warn({ input, index: r.index, reason: r.reason, detail: r.detail }, 'audit element rejected');
       },
       outcome: (o, auditID) => this.observe(o, auditID, log),
     }).finally(() => writer.flush());
@@ -61,10 +67,10 @@ export class AuditService {
     return summary;
   }
 
-  private observe(o: EventOutcome, auditID: string, log: Logger): void {
+  private observe(o: EventOutcome, auditID: string, log: LazyLogger): void {
     this.deps.metrics.events.inc({ outcome: o.outcome });
     if (o.outcome === 'undecidable' || o.outcome === 'failed') {
-      log.warn({ auditID, kind: o.kind, outcome: o.outcome, detail: o.detail }, 'no record for a matched audit event');
+      log().warn({ auditID, kind: o.kind, outcome: o.outcome, detail: o.detail }, 'no record for a matched audit event');
     }
   }
 }

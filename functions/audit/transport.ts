@@ -47,7 +47,7 @@ function route<Cfg, S extends HasService>(path: string, input: InputName): Route
     path,
     bodyLimitBytes: ROUTE_BODY_LIMIT_BYTES,
     handle: async (req, ctx): Promise<RouteResponse> => {
-      const summary = await ctx.state.service.processBody(input, req.body, ctx.log);
+      const summary = await ctx.state.service.processBody(input, req.body, () => ctx.log);
       return { status: nothingAccepted(summary) ? 400 : 200, body: summaryBody(summary) };
     },
   };
@@ -64,8 +64,8 @@ export function auditCloudEventHandler<Cfg, S extends HasService>(): CloudEventH
     const service = ctx.state.service;
     const summary =
       typeof data === 'string' || Buffer.isBuffer(data)
-        ? await service.processBody('cloudevent', data, ctx.log)
-        : await service.processValue('cloudevent', data, ctx.log);
+        ? await service.processBody('cloudevent', data, () => ctx.log)
+        : await service.processValue('cloudevent', data, () => ctx.log);
     if (nothingAccepted(summary)) {
       const reasons = [...new Set(summary.rejected.map((r) => r.reason))].join(', ');
       throw new BadRequestError(`no audit event accepted from CloudEvent ${event.id} (${summary.rejected.length} rejected: ${reasons})`);

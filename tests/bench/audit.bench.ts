@@ -1,5 +1,6 @@
 /**
- * Audit function benchmark, shipped defaults (no setting changed; the duplicate filter keeps its
+ * Audit function benchmark, shipped defaults (no setting changed, the env of knative/functions/audit.yaml
+ * applied, NODE_OPTIONS included; the duplicate filter keeps its
  * 100,000 keys and is filled before anything is measured). The function is bundled into one file (as
  * the image runs it) and pinned to one CPU core, every enrichment answered by warm informers on a real
  * apiserver; records go to a file (as a container's stdout goes to its log file). Every request
@@ -22,6 +23,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { load } from 'js-yaml';
 import { z } from 'zod';
 import { env, parseConfig } from '../../shared/config/index.js';
 import { REPO_ROOT } from '../../shared/runtime/testing/index.js';
@@ -137,6 +139,16 @@ spec: {nodeName: node-1, containers: [{name: handler, image: handler}]}\n`);
   await applyYaml(`apiVersion: internal.virtualization.deckhouse.io/v1\nkind: InternalVirtualizationVirtualMachineInstance
 metadata: {name: vm1, namespace: ns1, annotations: {integrity.virtualization.deckhouse.io/core-spec-checksum: "${annotations['reference_checksum']}", integrity.virtualization.deckhouse.io/core-spec-checksum-applied: "${annotations['current_checksum']}"}}\nspec: {}\n`);
   await kc(['create', 'clusterrolebinding', 'bench-alice', '--clusterrole=cluster-admin', '--user=alice']);
+}
+
+/** The literal env values the Knative Service gives the function (NODE_OPTIONS among them), so the bench runs what ships. */
+function serviceEnv(): Record<string, string> {
+  const service = load(readFileSync(join(REPO_ROOT, 'knative/functions/audit.yaml'), 'utf8')) as {
+    spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } };
+  };
+  const env: Record<string, string> = {};
+  for (const e of service.spec?.template?.spec?.containers?.[0]?.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  return env;
 }
 
 /** Stands for a per-request counter in a body template, so that every request has fresh auditIDs. */
@@ -320,7 +332,9 @@ async function main(): Promise<void> {
     await installCrds(cp.state);
     await buildWorld();
     const defaults = parseConfig(auditConfigSchema, {});
+    const shipped = serviceEnv();
     const audit = await startPinned(await bundledArgs('functions/audit/index.ts', 'bundled'), join(workDir, 'audit.out'), {
+      ...shipped,
       KUBECONFIG: cp.state.kubeconfigPath,
     });
     running.push(audit);
@@ -328,7 +342,8 @@ async function main(): Promise<void> {
     running.push(bare);
     print(
       `audit benchmark: node ${process.version}, processes pinned to CPU ${settings.BENCH_CPU}, shipped defaults ` +
-        `(duplicate filter ${defaults.AUDIT_DEDUP_CAPACITY} keys, ${defaults.AUDIT_DEDUP_TTL_MS / 1000} s)`,
+        `(duplicate filter ${defaults.AUDIT_DEDUP_CAPACITY} keys, ${defaults.AUDIT_DEDUP_TTL_MS / 1000} s), ` +
+        `the Service's env: ${JSON.stringify(shipped)}`,
     );
     print(`enrichment check: ${await checkEnrichment(audit)} golden records reproduced from warm informers`);
     await new Promise((r) => setTimeout(r, 1_000));
