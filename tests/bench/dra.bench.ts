@@ -71,9 +71,9 @@ async function nodeDir(root: string, name: string, fixture: FixtureDevice[]): Pr
   const env = {
     NODE_NAME: name,
     SYS_ROOT: join(dir, 'sys'),
-    // /var/run/cdi is a tmpfs on a node: so is /dev/shm here. The checkpoint stays on disk (/tmp), as
-    // under /var/lib/kubelet.
+    // /var/run/cdi and /var/run/virtualization-dra (the checkpoint) are tmpfs on a node: so is /dev/shm here.
     CDI_ROOT: join(shmRoot, name, 'cdi'),
+    STATE_DIR: join(shmRoot, name, 'state'),
     KUBELET_PLUGINS_DIR: join(dir, 'plugins'),
     KUBELET_REGISTRY_DIR: join(dir, 'registry'),
     HEALTH_PORT: '0',

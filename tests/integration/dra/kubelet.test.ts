@@ -186,7 +186,7 @@ describe('the kubelet plugin, called as kubelet does', () => {
     const beta = await dra('v1beta1').unprepare([second, { namespace, name: 'never', uid: 'never-prepared-uid' }]);
     expect(beta.claims).toEqual({ [second.uid]: { error: '' }, 'never-prepared-uid': { error: '' } });
     expect(await exists(cdiPath(second.uid))).toBe(false);
-    const checkpoint = JSON.parse(await readFile(join(node.env.KUBELET_PLUGINS_DIR, 'virtualization-usb', 'checkpoint.json'), 'utf8')) as {
+    const checkpoint = JSON.parse(await readFile(join(node.env.STATE_DIR, 'checkpoint.json'), 'utf8')) as {
       version: number;
       claims: object;
     };
