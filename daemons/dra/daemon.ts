@@ -185,6 +185,9 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
       await Promise.race([started, untilAborted(signal)]);
       await untilAborted(signal);
     } finally {
+      // A stop during start-up tears down what start-up made, so it waits for start-up to end: else a
+      // kubelet plugin or monitor started after this point would keep serving (and the process alive).
+      await started.catch(() => undefined);
       clearInterval(resync);
       await plugin?.close();
       await claims.stop();
