@@ -4,7 +4,7 @@
  *
  * 1. NodePrepareResources latency for a claim of one device, as kubelet calls it (gRPC v1 over the
  *    Unix socket): the daemon reads the claim (from its informer cache, which the bench lets catch up
- *    first, as the scheduler-to-kubelet delay does), writes the CDI spec and the checkpoint (both fsynced)
+ *    first, as the scheduler-to-kubelet delay does), writes the CDI spec and the checkpoint (both on tmpfs, as on a node: atomic, no fsync)
  *    and patches the claim's address annotation. Also a bare annotation patch of the claim (the floor:
  *    a prepare must make that write). Baseline: a bare GET of the same claim from the
  *    apiserver (what every prepare paid before the claims came from an informer cache). Target: p99 < 10 ms.
