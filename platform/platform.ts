@@ -480,7 +480,6 @@ export class Platform {
         USBIP_ADVERTISE_HOST: '127.0.0.1',
         USBIP_ANONYMOUS_DEVLIST: 'true',
         USBIP_SECRET_FILE: this.usbipSecret.path('secret'),
-        USBIP_STATE_DIR: join(workDir, 'dra', 'usbip-state'),
         ...draEnv,
       },
       ready: () => answers(numberFromLog(logOf('dra'), 'started: health and metrics served', 'healthPort'), 'http'),

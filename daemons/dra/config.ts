@@ -27,7 +27,10 @@ export const DraConfigSchema = z.object({
   DRIVER_NAME: driverName.describe('The DRA driver name (the original: virtualization-usb).'),
   SYS_ROOT: absolutePath('/sys').describe('Root of sysfs; USB devices are read from <SYS_ROOT>/bus/usb/devices (fixture trees in tests).'),
   CDI_ROOT: absolutePath('/var/run/cdi').describe('Directory of the generated CDI spec files.'),
-  KUBELET_PLUGINS_DIR: absolutePath('/var/lib/kubelet/plugins').describe('The DRA socket is <dir>/<driver>/dra.sock; the checkpoint lives beside it.'),
+  KUBELET_PLUGINS_DIR: absolutePath('/var/lib/kubelet/plugins').describe('The DRA socket is <dir>/<driver>/dra.sock.'),
+  STATE_DIR: absolutePath('/var/run/virtualization-dra').describe(
+    'Node-local state (state/layout.ts): checkpoint.json of the prepared claims and usb/attach-record.json of the USB/IP imports. Keep it on tmpfs (/var/run) like CDI_ROOT: a reboot must wipe it with the CDI specs and vhci attachments it describes.',
+  ),
   KUBELET_REGISTRY_DIR: absolutePath('/var/lib/kubelet/plugins_registry').describe('The registration socket is <dir>/<driver>-reg.sock.'),
   RESCAN_INTERVAL: env.duration('2s').describe('Poll sysfs for USB changes this often (sysfs sends no inotify events).'),
   RESCAN_DEBOUNCE: env.duration('200ms').describe('Changes seen by inotify within this window coalesce into one scan.'),

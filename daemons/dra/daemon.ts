@@ -3,7 +3,6 @@ import { startHealthServer, type HealthServer } from '../../shared/daemon/health
 import { untilAborted, type KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import type { DraConfig } from './config.js';
-import { join } from 'node:path';
 import { allocatableDevices, sliceDevice, usbDeviceName } from './devices.js';
 import type { UsbDeviceInfo } from './discovery/index.js';
 import {
@@ -22,6 +21,7 @@ import { Checkpoint } from './plugin/checkpoint.js';
 import { Preparer } from './plugin/prepare.js';
 import { startKubeletPlugin, type KubeletPlugin } from './plugin/server.js';
 import { SlicePublisher } from './publisher.js';
+import { stateLayout } from './state/layout.js';
 import { startUsbipGateway, type GatewayOptions, type UsbipGateway } from './usbip/index.js';
 import { RemoteImports } from './usbip/remote.js';
 
@@ -127,7 +127,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
     claims,
     devices: () => byName,
     cdi: new CdiDir(config.CDI_ROOT),
-    checkpoint: new Checkpoint(join(config.KUBELET_PLUGINS_DIR, config.DRIVER_NAME, 'checkpoint.json'), log),
+    checkpoint: new Checkpoint(stateLayout(config.STATE_DIR).checkpoint, log),
     log,
     metrics,
     remote: () => remote,
@@ -185,6 +185,9 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
       await Promise.race([started, untilAborted(signal)]);
       await untilAborted(signal);
     } finally {
+      // A stop during start-up tears down what start-up made, so it waits for start-up to end: else a
+      // kubelet plugin or monitor started after this point would keep serving (and the process alive).
+      await started.catch(() => undefined);
       clearInterval(resync);
       await plugin?.close();
       await claims.stop();

@@ -32,6 +32,7 @@ export async function prepareSimulatedUsbNode(dir: string, nodeName: string): Pr
     CDI_ROOT: join(dir, 'cdi'),
     KUBELET_PLUGINS_DIR: join(dir, 'kubelet-plugins'),
     KUBELET_REGISTRY_DIR: join(dir, 'kubelet-plugins-registry'),
+    STATE_DIR: join(dir, 'state'),
   };
   await Promise.all([env.CDI_ROOT, env.KUBELET_PLUGINS_DIR, env.KUBELET_REGISTRY_DIR].map((d) => mkdir(d, { recursive: true })));
   await writeFixtureSysfs(env.SYS_ROOT, [...SIMULATED_USB_DEVICES]);

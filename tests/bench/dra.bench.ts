@@ -4,7 +4,7 @@
  *
  * 1. NodePrepareResources latency for a claim of one device, as kubelet calls it (gRPC v1 over the
  *    Unix socket): the daemon reads the claim (from its informer cache, which the bench lets catch up
- *    first, as the scheduler-to-kubelet delay does), writes the CDI spec and the checkpoint (both fsynced)
+ *    first, as the scheduler-to-kubelet delay does), writes the CDI spec and the checkpoint (both on tmpfs, as on a node: atomic, no fsync)
  *    and patches the claim's address annotation. Also a bare annotation patch of the claim (the floor:
  *    a prepare must make that write). Baseline: a bare GET of the same claim from the
  *    apiserver (what every prepare paid before the claims came from an informer cache). Target: p99 < 10 ms.
@@ -71,9 +71,9 @@ async function nodeDir(root: string, name: string, fixture: FixtureDevice[]): Pr
   const env = {
     NODE_NAME: name,
     SYS_ROOT: join(dir, 'sys'),
-    // /var/run/cdi is a tmpfs on a node: so is /dev/shm here. The checkpoint stays on disk (/tmp), as
-    // under /var/lib/kubelet.
+    // /var/run/cdi and /var/run/virtualization-dra (the checkpoint) are tmpfs on a node: so is /dev/shm here.
     CDI_ROOT: join(shmRoot, name, 'cdi'),
+    STATE_DIR: join(shmRoot, name, 'state'),
     KUBELET_PLUGINS_DIR: join(dir, 'plugins'),
     KUBELET_REGISTRY_DIR: join(dir, 'registry'),
     HEALTH_PORT: '0',

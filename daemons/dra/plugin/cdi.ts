@@ -4,6 +4,7 @@
  * device (its device node and the original's DRA_USB_* environment). Files are JSON (valid YAML too),
  * written atomically so a container runtime never reads half a spec.
  */
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { removeFileDurable, writeFileAtomic } from '../state/atomic-file.js';
 
@@ -110,6 +111,17 @@ export class CdiDir {
 
   async write(id: string, spec: CdiSpec): Promise<void> {
     await writeFileAtomic(this.pathOf(id), `${JSON.stringify(spec, null, 2)}\n`, { mode: 0o644 });
+  }
+
+  /** Whether the spec file of `id` is there (any error but "absent" is thrown). */
+  async has(id: string): Promise<boolean> {
+    try {
+      await access(this.pathOf(id));
+      return true;
+    } catch (err: unknown) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
   }
 
   async remove(id: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResourceClaim } from '../../../shared/api/k8s/resource.js';
@@ -16,6 +16,7 @@ let dir: string;
 let log: Logger & { error: jest.Mock };
 let detachErrors: string[];
 let detached: string[][];
+let attaches: number;
 
 /** The import side as the preparer sees it: plans every device as an import from node-a, attaches to a SIMULATED bus 7. */
 function remotePort(): RemoteImportPort {
@@ -24,8 +25,9 @@ function remotePort(): RemoteImportPort {
       Promise.resolve(
         results.map((r): DevicePlan => ({ kind: 'import', device: r.device, exportNode: r.pool, host: '127.0.0.1', port: 3240, busId: '3-2', hub: 'hs' })),
       ),
-    attach: (plans) =>
-      Promise.resolve<ImportOutcome>({
+    attach: (plans) => {
+      attaches++;
+      return Promise.resolve<ImportOutcome>({
         kind: 'ok',
         devices: plans.map((p) => ({
           device: p.device,
@@ -33,7 +35,8 @@ function remotePort(): RemoteImportPort {
           busId: '3-2',
           node: { busNum: 7, devNum: 2, devicePath: '/dev/bus/usb/007/002', major: 189, minor: 769 },
         })),
-      }),
+      });
+    },
     detach: (devices) => {
       detached.push([...devices]);
       return Promise.resolve(detachErrors);
@@ -70,6 +73,7 @@ beforeEach(async () => {
   log = { error: jest.fn(), warn: jest.fn(), info: jest.fn(), debug: jest.fn() } as unknown as Logger & { error: jest.Mock };
   detachErrors = [];
   detached = [];
+  attaches = 0;
 });
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -120,5 +124,54 @@ describe('Preparer with the USB/IP import side', () => {
     const out = await p.prepare([claim]);
     expect(out[claim.uid]?.error).toMatch(/ENOTDIR|EEXIST|not a directory/);
     expect(detached).toEqual([['usb-remote']]);
+  });
+});
+
+describe('Preparer at start, against the CDI specs the checkpoint names', () => {
+  const specPath = (): string => join(dir, 'cdi', specFileName(claim.uid));
+  const checkpointClaims = async (): Promise<string[]> =>
+    Object.keys((JSON.parse(await readFile(join(dir, 'checkpoint.json'), 'utf8')) as { claims: Record<string, unknown> }).claims);
+
+  it('keeps a claim whose spec is there (a daemon restart): a repeated prepare answers from the checkpoint, nothing imported again', async () => {
+    const p = preparer(remotePort());
+    await p.start();
+    await p.prepare([claim]);
+    const restarted = preparer(remotePort());
+    await restarted.start();
+    expect((await restarted.prepare([claim]))[claim.uid]?.devices?.map((d) => d.device_name)).toEqual(['usb-remote']);
+    expect({ attaches, detached }).toEqual({ attaches: 1, detached: [] });
+    expect(await checkpointClaims()).toEqual([claim.uid]);
+  });
+
+  it('drops a claim whose spec is gone (a reboot wiped /var/run/cdi), detaches its imports, and prepares it again instead of answering "already prepared"', async () => {
+    const p = preparer(remotePort());
+    await p.start();
+    await p.prepare([claim]);
+    await rm(specPath());
+    const rebooted = preparer(remotePort());
+    await rebooted.start();
+    expect(detached).toEqual([['usb-remote']]);
+    expect(await checkpointClaims()).toEqual([]);
+    expect(log.warn).toHaveBeenCalledWith(
+      expect.objectContaining({ uid: claim.uid, detached: ['usb-remote'] }),
+      'dropping a checkpointed claim whose CDI spec is gone (node rebooted?): the next prepare does it again',
+    );
+    expect((await rebooted.prepare([claim]))[claim.uid]).toEqual({
+      devices: [expect.objectContaining({ device_name: 'usb-remote' })],
+    });
+    expect(attaches).toBe(2);
+    expect(await exists(specPath())).toBe(true);
+    expect(await checkpointClaims()).toEqual([claim.uid]);
+  });
+
+  it('drops such a claim with the gateway off too, naming the imported devices it could not detach', async () => {
+    const p = preparer(remotePort());
+    await p.start();
+    await p.prepare([claim]);
+    await rm(specPath());
+    const rebooted = preparer(undefined);
+    await rebooted.start();
+    expect(await checkpointClaims()).toEqual([]);
+    expect(log.error).toHaveBeenCalledWith({ uid: claim.uid, devices: ['usb-remote'] }, 'devices imported over USB/IP but the gateway is off: not detached');
   });
 });

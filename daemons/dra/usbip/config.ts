@@ -36,11 +36,6 @@ export const usbipConfigShape = {
   USBIP_MARK_INTERVAL: env
     .duration('5s')
     .describe("Re-read the vhci ports and update this node's USB/IP labels and annotations this often (only changes are written)."),
-  USBIP_STATE_DIR: z
-    .string()
-    .default('/var/run/virtualization-dra/usb')
-    .refine((p) => p.startsWith('/'), 'must be an absolute path')
-    .describe("Directory (0700) of attach-record.json, the import side's attachments that survive a restart."),
 } as const;
 
 export type UsbipConfig = Readonly<{ [K in keyof typeof usbipConfigShape]: z.infer<(typeof usbipConfigShape)[K]> }>;

@@ -27,10 +27,13 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function config(env: Record<string, string>): ReturnType<typeof parseConfig<z.ZodObject<typeof usbipConfigShape>>> & { SYS_ROOT: string; NODE_NAME: string } {
+function config(
+  env: Record<string, string>,
+): ReturnType<typeof parseConfig<z.ZodObject<typeof usbipConfigShape>>> & { SYS_ROOT: string; NODE_NAME: string; STATE_DIR: string } {
   return {
-    ...parseConfig(z.object(usbipConfigShape), { USBIP_STATE_DIR: join(dir, 'state'), USBIP_PORT: '0', USBIP_HOST: '127.0.0.1', ...env }),
+    ...parseConfig(z.object(usbipConfigShape), { USBIP_PORT: '0', USBIP_HOST: '127.0.0.1', ...env }),
     SYS_ROOT: join(dir, 'sys'),
+    STATE_DIR: join(dir, 'state'),
     NODE_NAME: 'node-b',
   };
 }

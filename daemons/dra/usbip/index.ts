@@ -3,12 +3,12 @@
  * (importer.ts) and the node marks (gateway.ts) written to this node's Node object. The DRA daemon
  * calls startUsbipGateway once when USBIP_ENABLED and closes it on shutdown.
  */
-import { join } from 'node:path';
 import type { Registry } from '../../../shared/metrics/index.js';
 import type { Logger } from '../../../shared/log/index.js';
 import { errorMessage } from '../../../shared/errors/index.js';
 import type { ResourceClient } from '../../../shared/kube/index.js';
 import type { ScanResult } from '../discovery/index.js';
+import { stateLayout } from '../state/layout.js';
 import type { Node } from '../../../shared/api/k8s/resource.js';
 import { loadSecret, type UsbipConfig } from './config.js';
 import { FakeKernelExport } from './fake-kernel-export.js';
@@ -29,7 +29,7 @@ export { prepareRemote, unprepareRemote, type PreparedDevice } from './prepare.j
 export { UsbipProtocolError } from './protocol.js';
 
 export interface GatewayOptions {
-  readonly config: UsbipConfig & { readonly SYS_ROOT: string; readonly NODE_NAME: string };
+  readonly config: UsbipConfig & { readonly SYS_ROOT: string; readonly NODE_NAME: string; readonly STATE_DIR: string };
   readonly log: Logger;
   readonly registry: Registry;
   /** Where the node marks go; undefined = not written (tests). */
@@ -66,7 +66,7 @@ export async function startUsbipGateway(opts: GatewayOptions): Promise<UsbipGate
   const metrics = new UsbipMetrics(opts.registry);
   const importer = new UsbipImporter({
     kernel: kernel.import,
-    store: new AttachmentStore(join(config.USBIP_STATE_DIR, 'attach-record.json')),
+    store: new AttachmentStore(stateLayout(config.STATE_DIR).usbipAttachments),
     log,
     secret,
     timeoutMs: config.USBIP_REQUEST_TIMEOUT,

@@ -36,6 +36,7 @@ export async function fixtureNode(prefix: string): Promise<FixtureNode> {
     CDI_ROOT: join(dir, 'cdi'),
     KUBELET_PLUGINS_DIR: join(dir, 'plugins'),
     KUBELET_REGISTRY_DIR: join(dir, 'plugins_registry'),
+    STATE_DIR: join(dir, 'state'),
     HEALTH_PORT: '0',
     HEALTH_HOST: '127.0.0.1',
     METRICS_AUTH: 'none',
@@ -94,7 +95,7 @@ export function startDaemon(
   };
 }
 
-/** The daemon's environment with its USB/IP gateway on: kernel side SIMULATED, on 127.0.0.1 (a free port), state under the node's dir. */
+/** The daemon's environment with its USB/IP gateway on: kernel side SIMULATED, on 127.0.0.1 (a free port); its attachment records are in the node's STATE_DIR. */
 export function gatewayEnv(node: FixtureNode, extra: Record<string, string> = {}): Record<string, string> {
   return {
     USBIP_ENABLED: 'true',
@@ -102,7 +103,6 @@ export function gatewayEnv(node: FixtureNode, extra: Record<string, string> = {}
     USBIP_HOST: '127.0.0.1',
     USBIP_PORT: '0',
     USBIP_ADVERTISE_HOST: '127.0.0.1',
-    USBIP_STATE_DIR: join(node.dir, 'usbip'),
     USBIP_MARK_INTERVAL: '200ms',
     ...extra,
   };

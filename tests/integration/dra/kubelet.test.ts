@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { access, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { usbDeviceName } from '../../../daemons/dra/devices.js';
 import { writeFixtureSysfs, type FixtureDevice } from '../../../daemons/dra/discovery/index.js';
@@ -186,7 +186,7 @@ describe('the kubelet plugin, called as kubelet does', () => {
     const beta = await dra('v1beta1').unprepare([second, { namespace, name: 'never', uid: 'never-prepared-uid' }]);
     expect(beta.claims).toEqual({ [second.uid]: { error: '' }, 'never-prepared-uid': { error: '' } });
     expect(await exists(cdiPath(second.uid))).toBe(false);
-    const checkpoint = JSON.parse(await readFile(join(node.env.KUBELET_PLUGINS_DIR, 'virtualization-usb', 'checkpoint.json'), 'utf8')) as {
+    const checkpoint = JSON.parse(await readFile(join(node.env.STATE_DIR, 'checkpoint.json'), 'utf8')) as {
       version: number;
       claims: object;
     };
@@ -198,6 +198,21 @@ describe('the kubelet plugin, called as kubelet does', () => {
     const res = await dra('v1').prepare([next]);
     expect(res.claims[next.uid]?.error).toBe('');
     await dra('v1').unprepare([next]);
+  });
+
+  it('prepares again, spec written, a claim whose CDI spec a reboot wiped while its checkpoint entry stayed (STATE_DIR off tmpfs)', async () => {
+    const claim = await allocatedClaim(node.kube, namespace, 'rebooted', node.name, dongleName);
+    expect((await dra('v1').prepare([claim])).claims[claim.uid]?.error).toBe('');
+    await daemon.stop();
+    // The reboot as /var/run/cdi (tmpfs) sees it; the state dir here is a plain directory, as on a disk.
+    await rm(node.env.CDI_ROOT, { recursive: true });
+    await mkdir(node.env.CDI_ROOT);
+    daemon = startDaemon(node);
+    await daemon.handle.started;
+    const again = await dra('v1').prepare([claim]);
+    expect(again.claims[claim.uid]?.devices.map((d) => d.device_name)).toEqual([dongleName]);
+    expect(await exists(cdiPath(claim.uid))).toBe(true);
+    expect((await dra('v1').unprepare([claim])).claims[claim.uid]).toEqual({ error: '' });
   });
 
   it('reads a claim re-created under the same name afresh, not the cached copy of the old one', async () => {

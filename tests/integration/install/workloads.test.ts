@@ -1,10 +1,27 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { loadAllYaml } from '@kubernetes/client-node';
-import { containersOf, installAndHooks, isKnativeService, keyOf, podSpecOf, type Manifest } from './manifests.js';
+import { loadConfig as loadControllerConfig } from '../../../daemons/controller/config.js';
+import { loadConfig as loadDraConfig } from '../../../daemons/dra/config.js';
+import { containersOf, installAndHooks, isKnativeService, keyOf, podSpecOf, type Container, type Manifest } from './manifests.js';
+
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { fieldRef?: { fieldPath: string } };
+}
+interface VolumeMount {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+}
+interface Volume {
+  name: string;
+  [source: string]: unknown;
+}
 
 const SKAFFOLD = fileURLToPath(new URL('../../../skaffold.yaml', import.meta.url));
 let objects: Manifest[] = [];
@@ -18,13 +35,21 @@ beforeAll(async () => {
 /**
  * The workloads that run as root, each with the capabilities it adds and why. Programming a node's
  * routes needs CAP_NET_ADMIN, and Kubernetes gives a non-root process no ambient capabilities, so an
- * added capability would be gone after exec for a non-root user. The DRA daemon adds none: it only
- * needs to own kubelet's root-owned plugin directories and /var/run/cdi.
+ * added capability would be gone after exec for a non-root user. The DRA daemon adds none: it
+ * needs to own kubelet's root-owned plugin directories, /var/run/cdi, its state dir and the root-owned
+ * sysfs attributes of usbip-host and vhci_hcd, where the kernel checks no capability.
  */
 const ROOT_WITH_CAPABILITIES: Record<string, string[]> = {
   'DaemonSet/d8-virtualization/route-forge': ['NET_ADMIN'],
   'DaemonSet/d8-virtualization/dra': [],
 };
+
+/**
+ * The containers that run without the runtime's default AppArmor profile, and why: that profile
+ * denies every write under /sys/bus and /sys/devices, which the USB/IP gateway makes (bind a device
+ * to usbip-host, hand a socket to the kernel, attach to vhci_hcd).
+ */
+const APPARMOR_UNCONFINED = new Set(['DaemonSet/d8-virtualization/dra dra']);
 
 /** What a container's (or its pod's) securityContext must say, as [field, expected] pairs. */
 function securityProblems(m: Manifest): string[] {
@@ -40,6 +65,10 @@ function securityProblems(m: Manifest): string[] {
     } else if (JSON.stringify(added) !== JSON.stringify(rootWith)) {
       problems.push(`capabilities.add exactly [${rootWith.join(',')}]`);
     }
+    if (ctx['privileged'] !== undefined && ctx['privileged'] !== false) problems.push('privileged');
+    const appArmor = (ctx['appArmorProfile'] ?? podContext['appArmorProfile']) as { type?: string } | undefined;
+    const unconfined = APPARMOR_UNCONFINED.has(`${keyOf(m)} ${c.name}`);
+    if ((appArmor?.type === 'Unconfined') !== unconfined) problems.push(unconfined ? 'appArmorProfile Unconfined' : `appArmorProfile ${appArmor?.type ?? ''}`);
     if (ctx['allowPrivilegeEscalation'] !== false) problems.push('allowPrivilegeEscalation');
     if (ctx['readOnlyRootFilesystem'] !== true) problems.push('readOnlyRootFilesystem');
     if (!((ctx['capabilities'] as { drop?: string[] } | undefined)?.drop ?? []).includes('ALL')) problems.push('capabilities.drop ALL');
@@ -64,12 +93,58 @@ describe('workloads of the install', () => {
     );
   });
 
-  it('run every container as non-root (route-forge: root with NET_ADMIN only; dra: root with no capability), without privilege escalation or other capabilities, on a read-only root', () => {
+  it('run every container as non-root (route-forge: root with NET_ADMIN only; dra: root with no capability, AppArmor unconfined), unprivileged, without privilege escalation or other capabilities, on a read-only root', () => {
     expect(workloads.flatMap(securityProblems)).toEqual([]);
   });
 
-  it("share the host network only where the node's routes are programmed", () => {
-    expect(workloads.filter((m) => podSpecOf(m)?.['hostNetwork'] === true).map(keyOf)).toEqual(['DaemonSet/d8-virtualization/route-forge']);
+  it("share the host network only where the node's routes are programmed and where the USB/IP server is reached at the node's address, resolving cluster names there too", () => {
+    const host = workloads.filter((m) => podSpecOf(m)?.['hostNetwork'] === true);
+    expect(host.map((m) => [keyOf(m), podSpecOf(m)?.['dnsPolicy']])).toEqual([
+      ['DaemonSet/d8-virtualization/dra', 'ClusterFirstWithHostNet'],
+      ['DaemonSet/d8-virtualization/route-forge', 'ClusterFirstWithHostNet'],
+    ]);
+  });
+
+  it("run the DRA daemon with its USB/IP gateway on: the node's address, the controller's shared Secret, /sys writable, its state on the node's /var/run", () => {
+    const dra = workloads.find((m) => keyOf(m) === 'DaemonSet/d8-virtualization/dra');
+    const pod = podSpecOf(dra ?? ({} as Manifest)) as { volumes?: Volume[] } | undefined;
+    const [c] = dra === undefined ? [] : (containersOf(dra) as Array<Container & { env?: EnvVar[]; volumeMounts?: VolumeMount[] }>);
+    const env = new Map((c?.env ?? []).map((e) => [e.name, e.value ?? `fieldRef:${e.valueFrom?.fieldRef?.fieldPath ?? ''}`]));
+    const volumeAt = (path: string): (Volume & { readOnly: boolean }) | undefined => {
+      const mount = c?.volumeMounts?.find((v) => v.mountPath === path);
+      const volume = pod?.volumes?.find((v) => v.name === mount?.name);
+      return volume === undefined ? undefined : { ...volume, readOnly: mount?.readOnly === true };
+    };
+    const secretFile = env.get('USBIP_SECRET_FILE') ?? '';
+    const secretDir = dirname(secretFile);
+    const config = loadDraConfig({ NODE_NAME: 'n', ...Object.fromEntries([...env].filter(([, v]) => !v.startsWith('fieldRef:'))) });
+    expect({
+      enabled: config.USBIP_ENABLED,
+      listen: env.get('USBIP_HOST'),
+      advertise: env.get('USBIP_ADVERTISE_HOST'),
+      port: c?.ports?.find((p) => p.containerPort === config.USBIP_PORT)?.name,
+      anonymousDevlist: config.USBIP_ANONYMOUS_DEVLIST,
+      secret: volumeAt(secretDir),
+      sys: volumeAt('/sys'),
+      state: volumeAt(config.STATE_DIR),
+      cdi: volumeAt(config.CDI_ROOT),
+    }).toEqual({
+      enabled: true,
+      listen: 'fieldRef:status.hostIP',
+      advertise: 'fieldRef:status.hostIP',
+      port: 'usbip',
+      anonymousDevlist: false,
+      // The Secret the controller's certificate manager keeps filled (its CERT_SHARED_SECRETS), key `secret`, required.
+      secret: {
+        name: 'usbip-secret',
+        secret: { secretName: loadControllerConfig({}).CERT_SHARED_SECRETS[0], defaultMode: 0o400, items: [{ key: 'secret', path: basename(secretFile) }] },
+        readOnly: true,
+      },
+      sys: { name: 'sys', hostPath: { path: '/sys', type: 'Directory' }, readOnly: false },
+      // The checkpoint and the attachment records live as long as the CDI specs: tmpfs, same path on the host.
+      state: { name: 'state', hostPath: { path: '/var/run/virtualization-dra', type: 'DirectoryOrCreate' }, readOnly: false },
+      cdi: { name: 'cdi', hostPath: { path: '/var/run/cdi', type: 'DirectoryOrCreate' }, readOnly: false },
+    });
   });
 
   it('give every Knative Service a concurrency, min and max scale, a timeout and health probes (TCP liveness where TLS is served)', () => {

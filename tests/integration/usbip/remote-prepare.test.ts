@@ -149,7 +149,7 @@ describe("a claim of node A's pool prepared on node B over USB/IP", () => {
     expect(daemonB.handle.usbip()?.importer.list()).toEqual([
       expect.objectContaining({ key: mouseName, port: 0, localBusId: '7-1', remote: expect.objectContaining({ busId: '3-2', node: a.name }) as unknown }),
     ]);
-    const checkpoint = JSON.parse(await readFile(join(b.env.KUBELET_PLUGINS_DIR, 'virtualization-usb', 'checkpoint.json'), 'utf8')) as {
+    const checkpoint = JSON.parse(await readFile(join(b.env.STATE_DIR, 'checkpoint.json'), 'utf8')) as {
       claims: Record<string, { devices: { importedFrom?: string; busId: string }[] }>;
     };
     expect(checkpoint.claims[claim.uid]?.devices).toEqual([expect.objectContaining({ importedFrom: a.name, busId: '3-2' })]);
