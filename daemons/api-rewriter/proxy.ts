@@ -13,6 +13,7 @@ import {
   patchKindOf,
   planRequest,
   restoreDocument,
+  restoreListBody,
   rewriteObject,
   rewritePatch,
   type Renamer,
@@ -224,23 +225,31 @@ async function respond(
     delete headers['content-encoding'];
   }
   const out = restoreBody(opts, plan, raw);
-  headers['content-length'] = out.length;
+  headers['content-length'] = out.reduce((n, b) => n + b.length, 0);
   res.writeHead(status, headers);
-  res.end(out);
+  res.cork();
+  for (const piece of out) res.write(piece);
+  res.end();
   done(status);
 }
 
-function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer {
-  if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return raw;
+/**
+ * The answer in the client's naming, as Buffers to send in order. A list is restored item by item
+ * (shared/rewriter/list.ts), never parsed whole; anything else is parsed, restored and serialized.
+ */
+function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer[] {
+  if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return [raw];
   opts.metrics.bodiesParsed.inc({ side: 'response' });
-  let doc: unknown;
   try {
-    doc = JSON.parse(raw.toString('utf8'));
-  } catch {
+    const pieces = restoreListBody(opts.renamer, plan, raw);
+    if (pieces !== undefined) return pieces;
+    const doc: unknown = JSON.parse(raw.toString('utf8'));
+    return [Buffer.from(JSON.stringify(restoreDocument(opts.renamer, plan, doc)))];
+  } catch (err: unknown) {
+    if (!(err instanceof SyntaxError)) throw err;
     opts.metrics.rewriteErrors.inc({ side: 'response', reason: 'invalid_json' });
-    return raw;
+    return [raw];
   }
-  return Buffer.from(JSON.stringify(restoreDocument(opts.renamer, plan, doc)));
 }
 
 function streamWatch(
