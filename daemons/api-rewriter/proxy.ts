@@ -60,9 +60,22 @@ class BodyError extends Error {
   }
 }
 
+/** How many request URLs keep their plan (planRequest is pure; clients ask for the same paths again and again). */
+const PLAN_CACHE_SIZE = 1_000;
+
 export function createProxyHandler(opts: ProxyOptions): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const plans = new Map<string, RequestPlan>();
+  const planOf = (url: string): RequestPlan => {
+    let plan = plans.get(url);
+    if (plan === undefined) {
+      plan = planRequest(opts.renamer, url);
+      if (plans.size >= PLAN_CACHE_SIZE) plans.clear();
+      plans.set(url, plan);
+    }
+    return plan;
+  };
   return (req, res) => {
-    void handle(opts, req, res).catch((err: unknown) => {
+    void handle(opts, planOf(req.url ?? '/'), req, res).catch((err: unknown) => {
       opts.log.error({ err, url: req.url }, 'proxy request failed');
       if (!res.headersSent) sendStatus(res, 500, 'InternalError', `the proxy failed: ${errorMessage(err)}`);
       else res.destroy();
@@ -70,10 +83,9 @@ export function createProxyHandler(opts: ProxyOptions): (req: http.IncomingMessa
   };
 }
 
-async function handle(opts: ProxyOptions, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(opts: ProxyOptions, plan: RequestPlan, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const started = performance.now();
-  const { renamer, metrics } = opts;
-  const plan = planRequest(renamer, req.url ?? '/');
+  const { metrics } = opts;
   const method = req.method ?? 'GET';
   const watch = plan.endpoint.watch;
   const labels = { proxy: 'kube-api', decision: plan.body, watch: watch ? 'true' : 'false' } as const;
