@@ -239,9 +239,12 @@ async function respond(
   const out = restoreBody(opts, plan, raw);
   headers['content-length'] = out.reduce((n, b) => n + b.length, 0);
   res.writeHead(status, headers);
-  res.cork();
-  for (const piece of out) res.write(piece);
-  res.end();
+  if (out.length === 1) res.end(out[0]);
+  else {
+    res.cork();
+    for (const piece of out) res.write(piece);
+    res.end();
+  }
   done(status);
 }
 
