@@ -49,76 +49,108 @@ export function splitListItems(raw: Buffer): ListSplit | undefined {
   let i = 0;
   while (i < raw.length && isBlank(raw[i] ?? 0)) i++;
   if (raw[i] !== 0x7b) return undefined;
-  let depth = 0;
-  let key: [number, number] = [0, 0];
-  let afterItemsKey = false;
-  let inItems = false;
-  let itemsStart = -1;
-  let itemsEnd = -1;
-  const items: [number, number][] = [];
-  let elemStart = -1;
-  let elemEnd = -1;
-  const startElement = (at: number): void => {
-    if (inItems && depth === 2 && elemStart < 0) elemStart = at;
-  };
+  const scan = new ItemScanner(raw);
   for (; i < raw.length; i++) {
     const c = raw[i] ?? 0;
     if (isBlank(c)) continue;
-    switch (c) {
-      case QUOTE: {
-        const end = stringEnd(raw, i);
-        if (end < 0) return undefined;
-        if (depth === 1) {
-          key = [i + 1, end];
-          afterItemsKey = false;
-        }
-        startElement(i);
-        i = end;
-        elemEnd = i + 1;
-        break;
-      }
-      case 0x3a: // ':'
-        if (depth === 1) afterItemsKey = key[1] - key[0] === ITEMS.length && ITEMS.equals(raw.subarray(key[0], key[1]));
-        break;
-      case 0x5b: // '['
-      case 0x7b: // '{'
-        if (depth === 1 && c === 0x5b && afterItemsKey) {
-          if (itemsStart >= 0) return undefined;
-          itemsStart = i;
-          inItems = true;
-        } else startElement(i);
-        if (depth === 1) afterItemsKey = false;
-        depth++;
-        break;
-      case 0x5d: // ']'
-      case 0x7d: // '}'
-        depth--;
-        if (inItems && depth === 1) {
-          if (elemStart >= 0) items.push([elemStart, elemEnd]);
-          elemStart = -1;
-          inItems = false;
-          itemsEnd = i + 1;
-        } else elemEnd = i + 1;
-        if (depth === 0) {
-          for (let j = i + 1; j < raw.length; j++) if (!isBlank(raw[j] ?? 0)) return undefined;
-          return itemsStart < 0 || itemsEnd < 0 ? undefined : { itemsStart, itemsEnd, items };
-        }
-        if (depth < 0) return undefined;
-        break;
-      case 0x2c: // ','
-        if (inItems && depth === 2) {
-          if (elemStart < 0) return undefined;
-          items.push([elemStart, elemEnd]);
-          elemStart = -1;
-        }
-        break;
-      default:
-        if (depth === 1) afterItemsKey = false;
-        startElement(i);
-        elemEnd = i + 1;
-    }
+    const next = scan.token(c, i);
+    if (next === FAILED) return undefined;
+    if (next === DONE) return scan.result(i);
+    i = next;
   }
   return undefined;
+}
+
+const FAILED = -1;
+const DONE = -2;
+
+/** The state of splitListItems, one structural character at a time. */
+class ItemScanner {
+  private depth = 0;
+  private key: readonly [number, number] = [0, 0];
+  private afterItemsKey = false;
+  private inItems = false;
+  private itemsStart = -1;
+  private itemsEnd = -1;
+  private readonly items: [number, number][] = [];
+  private elemStart = -1;
+  private elemEnd = -1;
+
+  constructor(private readonly raw: Buffer) {}
+
+  /** Take the character `c` at `i`; the index to go on from (a string is taken whole), FAILED or DONE. */
+  token(c: number, i: number): number {
+    switch (c) {
+      case QUOTE:
+        return this.string(i);
+      case 0x3a: // ':'
+        if (this.depth === 1) this.afterItemsKey = this.key[1] - this.key[0] === ITEMS.length && ITEMS.equals(this.raw.subarray(this.key[0], this.key[1]));
+        return i;
+      case 0x5b: // '['
+      case 0x7b: // '{'
+        return this.open(c, i);
+      case 0x5d: // ']'
+      case 0x7d: // '}'
+        return this.close(i);
+      case 0x2c: // ','
+        if (this.inItems && this.depth === 2) {
+          if (this.elemStart < 0) return FAILED;
+          this.items.push([this.elemStart, this.elemEnd]);
+          this.elemStart = -1;
+        }
+        return i;
+      default:
+        if (this.depth === 1) this.afterItemsKey = false;
+        this.startElement(i);
+        this.elemEnd = i + 1;
+        return i;
+    }
+  }
+
+  /** The split, once the top-level object closed at `i` with nothing but blanks after it. */
+  result(i: number): ListSplit | undefined {
+    for (let j = i + 1; j < this.raw.length; j++) if (!isBlank(this.raw[j] ?? 0)) return undefined;
+    return this.itemsStart < 0 || this.itemsEnd < 0 ? undefined : { itemsStart: this.itemsStart, itemsEnd: this.itemsEnd, items: this.items };
+  }
+
+  private string(i: number): number {
+    const end = stringEnd(this.raw, i);
+    if (end < 0) return FAILED;
+    if (this.depth === 1) {
+      this.key = [i + 1, end];
+      this.afterItemsKey = false;
+    }
+    this.startElement(i);
+    this.elemEnd = end + 1;
+    return end;
+  }
+
+  private open(c: number, i: number): number {
+    if (this.depth === 1 && c === 0x5b && this.afterItemsKey) {
+      if (this.itemsStart >= 0) return FAILED;
+      this.itemsStart = i;
+      this.inItems = true;
+    } else this.startElement(i);
+    if (this.depth === 1) this.afterItemsKey = false;
+    this.depth++;
+    return i;
+  }
+
+  private close(i: number): number {
+    this.depth--;
+    if (this.inItems && this.depth === 1) {
+      if (this.elemStart >= 0) this.items.push([this.elemStart, this.elemEnd]);
+      this.elemStart = -1;
+      this.inItems = false;
+      this.itemsEnd = i + 1;
+    } else this.elemEnd = i + 1;
+    if (this.depth === 0) return DONE;
+    return this.depth < 0 ? FAILED : i;
+  }
+
+  private startElement(at: number): void {
+    if (this.inItems && this.depth === 2 && this.elemStart < 0) this.elemStart = at;
+  }
 }
 
 /** Discovery documents that end in `List`: restored by their own rules (restoreDocument), never here. */
