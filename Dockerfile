@@ -1,11 +1,12 @@
 # syntax=docker/dockerfile:1
 # One image pattern for every unit: the whole workspace is compiled once (cached across units), the
 # runtime stage is distroless Node as a non-root user, and `main.mjs` starts the unit named by UNIT
-# (a function's bundle itself, so that its `runIfMain` sees itself as the entry; a daemon's import):
+# (the unit's bundle itself, so that its `runIfMain`/`runDaemonIfMain` sees itself as the entry):
 #   docker build --build-arg UNIT=functions/admission -t virtualization-admission .
 #   docker build --build-arg UNIT=daemons/controller  -t virtualization-controller .
-# Functions start from their bundle, daemons from dist/<UNIT>/main.js. Another entry of the
-# same unit runs by overriding the arguments, e.g. args: [dist/functions/pre-delete/job.js].
+# Functions start from the bundle of their index.ts, daemons from the bundle of their main.ts. Another
+# entry of the same unit runs from the tsc output by overriding the arguments, e.g.
+# args: [dist/functions/pre-delete/job.js].
 # Units that need root or capabilities (route-forge: NET_ADMIN) get them from their pod spec; units
 # that call system tools get them from the unit-tools stage (route-forge: iproute2's `ip`).
 ARG NODE_MAJOR=20
@@ -16,20 +17,20 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # The rest of the context (.dockerignore lets in only tsconfigs, shared/, functions/, daemons/, proto/gen/).
 COPY . .
-# Functions are also bundled, npm packages inlined, into one file each (shared/bundle): a cold start
-# loads one file instead of resolving and reading hundreds of modules (the function-host benchmark).
+# Functions and daemons are also bundled, npm packages inlined, into one file each (shared/bundle): a
+# cold start loads one file instead of resolving and reading hundreds of modules (the function-host
+# benchmark), and a long-running daemon keeps a smaller module graph in memory (the api-rewriter
+# benchmark: about 12 MB less RSS at idle than the tsc output).
 RUN npx tsc -p tsconfig.build.json \
- && node dist/shared/bundle/cli.js dist/bundle functions/*/index.ts \
+ && node dist/shared/bundle/cli.js dist/bundle functions/*/index.ts daemons/*/main.ts \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 ARG UNIT
 RUN set -eu; \
     test -n "${UNIT:-}" || { echo "build arg UNIT is required (functions/<name> or daemons/<name>)" >&2; exit 1; }; \
-    if [ -f "dist/bundle/${UNIT}/index.mjs" ]; then \
-      cp "dist/bundle/${UNIT}/index.mjs" main.mjs; \
-    elif [ -f "dist/${UNIT}/main.js" ]; then \
-      printf "import './dist/%s/main.js';\n" "${UNIT}" > main.mjs; \
-    fi; \
-    test -f main.mjs || { echo "no dist/bundle/${UNIT}/index.mjs or dist/${UNIT}/main.js: is UNIT right?" >&2; exit 1; }
+    for entry in index main; do \
+      if [ -f "dist/bundle/${UNIT}/${entry}.mjs" ]; then cp "dist/bundle/${UNIT}/${entry}.mjs" main.mjs; break; fi; \
+    done; \
+    test -f main.mjs || { echo "no dist/bundle/${UNIT}/index.mjs or main.mjs: is UNIT right?" >&2; exit 1; }
 
 # System tools a unit calls, with the shared libraries they link, laid out as a root filesystem
 # overlay; empty for every unit but route-forge, which gets iproute2's `ip` (docs/adr/0008). The same

@@ -13,6 +13,7 @@ import {
   patchKindOf,
   planRequest,
   restoreDocument,
+  restoreListBody,
   rewriteObject,
   rewritePatch,
   type Renamer,
@@ -59,9 +60,22 @@ class BodyError extends Error {
   }
 }
 
+/** How many request URLs keep their plan (planRequest is pure; clients ask for the same paths again and again). */
+const PLAN_CACHE_SIZE = 1_000;
+
 export function createProxyHandler(opts: ProxyOptions): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const plans = new Map<string, RequestPlan>();
+  const planOf = (url: string): RequestPlan => {
+    let plan = plans.get(url);
+    if (plan === undefined) {
+      plan = planRequest(opts.renamer, url);
+      if (plans.size >= PLAN_CACHE_SIZE) plans.clear();
+      plans.set(url, plan);
+    }
+    return plan;
+  };
   return (req, res) => {
-    void handle(opts, req, res).catch((err: unknown) => {
+    void handle(opts, planOf(req.url ?? '/'), req, res).catch((err: unknown) => {
       opts.log.error({ err, url: req.url }, 'proxy request failed');
       if (!res.headersSent) sendStatus(res, 500, 'InternalError', `the proxy failed: ${errorMessage(err)}`);
       else res.destroy();
@@ -69,10 +83,9 @@ export function createProxyHandler(opts: ProxyOptions): (req: http.IncomingMessa
   };
 }
 
-async function handle(opts: ProxyOptions, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(opts: ProxyOptions, plan: RequestPlan, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const started = performance.now();
-  const { renamer, metrics } = opts;
-  const plan = planRequest(renamer, req.url ?? '/');
+  const { metrics } = opts;
   const method = req.method ?? 'GET';
   const watch = plan.endpoint.watch;
   const labels = { proxy: 'kube-api', decision: plan.body, watch: watch ? 'true' : 'false' } as const;
@@ -224,23 +237,34 @@ async function respond(
     delete headers['content-encoding'];
   }
   const out = restoreBody(opts, plan, raw);
-  headers['content-length'] = out.length;
+  headers['content-length'] = out.reduce((n, b) => n + b.length, 0);
   res.writeHead(status, headers);
-  res.end(out);
+  if (out.length === 1) res.end(out[0]);
+  else {
+    res.cork();
+    for (const piece of out) res.write(piece);
+    res.end();
+  }
   done(status);
 }
 
-function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer {
-  if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return raw;
+/**
+ * The answer in the client's naming, as Buffers to send in order. A list is restored item by item
+ * (shared/rewriter/list.ts), never parsed whole; anything else is parsed, restored and serialized.
+ */
+function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer[] {
+  if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return [raw];
   opts.metrics.bodiesParsed.inc({ side: 'response' });
-  let doc: unknown;
   try {
-    doc = JSON.parse(raw.toString('utf8'));
-  } catch {
+    const pieces = restoreListBody(opts.renamer, plan, raw);
+    if (pieces !== undefined) return pieces;
+    const doc: unknown = JSON.parse(raw.toString('utf8'));
+    return [Buffer.from(JSON.stringify(restoreDocument(opts.renamer, plan, doc)))];
+  } catch (err: unknown) {
+    if (!(err instanceof SyntaxError)) throw err;
     opts.metrics.rewriteErrors.inc({ side: 'response', reason: 'invalid_json' });
-    return raw;
+    return [raw];
   }
-  return Buffer.from(JSON.stringify(restoreDocument(opts.renamer, plan, doc)));
 }
 
 function streamWatch(

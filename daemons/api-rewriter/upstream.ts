@@ -38,6 +38,8 @@ export async function upstreamFromKubeConfig(kc: KubeAccess): Promise<UpstreamTa
   const agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
   let current = { at: Date.now(), headers: authOnly(first) };
   let refreshing: Promise<void> | undefined;
+  const prefix = url.pathname.replace(/\/+$/, '');
+  const { protocol, hostname, port } = url;
   return {
     url,
     agent,
@@ -56,8 +58,7 @@ export async function upstreamFromKubeConfig(kc: KubeAccess): Promise<UpstreamTa
       return current.headers;
     },
     request(options: http.RequestOptions): http.ClientRequest {
-      const base = { protocol: url.protocol, hostname: url.hostname, port: url.port, agent, ...options };
-      const prefix = url.pathname.replace(/\/+$/, '');
+      const base = { protocol, hostname, port, agent, ...options };
       if (prefix !== '' && options.path !== undefined) base.path = prefix + (options.path ?? '');
       return secure ? https.request(base) : http.request(base);
     },

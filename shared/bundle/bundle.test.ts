@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +47,24 @@ describe('bundleEntries', () => {
       expect(proc.logs.filter((r) => r['level'] === 'fatal')).toEqual([]);
     } finally {
       proc.kill();
+    }
+  });
+
+  it("runs every daemon's main.ts bundled alone as main.mjs: its runDaemonIfMain sees itself as the entry", async () => {
+    // The image runs daemons this way too (Dockerfile). A configuration error is the entry's own answer
+    // (a fatal line, exit 2) and needs no apiserver: every module loaded and the entry ran.
+    const entries = ['api-rewriter', 'controller', 'dra', 'route-forge'].map((d) => `daemons/${d}/main.ts`);
+    const files = await bundleEntries({ root: REPO_ROOT, entries, outdir: join(dir, 'daemons'), packages: 'bundled' });
+    for (const entry of entries) {
+      const app = join(dir, 'daemon-app', entry.split('/')[1] ?? '');
+      await mkdir(app, { recursive: true });
+      const main = join(app, 'main.mjs');
+      await copyFile(files.get(entry) ?? '', main);
+      const proc = startNodeProcess([main], { env: { LOG_LEVEL: 'no-such-level', NODE_ENV: 'production', NODE_PATH: '' } });
+      // 'close' (not 'exit'): every line of stdout has been read by then.
+      const [code] = (await once(proc.child, 'close')) as [number | null];
+      const fatal = proc.logs.find((r) => r['level'] === 'fatal');
+      expect([entry, code, fatal?.['msg']]).toEqual([entry, 2, 'invalid configuration']);
     }
   });
 

@@ -1,6 +1,6 @@
 /**
- * `node dist/shared/bundle/cli.js OUTDIR ENTRY...`: bundle function entries with their npm packages
- * inlined, one self-contained `OUTDIR/<entry>.mjs` each (the image's start-up file, see Dockerfile).
+ * `node dist/shared/bundle/cli.js OUTDIR ENTRY...`: bundle function and daemon entries with their
+ * npm packages inlined, one self-contained `OUTDIR/<entry>.mjs` each (the image's start-up file, see Dockerfile).
  * Run from the repository root, where the sources are.
  */
 import { bundleEntries } from './index.js';

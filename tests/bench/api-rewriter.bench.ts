@@ -1,5 +1,5 @@
 /**
- * kube-api-rewriter benchmark: the proxy (compiled as it ships, shipped defaults) in front of the real
+ * kube-api-rewriter benchmark: the proxy (bundled as the image runs it, shipped defaults) in front of the real
  * kube-apiserver of tests/env, against talking to that apiserver directly, in the same run:
  *
  * 1. GET of one VirtualMachine: latency p50/p99 (target: proxy p50 < 1.3x direct).
@@ -33,7 +33,7 @@ import { startControlPlane } from '../env/control-plane.js';
 import { installCrds } from '../env/crds.js';
 import { freePort, newKubeConfig } from '../env/index.js';
 import { nowMs, print, printComparison, summarize, type Measurement } from './lib.js';
-import { compiledArgs } from './processes.js';
+import { bundledArgs } from './processes.js';
 
 const settings = z
   .object({
@@ -213,7 +213,7 @@ async function main(): Promise<void> {
     const profile = settings.BENCH_PROXY_CPU_PROF === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.BENCH_PROXY_CPU_PROF}`];
     const extra = settings.BENCH_PROXY_NODE_ARGS.split(' ').filter((a) => a !== '');
     if (extra.length > 0) print(`[api-rewriter] NOT the shipped configuration: the proxy runs with ${extra.join(' ')}`);
-    proxyProc = startNodeProcess([...profile, ...extra, ...(await compiledArgs('daemons/api-rewriter/main.ts'))], {
+    proxyProc = startNodeProcess([...profile, ...extra, ...(await bundledArgs('daemons/api-rewriter/main.ts', 'bundled'))], {
       env: { KUBECONFIG: cp.state.kubeconfigPath, PROXY_PORT: String(proxyPort), HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1' },
     });
     for (let i = 0; ; i++) {

@@ -1,7 +1,7 @@
 /**
  * Controller benchmark: how long 1,000 VirtualMachines take to reach their expected internal objects
  * and status (internal VM built, address leased and attached, phase Stopped with the IP) with the
- * controller running as it ships (compiled, its own process, leader election off), as a ratio to the
+ * controller running as it ships (bundled, its own process, leader election off), as a ratio to the
  * time the same apiserver takes for bare creates, sent with the same client concurrency: of the 1,000
  * VirtualMachines alone, and of every object of the converged state (each VM, its internal VM, its
  * VirtualMachineIPAddress and its lease). Target (issue 6): under 1.5x.
@@ -9,7 +9,7 @@
  * It also prints the writes the controller made per converged VM, by resource and verb, from the
  * apiserver's own `apiserver_request_total` (the bench's own VM creates taken out).
  *
- * As deployed, every VM create goes through the defaulting webhook (the admission function, compiled,
+ * As deployed, every VM create goes through the defaulting webhook (the admission function, bundled,
  * its own process, HTTPS, the install's MutatingWebhookConfiguration), which also sets the
  * controller's `vm-cleanup` finalizer; every row pays for it alike. The validating webhooks are left
  * out: the bench configures the address ranges through the controller's environment, not a
@@ -53,7 +53,7 @@ import { localWebhookConfigurations } from '../integration/admission/configurati
 import { baselineObjects, prepareWorld, vmObject, type World } from '../integration/controller/bench-objects.js';
 import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
 import { interleaved, knobs, machineCpuSeconds, medianBy, nowMs, print, printComparison, processCpuSeconds, processMemoryMb, type Measurement } from './lib.js';
-import { compiledArgs } from './processes.js';
+import { bundledArgs } from './processes.js';
 
 /** The controller's own default worker count: the bench runs what ships unless BENCH_WORKERS says otherwise. */
 const SHIPPED_WORKERS = ControllerConfigSchema.shape.RECONCILE_WORKERS.parse(undefined);
@@ -216,7 +216,7 @@ function printLogs(vms: number): void {
 const WEBHOOK_LABEL = { key: 'bench-webhook', value: 'controller' };
 
 /**
- * The admission function as it ships (compiled, its own process, HTTPS with a fresh CA) behind the
+ * The admission function as it ships (bundled, its own process, HTTPS with a fresh CA) behind the
  * install's MutatingWebhookConfiguration, limited to namespaces labelled WEBHOOK_LABEL; resolves
  * once the apiserver calls it (a dry-run create comes back with the finalizer it adds).
  */
@@ -224,7 +224,7 @@ async function startDefaultingWebhook(cp: ControlPlaneState, workDir: string): P
   const dir = join(workDir, 'webhook');
   const ca = await createCA(dir, 'webhook');
   const cert = await issueCert(ca, dir, 'serving', { commonName: '127.0.0.1', usage: 'server', ipAddresses: ['127.0.0.1'] });
-  const proc = startNodeProcess(await compiledArgs('functions/admission/index.ts'), {
+  const proc = startNodeProcess(await bundledArgs('functions/admission/index.ts', 'bundled'), {
     env: { PORT: '0', HOST: '127.0.0.1', TLS_CERT_FILE: cert.certPath, TLS_KEY_FILE: cert.keyPath, KUBECONFIG: cp.kubeconfigPath, LOG_LEVEL: 'info' },
   });
   measured.set('webhook', proc.child.pid ?? 0);
@@ -425,7 +425,7 @@ async function main(): Promise<void> {
     }
     for (const [name, pid] of Object.entries(cp.state.pids)) measured.set(name, pid);
     await rm(CONTROLLER_PROFILES, { recursive: true, force: true });
-    const args = [...(settings.BENCH_PROFILE ? cpuProfileArgs(CONTROLLER_PROFILES) : []), ...(await compiledArgs('daemons/controller/main.ts'))];
+    const args = [...(settings.BENCH_PROFILE ? cpuProfileArgs(CONTROLLER_PROFILES) : []), ...(await bundledArgs('daemons/controller/main.ts', 'bundled'))];
     print(
       `[controller] ${settings.BENCH_VMS} VMs, ${settings.BENCH_CONCURRENCY} creates in flight, ${settings.BENCH_WORKERS} workers${settings.BENCH_WORKERS === SHIPPED_WORKERS ? ' (shipped default)' : ' (NOT the shipped default)'}, ${settings.BENCH_ROUNDS} round(s), ` +
         (settings.BENCH_WEBHOOK ? 'VM creates through the defaulting webhook' : 'no webhook'),

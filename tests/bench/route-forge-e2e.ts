@@ -1,7 +1,7 @@
 /**
  * The end-to-end part of the route-forge benchmark (BENCH_E2E=true), for information: a control
  * plane of its own holding the VMs (with status) and CiliumNodes, then the daemon process as it ships
- * (compiled), started against an empty table, until the table holds every route. This includes the
+ * (bundled), started against an empty table, until the table holds every route. This includes the
  * process start and the informers' list of every VM, which `ip -batch` does not do.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,7 +18,7 @@ import { runKubectl } from '../env/kubectl.js';
 import { CILIUM_NODE_CRD } from '../integration/route-forge/cluster.js';
 import type { TestNetns } from '../../shared/testing/netns.js';
 import { nowMs, print } from './lib.js';
-import { compiledArgs } from './processes.js';
+import { bundledArgs } from './processes.js';
 
 export interface EndToEndOptions {
   readonly routes: number;
@@ -72,7 +72,7 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
     );
     print(`\n[e2e] ${opts.routes} VMs with status written in ${((nowMs() - setUpStart) / 1000).toFixed(1)} s`);
     await ns.ip(['route', 'flush', 'table', String(opts.table)]).catch(() => undefined);
-    const args = await compiledArgs('daemons/route-forge/main.ts');
+    const args = await bundledArgs('daemons/route-forge/main.ts', 'bundled');
     const start = nowMs();
     const startEpoch = Date.now();
     const proc = startNodeProcess(args, {
@@ -100,7 +100,7 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
         return Number.isNaN(epoch) ? '?' : `${epoch - startEpoch} ms`;
       };
       print(
-        `== daemon process start (compiled) -> ${opts.routes} routes in the table, apiserver list included ==\n` +
+        `== daemon process start (bundled) -> ${opts.routes} routes in the table, apiserver list included ==\n` +
           `${synced.toFixed(0)} ms, ${(synced / opts.baselineMs).toFixed(1)}x the ip -batch baseline (${opts.baselineMs.toFixed(0)} ms); ` +
           `health server up at ${at('started: health and metrics served')}, informers synced at ${at('informers synced')}`,
       );
