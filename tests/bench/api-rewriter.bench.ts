@@ -20,7 +20,6 @@
  * the shipped configuration).
  */
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +31,7 @@ import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane } from '../env/control-plane.js';
 import { installCrds } from '../env/crds.js';
 import { freePort, newKubeConfig } from '../env/index.js';
-import { nowMs, print, printComparison, summarize, type Measurement } from './lib.js';
+import { nowMs, print, printComparison, processCpuSeconds, processMemoryMb, summarize, type Measurement } from './lib.js';
 import { bundledArgs } from './processes.js';
 
 const settings = z
@@ -124,12 +123,8 @@ async function stopProxy(proc: ReturnType<typeof startNodeProcess> | undefined):
 
 /** utime+stime seconds and RSS/peak RSS MB of a process, from /proc. */
 function procStats(pid: number): { cpu: number; rssMb: number; hwmMb: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
-  return { cpu: ticks / 100, rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
+  const { rss, peak } = processMemoryMb(pid);
+  return { cpu: processCpuSeconds(pid), rssMb: rss, hwmMb: peak };
 }
 
 async function inParallel(n: number, limit: number, work: (i: number) => Promise<void>): Promise<void> {

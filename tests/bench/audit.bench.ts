@@ -34,7 +34,7 @@ import { startControlPlane } from '../env/control-plane.js';
 import { installCrds } from '../env/crds.js';
 import { STATE_ENV } from '../env/state.js';
 import { applyYaml, installDeckhouseCrds, kc, vmManifest } from '../integration/audit/fixtures.js';
-import { interleaved, knobs, medianBy, print, printComparison, type Measurement } from './lib.js';
+import { interleaved, knobs, medianBy, print, printComparison, processCpuSeconds, processMemoryMb, type Measurement } from './lib.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { BARE_ARGS, bundledArgs } from './processes.js';
 
@@ -255,18 +255,7 @@ async function checkEnrichment(audit: Pinned): Promise<number> {
 }
 
 /** utime+stime of a process in microseconds, from /proc (what process.cpuUsage() reports inside it). */
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
-}
-
-/** VmRSS and VmHWM (peak resident) of a process in MB. */
-function memoryMb(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
-  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
-}
+const cpuMicros = (pid: number): number => processCpuSeconds(pid) * 1e6;
 
 interface Run {
   readonly load: LoadResult;
@@ -347,11 +336,11 @@ async function main(): Promise<void> {
     );
     print(`enrichment check: ${await checkEnrichment(audit)} golden records reproduced from warm informers`);
     await new Promise((r) => setTimeout(r, 1_000));
-    const idle = memoryMb(audit.child.pid ?? 0);
-    const bareIdle = memoryMb(bare.child.pid ?? 0);
+    const idle = processMemoryMb(audit.child.pid ?? 0);
+    const bareIdle = processMemoryMb(bare.child.pid ?? 0);
     await fillDuplicateFilter(audit, defaults.AUDIT_DEDUP_CAPACITY);
-    const afterFill = memoryMb(audit.child.pid ?? 0);
-    const bareAfterFill = memoryMb(bare.child.pid ?? 0);
+    const afterFill = processMemoryMb(audit.child.pid ?? 0);
+    const bareAfterFill = processMemoryMb(bare.child.pid ?? 0);
     print(`duplicate filter filled with ${defaults.AUDIT_DEDUP_CAPACITY}+ fresh record-producing lines before measuring`);
 
     const load = { maxMs: settings.BENCH_MAX_SECONDS * 1000, requests: 1e9, warmup: settings.BENCH_WARMUP };
@@ -411,8 +400,8 @@ async function main(): Promise<void> {
       for (const r of rows) results.set(`${table.title}|${r.name}`, r);
       printComparison(table.title, columns, rows, BARE);
     }
-    const peak = memoryMb(audit.child.pid ?? 0);
-    const barePeak = memoryMb(bare.child.pid ?? 0);
+    const peak = processMemoryMb(audit.child.pid ?? 0);
+    const barePeak = processMemoryMb(bare.child.pid ?? 0);
     printComparison(
       'Resident memory (MB); the fill sends batches of 1000 lines (the bare sink gets nothing then)',
       [
