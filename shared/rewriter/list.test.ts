@@ -127,7 +127,7 @@ describe('restoreListBody', () => {
       } catch (err: unknown) {
         expect(err).toBeInstanceOf(SyntaxError);
       }
-      expect(() => JSON.parse(broken)).toThrow(SyntaxError);
+      expect((): unknown => JSON.parse(broken)).toThrow(SyntaxError);
       expect({ broken, out }).toEqual({ broken, out: undefined });
     }
   });
