@@ -16,6 +16,11 @@ export const serverConfigSchema = z.object({
   BODY_LIMIT_BYTES: env.int(1024 * 1024, 1).describe('Largest request body accepted; larger ones get 413'),
   DRAIN_TIMEOUT_MS: env.int(20_000, 0).describe('On SIGTERM: how long in-flight requests and the shutdown hook may take before the process exits'),
   REQUEST_TIMEOUT_MS: env.int(30_000, 0).describe('How long a client may take to send a whole request (0 disables); guards against slow senders'),
+  KEEP_ALIVE_TIMEOUT_MS: env
+    .int(120_000, 1)
+    .describe(
+      "How long an idle keep-alive connection stays open; longer than Go clients' 90 s idle timeout (the apiserver calling webhooks, Knative's queue-proxy), so the client closes first and never sends on a connection the host is closing",
+    ),
   // /metrics behind Kubernetes authn/authz (shared/authz): METRICS_AUTH, METRICS_AUTH_RESOURCE_ATTRIBUTES.
   ...metricsAuthConfigShape,
   KUBECONFIG: env.optionalString().describe('Kubeconfig for the /metrics access reviews (METRICS_AUTH=kubernetes); unset: the pod service account'),

@@ -1,4 +1,6 @@
 import { deflateSync, gzipSync } from 'node:zlib';
+import { Agent, request as httpRequest } from 'node:http';
+import type { Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { waitFor } from '../testing/wait.js';
 import { binaryHeaders, send, startProbe, type ProbeState } from './testing/index.js';
@@ -157,3 +159,39 @@ async function waitForInFlight(host: ServerHandle, state: ProbeState, count: num
     async () => state.held.count === count && (await host.metrics.expose()).includes(`http_requests_in_flight ${count}\n`),
   );
 }
+
+describe('function host: idle keep-alive connections', () => {
+  /** One keep-alive GET of /empty; its answer's Keep-Alive header and the socket it came on. */
+  const keepAliveGet = (url: string): Promise<{ keepAlive: string | undefined; socket: Socket }> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(`${url}/empty`, { agent: new Agent({ keepAlive: true }) }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ keepAlive: res.headers['keep-alive']?.toString(), socket: req.socket as Socket }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it("stays open longer than Go clients' 90 s idle timeout by default, so the client closes first", async () => {
+    const { host } = await startProbe({ METRICS_AUTH: 'none' });
+    try {
+      const { keepAlive, socket } = await keepAliveGet(host.url);
+      expect(keepAlive).toBe('timeout=120');
+      socket.destroy();
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('closes an idle connection after KEEP_ALIVE_TIMEOUT_MS', async () => {
+    const { host } = await startProbe({ METRICS_AUTH: 'none', KEEP_ALIVE_TIMEOUT_MS: '200' });
+    try {
+      const { socket } = await keepAliveGet(host.url);
+      let closed = false;
+      socket.once('close', () => (closed = true));
+      await waitFor('the host to close the idle connection', () => closed);
+    } finally {
+      await host.close();
+    }
+  });
+});

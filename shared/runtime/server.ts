@@ -85,6 +85,7 @@ function createServer(host: HostConfig, tls: TlsFiles | undefined, app: RequestL
   const timeouts = {
     requestTimeout: host.REQUEST_TIMEOUT_MS,
     headersTimeout: host.REQUEST_TIMEOUT_MS === 0 ? 60_000 : Math.min(60_000, host.REQUEST_TIMEOUT_MS),
+    keepAliveTimeout: host.KEEP_ALIVE_TIMEOUT_MS,
   };
   const server: Server =
     tls === undefined
