@@ -172,6 +172,6 @@ describe('Preparer at start, against the CDI specs the checkpoint names', () => 
     const rebooted = preparer(undefined);
     await rebooted.start();
     expect(await checkpointClaims()).toEqual([]);
-    expect(log.error).toHaveBeenCalledWith({ uid: claim.uid, devices: ['usb-remote'] }, 'devices imported over USB/IP but the gateway is off: not detached');
+    expect(log.error).toHaveBeenCalledWith({ claim: claim.uid, devices: ['usb-remote'] }, 'devices imported over USB/IP but the gateway is off: not detached');
   });
 });

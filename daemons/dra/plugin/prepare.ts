@@ -105,15 +105,11 @@ export class Preparer {
       if (prepared.devices.length === 0 || (await this.opts.cdi.has(uid))) continue;
       this.opts.checkpoint.delete(uid);
       dropped.push(uid);
-      const imported = prepared.devices.filter((d) => d.importedFrom !== undefined).map((d) => d.deviceName);
-      const remote = imported.length > 0 ? this.opts.remote?.() : undefined;
-      const errors = remote === undefined ? [] : await remote.detach(imported);
+      const { detached, errors } = await this.detachImportedOf(uid, prepared);
       this.opts.log.warn(
-        { claim: `${prepared.namespace}/${prepared.name}`, uid, spec: this.opts.cdi.pathOf(uid), detached: remote === undefined ? [] : imported, errors },
+        { claim: `${prepared.namespace}/${prepared.name}`, uid, spec: this.opts.cdi.pathOf(uid), detached, errors },
         'dropping a checkpointed claim whose CDI spec is gone (node rebooted?): the next prepare does it again',
       );
-      if (remote === undefined && imported.length > 0)
-        this.opts.log.error({ uid, devices: imported }, 'devices imported over USB/IP but the gateway is off: not detached');
     }
     // A failed write is logged and retried at the next change (dirty); a restart before that drops them again.
     if (dropped.length > 0) await this.save(true);
@@ -274,16 +270,21 @@ export class Preparer {
 
   /** Detach the devices a prepared claim imported over USB/IP; the claim stays prepared while one cannot be detached. */
   private async detachImported(claim: Claim): Promise<void> {
-    const devices = (this.opts.checkpoint.get(claim.uid)?.devices ?? []).filter((d) => d.importedFrom !== undefined).map((d) => d.deviceName);
-    if (devices.length === 0) return;
+    const { errors } = await this.detachImportedOf(claim.uid, this.opts.checkpoint.get(claim.uid));
+    if (errors.length > 0) throw new ClaimError(errors.join('; '));
+  }
+
+  /** Detach what a checkpoint entry imported over USB/IP: the devices detached and the errors. */
+  private async detachImportedOf(uid: string, prepared: PreparedClaim | undefined): Promise<{ detached: string[]; errors: string[] }> {
+    const devices = (prepared?.devices ?? []).filter((d) => d.importedFrom !== undefined).map((d) => d.deviceName);
+    if (devices.length === 0) return { detached: [], errors: [] };
     const remote = this.opts.remote?.();
     if (remote === undefined) {
       // Refusing would block the pod's deletion for good; the vhci ports stay used until the gateway runs again.
-      this.opts.log.error({ claim: claim.uid, devices }, 'devices imported over USB/IP but the gateway is off: not detached');
-      return;
+      this.opts.log.error({ claim: uid, devices }, 'devices imported over USB/IP but the gateway is off: not detached');
+      return { detached: [], errors: [] };
     }
-    const errors = await remote.detach(devices);
-    if (errors.length > 0) throw new ClaimError(errors.join('; '));
+    return { detached: devices, errors: await remote.detach(devices) };
   }
 
   /** The host addresses on the claim, sorted by device name; written only when they differ. */
