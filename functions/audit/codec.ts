@@ -114,45 +114,32 @@ export function decodeElement(value: unknown, index: number, limits: DecodeLimit
  * event. Anything else is one rejected element.
  */
 export function decodeValue(value: unknown, limits: DecodeLimits = DEFAULT_LIMITS): ElementResult[] {
-  return [...valueElements(value, limits)];
-}
-
-/**
- * `decodeValue`, one element at a time as the caller asks: a big batch never holds all its decoded
- * events at once (each is garbage once processed, so it dies young instead of being promoted).
- */
-export function* valueElements(value: unknown, limits: DecodeLimits = DEFAULT_LIMITS): Generator<ElementResult, void, undefined> {
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) yield decodeElement(value[i], i, limits);
-    return;
-  }
+  if (Array.isArray(value)) return value.map((el, i) => decodeElement(el, i, limits));
   if (isRecord(value) && value['kind'] === 'EventList') {
     const items = value['items'];
-    if (items === undefined || items === null) return;
-    if (!Array.isArray(items)) {
-      yield reject(0, 'unknown_shape', 'EventList items is not an array');
-      return;
-    }
-    for (let i = 0; i < items.length; i++) yield decodeEvent(items[i], i);
-    return;
+    if (items === undefined || items === null) return [];
+    if (!Array.isArray(items)) return [reject(0, 'unknown_shape', 'EventList items is not an array')];
+    return items.map((el, i) => decodeEvent(el, i));
   }
-  yield decodeElement(value, 0, limits);
+  return [decodeElement(value, 0, limits)];
 }
 
 /** Split NDJSON into lines, dropping blank ones; each line is one element. */
-function* ndjsonElements(text: string, limits: DecodeLimits): Generator<ElementResult, void, undefined> {
+function decodeNdjson(text: string, limits: DecodeLimits): ElementResult[] {
+  const out: ElementResult[] = [];
   let index = 0;
   for (const raw of text.split('\n')) {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.trim() === '') continue;
     const i = index++;
     if (tooLarge(line, limits)) {
-      yield reject(i, 'line_too_large', `line exceeds ${limits.maxLineBytes} bytes`);
+      out.push(reject(i, 'line_too_large', `line exceeds ${limits.maxLineBytes} bytes`));
       continue;
     }
     const parsed = parseJson(line);
-    yield 'error' in parsed ? reject(i, 'invalid_json', `line is not JSON: ${parsed.error}`) : decodeElement(parsed.value, i, limits);
+    out.push('error' in parsed ? reject(i, 'invalid_json', `line is not JSON: ${parsed.error}`) : decodeElement(parsed.value, i, limits));
   }
+  return out;
 }
 
 /**
@@ -162,18 +149,13 @@ function* ndjsonElements(text: string, limits: DecodeLimits): Generator<ElementR
  * NDJSON, one element per non-blank line.
  */
 export function decodeBody(body: string | Uint8Array, limits: DecodeLimits = DEFAULT_LIMITS): ElementResult[] {
-  return [...bodyElements(body, limits)];
-}
-
-/** `decodeBody`, one element at a time as the caller asks (see `valueElements`). */
-export function bodyElements(body: string | Uint8Array, limits: DecodeLimits = DEFAULT_LIMITS): Iterable<ElementResult> {
   const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   if (text.trimStart().startsWith('[')) {
     const parsed = parseJson(text);
     if ('error' in parsed) return [reject(0, 'invalid_json', `body is not a JSON array: ${parsed.error}`)];
-    return valueElements(parsed.value, limits);
+    return decodeValue(parsed.value, limits);
   }
   const whole = parseJson(text);
-  if (!('error' in whole)) return valueElements(whole.value, limits);
-  return ndjsonElements(text, limits);
+  if (!('error' in whole)) return decodeValue(whole.value, limits);
+  return decodeNdjson(text, limits);
 }

@@ -63,11 +63,10 @@ function count(summary: BatchSummary, outcome: EventOutcome): void {
   }
 }
 
-/** `elements` may be decoded lazily (codec's `bodyElements`): each is asked for when its turn comes. */
-export async function processElements(elements: Iterable<ElementResult>, deps: PipelineDeps): Promise<BatchSummary> {
+export async function processElements(elements: readonly ElementResult[], deps: PipelineDeps): Promise<BatchSummary> {
   const summary = emptySummary();
+  summary.received = elements.length;
   for (const el of elements) {
-    summary.received++;
     if (!el.ok) {
       const rejected = { index: el.index, reason: el.reason, detail: el.detail };
       summary.rejected.push(rejected);

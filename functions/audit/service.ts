@@ -3,7 +3,7 @@
  * code (routes, the CloudEvent handler) only frames requests and answers.
  */
 import type { Logger } from '../../shared/log/index.js';
-import { bodyElements, valueElements, type DecodeLimits, type ElementResult } from './codec.js';
+import { decodeBody, decodeValue, type DecodeLimits, type ElementResult } from './codec.js';
 import type { DuplicateFilter } from './dedup.js';
 import type { Enrichment } from './enrichment.js';
 import type { AuditMetrics, InputName } from './metrics.js';
@@ -34,15 +34,15 @@ export class AuditService {
 
   /** A raw body: JSON array, NDJSON, EventList or a single event. */
   processBody(input: InputName, body: Buffer | string, log?: LazyLogger): Promise<BatchSummary> {
-    return this.process(input, () => bodyElements(body, this.deps.limits), log);
+    return this.process(input, () => decodeBody(body, this.deps.limits), log);
   }
 
   /** An already-parsed payload (CloudEvent data). */
   processValue(input: InputName, value: unknown, log?: LazyLogger): Promise<BatchSummary> {
-    return this.process(input, () => valueElements(value, this.deps.limits), log);
+    return this.process(input, () => decodeValue(value, this.deps.limits), log);
   }
 
-  private async process(input: InputName, decode: () => Iterable<ElementResult>, log: LazyLogger = () => this.deps.log): Promise<BatchSummary> {
+  private async process(input: InputName, decode: () => ElementResult[], log: LazyLogger = () => this.deps.log): Promise<BatchSummary> {
     const { metrics, writer, sink } = this.deps;
     const started = process.hrtime.bigint();
     await this.deps.prepare?.();
