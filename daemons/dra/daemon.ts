@@ -163,9 +163,15 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
         nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
       });
     }
-    // Claims are read from this cache once it has listed them (a GET until then, and on any miss).
-    claims.start();
     await preparer.start();
+    // Claims are read from this cache once it has listed them (a GET until then, and on any miss). A
+    // claim allocated here gets its address annotation as soon as it is seen, ahead of kubelet's
+    // prepare (after the checkpoint is loaded: a prepared claim has it already).
+    claims.onAllocated(
+      (claim) => preparer.annotateAhead(claim),
+      (uid) => preparer.forgetAhead(uid),
+    );
+    claims.start();
     if (signal.aborted) return;
     plugin = await startKubeletPlugin({
       driver: config.DRIVER_NAME,

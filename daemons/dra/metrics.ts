@@ -16,6 +16,7 @@ export class DraMetrics {
   readonly rpcDuration: Histogram<'method'>;
   readonly preparedClaims: Gauge;
   readonly claimReads: Counter<'source'>;
+  readonly addressWrites: Counter<'when'>;
 
   constructor() {
     const r = this.registry;
@@ -48,6 +49,11 @@ export class DraMetrics {
       name: `${PREFIX}claim_reads_total`,
       help: 'ResourceClaims read for a prepare, by source (cache: the informer had it; apiserver: a GET).',
       labelNames: ['source'],
+    });
+    this.addressWrites = r.counter({
+      name: `${PREFIX}address_annotation_writes_total`,
+      help: "Writes of a claim's device-addresses annotation, by when (ahead: on seeing the allocation; prepare: in NodePrepareResources).",
+      labelNames: ['when'],
     });
   }
 }

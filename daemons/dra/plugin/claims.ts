@@ -76,6 +76,22 @@ export class ClaimCache implements ClaimSource {
     return this.informer.stop();
   }
 
+  /**
+   * Follow the claims allocated here: `allocated` for each as the cache lists or sees it change,
+   * `gone` with the uid of one deleted or no longer allocated here.
+   */
+  onAllocated(allocated: (claim: ResourceClaim) => void, gone: (uid: string) => void): void {
+    const seen = (claim: ResourceClaim): void => {
+      if (allocatedHere(claim, this.opts.driver, this.opts.nodeName)) allocated(claim);
+      else if (claim.metadata.uid) gone(claim.metadata.uid);
+    };
+    this.informer.on('add', seen);
+    this.informer.on('update', seen);
+    this.informer.on('delete', (claim) => {
+      if (claim.metadata.uid) gone(claim.metadata.uid);
+    });
+  }
+
   /** Whether a read of this claim is served from the cache now. */
   holds(ref: ClaimRef): boolean {
     const cached = this.informer.store.get(`${ref.namespace}/${ref.name}`);

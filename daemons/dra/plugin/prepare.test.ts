@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResourceClaim } from '../../../shared/api/k8s/resource.js';
 import type { Logger } from '../../../shared/log/index.js';
+import type { UsbDeviceInfo } from '../discovery/index.js';
 import type { DevicePlan } from '../usbip/gateway.js';
 import type { ImportOutcome } from '../usbip/remote.js';
 import { CdiDir, specFileName } from './cdi.js';
@@ -173,5 +174,87 @@ describe('Preparer at start, against the CDI specs the checkpoint names', () => 
     await rebooted.start();
     expect(await checkpointClaims()).toEqual([]);
     expect(log.error).toHaveBeenCalledWith({ claim: claim.uid, devices: ['usb-remote'] }, 'devices imported over USB/IP but the gateway is off: not detached');
+  });
+});
+
+describe('Preparer writing the address annotation ahead of the prepare', () => {
+  const local = 'usb-local';
+  /** A claim of this node's (node-b) device usb-local; a SIMULATED device at bus 3, device 5. */
+  const localClaim = (pool = 'node-b', annotations: Record<string, string> = {}): ResourceClaim => ({
+    metadata: { namespace: claim.namespace, name: claim.name, uid: claim.uid, annotations },
+    spec: { devices: { requests: [] } },
+    status: { allocation: { devices: { results: [{ request: 'req-0', driver: DRIVER, pool, device: local }] } } },
+  });
+  const device = { busId: '3-1', busNum: 3, devNum: 5, devicePath: '/dev/bus/usb/003/005', major: 189, minor: 260 } as UsbDeviceInfo;
+  const value = JSON.stringify([{ deviceName: local, usbAddress: '003:005' }]);
+
+  function localPreparer(patch: () => Promise<ResourceClaim>, rc = localClaim()): { p: Preparer; patches: unknown[] } {
+    const patches: unknown[] = [];
+    const p = new Preparer({
+      driver: DRIVER,
+      nodeName: 'node-b',
+      claims: {
+        read: () => Promise.resolve(rc),
+        mergePatch: (_ref, body) => {
+          patches.push(body);
+          return patch();
+        },
+      },
+      devices: () => new Map([[local, device]]),
+      cdi: new CdiDir(join(dir, 'cdi')),
+      checkpoint: new Checkpoint(join(dir, 'checkpoint.json'), log),
+      log,
+    });
+    return { p, patches };
+  }
+  const annotation = { metadata: { annotations: { 'usb.virtualization.deckhouse.io/device-addresses': value } } };
+
+  it('writes it once on seeing the allocation; the prepare then writes nothing', async () => {
+    const { p, patches } = localPreparer(() => Promise.resolve(localClaim()));
+    await p.start();
+    p.annotateAhead(localClaim());
+    p.annotateAhead(localClaim()); // the same allocation seen again while the write is under way
+    expect(patches).toEqual([annotation]);
+    expect((await p.prepare([claim]))[claim.uid]?.error).toBeUndefined();
+    expect(patches).toEqual([annotation]);
+  });
+
+  it('leaves alone a claim that carries the value, one of another pool, one of a device not here, and a prepared one', async () => {
+    const { p, patches } = localPreparer(() => Promise.resolve(localClaim()));
+    await p.start();
+    p.annotateAhead(localClaim('node-b', { 'usb.virtualization.deckhouse.io/device-addresses': value }));
+    p.annotateAhead(localClaim('node-a'));
+    p.annotateAhead({
+      ...localClaim(),
+      status: { allocation: { devices: { results: [{ request: 'r', driver: DRIVER, pool: 'node-b', device: 'usb-gone' }] } } },
+    });
+    expect(patches).toEqual([]);
+    await p.prepare([claim]);
+    expect(patches).toEqual([annotation]);
+    p.annotateAhead(localClaim());
+    expect(patches).toHaveLength(1);
+  });
+
+  it('makes the write in the prepare when the one ahead failed, after logging it', async () => {
+    let fail = true;
+    const { p, patches } = localPreparer(() => (fail ? Promise.reject(new Error('apiserver: connection refused')) : Promise.resolve(localClaim())));
+    await p.start();
+    p.annotateAhead(localClaim());
+    fail = false;
+    expect((await p.prepare([claim]))[claim.uid]?.error).toBeUndefined();
+    expect(patches).toEqual([annotation, annotation]);
+    expect(log.warn).toHaveBeenCalledWith(
+      expect.objectContaining({ claim: 'ns/c1' }),
+      'writing the address annotation ahead of the prepare failed; the prepare writes it',
+    );
+  });
+
+  it('writes again, ahead, for a claim re-allocated after it was forgotten', async () => {
+    const { p, patches } = localPreparer(() => Promise.resolve(localClaim()));
+    await p.start();
+    p.annotateAhead(localClaim());
+    p.forgetAhead(claim.uid);
+    p.annotateAhead(localClaim());
+    expect(patches).toEqual([annotation, annotation]);
   });
 });

@@ -6,6 +6,9 @@
  * the USB/IP gateway on, imports a device of another node's pool over USB/IP, usbip/remote.ts), writes
  * the claim's CDI spec, records the host address on the claim (annotation
  * `usb.virtualization.deckhouse.io/device-addresses`, as the original) and checkpoints the claim.
+ * The annotation of a claim of this node's own devices is written ahead, as soon as the informer sees
+ * the allocation (annotateAhead), so that kubelet's prepare, which comes after the pod is bound, finds
+ * it written and makes no apiserver round trip; a prepare still writes it when that did not happen.
  * Unprepare detaches the claim's imported devices, then removes the CDI spec and the checkpoint
  * entry; an unknown claim is a success.
  */
@@ -75,9 +78,18 @@ function checkpointDevice(claimUid: string, deviceName: string, e: ClaimDevice):
   };
 }
 
+/** The annotation value: each device's host address, sorted by device name. */
+function addressesValue(devices: readonly { deviceName: string; usbAddress: string }[]): string {
+  return JSON.stringify(
+    [...devices].sort((a, b) => a.deviceName.localeCompare(b.deviceName)).map((d) => ({ deviceName: d.deviceName, usbAddress: d.usbAddress })),
+  );
+}
+
 export class Preparer {
   private queue: Promise<unknown> = Promise.resolve();
   private dirty = false;
+  /** Annotations written ahead of the prepare, by claim uid: the value and whether the write succeeded. */
+  private readonly ahead = new Map<string, { value: string; written: Promise<boolean> }>();
 
   constructor(private readonly opts: PreparerOptions) {}
 
@@ -287,16 +299,54 @@ export class Preparer {
     return { detached: devices, errors: await remote.detach(devices) };
   }
 
-  /** The host addresses on the claim, sorted by device name; written only when they differ. */
+  /**
+   * Write the address annotation of a claim allocated here as soon as the informer sees it, when all
+   * its devices are this node's and present (an import's address is known only at prepare). Nothing
+   * when the claim carries the value, is prepared, or the same write is under way. A failed write is
+   * logged; the prepare then makes it.
+   */
+  annotateAhead(rc: ResourceClaim): void {
+    const { uid, namespace, name } = rc.metadata;
+    if (!uid || !namespace || !name || this.opts.checkpoint.get(uid) !== undefined) return;
+    const results = rc.status?.allocation?.devices?.results?.filter((r) => r.driver === this.opts.driver) ?? [];
+    if (results.length === 0 || results.some((r) => r.pool !== this.opts.nodeName)) return;
+    const available = this.opts.devices();
+    const devices: { deviceName: string; usbAddress: string }[] = [];
+    for (const deviceName of new Set(results.map((r) => r.device))) {
+      const info = available.get(deviceName);
+      if (info === undefined) return;
+      devices.push({ deviceName, usbAddress: usbAddress(info) });
+    }
+    const value = addressesValue(devices);
+    if (rc.metadata.annotations?.[DEVICE_ADDRESSES_ANNOTATION] === value || this.ahead.get(uid)?.value === value) return;
+    const written = this.writeAddresses({ namespace, name }, value, 'ahead').then(
+      () => true,
+      (err: unknown) => {
+        this.opts.log.warn({ claim: `${namespace}/${name}`, err }, 'writing the address annotation ahead of the prepare failed; the prepare writes it');
+        return false;
+      },
+    );
+    this.ahead.set(uid, { value, written });
+  }
+
+  /** Forget what was written ahead for a claim deleted or no longer allocated here. */
+  forgetAhead(uid: string): void {
+    this.ahead.delete(uid);
+  }
+
+  /** The host addresses on the claim; written only when they differ and were not written ahead. */
   private async annotate(rc: ResourceClaim, claim: Claim, devices: readonly CheckpointDevice[]): Promise<void> {
-    const value = JSON.stringify(
-      [...devices].sort((a, b) => a.deviceName.localeCompare(b.deviceName)).map((d) => ({ deviceName: d.deviceName, usbAddress: d.usbAddress })),
-    );
+    const value = addressesValue(devices);
+    const ahead = this.ahead.get(claim.uid);
+    this.ahead.delete(claim.uid);
     if (rc.metadata.annotations?.[DEVICE_ADDRESSES_ANNOTATION] === value) return;
-    await this.opts.claims.mergePatch(
-      { namespace: claim.namespace, name: claim.name },
-      { metadata: { annotations: { [DEVICE_ADDRESSES_ANNOTATION]: value } } },
-    );
+    if (ahead?.value === value && (await ahead.written)) return;
+    await this.writeAddresses(claim, value, 'prepare');
+  }
+
+  private async writeAddresses(ref: { namespace: string; name: string }, value: string, when: 'ahead' | 'prepare'): Promise<void> {
+    await this.opts.claims.mergePatch({ namespace: ref.namespace, name: ref.name }, { metadata: { annotations: { [DEVICE_ADDRESSES_ANNOTATION]: value } } });
+    this.opts.metrics?.addressWrites.inc({ when });
   }
 
   /** A uint32 owner id from a claim annotation; a bad value is logged and left out. */

@@ -234,6 +234,25 @@ describe('the kubelet plugin, called as kubelet does', () => {
     await dra('v1').unprepare([fresh]);
   });
 
+  it('writes the address on a claim allocated here as soon as it sees it, ahead of the prepare, which then writes nothing', async () => {
+    const claims = node.kube.resource(resourceClaimDescriptor, ResourceClaimSchema, TEST_MANAGER);
+    const writes = daemon.handle.metrics.addressWrites;
+    const before = { ahead: await writes.get({ when: 'ahead' }), prepare: await writes.get({ when: 'prepare' }) };
+    // Created first, so the daemon has seen it by the time the second claim's annotation is in.
+    await allocatedClaim(node.kube, namespace, 'ahead-elsewhere', 'some-other-node', readerName);
+    const here = await allocatedClaim(node.kube, namespace, 'ahead', node.name, readerName);
+    const addresses = async (name: string): Promise<unknown> =>
+      JSON.parse((await claims.get({ namespace, name })).metadata.annotations?.[DEVICE_ADDRESSES_ANNOTATION] ?? 'null') as unknown;
+    await waitFor('the address annotation written without a prepare', async () => (await addresses('ahead')) !== null);
+    expect(await addresses('ahead')).toEqual([{ deviceName: readerName, usbAddress: '001:007' }]);
+    expect(await addresses('ahead-elsewhere')).toBeNull();
+    expect(await writes.get({ when: 'ahead' })).toBe(before.ahead + 1);
+    const res = await dra('v1').prepare([here]);
+    expect(res.claims[here.uid]?.error).toBe('');
+    expect(await writes.get({ when: 'prepare' })).toBe(before.prepare);
+    await dra('v1').unprepare([here]);
+  });
+
   it('serves a cached claim without asking the apiserver, and never one allocated on another node', async () => {
     const here = await allocatedClaim(node.kube, namespace, 'cached', node.name, dongleName);
     const elsewhere = await allocatedClaim(node.kube, namespace, 'elsewhere', 'some-other-node', dongleName);
