@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { metricsGuard } from '../../shared/authz/index.js';
 import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
 import { untilAborted, type KubeClient } from '../../shared/kube/index.js';
@@ -127,7 +128,8 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
     claims,
     devices: () => byName,
     cdi: new CdiDir(config.CDI_ROOT),
-    checkpoint: new Checkpoint(stateLayout(config.STATE_DIR).checkpoint, log),
+    // Versions before STATE_DIR kept it beside the DRA socket, on disk (it outlived a reboot).
+    checkpoint: new Checkpoint(stateLayout(config.STATE_DIR).checkpoint, log, join(config.KUBELET_PLUGINS_DIR, config.DRIVER_NAME, 'checkpoint.json')),
     log,
     metrics,
     remote: () => remote,

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../../shared/log/index.js';
@@ -67,5 +67,30 @@ describe('Checkpoint', () => {
     expect(files).toHaveLength(1);
     expect(files[0]).toMatch(/^checkpoint\.json\.corrupt-\d+$/);
     expect(await readFile(join(dir, files[0] ?? ''), 'utf8')).toBe(text);
+  });
+
+  it('moves the file from where an earlier version kept it when its own place has none, and leaves a broken legacy file aside', async () => {
+    const legacy = join(dir, 'plugins', 'checkpoint.json');
+    const path = join(dir, 'state', 'checkpoint.json');
+    await mkdir(join(dir, 'plugins'));
+    await writeFile(legacy, JSON.stringify({ version: 1, claims: { 'uid-1': { namespace: 'ns', name: 'c1', devices: [device] } } }));
+    const a = new Checkpoint(path, log(), legacy);
+    await a.load();
+    expect(a.get('uid-1')?.name).toBe('c1');
+    expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({ version: 1, claims: { 'uid-1': { namespace: 'ns', name: 'c1', devices: [device] } } });
+    expect(await readdir(join(dir, 'plugins'))).toEqual([]);
+
+    // Its own file wins over a legacy one; a broken legacy file is moved aside, never reused.
+    await writeFile(legacy, 'not json');
+    const b = new Checkpoint(path, log(), legacy);
+    await b.load();
+    expect(b.size).toBe(1);
+    await rm(path);
+    const l = log();
+    const c = new Checkpoint(path, l, legacy);
+    await c.load();
+    expect(c.size).toBe(0);
+    expect((await readdir(join(dir, 'plugins')))[0]).toMatch(/^checkpoint\.json\.corrupt-\d+$/);
+    expect(l.error).toHaveBeenCalledWith(expect.objectContaining({ path: legacy }), 'the checkpoint of prepared claims cannot be used; starting without it');
   });
 });

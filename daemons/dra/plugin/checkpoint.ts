@@ -4,7 +4,7 @@
  * rebuilt this from containerd's NRI instead; see ADR 0012). Versioned: a file of an unknown version or
  * a broken one is moved aside (`.corrupt-<time>`) and reported, never silently reused.
  */
-import { readFile, rename } from 'node:fs/promises';
+import { readFile, rename, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Logger } from '../../../shared/log/index.js';
 import { writeFileAtomic } from '../state/atomic-file.js';
@@ -32,37 +32,56 @@ const CheckpointSchema = z.object({
   claims: z.record(z.string(), PreparedClaimSchema),
 });
 
+async function readIfThere(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err: unknown) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 export class Checkpoint {
   private claims = new Map<string, PreparedClaim>();
 
+  /** `legacyPath`: where an earlier version kept the file; read when `path` has none, then moved here. */
   constructor(
     readonly path: string,
     private readonly log: Logger,
+    private readonly legacyPath?: string,
   ) {}
 
-  /** Load the file; absent is empty, broken or of another version is moved aside and empty. */
+  /** Load the file (or the legacy one); absent is empty, broken or of another version is moved aside and empty. */
   async load(): Promise<void> {
-    let text: string;
-    try {
-      text = await readFile(this.path, 'utf8');
-    } catch (err: unknown) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
+    let source = this.path;
+    let text = await readIfThere(this.path);
+    if (text === undefined && this.legacyPath !== undefined) {
+      source = this.legacyPath;
+      text = await readIfThere(source);
     }
+    if (text === undefined) return;
     let problem: string;
     try {
       const parsed = CheckpointSchema.safeParse(JSON.parse(text));
       if (parsed.success) {
         this.claims = new Map(Object.entries(parsed.data.claims));
+        if (source !== this.path) {
+          await this.save();
+          await rm(source, { force: true });
+          this.log.info(
+            { from: source, to: this.path, claims: this.claims.size },
+            'moved the checkpoint of prepared claims from where an earlier version kept it',
+          );
+        }
         return;
       }
       problem = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
     } catch (err: unknown) {
       problem = `not JSON: ${(err as Error).message}`;
     }
-    const aside = `${this.path}.corrupt-${Date.now()}`;
-    await rename(this.path, aside);
-    this.log.error({ path: this.path, movedTo: aside, problem }, 'the checkpoint of prepared claims cannot be used; starting without it');
+    const aside = `${source}.corrupt-${Date.now()}`;
+    await rename(source, aside);
+    this.log.error({ path: source, movedTo: aside, problem }, 'the checkpoint of prepared claims cannot be used; starting without it');
   }
 
   get(claimUid: string): PreparedClaim | undefined {
