@@ -23,6 +23,14 @@ const alive = (pid: number): boolean => {
   }
 };
 
+function killGroupOr(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    process.kill(pid, 'SIGKILL');
+  }
+}
+
 function commandLine(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
@@ -60,7 +68,8 @@ export async function stopLeftovers(workDirs: readonly string[], bundleRoot: str
       const cmd = commandLine(c.pid);
       if (!alive(c.pid) || !(cmd.includes(dir) || cmd.includes(`virt-platform/${rec.platformPid}/`))) continue;
       try {
-        process.kill(c.pid, 'SIGKILL');
+        // Its process group, when it leads one: what the unit started (route-forge's `ip monitor`) goes with it.
+        killGroupOr(c.pid);
         stopped.push(`${c.name} (pid ${c.pid}) from ${dir}`);
       } catch {
         // gone meanwhile

@@ -18,7 +18,8 @@ export interface LoggedProcess {
 /**
  * `env` replaces the inherited environment when given; `cwd` defaults to the current directory;
  * `detached` puts the child in a process group of its own, so that a terminal's Ctrl-C reaches only
- * the parent, which then stops its children in order.
+ * the parent, which then stops its children in order. What such a child started in its group (e.g.
+ * route-forge's `ip monitor`) is killed when the child exits, however it exits, so nothing outlives it.
  */
 export function spawnLogged(
   name: string,
@@ -35,9 +36,19 @@ export function spawnLogged(
     closeSync(fd);
   }
   let done = false;
+  const pid = child.pid ?? -1;
+  const killGroup = (): void => {
+    try {
+      // The group outlives its leader while a member runs, so its id is not handed to another process.
+      if (opts.detached === true && pid > 0) process.kill(-pid, 'SIGKILL');
+    } catch {
+      // no member left
+    }
+  };
   const exited = new Promise<number | string>((resolve) => {
     child.once('exit', (code, signal) => {
       done = true;
+      killGroup();
       resolve(code ?? signal ?? 'unknown');
     });
     child.once('error', (err) => {
@@ -45,7 +56,6 @@ export function spawnLogged(
       resolve(`spawn error: ${err.message}`);
     });
   });
-  const pid = child.pid ?? -1;
   const signal = (sig: NodeJS.Signals): void => {
     if (!done) child.kill(sig);
   };

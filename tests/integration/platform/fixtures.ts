@@ -77,15 +77,22 @@ export function recordedChildren(workDir: string): { name: string; pid: number }
   return platform.children;
 }
 
-/** Processes still running that were started by the run: recorded pids, or any command line naming its work directory. */
-export function survivors(workDir: string): string[] {
-  const out = recordedChildren(workDir)
-    .filter((c) => alive(c.pid))
-    .map((c) => `${c.name} (pid ${c.pid})`);
+/**
+ * Processes still running that were started by the run: recorded pids, any command line naming its
+ * work directory, and anything in a recorded child's process group (what a unit started itself).
+ * `children`: as recorded earlier (a later start in the same directory rewrites the record).
+ */
+export function survivors(workDir: string, children = recordedChildren(workDir)): string[] {
+  const groups = new Set(children.map((c) => c.pid));
+  const out = children.filter((c) => alive(c.pid)).map((c) => `${c.name} (pid ${c.pid})`);
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    if (Number(pid) === process.pid || groups.has(Number(pid))) continue;
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmd.includes(workDir) && Number(pid) !== process.pid) out.push(`pid ${pid}: ${cmd.slice(0, 160)}`);
+      // stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const pgrp = Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[2]);
+      if (cmd.includes(workDir) || groups.has(pgrp)) out.push(`pid ${pid}: ${cmd.slice(0, 160)}`);
     } catch {
       // gone meanwhile
     }

@@ -257,12 +257,14 @@ describe('npm start', () => {
     const { platformPid } = JSON.parse(await readFile(join(workDir, 'platform.json'), 'utf8')) as { platformPid: number };
     process.kill(platformPid, 'SIGKILL');
     await run.exited;
+    const recorded = recordedChildren(workDir);
     expect(survivors(workDir).length).toBeGreaterThan(5);
     // The next start (here one that fails at once on its flags' kubeconfig) finds them first.
     const next = npmStart(['--work-dir', workDir, '--kubeconfig', join(workDir, 'missing.kubeconfig')]);
     expect(await next.exited).toBe(1);
     expect(next.lines.filter((l) => l.includes('left running by a platform that was killed')).length).toBeGreaterThan(5);
-    await waitFor('the leftovers gone', () => survivors(workDir).length === 0, { timeoutMs: 10_000 });
+    // Also what the units started in their process groups (route-forge's `ip monitor`).
+    await waitFor('the leftovers gone', () => survivors(workDir, recorded).length === 0, { timeoutMs: 10_000 });
   }, 240_000);
 
   it('documents every flag in --help and refuses unknown ones with exit code 2', async () => {
