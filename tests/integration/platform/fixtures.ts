@@ -91,8 +91,9 @@ export function survivors(workDir: string, children = recordedChildren(workDir))
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
       // stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const pgrp = Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[2]);
-      if (cmd.includes(workDir) || groups.has(pgrp)) out.push(`pid ${pid}: ${cmd.slice(0, 160)}`);
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      // A zombie has exited already; its parent (or init) has yet to collect it.
+      if (state !== 'Z' && (cmd.includes(workDir) || groups.has(Number(pgrp)))) out.push(`pid ${pid}: ${cmd.slice(0, 160)}`);
     } catch {
       // gone meanwhile
     }
