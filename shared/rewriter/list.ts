@@ -200,6 +200,8 @@ export function restoreListBody(r: Renamer, plan: RequestPlan, raw: Buffer): Buf
   return pieces;
 }
 
+const RESCAN = Symbol('rescan');
+
 /** What ListRestoreStream.push found so far. */
 export type ListStreamState = 'pending' | 'streaming' | 'not-list';
 
@@ -285,71 +287,81 @@ export class ListRestoreStream {
       const i = this.pos;
       const c = buf[i] ?? 0;
       if (isBlank(c)) continue;
-      if (this.depth === 0) {
-        if (this.phase === 'prefix' && c !== 0x7b) return 'not-list';
-        if (this.phase !== 'prefix') throw new SyntaxError('the list answer goes on after its end');
+      if (this.depth === 0 && (this.phase !== 'prefix' || c !== 0x7b)) {
+        if (this.phase === 'prefix') return 'not-list';
+        throw new SyntaxError('the list answer goes on after its end');
       }
-      switch (c) {
-        case QUOTE: {
-          const end = stringEnd(buf, i);
-          if (end < 0) return this.phase === 'prefix' ? 'pending' : 'streaming';
-          if (this.depth === 1) {
-            this.key = [i + 1, end];
-            this.afterItemsKey = false;
-          }
-          this.startElement(i);
-          this.pos = end;
-          break;
-        }
-        case 0x3a: // ':'
-          if (this.depth === 1) {
-            this.afterItemsKey = this.key[1] - this.key[0] === ITEMS.length && ITEMS.equals(buf.subarray(this.key[0], this.key[1]));
-            if (this.afterItemsKey && this.phase === 'suffix') throw new SyntaxError('the list has two items fields');
-          }
-          break;
-        case 0x5b: // '['
-        case 0x7b: // '{'
-          if (this.depth === 1 && c === 0x5b && this.afterItemsKey && this.phase === 'prefix') {
-            if (!this.open(i)) return 'not-list';
-            return this.scan();
-          }
-          this.startElement(i);
-          if (this.depth === 1) this.afterItemsKey = false;
-          this.depth++;
-          break;
-        case 0x5d: // ']'
-        case 0x7d: // '}'
-          this.depth--;
-          if (this.phase === 'items' && this.depth === 1) {
-            if (c !== 0x5d) throw new SyntaxError('the items array is closed by }');
-            if (this.elemStart >= 0) this.element(this.elemStart, i);
-            else if (this.count > 0) throw new SyntaxError('a comma before the end of the items array');
-            this.phase = 'suffix';
-            this.buf = buf.subarray(i + 1);
-            this.pos = 0;
-            return this.scan();
-          }
-          if (this.depth === 0) {
-            if (this.phase === 'prefix') return 'not-list';
-            this.phase = 'done';
-          }
-          if (this.depth < 0) throw new SyntaxError('unbalanced brackets in the list answer');
-          break;
-        case 0x2c: // ','
-          if (this.phase === 'items' && this.depth === 2) {
-            if (this.elemStart < 0) throw new SyntaxError('an empty element in the items array');
-            this.element(this.elemStart, i);
-            this.elemStart = -1;
-          }
-          break;
-        default:
-          if (this.depth === 1) this.afterItemsKey = false;
-          this.startElement(i);
-      }
+      const next = this.token(buf, c, i);
+      if (next === RESCAN) return this.scan();
+      if (typeof next === 'string') return next;
+      this.pos = next;
     }
-    if (this.phase === 'done')
-      for (let j = this.pos; j < buf.length; j++) if (!isBlank(buf[j] ?? 0)) throw new SyntaxError('the list answer goes on after its end');
     return this.phase === 'prefix' ? 'pending' : 'streaming';
+  }
+
+  /** Take the structural character `c` at `i`: the index to go on from, a state to stop with, or RESCAN (the buffer changed). */
+  private token(buf: Buffer, c: number, i: number): number | ListStreamState | typeof RESCAN {
+    switch (c) {
+      case QUOTE:
+        return this.string(buf, i);
+      case 0x3a: // ':'
+        if (this.depth === 1) {
+          this.afterItemsKey = this.key[1] - this.key[0] === ITEMS.length && ITEMS.equals(buf.subarray(this.key[0], this.key[1]));
+          if (this.afterItemsKey && this.phase === 'suffix') throw new SyntaxError('the list has two items fields');
+        }
+        return i;
+      case 0x5b: // '['
+      case 0x7b: // '{'
+        if (this.depth === 1 && c === 0x5b && this.afterItemsKey && this.phase === 'prefix') return this.open(i) ? RESCAN : 'not-list';
+        this.startElement(i);
+        if (this.depth === 1) this.afterItemsKey = false;
+        this.depth++;
+        return i;
+      case 0x5d: // ']'
+      case 0x7d: // '}'
+        return this.close(buf, c, i);
+      case 0x2c: // ','
+        if (this.phase === 'items' && this.depth === 2) {
+          if (this.elemStart < 0) throw new SyntaxError('an empty element in the items array');
+          this.element(this.elemStart, i);
+          this.elemStart = -1;
+        }
+        return i;
+      default:
+        if (this.depth === 1) this.afterItemsKey = false;
+        this.startElement(i);
+        return i;
+    }
+  }
+
+  private string(buf: Buffer, i: number): number | ListStreamState {
+    const end = stringEnd(buf, i);
+    if (end < 0) return this.phase === 'prefix' ? 'pending' : 'streaming';
+    if (this.depth === 1) {
+      this.key = [i + 1, end];
+      this.afterItemsKey = false;
+    }
+    this.startElement(i);
+    return end;
+  }
+
+  private close(buf: Buffer, c: number, i: number): number | ListStreamState | typeof RESCAN {
+    this.depth--;
+    if (this.phase === 'items' && this.depth === 1) {
+      if (c !== 0x5d) throw new SyntaxError('the items array is closed by }');
+      if (this.elemStart >= 0) this.element(this.elemStart, i);
+      else if (this.count > 0) throw new SyntaxError('a comma before the end of the items array');
+      this.phase = 'suffix';
+      this.buf = buf.subarray(i + 1);
+      this.pos = 0;
+      return RESCAN;
+    }
+    if (this.depth < 0) throw new SyntaxError('unbalanced brackets in the list answer');
+    if (this.depth === 0) {
+      if (this.phase === 'prefix') return 'not-list';
+      this.phase = 'done';
+    }
+    return i;
   }
 
   /** The items array opens at `i`: the list's fields so far must be an object's start. */
