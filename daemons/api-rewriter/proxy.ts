@@ -95,8 +95,7 @@ async function handle(opts: ProxyOptions, plan: RequestPlan, req: http.IncomingM
     metrics.duration.observe(labels, (performance.now() - started) / 1000);
   };
 
-  const headers: http.OutgoingHttpHeaders = {};
-  for (const [k, v] of Object.entries(req.headers)) if (!DROP_REQUEST.has(k) && v !== undefined) headers[k] = v;
+  const headers = copyHeaders(req.headers, DROP_REQUEST);
   Object.assign(headers, opts.upstream.authHeaders());
 
   let body: Buffer | undefined;
@@ -141,6 +140,16 @@ async function handle(opts: ProxyOptions, plan: RequestPlan, req: http.IncomingM
   if (body !== undefined) upstreamReq.end(body);
   else if (hasBody) req.pipe(upstreamReq);
   else upstreamReq.end();
+}
+
+/** The headers without the dropped ones (a plain loop: this runs twice per request). */
+function copyHeaders(from: http.IncomingHttpHeaders, drop: ReadonlySet<string>): http.OutgoingHttpHeaders {
+  const headers: http.OutgoingHttpHeaders = {};
+  for (const k in from) {
+    const v = from[k];
+    if (v !== undefined && !drop.has(k)) headers[k] = v;
+  }
+  return headers;
 }
 
 /** Accept without protobuf (a body to rewrite must be JSON); JSON tables are kept. */
@@ -197,8 +206,7 @@ async function respond(
   done: (code: number) => void,
 ): Promise<void> {
   const status = upstreamRes.statusCode ?? 502;
-  const headers: http.OutgoingHttpHeaders = {};
-  for (const [k, v] of Object.entries(upstreamRes.headers)) if (!DROP_RESPONSE.has(k) && v !== undefined) headers[k] = v;
+  const headers = copyHeaders(upstreamRes.headers, DROP_RESPONSE);
   const contentType = upstreamRes.headers['content-type'] ?? '';
   // The apiserver answers the OpenAPI v3 index as text/plain; it is JSON all the same.
   const openapi = plan.endpoint.kind.startsWith('openapi');
@@ -265,7 +273,8 @@ function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer
   if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return [raw];
   opts.metrics.bodiesParsed.inc({ side: 'response' });
   try {
-    const pieces = restoreListBody(opts.renamer, plan, raw);
+    // A named object (GET of one VM) is never a list: no scan for `items`.
+    const pieces = plan.endpoint.name === undefined ? restoreListBody(opts.renamer, plan, raw) : undefined;
     if (pieces !== undefined) return pieces;
     const doc: unknown = JSON.parse(raw.toString('utf8'));
     return [Buffer.from(JSON.stringify(restoreDocument(opts.renamer, plan, doc)))];
