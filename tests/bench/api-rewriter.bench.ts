@@ -259,10 +259,7 @@ async function main(): Promise<void> {
       });
       return value;
     };
-    cpuRows.push({
-      name: 'idle',
-      values: { proxyCpu: NaN, apiCpu: NaN, proxyRss: procStats(proxyPid).rssMb, apiRss: procStats(apiPid).rssMb, ...(await proxyHeap(healthPort)) },
-    });
+    const idle: Measurement = { name: 'idle', values: { proxyRss: procStats(proxyPid).rssMb, ...(await proxyHeap(healthPort)) } };
 
     // 1. GET one object. A warm-up first (JIT, connections).
     await alternate(200, 50, [
@@ -358,7 +355,6 @@ async function main(): Promise<void> {
     const rows: Measurement[] = cpuRows.map((r) => ({ name: r.name, values: r.values }));
     print(`\n== CPU seconds and RSS during each phase: the proxy next to the apiserver ==`);
     for (const r of rows) {
-      if (r.name === 'idle') continue;
       const v = r.values;
       const proxyCpu = v['proxyCpu'] ?? NaN;
       const apiCpu = v['apiCpu'] ?? NaN;
@@ -371,7 +367,7 @@ async function main(): Promise<void> {
     print(
       'proxy memory by its own count (/metrics), after each phase: RSS = V8 heap (total, of it used) + external (Buffers) + the rest (code, stacks, malloc)',
     );
-    for (const r of rows) {
+    for (const r of [idle, ...rows]) {
       const v = r.values;
       const f = (k: string): string => (v[k] ?? NaN).toFixed(0);
       print(`${r.name.padEnd(6)} RSS ${f('proxyRss')} MB: heap ${f('heapTotal')} MB (used ${f('heapUsed')} MB), external ${f('external')} MB`);
