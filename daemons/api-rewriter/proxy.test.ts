@@ -80,6 +80,16 @@ const json = (res: http.ServerResponse, code: number, doc: unknown): void => {
   res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
 };
 
+const get = (url: string): Promise<http.IncomingMessage> => new Promise((resolve, reject) => http.get(url, resolve).on('error', reject));
+
+/** How a response ended: 'end' (complete) or cut ('aborted'/'error'). */
+const endOf = (res: http.IncomingMessage): Promise<string> =>
+  new Promise((resolve) => {
+    res.on('end', () => resolve('end'));
+    res.on('error', () => resolve('error'));
+    res.on('aborted', () => resolve('aborted'));
+  });
+
 describe('kube-api-rewriter proxy', () => {
   it('renames the path and body on the way in, restores the answer, and uses its own credentials', async () => {
     script = (_req, body, res) => json(res, 201, { ...(JSON.parse(body) as object), metadata: { name: 'vm1', uid: 'u' } });
@@ -189,6 +199,100 @@ describe('kube-api-rewriter proxy', () => {
     expect(await ended).toBe('end');
     expect(received.join('').trimEnd().split('\n')).toHaveLength(1);
     expect(await metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="response",reason="truncated_watch_event"\} 1/);
+  });
+
+  it('streams a list answer item by item as the apiserver sends it, chunked, larger than the response limit', async () => {
+    const vm = (i: number): string =>
+      JSON.stringify({
+        apiVersion: `${INT}/v1`,
+        kind: 'InternalVirtualizationVirtualMachine',
+        metadata: { name: `vm-${i}`, labels: { [`kubevirt.${INT}/vm`]: 'x' } },
+      });
+    let release: () => void = () => undefined;
+    const go = new Promise<void>((resolve) => (release = resolve));
+    const many = Array.from({ length: 12000 }, (_, i) => vm(i + 1)).join(',');
+    script = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(`{"apiVersion":"${INT}/v1","items":[${vm(0)},`);
+      void go.then(() => res.end(`${many}],"kind":"InternalVirtualizationVirtualMachineList","metadata":{"resourceVersion":"7"}}`));
+    };
+    const res = await get(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`);
+    expect([res.statusCode, res.headers['content-length'], res.headers['transfer-encoding']]).toEqual([200, undefined, 'chunked']);
+    const received: string[] = [];
+    res.setEncoding('utf8').on('data', (c: string) => received.push(c));
+    // The first item is restored and sent before the apiserver sends the rest.
+    await waitFor('the first item', () => received.join('').includes('"vm-0"'));
+    expect(received.join('')).toBe(
+      '{"items":[{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","metadata":{"name":"vm-0","labels":{"kubevirt.io/vm":"x"}}}',
+    );
+    release();
+    expect(await endOf(res)).toBe('end');
+    const doc = JSON.parse(received.join('')) as { apiVersion: string; kind: string; metadata: unknown; items: { kind: string; metadata: { name: string } }[] };
+    expect(received.join('').length).toBeGreaterThan(1 << 20);
+    expect([doc.apiVersion, doc.kind, doc.metadata, doc.items.length, doc.items[12000]?.kind, doc.items[12000]?.metadata.name]).toEqual([
+      'kubevirt.io/v1',
+      'VirtualMachineList',
+      { resourceVersion: '7' },
+      12001,
+      'VirtualMachine',
+      'vm-12000',
+    ]);
+  });
+
+  it('cuts the list answer (never a finished corrupt document) when the apiserver dies or sends garbage mid-list, and keeps serving', async () => {
+    const start = `{"apiVersion":"${INT}/v1","items":[{"kind":"InternalVirtualizationVirtualMachine","apiVersion":"${INT}/v1","metadata":{"name":"a"}},`;
+    const streamErrors = async (): Promise<number> => Number(/upstream_errors_total\{stage="stream"\} (\d+)/.exec(await metrics.registry.expose())?.[1] ?? 0);
+    const invalidJson = async (): Promise<number> =>
+      Number(/rewrite_errors_total\{side="response",reason="invalid_json"\} (\d+)/.exec(await metrics.registry.expose())?.[1] ?? 0);
+    const before = [await streamErrors(), await invalidJson()];
+    const endings: ((res: http.ServerResponse) => void)[] = [
+      (res) => {
+        res.write(`${start}{"kind":"Inte`);
+        setImmediate(() => res.socket?.destroy());
+      },
+      (res) => res.end(`${start}{"kind":"Inte`),
+      (res) => res.end(`${start}{"kind": garbage}],"kind":"InternalVirtualizationVirtualMachineList"}`),
+      (res) => res.end(`${start}{}],"kind":"InternalVirtualizationVirtualMachineList"}trailing`),
+    ];
+    for (const ending of endings) {
+      script = (_req, _body, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        ending(res);
+      };
+      // The cut may come before the headers left the proxy: the request fails then (socket hang up).
+      const res = await get(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`).catch((err: unknown) =>
+        err instanceof Error ? err : new Error(String(err)),
+      );
+      if (res instanceof Error) {
+        expect(res.message).toMatch(/socket hang up|ECONNRESET/);
+        continue;
+      }
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c));
+      const end = await endOf(res);
+      if (res.statusCode === 502) {
+        // Broken before the first byte went out: a Status naming the problem.
+        expect(end).toBe('end');
+        expect(JSON.parse(text)).toMatchObject({ kind: 'Status', code: 502, message: expect.stringContaining('list answer broke') });
+      } else {
+        expect(res.statusCode).toBe(200);
+        expect(end).not.toBe('end');
+        expect((): unknown => JSON.parse(text)).toThrow(SyntaxError);
+      }
+    }
+    // One apiserver that died, three broken documents.
+    expect([await streamErrors(), await invalidJson()]).toEqual([(before[0] ?? 0) + 1, (before[1] ?? 0) + 3]);
+    script = (_req, _body, res) => json(res, 200, { kind: 'InternalVirtualizationVirtualMachineList', apiVersion: `${INT}/v1`, items: [], metadata: {} });
+    const ok = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`);
+    expect(await ok.json()).toEqual({ kind: 'VirtualMachineList', apiVersion: 'kubevirt.io/v1', items: [], metadata: {} });
+  });
+
+  it('passes a collection answer that is not a list (garbage, cut before its items, a Status) as it is', async () => {
+    for (const raw of ['not json', '{"apiVersion":"x","ite', '[1,2]', '{"kind":"Status","code":410,"items":{"a":"kubevirt.io"}}']) {
+      script = (_req, _body, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(raw);
+      const res = await fetch(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines`);
+      expect({ raw, status: res.status, text: await res.text() }).toEqual({ raw, status: 200, text: raw });
+    }
   });
 
   it('tunnels an upgraded connection (exec, port-forward) byte for byte after renaming its path', async () => {

@@ -7,6 +7,7 @@
 import type http from 'node:http';
 import { gunzipSync, inflateSync } from 'node:zlib';
 import {
+  ListRestoreStream,
   PatchError,
   WatchTransform,
   needsParsing,
@@ -94,8 +95,7 @@ async function handle(opts: ProxyOptions, plan: RequestPlan, req: http.IncomingM
     metrics.duration.observe(labels, (performance.now() - started) / 1000);
   };
 
-  const headers: http.OutgoingHttpHeaders = {};
-  for (const [k, v] of Object.entries(req.headers)) if (!DROP_REQUEST.has(k) && v !== undefined) headers[k] = v;
+  const headers = copyHeaders(req.headers, DROP_REQUEST);
   Object.assign(headers, opts.upstream.authHeaders());
 
   let body: Buffer | undefined;
@@ -131,7 +131,7 @@ async function handle(opts: ProxyOptions, plan: RequestPlan, req: http.IncomingM
     done(503);
   });
   upstreamReq.on('response', (upstreamRes) => {
-    void respond(opts, plan, upstreamRes, res, done).catch((err: unknown) => {
+    void respond(opts, plan, method, upstreamRes, res, done).catch((err: unknown) => {
       opts.log.error({ err, url: req.url }, 'response failed');
       if (!res.headersSent) sendStatus(res, 502, 'InternalError', `the proxy could not answer: ${errorMessage(err)}`);
       else res.destroy();
@@ -140,6 +140,16 @@ async function handle(opts: ProxyOptions, plan: RequestPlan, req: http.IncomingM
   if (body !== undefined) upstreamReq.end(body);
   else if (hasBody) req.pipe(upstreamReq);
   else upstreamReq.end();
+}
+
+/** The headers without the dropped ones (a plain loop: this runs twice per request). */
+function copyHeaders(from: http.IncomingHttpHeaders, drop: ReadonlySet<string>): http.OutgoingHttpHeaders {
+  const headers: http.OutgoingHttpHeaders = {};
+  for (const k in from) {
+    const v = from[k];
+    if (v !== undefined && !drop.has(k)) headers[k] = v;
+  }
+  return headers;
 }
 
 /** Accept without protobuf (a body to rewrite must be JSON); JSON tables are kept. */
@@ -190,13 +200,13 @@ async function requestBody(opts: ProxyOptions, plan: RequestPlan, req: http.Inco
 async function respond(
   opts: ProxyOptions,
   plan: RequestPlan,
+  method: string,
   upstreamRes: http.IncomingMessage,
   res: http.ServerResponse,
   done: (code: number) => void,
 ): Promise<void> {
   const status = upstreamRes.statusCode ?? 502;
-  const headers: http.OutgoingHttpHeaders = {};
-  for (const [k, v] of Object.entries(upstreamRes.headers)) if (!DROP_RESPONSE.has(k) && v !== undefined) headers[k] = v;
+  const headers = copyHeaders(upstreamRes.headers, DROP_RESPONSE);
   const contentType = upstreamRes.headers['content-type'] ?? '';
   // The apiserver answers the OpenAPI v3 index as text/plain; it is JSON all the same.
   const openapi = plan.endpoint.kind.startsWith('openapi');
@@ -213,12 +223,20 @@ async function respond(
     done(status);
     return;
   }
+  const encoding = upstreamRes.headers['content-encoding'];
+  const plain = encoding === undefined || encoding === 'identity';
+  let received: Buffer | undefined;
+  if (isCollectionGet(plan, method) && status === 200 && plain) {
+    received = await streamList(opts, plan, upstreamRes, res, headers, done);
+    if (received === undefined) return;
+  }
   let raw: Buffer;
   try {
     raw = await readAll(
       upstreamRes,
       opts.maxResponseBodyBytes,
       () => new BodyError(502, 'too_large', `the apiserver's answer is larger than ${opts.maxResponseBodyBytes} bytes, the most this proxy rewrites`),
+      received,
     );
   } catch (err: unknown) {
     opts.metrics.upstreamErrors.inc({ stage: 'stream' });
@@ -231,7 +249,6 @@ async function respond(
     done(status);
     return;
   }
-  const encoding = upstreamRes.headers['content-encoding'];
   if (encoding === 'gzip' || encoding === 'deflate') {
     raw = encoding === 'gzip' ? gunzipSync(raw) : inflateSync(raw);
     delete headers['content-encoding'];
@@ -256,7 +273,8 @@ function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer
   if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return [raw];
   opts.metrics.bodiesParsed.inc({ side: 'response' });
   try {
-    const pieces = restoreListBody(opts.renamer, plan, raw);
+    // A named object (GET of one VM) is never a list: no scan for `items`.
+    const pieces = plan.endpoint.name === undefined ? restoreListBody(opts.renamer, plan, raw) : undefined;
     if (pieces !== undefined) return pieces;
     const doc: unknown = JSON.parse(raw.toString('utf8'));
     return [Buffer.from(JSON.stringify(restoreDocument(opts.renamer, plan, doc)))];
@@ -303,12 +321,125 @@ function streamWatch(
   upstreamRes.on('error', finish);
 }
 
+/** A GET of a renamed collection (not a watch): its list answer is restored while it streams. */
+function isCollectionGet(plan: RequestPlan, method: string): boolean {
+  const e = plan.endpoint;
+  return method === 'GET' && plan.body === 'rewrite' && e.kind === 'resource' && e.name === undefined && !e.watch;
+}
+
+/**
+ * A list answer restored item by item while it arrives (shared/rewriter ListRestoreStream) and sent
+ * chunked, with backpressure: the proxy keeps one element's bytes, not the list. Resolves undefined
+ * once it answered; or, when the answer turned out not to be a list before anything was sent, the
+ * bytes read so far (the caller reads the rest and restores the whole). Once streaming, a broken or
+ * cut upstream answer cuts the client's answer too (never a finished, corrupt document).
+ */
+function streamList(
+  opts: ProxyOptions,
+  plan: RequestPlan,
+  upstreamRes: http.IncomingMessage,
+  res: http.ServerResponse,
+  headers: http.OutgoingHttpHeaders,
+  done: (code: number) => void,
+): Promise<Buffer | undefined> {
+  const { metrics } = opts;
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (received?: Buffer): void => {
+      if (settled) return;
+      settled = true;
+      upstreamRes.off('data', onData);
+      upstreamRes.off('end', onEnd);
+      upstreamRes.off('close', onClose);
+      res.off('drain', onDrain);
+      resolve(received);
+    };
+    const fail = (reason: 'invalid_json' | 'stream', err: unknown): void => {
+      if (settled) return;
+      if (reason === 'stream') metrics.upstreamErrors.inc({ stage: 'stream' });
+      else metrics.rewriteErrors.inc({ side: 'response', reason: err instanceof SyntaxError ? 'invalid_json' : 'internal' });
+      opts.log.warn({ err, url: plan.upstreamUrl }, 'the list answer broke while it streamed; the answer to the client is cut');
+      upstreamRes.destroy();
+      if (res.headersSent) {
+        res.destroy();
+        done(200);
+      } else {
+        sendStatus(res, 502, 'InternalError', `the apiserver's list answer broke before the proxy sent anything: ${errorMessage(err)}`);
+        done(502);
+      }
+      finish();
+    };
+    const stream = new ListRestoreStream(opts.renamer, plan, (piece) => {
+      if (!res.headersSent) {
+        delete headers['content-length'];
+        opts.metrics.bodiesParsed.inc({ side: 'response' });
+        res.writeHead(200, headers);
+      }
+      if (!res.write(piece)) upstreamRes.pause();
+    });
+    const onDrain = (): void => {
+      upstreamRes.resume();
+    };
+    const onData = (chunk: Buffer): void => {
+      try {
+        if (stream.push(chunk) === 'not-list') {
+          upstreamRes.pause();
+          finish(stream.received());
+        } else if (stream.pendingBytes > opts.maxResponseBodyBytes) {
+          fail('stream', new Error(`one list item is larger than ${opts.maxResponseBodyBytes} bytes`));
+        }
+      } catch (err: unknown) {
+        fail('invalid_json', err);
+      }
+    };
+    const onEnd = (): void => {
+      if (!res.headersSent) {
+        // Ended before the items array opened: not a list (or cut early); restored whole, as before.
+        finish(stream.received());
+        return;
+      }
+      try {
+        stream.end();
+      } catch (err: unknown) {
+        fail('invalid_json', err);
+        return;
+      }
+      res.end();
+      done(200);
+      finish();
+    };
+    const onClose = (): void => {
+      if (!upstreamRes.complete) {
+        if (res.headersSent) fail('stream', new Error('the apiserver closed the connection inside the list'));
+        else {
+          metrics.upstreamErrors.inc({ stage: 'stream' });
+          res.destroy();
+          done(200);
+          finish();
+        }
+      }
+    };
+    res.on('drain', onDrain);
+    upstreamRes.on('data', onData);
+    upstreamRes.on('end', onEnd);
+    upstreamRes.on('close', onClose);
+  });
+}
+
 /** The whole body, failing with `tooLarge()` past `limit` bytes or when the connection breaks first. */
-export function readAll(stream: http.IncomingMessage, limit: number, tooLarge: () => Error): Promise<Buffer> {
+export function readAll(stream: http.IncomingMessage, limit: number, tooLarge: () => Error, received?: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
+    const chunks: Buffer[] = received === undefined ? [] : [received];
+    let size = received?.length ?? 0;
     let failed = false;
+    if (size > limit) {
+      reject(tooLarge());
+      return;
+    }
+    if (stream.readableEnded) {
+      resolve(Buffer.concat(chunks, size));
+      return;
+    }
     stream.on('data', (chunk: Buffer) => {
       if (failed) return;
       size += chunk.length;
@@ -328,6 +459,8 @@ export function readAll(stream: http.IncomingMessage, limit: number, tooLarge: (
     stream.on('close', () => {
       if (!failed && !stream.complete) reject(new Error('the connection closed before the body ended'));
     });
+    // A caller may have paused the stream to hand it over (streamList).
+    stream.resume();
   });
 }
 

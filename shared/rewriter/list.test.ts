@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { KUBEVIRT_RULES, Renamer, planRequest, restoreDocument, restoreListBody, splitListItems } from './index.js';
+import { KUBEVIRT_RULES, ListRestoreStream, Renamer, planRequest, restoreDocument, restoreListBody, splitListItems, type ListStreamState } from './index.js';
 
 const r = new Renamer(KUBEVIRT_RULES);
 const INT = 'internal.virtualization.deckhouse.io';
@@ -139,5 +139,123 @@ describe('splitListItems', () => {
     const split = splitListItems(raw);
     expect(split?.items.map(([s, e]) => raw.toString('utf8', s, e))).toEqual(['{"x":"]\\"},"}', '[1,2]', '"s\\\\"', '3']);
     expect(raw.toString('utf8', split?.itemsStart, split?.itemsEnd)).toBe('[ {"x":"]\\"},"} , [1,2],"s\\\\" ,3 ]');
+  });
+});
+
+/** The raw answer pushed in chunks of `size` bytes; the output, the states seen and the most bytes kept. */
+const streamed = (raw: string, size: number): { out: string; states: ListStreamState[]; maxPending: number } => {
+  const out: Buffer[] = [];
+  const stream = new ListRestoreStream(r, LIST_PLAN, (b) => out.push(b));
+  const bytes = Buffer.from(raw);
+  const states: ListStreamState[] = [];
+  let maxPending = 0;
+  for (let i = 0; i < bytes.length; i += size) {
+    const state = stream.push(bytes.subarray(i, i + size));
+    if (states.at(-1) !== state) states.push(state);
+    if (state === 'not-list') return { out: '', states, maxPending };
+    maxPending = Math.max(maxPending, stream.pendingBytes);
+  }
+  stream.end();
+  return { out: Buffer.concat(out).toString('utf8'), states, maxPending };
+};
+
+describe('ListRestoreStream', () => {
+  it('restores a list while its bytes arrive, in any chunking, to what the whole-document restore holds (items first)', () => {
+    const raw = JSON.stringify(list(Array.from({ length: 50 }, (_, i) => vm(i))));
+    const expected: unknown = JSON.parse(whole(raw));
+    for (const size of [1, 2, 3, 7, 64, 1000, raw.length]) {
+      const { out, states } = streamed(raw, size);
+      expect(JSON.parse(out)).toEqual(expected);
+      expect(out.startsWith('{"items":[{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine"')).toBe(true);
+      expect(states.at(-1)).toBe('streaming');
+    }
+  });
+
+  it('keeps only the element being read: 1,000 items stream with a bound far below the answer', () => {
+    const raw = JSON.stringify(list(Array.from({ length: 1000 }, (_, i) => vm(i))));
+    const { out, maxPending } = streamed(raw, 16 * 1024);
+    expect(JSON.parse(out)).toEqual(JSON.parse(whole(raw)));
+    expect(raw.length).toBeGreaterThan(500_000);
+    expect(maxPending).toBeLessThan(2 * 16 * 1024);
+  });
+
+  it('gives the same document as the whole restore for any items, formatting and chunking (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue(), { maxLength: 8 }),
+        fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 50 }),
+        (items, extra, pretty, kindFirst, size) => {
+          const base = list(items);
+          const doc = kindFirst ? { kind: base.kind, ...extra, ...base } : { ...extra, ...base };
+          if (Object.keys(doc).indexOf('items') < 0) return;
+          const raw = pretty ? JSON.stringify(doc, null, 1) : JSON.stringify(doc);
+          const { out, states } = streamed(raw, size);
+          if (states.includes('not-list')) {
+            // Only when a field before items is not what a list has (a kind that is no list kind).
+            expect(restoreListBody(r, LIST_PLAN, Buffer.from(raw))).toBeUndefined();
+            return;
+          }
+          expect(JSON.parse(out)).toEqual(JSON.parse(whole(raw)));
+        },
+      ),
+    );
+  });
+
+  it('gives items without a kind the list item kind as hint even when the kind comes after the items', () => {
+    const kindless = { metadata: { labels: { [`kubevirt.${INT}/vm`]: 'a' } } };
+    for (const doc of [list([vm(1), kindless, vm(2)]), { kind: 'InternalVirtualizationVirtualMachineList', ...list([kindless, vm(3)]) }]) {
+      const raw = JSON.stringify(doc);
+      expect(JSON.parse(streamed(raw, 5).out)).toEqual(JSON.parse(whole(raw)));
+    }
+  });
+
+  it('answers not-list, keeping every byte, for what is not an object with an items array', () => {
+    for (const raw of [
+      JSON.stringify(vm(1)),
+      '[{"kind":"XList","items":[1]}]',
+      'not json at all',
+      '{"kind":"APIGroupDiscoveryList","items":[{}]}',
+      '{"kind":"Table","rows":[],"items":[]}',
+      '{"kind":"XList","items":{"a":1}}',
+      '{"kind":"XList" "items":[1]}',
+    ]) {
+      const stream = new ListRestoreStream(r, LIST_PLAN, () => {
+        throw new Error('nothing may be written');
+      });
+      const state = stream.push(Buffer.from(raw));
+      expect({ raw, state, kept: stream.received().toString() }).toEqual({ raw, state: 'not-list', kept: raw });
+    }
+  });
+
+  it('never finishes a truncated or broken list: end or push throws SyntaxError, or nothing was streamed', () => {
+    const raw = JSON.stringify(list([vm(1), vm(2)]));
+    for (let cut = 0; cut < raw.length; cut++) {
+      const out: Buffer[] = [];
+      const stream = new ListRestoreStream(r, LIST_PLAN, (b) => out.push(b));
+      const state = stream.push(Buffer.from(raw.slice(0, cut)));
+      expect(() => stream.end()).toThrow(SyntaxError);
+      // What was written is never a whole JSON document.
+      if (state === 'streaming') expect((): unknown => JSON.parse(Buffer.concat(out).toString())).toThrow(SyntaxError);
+    }
+    for (const broken of [
+      raw.replace('"vm-2"', 'vm-2'),
+      raw.replace('"metadata":{"resourceVersion"', '"metadata":{resourceVersion'),
+      raw.replace(/}\]/, '},]'),
+      raw.replace('"items":[', '"items":[,'),
+      raw.replace('}],"kind"', '}},"kind"'),
+      `${raw}x`,
+      `${raw}}`,
+      `${raw.slice(0, -1)},"items":[]}`,
+      raw.replace('"kind":"InternalVirtualizationVirtualMachineList"', '"kind":"InternalVirtualizationVirtualMachine"'),
+    ]) {
+      const stream = new ListRestoreStream(r, LIST_PLAN, () => undefined);
+      expect(() => {
+        stream.push(Buffer.from(broken));
+        stream.end();
+      }).toThrow(SyntaxError);
+    }
   });
 });

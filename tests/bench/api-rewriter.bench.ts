@@ -121,6 +121,16 @@ async function stopProxy(proc: ReturnType<typeof startNodeProcess> | undefined):
   proc?.kill();
 }
 
+/** The proxy's own view of its memory (MB), from its /metrics: V8 heap used/total and external (Buffers). */
+async function proxyHeap(healthPort: number): Promise<Record<string, number>> {
+  const text = await fetch(`http://127.0.0.1:${healthPort}/metrics`).then(
+    (r) => r.text(),
+    () => '',
+  );
+  const mb = (name: string): number => Number(new RegExp(`^${name} ([0-9.e+]+)`, 'm').exec(text)?.[1] ?? NaN) / 1e6;
+  return { heapUsed: mb('nodejs_heap_size_used_bytes'), heapTotal: mb('nodejs_heap_size_total_bytes'), external: mb('nodejs_external_memory_bytes') };
+}
+
 /** utime+stime seconds and RSS/peak RSS MB of a process, from /proc. */
 function procStats(pid: number): { cpu: number; rssMb: number; hwmMb: number } {
   const { rss, peak } = processMemoryMb(pid);
@@ -209,7 +219,14 @@ async function main(): Promise<void> {
     const extra = settings.BENCH_PROXY_NODE_ARGS.split(' ').filter((a) => a !== '');
     if (extra.length > 0) print(`[api-rewriter] NOT the shipped configuration: the proxy runs with ${extra.join(' ')}`);
     proxyProc = startNodeProcess([...profile, ...extra, ...(await bundledArgs('daemons/api-rewriter/main.ts', 'bundled'))], {
-      env: { KUBECONFIG: cp.state.kubeconfigPath, PROXY_PORT: String(proxyPort), HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1' },
+      // METRICS_AUTH=none: the bench reads the proxy's heap figures from /metrics (loopback only).
+      env: {
+        KUBECONFIG: cp.state.kubeconfigPath,
+        PROXY_PORT: String(proxyPort),
+        HEALTH_PORT: String(healthPort),
+        HEALTH_HOST: '127.0.0.1',
+        METRICS_AUTH: 'none',
+      },
     });
     for (let i = 0; ; i++) {
       const ok = await fetch(`http://127.0.0.1:${healthPort}/health/readiness`).then(
@@ -236,9 +253,13 @@ async function main(): Promise<void> {
       const [p0, a0] = [procStats(proxyPid), procStats(apiPid)];
       const value = await work();
       const [p1, a1] = [procStats(proxyPid), procStats(apiPid)];
-      cpuRows.push({ name, values: { proxyCpu: p1.cpu - p0.cpu, apiCpu: a1.cpu - a0.cpu, proxyRss: p1.rssMb, apiRss: a1.rssMb } });
+      cpuRows.push({
+        name,
+        values: { proxyCpu: p1.cpu - p0.cpu, apiCpu: a1.cpu - a0.cpu, proxyRss: p1.rssMb, apiRss: a1.rssMb, ...(await proxyHeap(healthPort)) },
+      });
       return value;
     };
+    const idle: Measurement = { name: 'idle', values: { proxyRss: procStats(proxyPid).rssMb, ...(await proxyHeap(healthPort)) } };
 
     // 1. GET one object. A warm-up first (JIT, connections).
     await alternate(200, 50, [
@@ -343,6 +364,14 @@ async function main(): Promise<void> {
       );
     }
     print(`proxy peak RSS ${final.hwmMb.toFixed(0)} MB (target < 80 MB)`);
+    print(
+      'proxy memory by its own count (/metrics), after each phase: RSS = V8 heap (total, of it used) + external (Buffers) + the rest (code, stacks, malloc)',
+    );
+    for (const r of [idle, ...rows]) {
+      const v = r.values;
+      const f = (k: string): string => (v[k] ?? NaN).toFixed(0);
+      print(`${r.name.padEnd(6)} RSS ${f('proxyRss')} MB: heap ${f('heapTotal')} MB (used ${f('heapUsed')} MB), external ${f('external')} MB`);
+    }
   } finally {
     proxyAgent.destroy();
     direct?.close();

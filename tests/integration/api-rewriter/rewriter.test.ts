@@ -122,6 +122,23 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
       viaProxy(['get', 'virtualmachines.kubevirt.io', '-n', ns, '-l', 'kubevirt.io/merged=yes,vm.kubevirt.io/name in (vm1)', '-o', 'name']),
     );
     expect(names.trim()).toBe('virtualmachine.kubevirt.io/vm1');
+    // The list answer streams through the proxy item by item (items first): kubectl's JSON list and the raw one.
+    const listed = JSON.parse(await ok(viaProxy(['get', 'virtualmachines.kubevirt.io', '-n', ns, '-l', 'kubevirt.io/merged=yes', '-o', 'json']))) as {
+      items: { kind: string; metadata: { name: string; labels: Record<string, string> } }[];
+    };
+    expect(listed.items.map((i) => [i.kind, i.metadata.name, i.metadata.labels['kubevirt.io/merged']])).toEqual([['VirtualMachine', 'vm1', 'yes']]);
+    const raw = JSON.parse(await ok(viaProxy(['get', '--raw', `/apis/kubevirt.io/v1/namespaces/${ns}/virtualmachines`]))) as {
+      kind: string;
+      apiVersion: string;
+      metadata: { resourceVersion?: string };
+      items: { apiVersion: string; kind: string }[];
+    };
+    expect([raw.kind, raw.apiVersion, typeof raw.metadata.resourceVersion, raw.items.map((i) => `${i.apiVersion} ${i.kind}`)]).toEqual([
+      'VirtualMachineList',
+      'kubevirt.io/v1',
+      'string',
+      ['kubevirt.io/v1 VirtualMachine'],
+    ]);
     const missing = await viaProxy(['get', 'virtualmachines.kubevirt.io', 'nope', '-n', ns]);
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('virtualmachines.kubevirt.io "nope" not found');
