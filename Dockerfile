@@ -54,7 +54,8 @@ RUN set -eu; \
 FROM gcr.io/distroless/nodejs${NODE_MAJOR}-debian12:nonroot
 COPY --from=unit-tools /unit-root/ /
 WORKDIR /app
-ENV NODE_ENV=production
+# MALLOC_ARENA_MAX: see IMAGE_ENV in shared/bundle/image-env.ts (its test checks this line).
+ENV NODE_ENV=production MALLOC_ARENA_MAX=2
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist

@@ -13,7 +13,7 @@ import { rm } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleEntries } from '../shared/bundle/index.js';
+import { bundleEntries, IMAGE_ENV } from '../shared/bundle/index.js';
 import { spawnLogged, tailLog, waitUntil, type LoggedProcess } from '../tests/env/process.js';
 import type { Supervisor } from './supervisor.js';
 
@@ -59,7 +59,7 @@ export async function bundleUnits(entries: readonly string[]): Promise<Bundles |
 }
 
 export function startUnit(spec: UnitSpec, opts: { logDir: string; supervisor: Supervisor; bundles?: Bundles | undefined }): LoggedProcess {
-  const env: NodeJS.ProcessEnv = { NODE_ENV: 'production', LOG_LEVEL: 'info' };
+  const env: NodeJS.ProcessEnv = { NODE_ENV: 'production', LOG_LEVEL: 'info', ...IMAGE_ENV };
   for (const key of INHERITED) if (process.env[key] !== undefined) env[key] = process.env[key];
   Object.assign(env, spec.env);
   const logPath = join(opts.logDir, `${spec.name}.log`);

@@ -1,10 +1,10 @@
 import { once } from 'node:events';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { binaryHeaders, listeningPort, REPO_ROOT, send, startNodeProcess, type FunctionProcess } from '../runtime/testing/index.js';
-import { bundleEntries } from './index.js';
+import { bundleEntries, IMAGE_ENV } from './index.js';
 
 /**
  * The image's start-up file: a function bundled with its npm packages, copied alone to a directory
@@ -72,5 +72,20 @@ describe('bundleEntries', () => {
     await expect(bundleEntries({ root: REPO_ROOT, entries: ['functions/nowhere/index.ts'], outdir: join(dir, 'none'), packages: 'bundled' })).rejects.toThrow(
       /nowhere/,
     );
+  });
+});
+
+describe('IMAGE_ENV', () => {
+  it("is what the Dockerfile's ENV gives every unit, so processes started here run as the image runs them", async () => {
+    const env = (await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8')).split('\n').filter((l) => l.startsWith('ENV '));
+    expect(env).toHaveLength(1);
+    const set = Object.fromEntries(
+      (env[0] ?? '')
+        .slice(4)
+        .trim()
+        .split(/\s+/)
+        .map((kv) => kv.split('=') as [string, string]),
+    );
+    expect(set).toEqual({ NODE_ENV: 'production', ...IMAGE_ENV });
   });
 });

@@ -36,6 +36,7 @@ import { STATE_ENV } from '../env/state.js';
 import { applyYaml, installDeckhouseCrds, kc, vmManifest } from '../integration/audit/fixtures.js';
 import { interleaved, knobs, medianBy, print, printComparison, processCpuSeconds, processMemoryMb, type Measurement } from './lib.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
+import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
 import { BARE_ARGS, bundledArgs } from './processes.js';
 
 const settings = knobs(
@@ -204,7 +205,7 @@ async function startPinned(args: readonly string[], out: string, extraEnv: Recor
   const child = spawn('taskset', ['-c', String(settings.BENCH_CPU), process.execPath, ...args], {
     cwd: REPO_ROOT,
     stdio: ['ignore', openSync(out, 'w'), 'inherit'],
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', BODY_LIMIT_BYTES: String(64 << 20), ...extraEnv },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', BODY_LIMIT_BYTES: String(64 << 20), ...IMAGE_ENV, ...extraEnv },
   });
   for (let i = 0; i < 2_000; i++) {
     const listening = readFileSync(out, 'utf8')

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { IMAGE_ENV } from '../../bundle/image-env.js';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (this file is shared/runtime/testing/process.ts). */
@@ -42,7 +43,7 @@ export function startFunctionProcess(entry: string, options: StartOptions = {}):
 export function startNodeProcess(args: readonly string[], options: StartOptions = {}): FunctionProcess {
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', ...options.env },
+    env: { ...process.env, LOG_LEVEL: 'info', ...IMAGE_ENV, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: LogRecord[] = [];
