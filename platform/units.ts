@@ -13,7 +13,8 @@ import { rm } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleEntries, IMAGE_ENV } from '../shared/bundle/index.js';
+import { IMAGE_ENV } from '../shared/bundle/image-env.js';
+import { bundleEntries } from '../shared/bundle/index.js';
 import { spawnLogged, tailLog, waitUntil, type LoggedProcess } from '../tests/env/process.js';
 import type { Supervisor } from './supervisor.js';
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { binaryHeaders, listeningPort, REPO_ROOT, send, startNodeProcess, type FunctionProcess } from '../runtime/testing/index.js';
-import { bundleEntries, IMAGE_ENV } from './index.js';
+import { IMAGE_ENV } from './image-env.js';
+import { bundleEntries } from './index.js';
 
 /**
  * The image's start-up file: a function bundled with its npm packages, copied alone to a directory

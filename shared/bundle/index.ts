@@ -6,8 +6,6 @@
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
-export { IMAGE_ENV } from './image-env.js';
-
 /**
  * `external`: npm packages stay imports (the bundle must then live inside the repository, where they
  * resolve); `bundled`: they are inlined too, so the bundle is self-contained but for node's builtins.
