@@ -1,11 +1,46 @@
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { binaryHeaders, listeningPort, REPO_ROOT, send, startNodeProcess, type FunctionProcess } from '../runtime/testing/index.js';
+import { binaryHeaders, listeningPort, REPO_ROOT, send, startNodeProcess } from '../runtime/testing/index.js';
 import { IMAGE_ENV } from './image-env.js';
-import { bundleEntries } from './index.js';
+import { bundledCompanions, bundleEntries } from './index.js';
+
+const run = promisify(execFile);
+
+/** Copy a bundled unit's three files into `app` as the Dockerfile does (`main.cjs` and its companions); returns main.cjs. */
+async function install(startFile: string, app: string): Promise<string> {
+  await mkdir(app, { recursive: true });
+  const main = join(app, 'main.cjs');
+  const from = bundledCompanions(startFile);
+  const to = bundledCompanions(main);
+  await copyFile(startFile, main);
+  await copyFile(from.code, to.code);
+  await copyFile(from.cache, to.cache);
+  return main;
+}
+
+/** What the start-up file says of its code cache: used, rejected or missing. */
+async function codeCache(main: string, nodeArgs: readonly string[] = []): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, BUNDLE_CODE_CACHE: 'check' };
+  delete env['NODE_OPTIONS'];
+  return (await run(process.execPath, [...nodeArgs, main], { env })).stdout.trim();
+}
+
+/** Start sample-echo from `main` and check that it echoes one CloudEvent. */
+async function expectEcho(main: string): Promise<void> {
+  const proc = startNodeProcess([main], { env: { PORT: '0', HOST: '127.0.0.1', METRICS_AUTH: 'none', NODE_PATH: '' } });
+  try {
+    const url = `http://127.0.0.1:${await listeningPort(proc)}`;
+    const echo = await send(url, { method: 'POST', headers: binaryHeaders({ id: 'b1', type: 'bundle' }), body: '{"n":1}' });
+    expect([echo.status, echo.headers['ce-type'], echo.json()]).toEqual([200, 'bundle.echo', { n: 1 }]);
+  } finally {
+    proc.kill();
+  }
+}
 
 /**
  * The image's start-up file: a function bundled with its npm packages, copied alone to a directory
@@ -20,20 +55,28 @@ describe('bundleEntries', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('makes one self-contained file that serves the function as its own entry', async () => {
+  let echoFile: string;
+  it('makes a self-contained unit that serves the function as its own entry, compiled from its code cache', async () => {
     const files = await bundleEntries({ root: REPO_ROOT, entries: ['functions/sample-echo/index.ts'], outdir: join(dir, 'out'), packages: 'bundled' });
-    const main = join(dir, 'app', 'main.mjs');
-    await mkdir(join(dir, 'app'));
-    await copyFile(files.get('functions/sample-echo/index.ts') ?? '', main);
-    let proc: FunctionProcess | undefined;
-    try {
-      proc = startNodeProcess([main], { env: { PORT: '0', HOST: '127.0.0.1', METRICS_AUTH: 'none', NODE_PATH: '' } });
-      const url = `http://127.0.0.1:${await listeningPort(proc)}`;
-      const echo = await send(url, { method: 'POST', headers: binaryHeaders({ id: 'b1', type: 'bundle' }), body: '{"n":1}' });
-      expect([echo.status, echo.headers['ce-type'], echo.json()]).toEqual([200, 'bundle.echo', { n: 1 }]);
-    } finally {
-      proc?.kill();
-    }
+    echoFile = files.get('functions/sample-echo/index.ts') ?? '';
+    const main = await install(echoFile, join(dir, 'app'));
+    expect(await codeCache(main)).toBe('used');
+    await expectEcho(main);
+  });
+
+  it('compiles from scratch, and still serves, when the code cache is garbage, missing or made for other V8 flags', async () => {
+    const garbage = await install(echoFile, join(dir, 'garbage'));
+    await writeFile(bundledCompanions(garbage).cache, Buffer.from('not a V8 code cache'));
+    expect(await codeCache(garbage)).toBe('rejected');
+    await expectEcho(garbage);
+
+    const missing = await install(echoFile, join(dir, 'missing'));
+    await rm(bundledCompanions(missing).cache);
+    expect(await codeCache(missing)).toBe('missing');
+    await expectEcho(missing);
+
+    // The young generation's cap is part of what V8 checks (the audit Service sets it).
+    expect(await codeCache(garbage.replace('garbage', 'app'), ['--max-semi-space-size=4'])).toBe('rejected');
   });
 
   it("serves the entry's own definition when it imports another function's module (every module has the bundle's URL)", async () => {
@@ -51,21 +94,32 @@ describe('bundleEntries', () => {
     }
   });
 
-  it("runs every daemon's main.ts bundled alone as main.mjs: its runDaemonIfMain sees itself as the entry", async () => {
+  it("runs every daemon's main.ts bundled alone as main.cjs: its runDaemonIfMain sees itself as the entry", async () => {
     // The image runs daemons this way too (Dockerfile). A configuration error is the entry's own answer
     // (a fatal line, exit 2) and needs no apiserver: every module loaded and the entry ran.
     const entries = ['api-rewriter', 'controller', 'dra', 'route-forge'].map((d) => `daemons/${d}/main.ts`);
     const files = await bundleEntries({ root: REPO_ROOT, entries, outdir: join(dir, 'daemons'), packages: 'bundled' });
     for (const entry of entries) {
-      const app = join(dir, 'daemon-app', entry.split('/')[1] ?? '');
-      await mkdir(app, { recursive: true });
-      const main = join(app, 'main.mjs');
-      await copyFile(files.get(entry) ?? '', main);
+      const main = await install(files.get(entry) ?? '', join(dir, 'daemon-app', entry.split('/')[1] ?? ''));
+      expect([entry, await codeCache(main)]).toEqual([entry, 'used']);
       const proc = startNodeProcess([main], { env: { LOG_LEVEL: 'no-such-level', NODE_ENV: 'production', NODE_PATH: '' } });
       // 'close' (not 'exit'): every line of stdout has been read by then.
       const [code] = (await once(proc.child, 'close')) as [number | null];
       const fatal = proc.logs.find((r) => r['level'] === 'fatal');
       expect([entry, code, fatal?.['msg']]).toEqual([entry, 2, 'invalid configuration']);
+    }
+  });
+
+  it("runs every function's index.ts bundled alone as main.cjs: its runIfMain serves (here: refuses a bad config)", async () => {
+    const entries = ['admission', 'audit', 'pre-delete', 'subresources'].map((f) => `functions/${f}/index.ts`);
+    const files = await bundleEntries({ root: REPO_ROOT, entries, outdir: join(dir, 'functions'), packages: 'bundled' });
+    for (const entry of entries) {
+      const main = await install(files.get(entry) ?? '', join(dir, 'function-app', entry.split('/')[1] ?? ''));
+      expect([entry, await codeCache(main)]).toEqual([entry, 'used']);
+      const proc = startNodeProcess([main], { env: { LOG_LEVEL: 'no-such-level', NODE_ENV: 'production', NODE_PATH: '' } });
+      const [code] = (await once(proc.child, 'close')) as [number | null];
+      const fatal = proc.logs.find((r) => r['level'] === 'fatal');
+      expect([entry, code, fatal?.['component'], fatal?.['code']]).toEqual([entry, 1, entry.split('/')[1], 'CONFIG_INVALID']);
     }
   });
 

@@ -1,6 +1,7 @@
 /**
  * `node dist/shared/bundle/cli.js OUTDIR ENTRY...`: bundle function and daemon entries with their
- * npm packages inlined, one self-contained `OUTDIR/<entry>.mjs` each (the image's start-up file, see Dockerfile).
+ * npm packages inlined, one self-contained unit each: `OUTDIR/<entry>.cjs` (the image's start-up file, see
+ * Dockerfile) with its code and code cache beside it.
  * Run from the repository root, where the sources are.
  */
 import { bundleEntries } from './index.js';

@@ -1,14 +1,22 @@
 /**
- * Entry modules bundled with esbuild into one ESM file each, for start-up: node then loads and
- * compiles one file instead of resolving, reading (and with tsx, transforming) every module. Used by
- * the local platform (platform/units.ts) and the function-host benchmark.
+ * Entry modules bundled with esbuild into one file each, for start-up: node then loads and compiles
+ * one file instead of resolving, reading (and with tsx, transforming) every module. Used by the image
+ * (Dockerfile, through cli.ts), the local platform (platform/units.ts) and the benchmarks.
  */
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { IMAGE_ENV } from './image-env.js';
+
+const run = promisify(execFile);
 
 /**
  * `external`: npm packages stay imports (the bundle must then live inside the repository, where they
- * resolve); `bundled`: they are inlined too, so the bundle is self-contained but for node's builtins.
+ * resolve); an ESM file, `<entry>.mjs`. `bundled`: they are inlined too, so the unit needs nothing but
+ * node; three files (see LOADER): `<entry>.cjs`, the start-up file, `<entry>.code.cjs`, the code, and
+ * `<entry>.code-cache`, V8's compiled form of it.
  */
 export type PackageMode = 'external' | 'bundled';
 
@@ -17,38 +25,92 @@ export interface BundleSpec {
   readonly root: string;
   /** Entry files relative to `root`, e.g. `functions/audit/index.ts`. */
   readonly entries: readonly string[];
-  /** Bundles go to `outdir/<entry with .mjs>`. */
+  /** Bundles go to `outdir/<entry with .mjs or .cjs>`. */
   readonly outdir: string;
   readonly packages: PackageMode;
   /** Write `.map` files next to the bundles (run them with `--enable-source-maps`). */
   readonly sourcemap?: boolean;
 }
 
-/**
- * CommonJS packages inlined into an ESM bundle still call `require` for node's builtins; ESM has no
- * `require`, so the bundle makes one.
- */
-const REQUIRE_SHIM = "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);";
+/** What `import.meta.url` becomes in a `bundled` unit's code: the start-up file's URL (LOADER). */
+const BUNDLE_URL = '__bundleUrl';
 
-/** Bundle every entry; resolves with entry (as given) → bundle file. Throws esbuild's error on failure. */
+/**
+ * A `bundled` unit's start-up file. Node 20 keeps no compiled code between runs, and compiling a
+ * unit's 1.5 MB of code is about a fifth of its cold start; so the code is CommonJS, compiled here
+ * with `vm.Script` and the code cache made when it was bundled (V8 checks that the cache matches this
+ * node, its flags and the source, and compiles from scratch otherwise). The code then runs as if it
+ * were this file (`require`, `module`, and `import.meta.url` = this file's URL, which
+ * `runIfMain`/`runDaemonIfMain` compare with the process's entry).
+ * `BUNDLE_CODE_CACHE=write` writes the cache and exits (bundleEntries; the Dockerfile again with the
+ * runtime image's node); `BUNDLE_CODE_CACHE=check` prints whether it is used and exits.
+ */
+const LOADER = `'use strict';
+// Start-up file of a bundled unit: see LOADER in shared/bundle/index.ts.
+const { readFileSync, writeFileSync } = require('node:fs');
+const { Script } = require('node:vm');
+const { pathToFileURL } = require('node:url');
+const code = __filename.replace(/\\.cjs$/, '.code.cjs');
+const cache = __filename.replace(/\\.cjs$/, '.code-cache');
+let cachedData;
+try {
+  cachedData = readFileSync(cache);
+} catch {
+  cachedData = undefined;
+}
+const source = '(function (exports, require, module, __filename, __dirname, ${BUNDLE_URL}) {' + readFileSync(code, 'utf8') + '\\n})';
+const script = new Script(source, { filename: code, cachedData });
+const mode = process.env.BUNDLE_CODE_CACHE;
+if (mode === 'write') {
+  writeFileSync(cache, script.createCachedData());
+} else if (mode === 'check') {
+  process.stdout.write(cachedData === undefined ? 'missing\\n' : script.cachedDataRejected ? 'rejected\\n' : 'used\\n');
+} else {
+  script.runInThisContext()(exports, require, module, __filename, __dirname, pathToFileURL(__filename).href);
+}
+`;
+
+/** Bundle every entry; resolves with entry (as given) → the file node runs. Throws esbuild's error on failure. */
 export async function bundleEntries(spec: BundleSpec): Promise<ReadonlyMap<string, string>> {
+  const bundled = spec.packages === 'bundled';
   await build({
     entryPoints: spec.entries.map((e) => join(spec.root, e)),
     outbase: spec.root,
     outdir: spec.outdir,
-    outExtension: { '.js': '.mjs' },
+    outExtension: { '.js': bundled ? '.code.cjs' : '.mjs' },
     bundle: true,
-    ...(spec.packages === 'external' ? { packages: 'external' as const } : { banner: { js: REQUIRE_SHIM } }),
+    ...(bundled ? { format: 'cjs', define: { 'import.meta.url': BUNDLE_URL } } : { format: 'esm', packages: 'external' as const }),
     platform: 'node',
-    format: 'esm',
     target: 'node20',
     sourcemap: spec.sourcemap === true,
     logLevel: 'silent',
   });
-  return new Map(spec.entries.map((e) => [e, bundledPath(spec.outdir, e)]));
+  const files = new Map(spec.entries.map((e) => [e, bundledPath(spec.outdir, e, spec.packages)]));
+  if (bundled) {
+    for (const file of files.values()) {
+      await writeFile(file, LOADER);
+      await writeCodeCache(file);
+    }
+  }
+  return files;
 }
 
-/** Where `bundleEntries` writes the bundle of `entry`. */
-export function bundledPath(outdir: string, entry: string): string {
-  return join(outdir, entry.replace(/\.ts$/, '.mjs'));
+/**
+ * (Re)write the code cache of a `bundled` unit's start-up file with this node, as the image runs it:
+ * IMAGE_ENV and no NODE_OPTIONS (V8 flags are part of what the cache must match).
+ */
+export async function writeCodeCache(startFile: string): Promise<void> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...IMAGE_ENV, BUNDLE_CODE_CACHE: 'write' };
+  delete env['NODE_OPTIONS'];
+  await run(process.execPath, [startFile], { env });
+}
+
+/** Where `bundleEntries` writes the file node runs for `entry`. */
+export function bundledPath(outdir: string, entry: string, packages: PackageMode): string {
+  return join(outdir, entry.replace(/\.ts$/, packages === 'bundled' ? '.cjs' : '.mjs'));
+}
+
+/** The files of a `bundled` unit besides its start-up file (the Dockerfile copies all three). */
+export function bundledCompanions(startFile: string): { readonly code: string; readonly cache: string } {
+  return { code: startFile.replace(/\.cjs$/, '.code.cjs'), cache: startFile.replace(/\.cjs$/, '.code-cache') };
 }

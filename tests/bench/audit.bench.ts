@@ -37,7 +37,7 @@ import { applyYaml, installDeckhouseCrds, kc, vmManifest } from '../integration/
 import { interleaved, knobs, medianBy, print, printComparison, processCpuSeconds, processMemoryMb, type Measurement } from './lib.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
-import { BARE_ARGS, bundledArgs } from './processes.js';
+import { BARE_ARGS, bundledArgs, codeCacheState } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -323,7 +323,8 @@ async function main(): Promise<void> {
     await buildWorld();
     const defaults = parseConfig(auditConfigSchema, {});
     const shipped = serviceEnv();
-    const audit = await startPinned(await bundledArgs('functions/audit/index.ts', 'bundled'), join(workDir, 'audit.out'), {
+    const auditArgs = await bundledArgs('functions/audit/index.ts', 'bundled');
+    const audit = await startPinned(auditArgs, join(workDir, 'audit.out'), {
       ...shipped,
       KUBECONFIG: cp.state.kubeconfigPath,
     });
@@ -333,7 +334,7 @@ async function main(): Promise<void> {
     print(
       `audit benchmark: node ${process.version}, processes pinned to CPU ${settings.BENCH_CPU}, shipped defaults ` +
         `(duplicate filter ${defaults.AUDIT_DEDUP_CAPACITY} keys, ${defaults.AUDIT_DEDUP_TTL_MS / 1000} s), ` +
-        `the Service's env: ${JSON.stringify(shipped)}`,
+        `the Service's env: ${JSON.stringify(shipped)} (code cache: ${await codeCacheState(auditArgs, shipped)})`,
     );
     print(`enrichment check: ${await checkEnrichment(audit)} golden records reproduced from warm informers`);
     await new Promise((r) => setTimeout(r, 1_000));

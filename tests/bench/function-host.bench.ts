@@ -18,7 +18,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
-import { BARE_ARGS, bundledArgs, coldStart, compiledArgs, startServer, tsxArgs } from './processes.js';
+import { BARE_ARGS, bundledArgs, codeCacheState, coldStart, compiledArgs, startServer, tsxArgs } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -119,7 +119,9 @@ async function main(): Promise<void> {
 
   const bundled = await timed(() => bundledArgs(ENTRY, 'bundled'));
   const external = await bundledArgs(ENTRY, 'external');
-  print(`bundled ${ENTRY} with esbuild in ${(bundled.ms / 1000).toFixed(1)} s -> ${bundled.value.join(' ')}`);
+  print(
+    `bundled ${ENTRY} with esbuild in ${(bundled.ms / 1000).toFixed(1)} s -> ${bundled.value.join(' ')} (code cache: ${await codeCacheState(bundled.value)})`,
+  );
   const cold = await coldStarts([
     ['bare node:http', BARE_ARGS],
     ['sample-echo bundled, packages inlined (one file)', bundled.value],
