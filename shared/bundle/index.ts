@@ -42,8 +42,9 @@ const BUNDLE_URL = '__bundleUrl';
  * node, its flags and the source, and compiles from scratch otherwise). The code then runs as if it
  * were this file (`require`, `module`, and `import.meta.url` = this file's URL, which
  * `runIfMain`/`runDaemonIfMain` compare with the process's entry).
- * `BUNDLE_CODE_CACHE=write` writes the cache and exits (bundleEntries; the Dockerfile again with the
- * runtime image's node); `BUNDLE_CODE_CACHE=check` prints whether it is used and exits.
+ * `BUNDLE_CODE_CACHE=write` loads the modules without starting the unit, writes the cache (with every
+ * function compiled while loading) and exits (bundleEntries; the Dockerfile again with the runtime
+ * image's node); `BUNDLE_CODE_CACHE=check` prints whether it is used and exits.
  */
 const LOADER = `'use strict';
 // Start-up file of a bundled unit: see LOADER in shared/bundle/index.ts.
@@ -62,7 +63,11 @@ const source = '(function (exports, require, module, __filename, __dirname, ${BU
 const script = new Script(source, { filename: code, cachedData });
 const mode = process.env.BUNDLE_CODE_CACHE;
 if (mode === 'write') {
+  // Run the modules (not the unit: under another URL no runIfMain matches) so that the functions
+  // they call at load are compiled too, and keep what V8 compiled.
+  script.runInThisContext()(exports, require, module, __filename, __dirname, 'bundle:code-cache');
   writeFileSync(cache, script.createCachedData());
+  process.exit(0);
 } else if (mode === 'check') {
   process.stdout.write(cachedData === undefined ? 'missing\\n' : script.cachedDataRejected ? 'rejected\\n' : 'used\\n');
 } else {
