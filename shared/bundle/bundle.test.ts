@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,7 +98,7 @@ describe('bundleEntries', () => {
   it("runs every daemon's main.ts bundled alone as main.cjs: its runDaemonIfMain sees itself as the entry", async () => {
     // The image runs daemons this way too (Dockerfile). A configuration error is the entry's own answer
     // (a fatal line, exit 2) and needs no apiserver: every module loaded and the entry ran.
-    const entries = ['api-rewriter', 'controller', 'dra', 'route-forge'].map((d) => `daemons/${d}/main.ts`);
+    const entries = readdirSync(join(REPO_ROOT, 'daemons')).map((d) => `daemons/${d}/main.ts`);
     const files = await bundleEntries({ root: REPO_ROOT, entries, outdir: join(dir, 'daemons'), packages: 'bundled' });
     for (const entry of entries) {
       const main = await install(files.get(entry) ?? '', join(dir, 'daemon-app', entry.split('/')[1] ?? ''));
@@ -111,7 +112,7 @@ describe('bundleEntries', () => {
   });
 
   it("runs every function's index.ts bundled alone as main.cjs: its runIfMain serves (here: refuses a bad config)", async () => {
-    const entries = ['admission', 'audit', 'pre-delete', 'subresources'].map((f) => `functions/${f}/index.ts`);
+    const entries = readdirSync(join(REPO_ROOT, 'functions')).map((f) => `functions/${f}/index.ts`);
     const files = await bundleEntries({ root: REPO_ROOT, entries, outdir: join(dir, 'functions'), packages: 'bundled' });
     for (const entry of entries) {
       const main = await install(files.get(entry) ?? '', join(dir, 'function-app', entry.split('/')[1] ?? ''));

@@ -63,9 +63,9 @@ const source = '(function (exports, require, module, __filename, __dirname, ${BU
 const script = new Script(source, { filename: code, cachedData });
 const mode = process.env.BUNDLE_CODE_CACHE;
 if (mode === 'write') {
-  // Run the modules (not the unit: under another URL no runIfMain matches) so that the functions
-  // they call at load are compiled too, and keep what V8 compiled.
-  script.runInThisContext()(exports, require, module, __filename, __dirname, 'bundle:code-cache');
+  // Run the modules (not the unit: under the code file's URL no runIfMain matches) so that the
+  // functions they call at load are compiled too, and keep what V8 compiled.
+  script.runInThisContext()(exports, require, module, __filename, __dirname, pathToFileURL(code).href);
   writeFileSync(cache, script.createCachedData());
   process.exit(0);
 } else if (mode === 'check') {
