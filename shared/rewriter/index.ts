@@ -9,4 +9,4 @@ export { restoreOpenApi, restoreApiPath, restoreSchemaName } from './openapi.js'
 export { AdmissionReviewError, renameAdmissionResponse, restoreAdmissionRequest } from './admission.js';
 export { needsParsing, restoreDocument, rewriteWatchEvent } from './document.js';
 export { WatchTransform, type WatchTransformOptions } from './watch.js';
-export { ListRestoreStream, restoreListBody, splitListItems, type ListSplit, type ListStreamState } from './list.js';
+export { ListRestoreStream, restoreListBody, type ListStreamState } from './list.js';

@@ -1,24 +1,16 @@
 /**
  * A list answer restored item by item from its bytes, so that the proxy never holds a whole parsed
  * list (for 1,000 VirtualMachines tens of MB of heap, kept by V8 long after) next to its text and the
- * output string: the bytes are split into the list's own fields and each item's range, each item is
- * parsed, restored and serialized alone, and the output is a few Buffers of about 64 KiB.
+ * output string: the bytes are scanned for the list's own fields and each item's range, each item is
+ * parsed, restored and serialized alone, and the output is Buffers of about 64 KiB. One scanner,
+ * ListRestoreStream, serves answers as they arrive and (restoreListBody) answers read whole.
  *
- * The result is byte for byte what `JSON.stringify(restoreDocument(JSON.parse(raw)))` gives.
+ * The result holds the same fields and values as `JSON.stringify(restoreDocument(JSON.parse(raw)))`,
+ * with `items` first.
  */
 import type { RequestPlan } from './endpoint.js';
 import { isRecord, type Renamer } from './names.js';
 import { rewriteObject } from './objects.js';
-
-/** Where a list's `items` array and each of its elements are in the bytes. */
-export interface ListSplit {
-  /** The `[` of the top-level `items` array. */
-  readonly itemsStart: number;
-  /** One past its `]`. */
-  readonly itemsEnd: number;
-  /** [start, end) of each element, blanks left out. */
-  readonly items: readonly (readonly [number, number])[];
-}
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -40,119 +32,6 @@ function isBlank(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
-/**
- * Split a JSON object into its top-level `items` array's elements; undefined when it is not an object
- * with exactly one such array (unbalanced, truncated, `items` of another type or spelled with escapes).
- * Only the structure is checked: each element is still parsed on its own.
- */
-export function splitListItems(raw: Buffer): ListSplit | undefined {
-  let i = 0;
-  while (i < raw.length && isBlank(raw[i] ?? 0)) i++;
-  if (raw[i] !== 0x7b) return undefined;
-  const scan = new ItemScanner(raw);
-  for (; i < raw.length; i++) {
-    const c = raw[i] ?? 0;
-    if (isBlank(c)) continue;
-    const next = scan.token(c, i);
-    if (next === FAILED) return undefined;
-    if (next === DONE) return scan.result(i);
-    i = next;
-  }
-  return undefined;
-}
-
-const FAILED = -1;
-const DONE = -2;
-
-/** The state of splitListItems, one structural character at a time. */
-class ItemScanner {
-  private depth = 0;
-  private key: readonly [number, number] = [0, 0];
-  private afterItemsKey = false;
-  private inItems = false;
-  private itemsStart = -1;
-  private itemsEnd = -1;
-  private readonly items: [number, number][] = [];
-  private elemStart = -1;
-  private elemEnd = -1;
-
-  constructor(private readonly raw: Buffer) {}
-
-  /** Take the character `c` at `i`; the index to go on from (a string is taken whole), FAILED or DONE. */
-  token(c: number, i: number): number {
-    switch (c) {
-      case QUOTE:
-        return this.string(i);
-      case 0x3a: // ':'
-        if (this.depth === 1) this.afterItemsKey = this.key[1] - this.key[0] === ITEMS.length && ITEMS.equals(this.raw.subarray(this.key[0], this.key[1]));
-        return i;
-      case 0x5b: // '['
-      case 0x7b: // '{'
-        return this.open(c, i);
-      case 0x5d: // ']'
-      case 0x7d: // '}'
-        return this.close(i);
-      case 0x2c: // ','
-        if (this.inItems && this.depth === 2) {
-          if (this.elemStart < 0) return FAILED;
-          this.items.push([this.elemStart, this.elemEnd]);
-          this.elemStart = -1;
-        }
-        return i;
-      default:
-        if (this.depth === 1) this.afterItemsKey = false;
-        this.startElement(i);
-        this.elemEnd = i + 1;
-        return i;
-    }
-  }
-
-  /** The split, once the top-level object closed at `i` with nothing but blanks after it. */
-  result(i: number): ListSplit | undefined {
-    for (let j = i + 1; j < this.raw.length; j++) if (!isBlank(this.raw[j] ?? 0)) return undefined;
-    return this.itemsStart < 0 || this.itemsEnd < 0 ? undefined : { itemsStart: this.itemsStart, itemsEnd: this.itemsEnd, items: this.items };
-  }
-
-  private string(i: number): number {
-    const end = stringEnd(this.raw, i);
-    if (end < 0) return FAILED;
-    if (this.depth === 1) {
-      this.key = [i + 1, end];
-      this.afterItemsKey = false;
-    }
-    this.startElement(i);
-    this.elemEnd = end + 1;
-    return end;
-  }
-
-  private open(c: number, i: number): number {
-    if (this.depth === 1 && c === 0x5b && this.afterItemsKey) {
-      if (this.itemsStart >= 0) return FAILED;
-      this.itemsStart = i;
-      this.inItems = true;
-    } else this.startElement(i);
-    if (this.depth === 1) this.afterItemsKey = false;
-    this.depth++;
-    return i;
-  }
-
-  private close(i: number): number {
-    this.depth--;
-    if (this.inItems && this.depth === 1) {
-      if (this.elemStart >= 0) this.items.push([this.elemStart, this.elemEnd]);
-      this.elemStart = -1;
-      this.inItems = false;
-      this.itemsEnd = i + 1;
-    } else this.elemEnd = i + 1;
-    if (this.depth === 0) return DONE;
-    return this.depth < 0 ? FAILED : i;
-  }
-
-  private startElement(at: number): void {
-    if (this.inItems && this.depth === 2 && this.elemStart < 0) this.elemStart = at;
-  }
-}
-
 /** Discovery documents that end in `List`: restored by their own rules (restoreDocument), never here. */
 const NOT_LISTS = new Set(['APIGroupList', 'APIResourceList', 'APIGroupDiscoveryList']);
 
@@ -160,43 +39,21 @@ const NOT_LISTS = new Set(['APIGroupList', 'APIResourceList', 'APIGroupDiscovery
 const PIECE = 64 * 1024;
 
 /**
- * A list answer (`kind: ...List` with `items`) restored item by item, as Buffers to send in order;
- * undefined when the body is not such a list (the caller then restores the document whole). Throws
- * SyntaxError when the list or one of its items is not JSON.
+ * A list answer (`kind: ...List` with `items`) read whole, restored item by item (ListRestoreStream),
+ * as Buffers to send in order; undefined when the body is not such a list or not JSON: the caller then
+ * parses and restores the document whole, which decides (a duplicate `items` key, say, is JSON).
  */
 export function restoreListBody(r: Renamer, plan: RequestPlan, raw: Buffer): Buffer[] | undefined {
   if (plan.endpoint.kind.startsWith('openapi')) return undefined;
-  const split = splitListItems(raw);
-  if (split === undefined) return undefined;
-  const shell: unknown = JSON.parse(raw.toString('utf8', 0, split.itemsStart) + '[]' + raw.toString('utf8', split.itemsEnd));
-  if (!isRecord(shell) || typeof shell.kind !== 'string' || !shell.kind.endsWith('List') || NOT_LISTS.has(shell.kind) || !Array.isArray(shell.items)) {
-    return undefined;
-  }
-  // As restoreDocument → rewriteObject does for a list: the list's type meta and metadata, then each
-  // item with the item kind of the list's (stored) kind as its hint.
-  const itemKind = shell.kind.slice(0, -'List'.length);
-  rewriteObject(r, shell, 'restore', plan.hintKind);
   const pieces: Buffer[] = [];
-  let text = '{';
-  let first = true;
-  for (const [k, v] of Object.entries(shell)) {
-    if (k === 'items') {
-      text += `${first ? '' : ','}"items":[`;
-      split.items.forEach(([s, e], n) => {
-        const item: unknown = JSON.parse(raw.toString('utf8', s, e));
-        text += (n === 0 ? '' : ',') + JSON.stringify(rewriteObject(r, item, 'restore', itemKind));
-        if (text.length >= PIECE) {
-          pieces.push(Buffer.from(text));
-          text = '';
-        }
-      });
-      text += ']';
-    } else {
-      text += `${first ? '' : ','}${JSON.stringify(k)}:${JSON.stringify(v)}`;
-    }
-    first = false;
+  const stream = new ListRestoreStream(r, plan, (piece) => pieces.push(piece));
+  try {
+    if (stream.push(raw) !== 'streaming') return undefined;
+    stream.end();
+  } catch (err: unknown) {
+    if (err instanceof SyntaxError) return undefined;
+    throw err;
   }
-  pieces.push(Buffer.from(`${text}}`));
   return pieces;
 }
 
