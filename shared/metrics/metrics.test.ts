@@ -102,7 +102,7 @@ describe('metrics registry', () => {
     }
     const max = await waitFor('the stall in nodejs_eventloop_lag_max_seconds', async () => {
       const value = Number(/\nnodejs_eventloop_lag_max_seconds (\S+)\n/.exec(await registry.expose())?.[1]);
-      return value > 0 ? value : undefined;
+      return value > 0.1 ? value : undefined; // samples before the stall are ~0
     });
     expect(max).toBeGreaterThanOrEqual((stallMs - EVENT_LOOP_SAMPLE_MS - 5) / 1000);
   });
