@@ -1,4 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import { waitFor } from '../testing/wait.js';
+import { EVENT_LOOP_SAMPLE_MS } from './event-loop.js';
 import { MetricDefinitionError, Registry, type Gauge } from './index.js';
 
 describe('metrics registry', () => {
@@ -83,10 +85,26 @@ describe('metrics registry', () => {
 
   it('adds the process metrics when asked (CPU, resident memory, heap, event loop lag)', async () => {
     const text = await new Registry({ processMetrics: true }).expose();
-    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
+    const names = ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds'];
+    for (const name of [...names, 'nodejs_eventloop_lag_max_seconds', 'nodejs_eventloop_lag_p99_seconds']) {
       expect(text).toContain(`\n# TYPE ${name} `);
     }
     expect(await new Registry().expose()).not.toContain('process_cpu_seconds_total');
+  });
+
+  it('reports an event-loop stall as the delay beyond the 100 ms sampling interval', async () => {
+    const registry = new Registry({ processMetrics: true });
+    await registry.expose(); // each scrape reports the samples since the one before
+    const stallMs = 300;
+    const start = performance.now();
+    while (performance.now() - start < stallMs) {
+      // the loop is blocked: the sample that spans this is 300-400 ms apart, 200-300 ms beyond the interval
+    }
+    const max = await waitFor('the stall in nodejs_eventloop_lag_max_seconds', async () => {
+      const value = Number(/\nnodejs_eventloop_lag_max_seconds (\S+)\n/.exec(await registry.expose())?.[1]);
+      return value > 0.1 ? value : undefined; // samples before the stall are ~0
+    });
+    expect(max).toBeGreaterThanOrEqual((stallMs - EVENT_LOOP_SAMPLE_MS - 5) / 1000);
   });
 
   it('rejects a missing label, an undeclared label and a negative counter increment', () => {

@@ -1,5 +1,6 @@
 import { Registry as PromRegistry, collectDefaultMetrics } from 'prom-client';
 import { Counter } from './counter.js';
+import { REPLACED_MONITOR_MS, replaceEventLoopDelayGauges } from './event-loop.js';
 import { MetricDefinitionError } from './errors.js';
 import { Gauge } from './gauge.js';
 import { Histogram, type HistogramOptions } from './histogram.js';
@@ -12,7 +13,8 @@ export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8
 export interface RegistryOptions {
   /**
    * Add prom-client's default metrics of the process (CPU, resident memory, open file descriptors,
-   * event loop lag, heap, GC): the registry a server exposes on /metrics turns them on.
+   * event loop lag, heap, GC): the registry a server exposes on /metrics turns them on. The event-loop
+   * delay gauges sample every 100 ms (event-loop.ts), not prom-client's 10 ms.
    */
   processMetrics?: boolean;
 }
@@ -26,7 +28,10 @@ export class Registry {
   private readonly prom = new PromRegistry();
 
   constructor(options: RegistryOptions = {}) {
-    if (options.processMetrics === true) collectDefaultMetrics({ register: this.prom });
+    if (options.processMetrics === true) {
+      collectDefaultMetrics({ register: this.prom, eventLoopMonitoringPrecision: REPLACED_MONITOR_MS });
+      replaceEventLoopDelayGauges(this.prom);
+    }
   }
 
   counter<L extends string = never>(options: MetricOptions<L>): Counter<L> {
