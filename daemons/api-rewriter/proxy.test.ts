@@ -312,6 +312,32 @@ describe('kube-api-rewriter proxy', () => {
     expect(seen[0]?.headers.authorization).toBe('Bearer proxy-token');
   });
 
+  it('reuses one pooled connection to the apiserver and sends a restored document with its byte length (non-ASCII text)', async () => {
+    let connections = 0;
+    const count = (): void => {
+      connections++;
+    };
+    fakeApiserver.on('connection', count);
+    try {
+      const stored = { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name: 'v', annotations: { note: 'ünïcødé ✓' } } };
+      script = (_req, _body, res) => json(res, 200, stored);
+      for (let i = 0; i < 5; i++) {
+        const res = await get(`${proxyUrl}/apis/kubevirt.io/v1/namespaces/a/virtualmachines/v`);
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        expect(await endOf(res)).toBe('end');
+        const body = Buffer.concat(chunks);
+        expect(Number(res.headers['content-length'])).toBe(body.length);
+        expect(JSON.parse(body.toString('utf8'))).toEqual({ ...stored, apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine' });
+      }
+      expect(seen).toHaveLength(5);
+      // The pool may still hold a connection from an earlier test: at most one new one for five requests.
+      expect(connections).toBeLessThanOrEqual(1);
+    } finally {
+      fakeApiserver.off('connection', count);
+    }
+  });
+
   it('answers 503 with a Status when the apiserver is unreachable', async () => {
     const downKc = kubeConfigFor(1);
     const down = await upstreamFromKubeConfig(downKc);

@@ -254,6 +254,14 @@ async function respond(
     delete headers['content-encoding'];
   }
   const out = restoreBody(opts, plan, raw);
+  if (typeof out === 'string') {
+    // One string: node writes the header and the body together in one write, no Buffer copy.
+    headers['content-length'] = Buffer.byteLength(out);
+    res.writeHead(status, headers);
+    res.end(out);
+    done(status);
+    return;
+  }
   headers['content-length'] = out.reduce((n, b) => n + b.length, 0);
   res.writeHead(status, headers);
   if (out.length === 1) res.end(out[0]);
@@ -266,10 +274,10 @@ async function respond(
 }
 
 /**
- * The answer in the client's naming, as Buffers to send in order. A list is restored item by item
- * (shared/rewriter/list.ts), never parsed whole; anything else is parsed, restored and serialized.
+ * The answer in the client's naming: Buffers to send in order, or one string (a document parsed,
+ * restored and serialized). A list is restored item by item (shared/rewriter/list.ts), never parsed whole.
  */
-function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer[] {
+function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer[] | string {
   if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return [raw];
   opts.metrics.bodiesParsed.inc({ side: 'response' });
   try {
@@ -277,7 +285,7 @@ function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer
     const pieces = plan.endpoint.name === undefined ? restoreListBody(opts.renamer, plan, raw) : undefined;
     if (pieces !== undefined) return pieces;
     const doc: unknown = JSON.parse(raw.toString('utf8'));
-    return [Buffer.from(JSON.stringify(restoreDocument(opts.renamer, plan, doc)))];
+    return JSON.stringify(restoreDocument(opts.renamer, plan, doc));
   } catch (err: unknown) {
     if (!(err instanceof SyntaxError)) throw err;
     opts.metrics.rewriteErrors.inc({ side: 'response', reason: 'invalid_json' });

@@ -18,6 +18,27 @@ export interface UpstreamTarget {
 
 const REFRESH_MS = 10_000;
 
+/** The key of every pooled connection: one agent serves one origin with one set of TLS options. */
+const POOL_KEY = 'apiserver';
+
+/**
+ * An agent for one origin: its pool key is a constant. Node's https agent builds the key per call from
+ * the host and the CA, certificate and key PEMs (several KB) and looks the pools up with it, two or three
+ * times a request (measured about 10 µs a call). Every request through it goes to `url` with the same
+ * TLS options (requests elsewhere, upgrades, use their own `agent: false`), so one key is exact.
+ */
+class OneOriginHttpsAgent extends https.Agent {
+  override getName(): string {
+    return POOL_KEY;
+  }
+}
+
+class OneOriginHttpAgent extends http.Agent {
+  override getName(): string {
+    return POOL_KEY;
+  }
+}
+
 export async function upstreamFromKubeConfig(kc: KubeAccess): Promise<UpstreamTarget> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
@@ -35,7 +56,7 @@ export async function upstreamFromKubeConfig(kc: KubeAccess): Promise<UpstreamTa
   if (first.key !== undefined) agentOptions.key = first.key;
   if (first.rejectUnauthorized !== undefined) agentOptions.rejectUnauthorized = first.rejectUnauthorized;
   if (first.servername !== undefined) agentOptions.servername = first.servername;
-  const agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  const agent = secure ? new OneOriginHttpsAgent(agentOptions) : new OneOriginHttpAgent(agentOptions);
   let current = { at: Date.now(), headers: authOnly(first) };
   let refreshing: Promise<void> | undefined;
   const prefix = url.pathname.replace(/\/+$/, '');
