@@ -67,8 +67,10 @@ COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY --from=build /unit/ ./
-# The code cache again, made by this image's node: V8 uses a cache only from the same V8 build and
-# flags (a Service that sets V8 flags in NODE_OPTIONS starts without it: shared/bundle README).
+# The code cache again, made by this image's node with the V8 flags the unit runs with: V8 uses a
+# cache only from the same V8 build and flags. A unit whose workload sets NODE_OPTIONS is built with
+# the same value as the build arg NODE_OPTIONS (skaffold.yaml; a test checks they match).
+ARG NODE_OPTIONS=""
 USER root
 RUN ["/nodejs/bin/node", "-e", "process.env.BUNDLE_CODE_CACHE = 'write'; require('/app/main.cjs')"]
 USER nonroot

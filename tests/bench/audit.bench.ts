@@ -37,6 +37,7 @@ import { applyYaml, installDeckhouseCrds, kc, vmManifest } from '../integration/
 import { interleaved, knobs, medianBy, print, printComparison, processCpuSeconds, processMemoryMb, type Measurement } from './lib.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
+import { writeCodeCache } from '../../shared/bundle/index.js';
 import { BARE_ARGS, bundledArgs, codeCacheState } from './processes.js';
 
 const settings = knobs(
@@ -324,6 +325,8 @@ async function main(): Promise<void> {
     const defaults = parseConfig(auditConfigSchema, {});
     const shipped = serviceEnv();
     const auditArgs = await bundledArgs('functions/audit/index.ts', 'bundled');
+    // The image is built with the Service's V8 flags for its code cache (skaffold.yaml), so is this.
+    await writeCodeCache(auditArgs[0] ?? '', shipped['NODE_OPTIONS']);
     const audit = await startPinned(auditArgs, join(workDir, 'audit.out'), {
       ...shipped,
       KUBECONFIG: cp.state.kubeconfigPath,

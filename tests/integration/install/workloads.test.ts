@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -171,7 +171,7 @@ describe('workloads of the install', () => {
 
   it('use exactly the images skaffold builds, each built from the single Dockerfile for its unit', async () => {
     const configs = loadAllYaml(await readFile(SKAFFOLD, 'utf8')) as Array<{
-      build?: { artifacts: Array<{ image: string; docker: { dockerfile: string; buildArgs: { UNIT: string } } }> };
+      build?: { artifacts: Array<{ image: string; docker: { dockerfile: string; buildArgs: { UNIT: string; NODE_OPTIONS?: string } } }> };
     }>;
     const artifacts = configs.flatMap((c) => c.build?.artifacts ?? []);
     const used = new Set(workloads.flatMap((m) => containersOf(m).map((c) => c.image)));
@@ -184,5 +184,21 @@ describe('workloads of the install', () => {
       expect(a.docker.dockerfile).toBe('Dockerfile');
       expect(a.image).toBe(`dev.local/virtualization-${a.docker.buildArgs.UNIT.split('/')[1]}`);
     }
+  });
+
+  it('build each image with the V8 flags its workload runs with, so that its code cache is used (shared/bundle)', () => {
+    const configs = loadAllYaml(readFileSync(SKAFFOLD, 'utf8')) as Array<{
+      build?: { artifacts: Array<{ image: string; docker: { buildArgs: { NODE_OPTIONS?: string } } }> };
+    }>;
+    const built = new Map(configs.flatMap((c) => c.build?.artifacts ?? []).map((a) => [a.image, a.docker.buildArgs.NODE_OPTIONS ?? '']));
+    const mismatches = workloads.flatMap((m) =>
+      (containersOf(m) as Array<Container & { env?: EnvVar[] }>).flatMap((c) => {
+        const runs = c.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+        return runs === built.get(c.image) ? [] : [`${keyOf(m)}: runs with NODE_OPTIONS '${runs}', built with '${built.get(c.image) ?? ''}'`];
+      }),
+    );
+    expect(mismatches).toEqual([]);
+    // The audit function is one that sets them (its young generation's cap).
+    expect(built.get('dev.local/virtualization-audit')).toBe('--max-semi-space-size=4');
   });
 });
