@@ -211,6 +211,16 @@ function printLogs(vms: number): void {
     `[controller] controller log lines per VM (last run, while converging): ${(lastLogs.length / vms).toFixed(2)}, about ${(bytes / vms).toFixed(0)} bytes`,
   );
   for (const [key, count] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, 8)) print(`  ${(count / vms).toFixed(2).padStart(6)}  ${key}`);
+  // What went wrong, when something did: the distinct error messages of warnings and errors.
+  const problems = new Map<string, number>();
+  for (const r of lastLogs) {
+    if (r['level'] !== 'warn' && r['level'] !== 'error' && r['level'] !== 'fatal') continue;
+    const err = r['err'];
+    const why = typeof err === 'object' && err !== null && 'message' in err ? String(err.message) : '';
+    const key = `${String(r['level'])}: ${String(r['msg'])}${why === '' ? '' : `: ${why}`}`;
+    problems.set(key, (problems.get(key) ?? 0) + 1);
+  }
+  for (const [key, count] of [...problems].sort((a, b) => b[1] - a[1]).slice(0, 5)) print(`  ${String(count).padStart(6)}x ${key.slice(0, 300)}`);
 }
 
 const WEBHOOK_LABEL = { key: 'bench-webhook', value: 'controller' };

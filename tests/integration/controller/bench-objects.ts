@@ -4,6 +4,7 @@ import { Finalizer } from '../../../shared/api/finalizers.js';
 import { API_VERSION } from '../../../shared/api/resources/common.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineClass } from '../../../shared/api/resources/virtualmachineclass.js';
+import { loadConfig } from '../../../daemons/controller/config.js';
 import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { formatIPv4, ipToLeaseName } from '../../../shared/api/ipv4.js';
 import { buildInternalVM } from '../../../daemons/controller/reconcilers/vm/kvvm/build.js';
@@ -41,6 +42,8 @@ export async function prepareWorld(c: Clients, kubeconfigPath: string, namespace
   // The class status is the controller's to write; for the bare row it is not needed.
   const vmClass = await c.classes.patchStatus({ name: 'bench' }, { phase: 'Ready', availableNodes: ['bench-node'] });
   const core = newKubeConfig(kubeconfigPath).makeApiClient(CoreV1Api);
+  // The module's namespace, as the install makes it: the controller keeps its CA Secret there.
+  await core.createNamespace({ body: { metadata: { name: loadConfig({}).POD_NAMESPACE } } });
   return {
     kubeconfigPath,
     vmClass,
