@@ -95,32 +95,23 @@ describe('bundleEntries', () => {
     }
   });
 
-  it("runs every daemon's main.ts bundled alone as main.cjs: its runDaemonIfMain sees itself as the entry", async () => {
-    // The image runs daemons this way too (Dockerfile). A configuration error is the entry's own answer
-    // (a fatal line, exit 2) and needs no apiserver: every module loaded and the entry ran.
-    const entries = readdirSync(join(REPO_ROOT, 'daemons')).map((d) => `daemons/${d}/main.ts`);
-    const files = await bundleEntries({ root: REPO_ROOT, entries, outdir: join(dir, 'daemons'), packages: 'bundled' });
-    for (const entry of entries) {
-      const main = await install(files.get(entry) ?? '', join(dir, 'daemon-app', entry.split('/')[1] ?? ''));
+  it('runs every unit the Dockerfile bundles alone as main.cjs, from its code cache: its runIfMain/runDaemonIfMain sees itself as the entry', async () => {
+    // A configuration error is the entry's own answer and needs no apiserver: every module loaded and
+    // the entry ran. Daemons: a fatal line, exit 2; functions: a fatal line of their component, exit 1.
+    const daemons = readdirSync(join(REPO_ROOT, 'daemons')).map((d) => `daemons/${d}/main.ts`);
+    const functions = readdirSync(join(REPO_ROOT, 'functions')).map((f) => `functions/${f}/index.ts`);
+    const files = await bundleEntries({ root: REPO_ROOT, entries: [...daemons, ...functions], outdir: join(dir, 'units'), packages: 'bundled' });
+    for (const entry of [...daemons, ...functions]) {
+      const [kind, name] = entry.split('/');
+      const main = await install(files.get(entry) ?? '', join(dir, 'unit-app', kind ?? '', name ?? ''));
       expect([entry, await codeCache(main)]).toEqual([entry, 'used']);
       const proc = startNodeProcess([main], { env: { LOG_LEVEL: 'no-such-level', NODE_ENV: 'production', NODE_PATH: '' } });
       // 'close' (not 'exit'): every line of stdout has been read by then.
       const [code] = (await once(proc.child, 'close')) as [number | null];
       const fatal = proc.logs.find((r) => r['level'] === 'fatal');
-      expect([entry, code, fatal?.['msg']]).toEqual([entry, 2, 'invalid configuration']);
-    }
-  });
-
-  it("runs every function's index.ts bundled alone as main.cjs: its runIfMain serves (here: refuses a bad config)", async () => {
-    const entries = readdirSync(join(REPO_ROOT, 'functions')).map((f) => `functions/${f}/index.ts`);
-    const files = await bundleEntries({ root: REPO_ROOT, entries, outdir: join(dir, 'functions'), packages: 'bundled' });
-    for (const entry of entries) {
-      const main = await install(files.get(entry) ?? '', join(dir, 'function-app', entry.split('/')[1] ?? ''));
-      expect([entry, await codeCache(main)]).toEqual([entry, 'used']);
-      const proc = startNodeProcess([main], { env: { LOG_LEVEL: 'no-such-level', NODE_ENV: 'production', NODE_PATH: '' } });
-      const [code] = (await once(proc.child, 'close')) as [number | null];
-      const fatal = proc.logs.find((r) => r['level'] === 'fatal');
-      expect([entry, code, fatal?.['component'], fatal?.['code']]).toEqual([entry, 1, entry.split('/')[1], 'CONFIG_INVALID']);
+      const seen = kind === 'daemons' ? [code, fatal?.['msg']] : [code, fatal?.['component'], fatal?.['code']];
+      const want = kind === 'daemons' ? [2, 'invalid configuration'] : [1, name, 'CONFIG_INVALID'];
+      expect([entry, ...seen]).toEqual([entry, ...want]);
     }
   });
 
