@@ -1,16 +1,12 @@
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { binaryHeaders, listeningPort, REPO_ROOT, send, startNodeProcess } from '../runtime/testing/index.js';
 import { IMAGE_ENV } from './image-env.js';
-import { bundledCompanions, bundleEntries } from './index.js';
-
-const run = promisify(execFile);
+import { bundledCompanions, bundleEntries, codeCacheState } from './index.js';
 
 /** Copy a bundled unit's three files into `app` as the Dockerfile does (`main.cjs` and its companions); returns main.cjs. */
 async function install(startFile: string, app: string): Promise<string> {
@@ -22,13 +18,6 @@ async function install(startFile: string, app: string): Promise<string> {
   await copyFile(from.code, to.code);
   await copyFile(from.cache, to.cache);
   return main;
-}
-
-/** What the start-up file says of its code cache: used, rejected or missing. */
-async function codeCache(main: string, nodeArgs: readonly string[] = []): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...process.env, BUNDLE_CODE_CACHE: 'check' };
-  delete env['NODE_OPTIONS'];
-  return (await run(process.execPath, [...nodeArgs, main], { env })).stdout.trim();
 }
 
 /** Start sample-echo from `main` and check that it echoes one CloudEvent. */
@@ -61,23 +50,23 @@ describe('bundleEntries', () => {
     const files = await bundleEntries({ root: REPO_ROOT, entries: ['functions/sample-echo/index.ts'], outdir: join(dir, 'out'), packages: 'bundled' });
     echoFile = files.get('functions/sample-echo/index.ts') ?? '';
     const main = await install(echoFile, join(dir, 'app'));
-    expect(await codeCache(main)).toBe('used');
+    expect(await codeCacheState(main)).toBe('used');
     await expectEcho(main);
   });
 
   it('compiles from scratch, and still serves, when the code cache is garbage, missing or made for other V8 flags', async () => {
     const garbage = await install(echoFile, join(dir, 'garbage'));
     await writeFile(bundledCompanions(garbage).cache, Buffer.from('not a V8 code cache'));
-    expect(await codeCache(garbage)).toBe('rejected');
+    expect(await codeCacheState(garbage)).toBe('rejected');
     await expectEcho(garbage);
 
     const missing = await install(echoFile, join(dir, 'missing'));
     await rm(bundledCompanions(missing).cache);
-    expect(await codeCache(missing)).toBe('missing');
+    expect(await codeCacheState(missing)).toBe('missing');
     await expectEcho(missing);
 
     // The young generation's cap is part of what V8 checks (the audit Service sets it).
-    expect(await codeCache(garbage.replace('garbage', 'app'), ['--max-semi-space-size=4'])).toBe('rejected');
+    expect(await codeCacheState(garbage.replace('garbage', 'app'), '--max-semi-space-size=4')).toBe('rejected');
   });
 
   it("serves the entry's own definition when it imports another function's module (every module has the bundle's URL)", async () => {
@@ -104,7 +93,7 @@ describe('bundleEntries', () => {
     for (const entry of [...daemons, ...functions]) {
       const [kind, name] = entry.split('/');
       const main = await install(files.get(entry) ?? '', join(dir, 'unit-app', kind ?? '', name ?? ''));
-      expect([entry, await codeCache(main)]).toEqual([entry, 'used']);
+      expect([entry, await codeCacheState(main)]).toEqual([entry, 'used']);
       const proc = startNodeProcess([main], { env: { LOG_LEVEL: 'no-such-level', NODE_ENV: 'production', NODE_PATH: '' } });
       // 'close' (not 'exit'): every line of stdout has been read by then.
       const [code] = (await once(proc.child, 'close')) as [number | null];

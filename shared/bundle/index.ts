@@ -103,10 +103,22 @@ export async function bundleEntries(spec: BundleSpec): Promise<ReadonlyMap<strin
  * part of what the cache must match; the image takes them as the build arg NODE_OPTIONS).
  */
 export async function writeCodeCache(startFile: string, nodeOptions?: string): Promise<void> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...IMAGE_ENV, BUNDLE_CODE_CACHE: 'write' };
+  await run(process.execPath, [startFile], { env: codeCacheEnv('write', nodeOptions) });
+}
+
+/** Whether a `bundled` unit started with the V8 flags `nodeOptions` would use its code cache. */
+export async function codeCacheState(startFile: string, nodeOptions?: string): Promise<'used' | 'rejected' | 'missing'> {
+  const { stdout } = await run(process.execPath, [startFile], { env: codeCacheEnv('check', nodeOptions) });
+  const state = stdout.trim();
+  if (state !== 'used' && state !== 'rejected' && state !== 'missing') throw new Error(`${startFile} says of its code cache: ${state}`);
+  return state;
+}
+
+function codeCacheEnv(mode: 'write' | 'check', nodeOptions: string | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...IMAGE_ENV, BUNDLE_CODE_CACHE: mode };
   delete env['NODE_OPTIONS'];
   if (nodeOptions !== undefined && nodeOptions !== '') env['NODE_OPTIONS'] = nodeOptions;
-  await run(process.execPath, [startFile], { env });
+  return env;
 }
 
 /** Where `bundleEntries` writes the file node runs for `entry`. */

@@ -37,8 +37,8 @@ import { applyYaml, installDeckhouseCrds, kc, vmManifest } from '../integration/
 import { interleaved, knobs, medianBy, print, printComparison, processCpuSeconds, processMemoryMb, type Measurement } from './lib.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
-import { writeCodeCache } from '../../shared/bundle/index.js';
-import { BARE_ARGS, bundledArgs, codeCacheState } from './processes.js';
+import { codeCacheState, writeCodeCache } from '../../shared/bundle/index.js';
+import { BARE_ARGS, bundledArgs } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -337,7 +337,7 @@ async function main(): Promise<void> {
     print(
       `audit benchmark: node ${process.version}, processes pinned to CPU ${settings.BENCH_CPU}, shipped defaults ` +
         `(duplicate filter ${defaults.AUDIT_DEDUP_CAPACITY} keys, ${defaults.AUDIT_DEDUP_TTL_MS / 1000} s), ` +
-        `the Service's env: ${JSON.stringify(shipped)} (code cache: ${await codeCacheState(auditArgs, shipped)})`,
+        `the Service's env: ${JSON.stringify(shipped)} (code cache: ${await codeCacheState(auditArgs[0] ?? '', shipped['NODE_OPTIONS'])})`,
     );
     print(`enrichment check: ${await checkEnrichment(audit)} golden records reproduced from warm informers`);
     await new Promise((r) => setTimeout(r, 1_000));

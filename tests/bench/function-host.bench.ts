@@ -18,7 +18,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
-import { BARE_ARGS, bundledArgs, codeCacheState, coldStart, compiledArgs, startServer, tsxArgs } from './processes.js';
+import { codeCacheState } from '../../shared/bundle/index.js';
+import { BARE_ARGS, bundledArgs, coldStart, compiledArgs, startServer, tsxArgs } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -120,7 +121,7 @@ async function main(): Promise<void> {
   const bundled = await timed(() => bundledArgs(ENTRY, 'bundled'));
   const external = await bundledArgs(ENTRY, 'external');
   print(
-    `bundled ${ENTRY} with esbuild in ${(bundled.ms / 1000).toFixed(1)} s -> ${bundled.value.join(' ')} (code cache: ${await codeCacheState(bundled.value)})`,
+    `bundled ${ENTRY} with esbuild in ${(bundled.ms / 1000).toFixed(1)} s -> ${bundled.value.join(' ')} (code cache: ${await codeCacheState(bundled.value[0] ?? '')})`,
   );
   const cold = await coldStarts([
     ['bare node:http', BARE_ARGS],

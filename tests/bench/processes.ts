@@ -49,12 +49,6 @@ export async function bundledArgs(entry: string, packages: PackageMode): Promise
   return [output];
 }
 
-/** What a `bundled` unit's start-up file says of its code cache under `env`: used, rejected or missing. */
-export async function codeCacheState(args: readonly string[], env: Record<string, string> = {}): Promise<string> {
-  const { stdout } = await run(process.execPath, [...args], { env: { ...process.env, ...env, BUNDLE_CODE_CACHE: 'check' } });
-  return stdout.trim();
-}
-
 export function tsxArgs(entry: string): string[] {
   return ['--import', 'tsx', entry];
 }
