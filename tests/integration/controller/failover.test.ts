@@ -13,7 +13,7 @@ const t = useCluster();
 const procs: ControllerProcess[] = [];
 afterEach(async () => {
   for (const p of procs.splice(0)) {
-    p.kill('SIGTERM');
+    p.child.kill('SIGTERM');
     await p.exited;
   }
 });
@@ -50,15 +50,15 @@ describe('two controller replicas', () => {
     const leader = procs.find((p) => firstHolder.startsWith(`${p.name}-`));
     const standby = procs.find((p) => p !== leader);
     expect(leader).toBeDefined();
-    await eventually(() => leader?.lines.some((l) => l.includes('reconcilers running')), 'the leader runs its reconcilers', 30_000);
+    await leader?.waitForLog((r) => r['msg'] === 'caches synced, reconcilers running', 30_000);
 
     const names = Array.from({ length: VMS }, (_, i) => `vm-${String(i).padStart(3, '0')}`);
     const spec = { runPolicy: 'Manual' as const, blockDeviceRefs: [{ kind: 'ClusterVirtualImage' as const, name: cvi.metadata.name ?? '' }] };
     for (let i = 0; i < names.length; i += 5) {
-      if (i === KILL_AFTER) leader?.kill('SIGKILL');
+      if (i === KILL_AFTER) leader?.kill();
       await Promise.all(names.slice(i, i + 5).map((name) => t.c.vms.create(vm(scope, name, cls.metadata.name ?? '', spec))));
     }
-    expect(await leader?.exited).toBe('SIGKILL');
+    expect((await leader?.exited)?.signal).toBe('SIGKILL');
 
     const newHolder = await eventually(
       async () => {

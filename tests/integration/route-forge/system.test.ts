@@ -40,7 +40,10 @@ async function tableIs(expected: string[]): Promise<boolean> {
 async function waitForTable(what: string, expected: string[]): Promise<void> {
   await waitFor(what, () => tableIs(expected)).catch(async (err: unknown) => {
     throw new Error(
-      `${(err as Error).message}\ntable now:\n${(await netns?.table(TABLE))?.join('\n')}\nexpected:\n${[...expected].sort().join('\n')}\nlog:\n${daemon?.lines.slice(-30).join('\n')}`,
+      `${(err as Error).message}\ntable now:\n${(await netns?.table(TABLE))?.join('\n')}\nexpected:\n${[...expected].sort().join('\n')}\nlog:\n${daemon?.logs
+        .slice(-30)
+        .map((r) => JSON.stringify(r))
+        .join('\n')}`,
     );
   });
 }
@@ -117,9 +120,9 @@ describe('vm-route-forge in a network namespace', () => {
     const reasons = ['no-ip', 'no-node', 'outside-cidrs', 'no-internal-ip', 'no-cilium-node', 'node-unreachable', 'duplicate-ip', 'invalid-ip'];
     const values = await Promise.all(reasons.map((reason) => metric('d8_virtualization_route_forge_skipped_vms', { reason })));
     expect(Object.fromEntries(reasons.map((r, i) => [r, values[i]]))).toEqual(Object.fromEntries(reasons.map((r) => [r, 1])));
-    const skipped = daemon?.lines
-      .filter((l) => l.includes('VM skipped'))
-      .map((l) => (JSON.parse(l) as { vm: string; reason: string }).reason)
+    const skipped = daemon?.logs
+      .filter((r) => r['msg'] === 'VM skipped: no route of its own')
+      .map((r) => r['reason'])
       .sort();
     expect(skipped).toEqual([...reasons].sort());
   });
@@ -177,7 +180,7 @@ describe('vm-route-forge in a network namespace', () => {
       'a refused change counted',
       async () => (await metric('d8_virtualization_route_forge_kernel_errors_total', { object: 'route', op: 'replace' })) > 0,
     );
-    expect(daemon?.lines.some((l) => l.includes('the kernel refused a change') && l.includes('10.166.0.10/32'))).toBe(true);
+    expect(daemon?.logs.some((r) => r['msg'] === 'the kernel refused a change; retrying' && JSON.stringify(r).includes('10.166.0.10/32'))).toBe(true);
     await cluster.vm(ns, 'vm-new', { ipAddress: '10.166.0.30', nodeName: node.b });
     await waitFor('the new VM routed meanwhile', async () => (await netns?.table(TABLE))?.includes('10.166.0.30 via 10.200.0.2 dev veth0 src 10.200.0.1'));
     expect((await netns?.table(TABLE))?.some((l) => l.startsWith('10.166.0.10 '))).toBe(false);
