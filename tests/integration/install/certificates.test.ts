@@ -13,53 +13,25 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { admission } from '../../../functions/admission/index.js';
 import { VirtApi } from '../../../functions/subresources/backend.js';
 import { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
-import { loadConfig } from '../../../daemons/controller/config.js';
 import { CertificateManager } from '../../../daemons/controller/certificates/manager.js';
-import { runCertificates, type RunningCertificates } from '../../../daemons/controller/certificates/run.js';
 import { makeCertClients, secretText } from '../../../daemons/controller/certificates/resources.js';
 import { issueCertificate } from '../../../shared/certs/index.js';
 import { makeClients, type Clients, type Secret } from '../../../daemons/controller/kube/resources.js';
-import { KubeClient } from '../../../shared/kube/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
-import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
+import { type ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import {
-  getTestEnv,
-  impersonatingKubeConfig,
-  installDeckhouseCrds,
-  kubectl,
-  newKubeConfig,
-  startExtraApiServer,
-  type ExtraApiServer,
-  type KubectlOptions,
-} from '../../env/index.js';
+import { getTestEnv, kubectl } from '../../env/index.js';
 import { SecretFiles } from '../../../platform/secret-files.js';
-import { routeWebhooksToLocal } from '../../../platform/webhook-wiring.js';
-import { kubectlOk, prepareApiServer } from './knative-crds.js';
-import { KNATIVE_DIR } from './manifests.js';
+import { CONTROLLER_SA, installWithCertificates, NS, type Installed } from './installed.js';
 
-const NS = 'd8-virtualization';
-const CONTROLLER_SA = `system:serviceaccount:${NS}:controller`;
-
-let extra: ExtraApiServer;
-let opts: KubectlOptions;
-let admin: KubeClient;
+let env: Installed;
 let c: Clients;
-let stop: AbortController;
-let certs: RunningCertificates;
-let kubelet: SecretFiles;
 let webhook: ServerHandle;
 let testNs = '';
 
-const k = (args: string[], stdin?: string): Promise<string> => kubectlOk(args, { ...opts, ...(stdin === undefined ? {} : { stdin }) });
-
-/** A client of the extra apiserver acting as `user`. */
-function impersonating(user: string): KubeClient {
-  return new KubeClient(impersonatingKubeConfig(user, extra.kubeconfigPath));
-}
+const k = (args: string[], stdin?: string): Promise<string> => env.k(args, stdin);
 
 const vmYaml = (name: string, spec: string): string => `apiVersion: virtualization.deckhouse.io/v1alpha2
 kind: VirtualMachine
@@ -87,32 +59,16 @@ const servedFingerprint = async (): Promise<string> => {
 };
 
 beforeAll(async () => {
-  extra = await startExtraApiServer({ extraArgs: [`--etcd-prefix=/certificates-${randomBytes(4).toString('hex')}`] });
-  opts = { kubeconfigPath: extra.kubeconfigPath };
-  await prepareApiServer(opts);
-  await installDeckhouseCrds(extra.kubeconfigPath);
-  await k(['apply', '--server-side', '--field-manager=virtualization-install', '-k', KNATIVE_DIR]);
-  admin = new KubeClient(newKubeConfig(extra.kubeconfigPath));
-  c = makeClients(admin, 'certificates-test');
+  // The controller's shipped defaults but one: the CA overlap (2 minutes, for many apiservers and
+  // kubelet's sync period) is 3 s here, where one apiserver picks a new caBundle up within milliseconds.
+  env = await installWithCertificates('certificates', { CERT_CA_OVERLAP: '3s' });
+  c = makeClients(env.admin, 'certificates-test');
   testNs = `certs-${randomBytes(3).toString('hex')}`;
   await k(['create', 'namespace', testNs]);
-
-  // The controller's certificate manager, with the install's RBAC only, and its shipped defaults but
-  // one: the CA overlap (2 minutes, for many apiservers and kubelet's sync period) is 3 s here, where
-  // one apiserver picks a new caBundle up within milliseconds.
-  stop = new AbortController();
-  const config = loadConfig({ POD_NAMESPACE: NS, LOG_LEVEL: 'silent', CERT_CA_OVERLAP: '3s' });
-  certs = runCertificates(impersonating(CONTROLLER_SA), config, stop.signal, rootLogger.child({ component: 'certificates-test', level: 'silent' }), 'test');
-  await certs.firstPass;
 }, 180_000);
 
 afterAll(async () => {
-  stop?.abort();
-  await certs?.done;
-  kubelet?.stop();
-  await webhook?.close();
-  admin?.close();
-  await extra?.stop();
+  await env?.close();
 }, 60_000);
 
 describe('certificates from the install, with no manual step', () => {
@@ -144,7 +100,7 @@ describe('certificates from the install, with no manual step', () => {
     const virtApi = new VirtApiStandIn({ tls: { cert: serving.certPem, key: serving.keyPem, clientCa: secretText(secret, 'ca.crt') ?? '' }, log: rootLogger });
     await virtApi.start();
     // The function's files, kept in sync with the Secret as kubelet keeps a mounted one.
-    const files = new SecretFiles(join(dir, 'client'), { kube: admin, namespace: NS, name: 'virtualization-api-proxy-tls', intervalMs: 100 });
+    const files = new SecretFiles(join(dir, 'client'), { kube: env.admin, namespace: NS, name: 'virtualization-api-proxy-tls', intervalMs: 100 });
     await files.start();
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'kubevirt-ca.crt'), kubevirtCa.certPem);
@@ -174,34 +130,15 @@ describe('certificates from the install, with no manual step', () => {
   });
 
   it('lets the real apiserver call the admission function with the issued certificate: a VM is validated and defaulted', async () => {
-    kubelet = new SecretFiles(join(getTestEnv().workDir, `admission-tls-${randomBytes(3).toString('hex')}`), {
-      kube: admin,
-      namespace: NS,
-      name: 'admission-tls',
-      intervalMs: 100,
-    });
-    await kubelet.start();
-    webhook = await serve(admission, {
-      env: {
-        PORT: '0',
-        HOST: '127.0.0.1',
-        KUBECONFIG: extra.kubeconfigPath,
-        LOG_LEVEL: 'silent',
-        TLS_CERT_FILE: kubelet.path('tls.crt'),
-        TLS_KEY_FILE: kubelet.path('tls.key'),
-        TLS_RELOAD_INTERVAL_MS: '100',
-        LOOKUP_CACHE_TTL_MS: '0',
-        LOOKUP_CACHE_STALE_MS: '0',
-      },
-    });
-    // The Service as an ExternalName on loopback; the webhooks keep their Service reference (shared with npm start).
-    expect(await routeWebhooksToLocal(admin, NS, 'admission-webhook', webhook.port)).toBeGreaterThan(0);
+    const serving = await env.serveAdmission();
+    webhook = serving.webhook;
+    expect(serving.routed).toBeGreaterThan(0);
     await waitFor(
       'the ModuleConfig through the webhook',
       async () =>
         (
           await kubectl(['apply', '-f', '-'], {
-            ...opts,
+            ...env.opts,
             stdin: `apiVersion: deckhouse.io/v1alpha1
 kind: ModuleConfig
 metadata: {name: virtualization}
@@ -229,7 +166,7 @@ spec:
 `,
     );
     const denied = await waitFor('the webhook to answer', async () => {
-      const res = await kubectl(['apply', '-f', '-'], { ...opts, stdin: vmYaml('bad', BAD_VM) });
+      const res = await kubectl(['apply', '-f', '-'], { ...env.opts, stdin: vmYaml('bad', BAD_VM) });
       return res.stderr.includes('denied the request') && res.stderr;
     });
     expect(denied).toContain('spec.blockDeviceRefs[1]: VirtualDisk/root is already listed at spec.blockDeviceRefs[0]');
@@ -244,7 +181,7 @@ spec:
     let running = true;
     const caller = (async (): Promise<void> => {
       while (running) {
-        const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { ...opts, stdin: vmYaml(`probe-${calls}`, GOOD_VM) });
+        const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { ...env.opts, stdin: vmYaml(`probe-${calls}`, GOOD_VM) });
         calls++;
         if (res.code !== 0) failures.push(res.stderr);
       }
@@ -301,7 +238,7 @@ spec:
       return (await presentedBy(webhook.port)) === fp && fp;
     });
     expect(served).toMatch(/:/);
-    const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { ...opts, stdin: vmYaml('after-garbage', GOOD_VM) });
+    const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { ...env.opts, stdin: vmYaml('after-garbage', GOOD_VM) });
     expect(res).toMatchObject({ code: 0 });
   }, 120_000);
 
@@ -327,8 +264,7 @@ spec:
   });
 
   it('in external mode (Deckhouse or cert-manager fill the Secrets) issues nothing and injects what it finds', async () => {
-    stop.abort();
-    await certs.done;
+    await env.stopCertificates();
     const now = Date.now();
     const theirCa = issueCertificate({ commonName: 'platform-ca', usage: 'ca', notBefore: new Date(now - 60_000), notAfter: new Date(now + 86_400_000) });
     const theirs = issueCertificate({
@@ -344,7 +280,7 @@ spec:
     await c.secrets.replace({ ...current, data: { 'tls.crt': b64(theirs.certPem), 'tls.key': b64(theirs.keyPem), 'ca.crt': b64(theirCa.certPem) } });
     const caBefore = await c.secrets.get({ namespace: NS, name: 'virtualization-ca' });
     const external = new CertificateManager({
-      clients: makeCertClients(impersonating(CONTROLLER_SA), 'virtualization-certificates'),
+      clients: makeCertClients(env.impersonating(CONTROLLER_SA), 'virtualization-certificates'),
       namespace: NS,
       mode: 'external',
       caSecret: 'virtualization-ca',

@@ -7,45 +7,20 @@
  * ExternalName on 127.0.0.1 and `spec.conversion.webhook.clientConfig.service.port` the local
  * function's port. The real apiserver then converts in both directions.
  */
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { admission } from '../../../functions/admission/index.js';
-import { loadConfig } from '../../../daemons/controller/config.js';
-import { runCertificates, type RunningCertificates } from '../../../daemons/controller/certificates/run.js';
 import { secretText } from '../../../daemons/controller/certificates/resources.js';
 import { makeClients } from '../../../daemons/controller/kube/resources.js';
-import { KubeClient } from '../../../shared/kube/index.js';
-import { rootLogger } from '../../../shared/log/index.js';
-import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
+import { type ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import {
-  getTestEnv,
-  impersonatingKubeConfig,
-  installDeckhouseCrds,
-  kubectl,
-  newKubeConfig,
-  startExtraApiServer,
-  type ExtraApiServer,
-  type KubectlOptions,
-} from '../../env/index.js';
-import { SecretFiles } from '../../../platform/secret-files.js';
-import { routeWebhooksToLocal } from '../../../platform/webhook-wiring.js';
-import { kubectlOk, prepareApiServer } from './knative-crds.js';
-import { KNATIVE_DIR } from './manifests.js';
+import { kubectl } from '../../env/index.js';
+import { installWithCertificates, NS, type Installed } from './installed.js';
 
-const NS = 'd8-virtualization';
 const CRD = 'virtualmachineclasses.virtualization.deckhouse.io';
 
-let extra: ExtraApiServer;
-let opts: KubectlOptions;
-let admin: KubeClient;
-let stop: AbortController;
-let certs: RunningCertificates;
-let kubelet: SecretFiles;
+let env: Installed;
 let webhook: ServerHandle;
 
-const k = (args: string[], stdin?: string): Promise<string> => kubectlOk(args, { ...opts, ...(stdin === undefined ? {} : { stdin }) });
+const k = (args: string[], stdin?: string): Promise<string> => env.k(args, stdin);
 
 interface CrdConversion {
   spec: { conversion: { strategy: string; webhook: { clientConfig: { caBundle?: string; service: { port?: number } } } } };
@@ -72,40 +47,8 @@ const policyOf = async (version: string, name: string): Promise<Policy> => {
 };
 
 beforeAll(async () => {
-  extra = await startExtraApiServer({ extraArgs: [`--etcd-prefix=/conversion-${randomBytes(4).toString('hex')}`] });
-  opts = { kubeconfigPath: extra.kubeconfigPath };
-  await prepareApiServer(opts);
-  await installDeckhouseCrds(extra.kubeconfigPath);
-  await k(['apply', '--server-side', '--field-manager=virtualization-install', '-k', KNATIVE_DIR]);
-  admin = new KubeClient(newKubeConfig(extra.kubeconfigPath));
-
-  stop = new AbortController();
-  const config = loadConfig({ POD_NAMESPACE: NS, LOG_LEVEL: 'silent' });
-  const controller = new KubeClient(impersonatingKubeConfig(`system:serviceaccount:${NS}:controller`, extra.kubeconfigPath));
-  certs = runCertificates(controller, config, stop.signal, rootLogger.child({ component: 'conversion-test', level: 'silent' }), 'test');
-  await certs.firstPass;
-
-  kubelet = new SecretFiles(join(getTestEnv().workDir, `admission-tls-${randomBytes(3).toString('hex')}`), {
-    kube: admin,
-    namespace: NS,
-    name: 'admission-tls',
-    intervalMs: 100,
-  });
-  await kubelet.start();
-  webhook = await serve(admission, {
-    env: {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      KUBECONFIG: extra.kubeconfigPath,
-      LOG_LEVEL: 'silent',
-      TLS_CERT_FILE: kubelet.path('tls.crt'),
-      TLS_KEY_FILE: kubelet.path('tls.key'),
-      TLS_RELOAD_INTERVAL_MS: '100',
-      LOOKUP_CACHE_TTL_MS: '0',
-      LOOKUP_CACHE_STALE_MS: '0',
-    },
-  });
-  await routeWebhooksToLocal(admin, NS, 'admission-webhook', webhook.port);
+  env = await installWithCertificates('conversion');
+  ({ webhook } = await env.serveAdmission());
   await waitFor('the conversion webhook set on the CRD', async () => (await crd()).spec.conversion.strategy === 'Webhook');
   await k([
     'patch',
@@ -118,12 +61,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  stop?.abort();
-  await certs?.done;
-  kubelet?.stop();
-  await webhook?.close();
-  admin?.close();
-  await extra?.stop();
+  await env?.close();
 }, 60_000);
 
 describe('VirtualMachineClass v1alpha3 through the conversion webhook', () => {
@@ -135,7 +73,7 @@ describe('VirtualMachineClass v1alpha3 through the conversion webhook', () => {
       ['v1alpha2', true, true, true],
       ['v1alpha3', true, false, false],
     ]);
-    const ca = secretText(await makeClients(admin, 'conversion-test').secrets.get({ namespace: NS, name: 'admission-tls' }), 'ca.crt');
+    const ca = secretText(await makeClients(env.admin, 'conversion-test').secrets.get({ namespace: NS, name: 'admission-tls' }), 'ca.crt');
     await waitFor(
       'the CA bundle in the CRD conversion webhook',
       async () => (await crd()).spec.conversion.webhook.clientConfig.caBundle === Buffer.from(ca ?? '').toString('base64'),
@@ -151,7 +89,7 @@ describe('VirtualMachineClass v1alpha3 through the conversion webhook', () => {
   it('converts a v1alpha2 class to v1alpha3 on read, and warns that v1alpha2 is deprecated', async () => {
     const res = await waitFor('the class through the webhook', async () => {
       const r = await kubectl(['apply', '-f', '-'], {
-        ...opts,
+        ...env.opts,
         stdin: classYaml('v1alpha2', 'old-style', 'coreFractions: [5, 20, 100], defaultCoreFraction: 20'),
       });
       return r.code === 0 && r;
@@ -172,7 +110,7 @@ describe('VirtualMachineClass v1alpha3 through the conversion webhook', () => {
 
   it('validates a v1alpha3 class through the v1alpha3 webhook path: a default fraction outside the list is denied', async () => {
     const res = await kubectl(['apply', '-f', '-'], {
-      ...opts,
+      ...env.opts,
       stdin: classYaml('v1alpha3', 'bad-default', 'coreFractions: ["10%", "100%"], defaultCoreFraction: "50%"'),
     });
     expect(res.code).not.toBe(0);
@@ -181,7 +119,7 @@ describe('VirtualMachineClass v1alpha3 through the conversion webhook', () => {
   }, 60_000);
 
   it('refuses a v1alpha3 core fraction that is not a percentage, naming the field', async () => {
-    const res = await kubectl(['apply', '-f', '-'], { ...opts, stdin: classYaml('v1alpha3', 'bad-fraction', 'coreFractions: ["half"]') });
+    const res = await kubectl(['apply', '-f', '-'], { ...env.opts, stdin: classYaml('v1alpha3', 'bad-fraction', 'coreFractions: ["half"]') });
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain('spec.sizingPolicies[0].coreFractions[0]');
   }, 60_000);
