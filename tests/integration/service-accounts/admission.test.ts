@@ -14,13 +14,11 @@ import type { Lookups } from '../../../functions/admission/lookups.js';
 import { freshNamespace, installDeckhouseCrds, kubectl, newKubeConfig } from '../../env/index.js';
 import {
   applyComponentRbac,
-  deniedWithoutEachRule,
+  itNeedsEveryRuleAndNothingMore,
   describeRequest,
   loadComponentRbac,
-  rulesRemovedOneByOne,
   requestsMadeBy,
   serviceAccountClient,
-  unusedGrants,
   whoAmI,
   type ApiRequest,
   type ComponentRbac,
@@ -148,15 +146,5 @@ describe('the admission lookups with only the admission ServiceAccount rights', 
     expect(seen.filter((s) => s.codes.includes(403)).map((s) => describeRequest(s.request))).toEqual([]);
   });
 
-  it('is denied a request it makes whenever any one rule of its role is removed', async () => {
-    expect(requests.length).toBeGreaterThan(0);
-    const results = await deniedWithoutEachRule(admin, rbac, requests);
-    expect(results).toHaveLength(rulesRemovedOneByOne(rbac).length);
-    expect(results.filter((r) => r.denied.length === 0).map((r) => r.variant)).toEqual([]);
-  }, 120_000);
-
-  it('is granted nothing by its role that the lookups do not request', () => {
-    expect(requests.length).toBeGreaterThan(0);
-    expect(unusedGrants(rbac, requests)).toEqual([]);
-  });
+  itNeedsEveryRuleAndNothingMore('the lookups do', () => ({ admin, rbac, requests }));
 });

@@ -13,14 +13,12 @@ import { KubeEnrichment } from '../../../functions/audit/kube-enrichment.js';
 import { freshNamespace, installDeckhouseCrds, kubectl, newKubeConfig } from '../../env/index.js';
 import {
   applyComponentRbac,
-  deniedWithoutEachRule,
+  itNeedsEveryRuleAndNothingMore,
   describeRequest,
   isResourceRequest,
   loadComponentRbac,
   requestsMadeBy,
-  rulesRemovedOneByOne,
   serviceAccountClient,
-  unusedGrants,
   whoAmI,
   type ApiRequest,
   type ComponentRbac,
@@ -143,15 +141,5 @@ describe('the audit enrichment with only the audit ServiceAccount rights', () =>
     expect(seen.filter((s) => s.codes.includes(403)).map((s) => describeRequest(s.request))).toEqual([]);
   });
 
-  it('is denied a request it makes whenever any one rule of its role is removed', async () => {
-    expect(requests.length).toBeGreaterThan(0);
-    const results = await deniedWithoutEachRule(admin, rbac, requests);
-    expect(results).toHaveLength(rulesRemovedOneByOne(rbac).length);
-    expect(results.filter((r) => r.denied.length === 0).map((r) => r.variant)).toEqual([]);
-  }, 60_000);
-
-  it('is granted nothing by its role that the informers and the admin check do not request', () => {
-    expect(requests.length).toBeGreaterThan(0);
-    expect(unusedGrants(rbac, requests)).toEqual([]);
-  });
+  itNeedsEveryRuleAndNothingMore('the informers and the admin check do', () => ({ admin, rbac, requests }));
 });

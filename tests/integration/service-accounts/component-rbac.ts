@@ -7,6 +7,7 @@
  * (SubjectAccessReview of the exact request), and every grant of the roles must be used by one.
  */
 import { randomBytes } from 'node:crypto';
+import { expect, it } from '@jest/globals';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeClient, type KubeClientOptions } from '../../../shared/kube/index.js';
@@ -293,4 +294,33 @@ export function unusedGrants(rbac: ComponentRbac, requests: readonly ApiRequest[
       .filter((g) => !requests.some(g.usedBy))
       .map((g) => `${keyOf(role)}: ${g.label}`),
   );
+}
+
+/** What the least-privilege checks look at, read when they run (after the file's earlier tests saw the requests). */
+export interface LeastPrivilegeSubject {
+  readonly admin: KubeClient;
+  readonly rbac: ComponentRbac;
+  /** The requests the component was seen making. */
+  readonly requests: readonly ApiRequest[];
+}
+
+/**
+ * The two checks every component's test ends with: each rule of its role is needed (removing any one
+ * makes the apiserver deny one of the requests seen), and the role grants nothing those requests do
+ * not use. `who` says what made the requests, in the second test's name ("the informers do").
+ */
+export function itNeedsEveryRuleAndNothingMore(who: string, subject: () => LeastPrivilegeSubject): void {
+  it('is denied a request it makes whenever any one rule of its role is removed', async () => {
+    const { admin, rbac, requests } = subject();
+    expect(requests.length).toBeGreaterThan(0);
+    const results = await deniedWithoutEachRule(admin, rbac, requests);
+    expect(results).toHaveLength(rulesRemovedOneByOne(rbac).length);
+    expect(results.filter((r) => r.denied.length === 0).map((r) => r.variant)).toEqual([]);
+  }, 120_000);
+
+  it(`is granted nothing by its role that ${who} not request`, () => {
+    const { rbac, requests } = subject();
+    expect(requests.length).toBeGreaterThan(0);
+    expect(unusedGrants(rbac, requests)).toEqual([]);
+  });
 }

@@ -17,13 +17,11 @@ import { installDeckhouseCrds, kubectl, newKubeConfig } from '../../env/index.js
 import { readManifests, KNATIVE_DIR } from '../install/manifests.js';
 import {
   applyComponentRbac,
-  deniedWithoutEachRule,
+  itNeedsEveryRuleAndNothingMore,
   describeRequest,
   loadComponentRbac,
   requestsMadeBy,
-  rulesRemovedOneByOne,
   serviceAccountClient,
-  unusedGrants,
   whoAmI,
   type ApiRequest,
   type ComponentRbac,
@@ -117,15 +115,5 @@ describe('the ModuleConfig ApiServerSource with only its ServiceAccount rights',
     );
   });
 
-  it('is denied a request it makes whenever any one rule of its role is removed', async () => {
-    expect(requests.length).toBeGreaterThan(0);
-    const results = await deniedWithoutEachRule(admin, rbac, requests);
-    expect(results).toHaveLength(rulesRemovedOneByOne(rbac).length);
-    expect(results.filter((r) => r.denied.length === 0).map((r) => r.variant)).toEqual([]);
-  });
-
-  it('is granted nothing by its role that the adapter and the access check do not request', () => {
-    expect(requests.length).toBeGreaterThan(0);
-    expect(unusedGrants(rbac, requests)).toEqual([]);
-  });
+  itNeedsEveryRuleAndNothingMore('the adapter and the access check do', () => ({ admin, rbac, requests }));
 });

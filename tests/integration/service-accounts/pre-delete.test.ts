@@ -17,14 +17,12 @@ import { newKubeConfig } from '../../env/index.js';
 import { adminKube, createTarget, read } from '../pre-delete/fixtures.js';
 import {
   applyComponentRbac,
-  deniedWithoutEachRule,
+  itNeedsEveryRuleAndNothingMore,
   describeRequest,
   loadComponentRbac,
   requestsMadeBy,
-  rulesRemovedOneByOne,
   serviceAccountClient,
   serviceAccountKubeconfig,
-  unusedGrants,
   whoAmI,
   type ApiRequest,
   type ComponentRbac,
@@ -95,15 +93,5 @@ describe('the pre-delete clean-up with only the pre-delete ServiceAccount rights
     ]);
   });
 
-  it('is denied a request it makes whenever any one rule of its role is removed', async () => {
-    expect(requests.length).toBeGreaterThan(0);
-    const results = await deniedWithoutEachRule(admin, rbac, requests);
-    expect(results).toHaveLength(rulesRemovedOneByOne(rbac).length);
-    expect(results.filter((r) => r.denied.length === 0).map((r) => r.variant)).toEqual([]);
-  });
-
-  it('is granted nothing by its role that the clean-up does not request', () => {
-    expect(requests.length).toBeGreaterThan(0);
-    expect(unusedGrants(rbac, requests)).toEqual([]);
-  });
+  itNeedsEveryRuleAndNothingMore('the clean-up does', () => ({ admin, rbac, requests }));
 });

@@ -19,13 +19,11 @@ import { KNATIVE_DIR, readManifests } from '../install/manifests.js';
 import { ClusterWriter, installCiliumNodeCrd } from '../route-forge/cluster.js';
 import {
   applyComponentRbac,
-  deniedWithoutEachRule,
+  itNeedsEveryRuleAndNothingMore,
   describeRequest,
   isResourceRequest,
   requestsMadeBy,
-  rulesRemovedOneByOne,
   serviceAccountClient,
-  unusedGrants,
   whoAmI,
   type ApiRequest,
   type ComponentRbac,
@@ -123,15 +121,5 @@ describe('vm-route-forge with only its ServiceAccount rights', () => {
     expect(seen.filter((s) => s.codes.includes(403)).map((s) => describeRequest(s.request))).toEqual([]);
   });
 
-  it('is denied a request it makes whenever any one rule of its role is removed', async () => {
-    expect(requests.length).toBeGreaterThan(0);
-    const results = await deniedWithoutEachRule(admin, rbac, requests);
-    expect(results).toHaveLength(rulesRemovedOneByOne(rbac).length);
-    expect(results.filter((r) => r.denied.length === 0).map((r) => r.variant)).toEqual([]);
-  }, 60_000);
-
-  it('is granted nothing by its role that its informers do not request', () => {
-    expect(requests.length).toBeGreaterThan(0);
-    expect(unusedGrants(rbac, requests)).toEqual([]);
-  });
+  itNeedsEveryRuleAndNothingMore('its informers do', () => ({ admin, rbac, requests }));
 });

@@ -39,7 +39,7 @@ import { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/vir
 import WebSocket from 'ws';
 import { createCA, getTestEnv, issueCert } from '../../env/index.js';
 import { AUDITED_LEASES_NAMESPACE } from '../../env/control-plane.js';
-import { deniedWithoutEachRule, rulesRemovedOneByOne, serviceAccountKubeconfig, unusedGrants } from './component-rbac.js';
+import { itNeedsEveryRuleAndNothingMore, serviceAccountKubeconfig } from './component-rbac.js';
 
 const AUTH_CONFIGMAP = 'extension-apiserver-authentication';
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
@@ -290,15 +290,5 @@ describe('the subresources function as its ServiceAccount', () => {
     ]);
   });
 
-  it('is denied a request it makes whenever any one rule of its ClusterRole is removed', async () => {
-    expect(unitRequests.length).toBeGreaterThan(0);
-    const results = await deniedWithoutEachRule(admin, rbac, unitRequests);
-    expect(results).toHaveLength(rulesRemovedOneByOne(rbac).length);
-    expect(results.filter((r) => r.denied.length === 0).map((r) => r.variant)).toEqual([]);
-  }, 120_000);
-
-  it('is granted nothing by its ClusterRole that the unit does not request', () => {
-    expect(unitRequests.length).toBeGreaterThan(0);
-    expect(unusedGrants(rbac, unitRequests)).toEqual([]);
-  });
+  itNeedsEveryRuleAndNothingMore('the unit does', () => ({ admin, rbac, requests: unitRequests }));
 });
