@@ -19,6 +19,7 @@ export const RESYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
 export interface Scope {
   namespace?: string;
   labelSelector?: string;
+  fieldSelector?: string;
 }
 
 /**

@@ -53,7 +53,7 @@ export const ControllerConfigSchema = z.object({
   WATCH_NAMESPACE: env.optionalString().describe('Reconcile namespaced objects of this namespace only (tests, dev); all when unset.'),
   CLUSTER_OBJECTS_SELECTOR: env
     .optionalString()
-    .describe('Label selector for the cluster-scoped objects reconciled and read (classes, cluster images, nodes); all when unset.'),
+    .describe('Label selector for the cluster-scoped objects reconciled and read (classes, cluster images, nodes, NodeUSBDevices); all when unset.'),
   HEALTH_PORT: env.port(8081).describe('Port of /health/liveness, /health/readiness and /metrics; 0 picks a free one.'),
   HEALTH_HOST: env.string('0.0.0.0').describe('Address the health and metrics server listens on.'),
   // /metrics behind Kubernetes authn/authz with this client (shared/authz): METRICS_AUTH (kubernetes | none), METRICS_AUTH_RESOURCE_ATTRIBUTES.

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { NotFoundError } from '../../shared/errors/index.js';
 import type { KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
-import { allCaches, makeCaches } from './caches.js';
+import { allCaches, makeCaches, scopesOf } from './caches.js';
 import { runCertificates, type RunningCertificates } from './certificates/run.js';
 import type { ControllerConfig } from './config.js';
 import type { Caches, Deps, LauncherPods } from './deps.js';
@@ -128,7 +128,7 @@ export async function startController(options: StartOptions): Promise<RunningCon
   if (options.usb ?? (options.config.USB_RECONCILERS && (await resourceApiServed(options.kube, signal, log)))) {
     const hotplug = options.claims ?? subresourceHotplug(options.kube);
     const vm = { vms: caches.vms, nodes: caches.nodes, enqueueVM: (key: string) => runners.vm.enqueue(key), hotplug };
-    const started = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log), vm });
+    const started = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log), scopes: scopesOf(options.config), vm });
     usb = started;
     // VMs attach their spec.usbDevices once the USB caches are synced (deps.usb stays unset until then).
     void started.synced.then(() => {

@@ -8,9 +8,11 @@ import { allocatableDevices, sliceDevice, usbDeviceName } from './devices.js';
 import type { UsbDeviceInfo } from './discovery/index.js';
 import {
   NodeSchema,
+  PodNodeSchema,
   ResourceClaimSchema,
   ResourceSliceSchema,
   nodeDescriptor,
+  podDescriptor,
   resourceClaimDescriptor,
   resourceSliceDescriptor,
 } from '../../shared/api/k8s/resource.js';
@@ -23,7 +25,7 @@ import { Preparer } from './plugin/prepare.js';
 import { startKubeletPlugin, type KubeletPlugin } from './plugin/server.js';
 import { SlicePublisher } from './publisher.js';
 import { stateLayout } from './state/layout.js';
-import { startUsbipGateway, type GatewayOptions, type UsbipGateway } from './usbip/index.js';
+import { ClaimImportAuthorizer, startUsbipGateway, type GatewayOptions, type UsbipGateway } from './usbip/index.js';
 import { RemoteImports } from './usbip/remote.js';
 
 export const FIELD_MANAGER = 'virtualization-dra';
@@ -154,6 +156,15 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
         nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
         scan: () => Promise.resolve({ devices, skipped: [], ignored: [] }),
         kernel: options.usbipKernel,
+        // An import only for the node of a claim holding the device (claims, pods, nodes read per import).
+        authorizer: new ClaimImportAuthorizer({
+          driver: config.DRIVER_NAME,
+          nodeName: config.NODE_NAME,
+          deviceName: (busId) => [...byName].find(([, d]) => d.busId === busId)?.[0],
+          claims: kube.resource(resourceClaimDescriptor, ResourceClaimSchema, FIELD_MANAGER),
+          pods: kube.resource(podDescriptor, PodNodeSchema, FIELD_MANAGER),
+          nodes: kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER),
+        }),
       });
       // Devices of other pools are imported at prepare; slices and nodes are read then (no cache).
       remote = new RemoteImports({

@@ -58,3 +58,4 @@ export { formatMicroTime, formatMicroTimeFromDate, nowMicros, parseMicroTime, ty
 export { leaseDescriptor, leaseSchema, type Lease, type LeaseSpec } from './lease.js';
 export { LeaderElector, type LeaderElectionOptions, type LeaseStore } from './leader-election.js';
 export { EventRecorder, eventDescriptor, eventSchema, type EventInput, type EventRecorderOptions, type EventStore, type KubeEvent } from './events.js';
+export { labelSelectorKeys, labelsMatchingAs, splitLabelSelector } from './label-selector.js';

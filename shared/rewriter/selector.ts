@@ -3,6 +3,7 @@
  * `k!=v`, `k in (a,b)`, `k notin (a,b)`, comma separated. Keys and the few renamed values are mapped;
  * anything the grammar does not know is left as written (the apiserver reports it).
  */
+import { SELECTOR_REQUIREMENT as REQUIREMENT, splitLabelSelector as splitTopLevel } from '../kube/label-selector.js';
 import type { Direction, Renamer } from './names.js';
 
 export function rewriteLabelSelectorString(r: Renamer, selector: string, dir: Direction): string {
@@ -11,25 +12,6 @@ export function rewriteLabelSelectorString(r: Renamer, selector: string, dir: Di
     .join(',');
 }
 
-/** Split on commas outside parentheses. */
-function splitTopLevel(text: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '(') depth++;
-    else if (c === ')') depth = Math.max(0, depth - 1);
-    else if (c === ',' && depth === 0) {
-      parts.push(text.slice(start, i));
-      start = i + 1;
-    }
-  }
-  parts.push(text.slice(start));
-  return parts;
-}
-
-const REQUIREMENT = /^(\s*!?\s*)([^\s!=()]+)(\s*)(.*)$/s;
 const SET_OP = /^((?:in|notin)\s*\()([^)]*)(\).*)$/s;
 const EQ_OP = /^(==|=|!=)(\s*)(.*?)(\s*)$/s;
 

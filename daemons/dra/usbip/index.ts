@@ -10,6 +10,7 @@ import type { ResourceClient } from '../../../shared/kube/index.js';
 import type { ScanResult } from '../discovery/index.js';
 import { stateLayout } from '../state/layout.js';
 import type { Node } from '../../../shared/api/k8s/resource.js';
+import type { ImportAuthorizer } from './authorize.js';
 import { loadSecret, type UsbipConfig } from './config.js';
 import { FakeKernelExport } from './fake-kernel-export.js';
 import { FakeKernelImport } from './fake-kernel-import.js';
@@ -27,6 +28,7 @@ export { planDevices, nodeMarks, parseAddress, type DevicePlan, type AllocatedDe
 export { usbipConfigShape, type UsbipConfig } from './config.js';
 export { prepareRemote, unprepareRemote, type PreparedDevice } from './prepare.js';
 export { UsbipProtocolError } from './protocol.js';
+export { ClaimImportAuthorizer, type ImportAuthorizer, type ImportDecision, type ImportDenial, type ImportRequest } from './authorize.js';
 
 export interface GatewayOptions {
   readonly config: UsbipConfig & { readonly SYS_ROOT: string; readonly NODE_NAME: string; readonly STATE_DIR: string };
@@ -41,6 +43,8 @@ export interface GatewayOptions {
    * outlives a restart of the daemon, as the real one does).
    */
   readonly kernel?: { readonly export: KernelExport; readonly import: KernelImport } | undefined;
+  /** Who may import which device (the DRA daemon: ClaimImportAuthorizer); undefined = any authenticated peer. */
+  readonly authorizer?: ImportAuthorizer | undefined;
 }
 
 export interface UsbipGateway {
@@ -83,6 +87,7 @@ export async function startUsbipGateway(opts: GatewayOptions): Promise<UsbipGate
     anonymousDevlist: config.USBIP_ANONYMOUS_DEVLIST,
     requestTimeoutMs: config.USBIP_REQUEST_TIMEOUT,
     metrics,
+    authorizer: opts.authorizer,
     ...(opts.scan === undefined ? {} : { scan: opts.scan }),
   });
   const address =

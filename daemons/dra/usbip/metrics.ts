@@ -7,6 +7,7 @@ export class UsbipMetrics {
   readonly requests: Counter<'op' | 'result'>;
   readonly connections: Gauge;
   readonly attachments: Counter<'op' | 'result'>;
+  readonly importDenials: Counter<'reason'>;
 
   constructor(registry: Registry) {
     this.requests = registry.counter({
@@ -19,6 +20,11 @@ export class UsbipMetrics {
       name: `${PREFIX}attachments_total`,
       help: 'Imports attached to (or detached from) vhci_hcd on this node by op (attach, detach) and result.',
       labelNames: ['op', 'result'],
+    });
+    this.importDenials = registry.counter({
+      name: `${PREFIX}import_denials_total`,
+      help: 'Imports refused by the claim check (authorize.ts) by reason: not-allocated (no claim holds the device), other-node (the peer is not the node of a claim holding it), lookup-failed (the apiserver could not be read).',
+      labelNames: ['reason'],
     });
   }
 }

@@ -6,12 +6,15 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { writeFixtureSysfs, type FixtureDevice } from '../discovery/index.js';
+import { Registry } from '../../../shared/metrics/index.js';
+import { normalizeAddress, type ImportAuthorizer, type ImportRequest } from './authorize.js';
 import { importRemote, listRemote } from './client.js';
 import { FakeKernelExport } from './fake-kernel-export.js';
 import { readMessage, writeAll } from './framing.js';
 import { encodeImportRequest } from './op-codec.js';
 import { OpStatus, UsbipProtocolError } from './protocol.js';
 import { startUsbipServer, type UsbipServer, type UsbipServerOptions } from './server.js';
+import { UsbipMetrics } from './metrics.js';
 import { cmdSubmit, decodeUrb, DIR_IN, encodeUrb } from './urb-codec.js';
 
 const log = pino({ level: 'silent' });
@@ -212,5 +215,62 @@ describe('shared-secret authentication', () => {
     const { socket } = await importRemote({ ...peer(port, SECRET), busId: '1-1.4' });
     sockets.push(socket);
     expect(kernel.states.get('1-1.4')).toBe('used');
+  });
+});
+
+describe('the import authorizer', () => {
+  /** Allows 1-1.4 to 127.0.0.1 only; 3-2 is held by nobody; 9-9 cannot be checked (the apiserver is down). */
+  const seen: ImportRequest[] = [];
+  const authorizer: ImportAuthorizer = {
+    authorize: (request) => {
+      seen.push(request);
+      if (request.busId === '3-2')
+        return Promise.resolve({ allowed: false, reason: 'not-allocated', message: 'device usb-3-2 is allocated to no ResourceClaim' });
+      if (request.busId === '5-5') return Promise.reject(new Error('apiserver unreachable'));
+      return Promise.resolve(
+        normalizeAddress(request.peerAddress) === '127.0.0.1'
+          ? { allowed: true, claim: 'ns/claim' }
+          : { allowed: false, reason: 'other-node', message: 'peer is not the node of a claim holding the device' },
+      );
+    },
+  };
+
+  it('asks before binding, with the busid and the TCP peer address; a denial is ST_NA, counted by reason, nothing bound', async () => {
+    seen.length = 0;
+    const registry = new Registry();
+    const metrics = new UsbipMetrics(registry);
+    const { port } = await start({ secret: SECRET, authorizer, metrics });
+    await expect(importRemote({ ...peer(port, SECRET), busId: '3-2' })).rejects.toMatchObject({ opStatus: OpStatus.NA });
+    expect(kernel.calls).toEqual([]);
+    expect(seen.map((r) => [r.busId, normalizeAddress(r.peerAddress)])).toEqual([['3-2', '127.0.0.1']]);
+    const text = await registry.expose();
+    expect(text).toContain('d8_virtualization_dra_usbip_import_denials_total{reason="not-allocated"} 1');
+    expect(text).toContain('d8_virtualization_dra_usbip_requests_total{op="import",result="ST_NA"} 1');
+    // The server keeps serving: the allowed device is imported on the next connection.
+    const { socket } = await importRemote({ ...peer(port, SECRET), busId: '1-1.4' });
+    sockets.push(socket);
+    expect(kernel.states.get('1-1.4')).toBe('used');
+  });
+
+  it('refuses with ST_NA when the authorizer cannot decide (lookup-failed), and never asks for unknown busids or unauthenticated peers', async () => {
+    seen.length = 0;
+    const registry = new Registry();
+    const { port } = await start({ secret: SECRET, authorizer, metrics: new UsbipMetrics(registry) });
+    await expect(importRemote({ ...peer(port, SECRET), busId: '9-9' })).rejects.toMatchObject({ opStatus: OpStatus.NODEV });
+    await expect(importRemote({ ...peer(port), busId: '1-1.4' })).rejects.toMatchObject({ opStatus: OpStatus.NA });
+    expect(seen).toEqual([]);
+    await writeFixtureSysfs(root, [{ busId: '5-5', busNum: 5, devNum: 5, vendorId: '0781', productId: '5567' }]);
+    await expect(importRemote({ ...peer(port, SECRET), busId: '5-5' })).rejects.toMatchObject({ opStatus: OpStatus.NA });
+    expect(await registry.expose()).toContain('d8_virtualization_dra_usbip_import_denials_total{reason="lookup-failed"} 1');
+    expect(kernel.calls).toEqual([]);
+  });
+});
+
+describe('normalizeAddress', () => {
+  it('compares IPv4-mapped IPv6 as IPv4, without brackets or case', () => {
+    expect(normalizeAddress('::ffff:127.0.0.1')).toBe('127.0.0.1');
+    expect(normalizeAddress('[FD00::1]')).toBe('fd00::1');
+    expect(normalizeAddress(' 10.0.0.9 ')).toBe('10.0.0.9');
+    expect(normalizeAddress('::1')).toBe('::1');
   });
 });

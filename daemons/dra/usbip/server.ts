@@ -4,13 +4,16 @@
  * scan); OP_REQ_IMPORT binds the device to usbip-host if needed, hands the connected socket to the
  * stub and answers with the device record; the connection then carries URBs between the peer and
  * the kernel. Every refusal is an error reply where the protocol has one, then the connection is
- * closed and the device is as it was. Peers authenticate first (auth.ts) unless no secret is set.
+ * closed and the device is as it was. Peers authenticate first (auth.ts) unless no secret is set;
+ * an import is then allowed only if the `ImportAuthorizer` says the peer's node holds a claim of the
+ * device (authorize.ts), before anything is bound.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../../../shared/log/index.js';
 import { errorMessage } from '../../../shared/errors/index.js';
 import { scanUsbDevices, type ScanResult, type UsbDeviceInfo } from '../discovery/index.js';
 import { acceptHandshake, type Peer } from './auth.js';
+import type { ImportAuthorizer, ImportDenial } from './authorize.js';
 import { isExportable, toDevlistEntry, toUsbipDevice } from './devices.js';
 import { readMessage, writeAll } from './framing.js';
 import { checkBusId, type KernelExport } from './kernel-export.js';
@@ -34,6 +37,11 @@ export interface UsbipServerOptions {
   /** Connections beyond this are closed at once (usbipd: 100). */
   readonly maxConnections?: number;
   readonly metrics?: UsbipMetrics | undefined;
+  /**
+   * Who may import which device (the DRA daemon: ClaimImportAuthorizer, from the claims). Undefined =
+   * every (authenticated) peer may import any device: `startUsbipServer` alone, the stock-client tests.
+   */
+  readonly authorizer?: ImportAuthorizer | undefined;
   /** The device scan (default: the discovery's sysfs scan of sysRoot). */
   readonly scan?: (sysRoot: string) => Promise<ScanResult>;
 }
@@ -49,6 +57,8 @@ class Refusal extends Error {
   constructor(
     readonly status: OpStatusCode,
     message: string,
+    /** Set when the authorizer refused: counted in import_denials_total by it. */
+    readonly denial?: ImportDenial,
   ) {
     super(message);
   }
@@ -95,7 +105,7 @@ class ConnectionHandler {
     this.opts.metrics?.connections.set(undefined, this.open.size);
     socket.on('error', () => undefined); // reported where it matters (reads and writes)
     const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
-    void this.serve(socket, this.opts.log.child({ remote })).finally(() => {
+    void this.serve(socket, this.opts.log.child({ remote }), socket.remoteAddress ?? '').finally(() => {
       this.open.delete(socket);
       this.opts.metrics?.connections.set(undefined, this.open.size);
     });
@@ -109,7 +119,7 @@ class ConnectionHandler {
     this.opts.metrics?.requests.inc({ op, result });
   }
 
-  private async serve(socket: Socket, log: Logger): Promise<void> {
+  private async serve(socket: Socket, log: Logger, peerAddress: string): Promise<void> {
     let code: number | undefined;
     let peer: Peer;
     try {
@@ -130,7 +140,7 @@ class ConnectionHandler {
         { timeoutMs: this.timeoutMs, what: 'USB/IP request' },
       );
       if (request.op === 'devlist') await this.devlist(socket, peer, log);
-      else if (await this.import(socket, peer, request.busId, log)) return; // the kernel owns the socket now
+      else if (await this.import(socket, peer, peerAddress, request.busId, log)) return; // the kernel owns the socket now
     } catch (err: unknown) {
       await this.refuseBadRequest(socket, code, err, log);
     }
@@ -166,7 +176,7 @@ class ConnectionHandler {
   }
 
   /** True when the socket went to the kernel; false after a refusal (already answered). */
-  private async import(socket: Socket, peer: Peer, busId: string, log: Logger): Promise<boolean> {
+  private async import(socket: Socket, peer: Peer, peerAddress: string, busId: string, log: Logger): Promise<boolean> {
     const ilog = log.child({ busId });
     if (this.importing.has(busId)) return this.refuse(socket, new Refusal(OpStatus.DEV_BUSY, 'another import of this device is in progress'), ilog);
     this.importing.add(busId);
@@ -176,6 +186,7 @@ class ConnectionHandler {
       if (peer === 'anonymous' && this.opts.secret !== undefined) throw new Refusal(OpStatus.NA, 'peer did not authenticate');
       // Read before binding: once under usbip-host the device is unconfigured (no interfaces).
       device = await this.findDevice(busId);
+      await this.authorize(busId, peerAddress, ilog);
       const state = await this.opts.kernel.state(busId);
       if (state === 'used') throw new Refusal(OpStatus.DEV_BUSY, 'device is already exported to another peer');
       if (state === 'error') throw new Refusal(OpStatus.DEV_ERR, 'usbip-host reports the device in error');
@@ -203,6 +214,20 @@ class ConnectionHandler {
     return true;
   }
 
+  /** Throws the Refusal when the authorizer denies the import (or cannot decide). */
+  private async authorize(busId: string, peerAddress: string, log: Logger): Promise<void> {
+    const authorizer = this.opts.authorizer;
+    if (authorizer === undefined) return;
+    let decision;
+    try {
+      decision = await authorizer.authorize({ busId, peerAddress, signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch (err: unknown) {
+      throw new Refusal(OpStatus.NA, `could not check the claims of the device: ${errorMessage(err)}`, 'lookup-failed');
+    }
+    if (!decision.allowed) throw new Refusal(OpStatus.NA, decision.message, decision.reason);
+    log.info({ claim: decision.claim }, 'import authorized by claim');
+  }
+
   private async findDevice(busId: string): Promise<UsbDeviceInfo> {
     try {
       checkBusId(busId);
@@ -216,7 +241,11 @@ class ConnectionHandler {
 
   private async refuse(socket: Socket, refusal: Refusal, log: Logger): Promise<false> {
     this.count('import', opStatusName(refusal.status));
-    log.warn({ status: opStatusName(refusal.status), reason: refusal.message }, 'import refused; connection closed');
+    if (refusal.denial !== undefined) this.opts.metrics?.importDenials.inc({ reason: refusal.denial });
+    log.warn(
+      { status: opStatusName(refusal.status), reason: refusal.message, ...(refusal.denial === undefined ? {} : { denial: refusal.denial }) },
+      'import refused; connection closed',
+    );
     await writeAll(socket, encodeImportReply({ status: refusal.status })).catch(() => undefined);
     return false;
   }

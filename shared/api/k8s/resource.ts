@@ -59,6 +59,15 @@ const AllocationResultSchema = z.looseObject({
   device: z.string(),
 });
 
+const NodeSelectorRequirementSchema = z.looseObject({ key: z.string(), operator: z.string(), values: z.array(z.string()).optional() });
+const NodeSelectorSchema = z.looseObject({
+  nodeSelectorTerms: z
+    .array(
+      z.looseObject({ matchExpressions: z.array(NodeSelectorRequirementSchema).optional(), matchFields: z.array(NodeSelectorRequirementSchema).optional() }),
+    )
+    .optional(),
+});
+
 export const ResourceClaimSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
@@ -66,7 +75,15 @@ export const ResourceClaimSchema = z.looseObject({
   spec: z.looseObject({}).optional(),
   status: z
     .looseObject({
-      allocation: z.looseObject({ devices: z.looseObject({ results: z.array(AllocationResultSchema).optional() }).optional() }).optional(),
+      allocation: z
+        .looseObject({
+          devices: z.looseObject({ results: z.array(AllocationResultSchema).optional() }).optional(),
+          /** Where the allocation is usable (core/v1 NodeSelector; a single node as `matchFields metadata.name In [node]`). */
+          nodeSelector: NodeSelectorSchema.optional(),
+        })
+        .optional(),
+      /** The consumers (pods, set by the scheduler) the claim is reserved for. */
+      reservedFor: z.array(z.looseObject({ apiGroup: z.string().optional(), resource: z.string(), name: z.string(), uid: z.string().optional() })).optional(),
     })
     .optional(),
 });
@@ -96,5 +113,16 @@ export const NodeSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
   metadata: ObjectMetaSchema,
+  status: z.looseObject({ addresses: z.array(z.looseObject({ type: z.string(), address: z.string() })).optional() }).optional(),
 });
 export type Node = z.infer<typeof NodeSchema>;
+
+export const podDescriptor: ResourceDescriptor = { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true };
+/** What the DRA daemon reads of a Pod: the node it is bound to. */
+export const PodNodeSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  spec: z.looseObject({ nodeName: z.string().optional() }).optional(),
+});
+export type PodNode = z.infer<typeof PodNodeSchema>;

@@ -8,6 +8,8 @@ export interface AuditEvent {
   requestURI: string;
   requestReceivedTimestamp: string;
   user?: { username?: string };
+  /** The user a request impersonated (clients made with impersonatingKubeConfig). */
+  impersonatedUser?: { username?: string };
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestObject?: { metadata?: { name?: string; labels?: Record<string, string> }; spec?: Record<string, unknown>; status?: Record<string, unknown> };

@@ -13,6 +13,7 @@ import { descriptorOf } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { freshNamespace } from '../../env/index.js';
 import { writesTo } from '../controller/audit.js';
+import { newScope, type Scope } from '../controller/fixtures.js';
 import { fixtureNode, startUsbFlow, TEST_MANAGER, type FixtureNode, type UsbFlow } from './harness.js';
 
 const dongle: FixtureDevice = { busId: '3-1', devNum: 4, vendorId: '0529', productId: '0001', manufacturer: 'AKS', product: 'HASP HL', serial: 'H-9' };
@@ -20,6 +21,7 @@ const adapter: FixtureDevice = { busId: '3-2', devNum: 5, vendorId: '0403', prod
 
 let node: FixtureNode;
 let flow: UsbFlow;
+let scope: Scope;
 
 const condition = (
   obj: { status?: { conditions?: { type: string; status: string; reason: string }[] | undefined } | undefined } | undefined,
@@ -32,7 +34,8 @@ const condition = (
 beforeAll(async () => {
   node = await fixtureNode('dra-ctl');
   await writeFixtureSysfs(node.sysRoot, [dongle, adapter]);
-  flow = await startUsbFlow(node);
+  scope = newScope(await freshNamespace('dra-usb'));
+  flow = await startUsbFlow(node, scope);
 });
 
 afterAll(async () => {
@@ -85,7 +88,7 @@ describe("the controller's USB reconcilers on the DRA daemon's slices", () => {
   });
 
   it('assigning a namespace creates the USBDevice there and its ResourceClaimTemplate', async () => {
-    const ns = await freshNamespace('dra-usb');
+    const ns = scope.namespace;
     const name = usbDeviceName(dongle, node.name);
     await nodeDevices().mergePatch({ name }, { spec: { assignedNamespace: ns } });
     const assigned = await waitFor('Assigned', async () => {

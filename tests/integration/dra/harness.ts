@@ -7,7 +7,9 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type DraConfig } from '../../../daemons/dra/config.js';
+import { scopesOf } from '../../../daemons/controller/caches.js';
 import { startUsbReconcilers, type UsbReconcilers } from '../../../daemons/controller/reconcilers/usb/index.js';
+import { controllerConfig, SCOPE_LABEL, type Scope } from '../controller/fixtures.js';
 import { runDaemon, type DaemonHandle, type DaemonOptions } from '../../../daemons/dra/daemon.js';
 import { NodeSchema, ResourceSliceSchema, nodeDescriptor, resourceSliceDescriptor, type ResourceSlice } from '../../../shared/api/k8s/resource.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
@@ -122,18 +124,28 @@ export function devicesOf(slices: readonly ResourceSlice[]): Map<string, Record<
   return out;
 }
 
-/** A fixture node's DRA daemon publishing its devices and the controller's USB reconcilers on them (as `kube`), synced. */
+/**
+ * Put the fixture node in a controller test's cluster scope (the scope label): the USB reconcilers of
+ * that scope's controller take its slices, and no other controller does.
+ */
+export async function labelIntoScope(node: FixtureNode, scope: Scope): Promise<void> {
+  await node.kube.resource(nodeDescriptor, NodeSchema, TEST_MANAGER).mergePatch({ name: node.name }, { metadata: { labels: { [SCOPE_LABEL]: scope.id } } });
+}
+
+/** A fixture node's DRA daemon publishing its devices and the controller's USB reconcilers on them (as `kube`, in `scope` as a test controller's), synced. */
 export interface UsbFlow {
   readonly daemon: RunningDaemon;
   readonly usb: UsbReconcilers;
   stop(): Promise<void>;
 }
 
-export async function startUsbFlow(node: FixtureNode, kube: KubeClient = node.kube): Promise<UsbFlow> {
+export async function startUsbFlow(node: FixtureNode, scope: Scope, kube: KubeClient = node.kube): Promise<UsbFlow> {
   const abort = new AbortController();
+  await labelIntoScope(node, scope);
   const daemon = startDaemon(node);
   await daemon.handle.started;
-  const usb = startUsbReconcilers({ kube, signal: abort.signal, log: childLogger({ component: 'usb-test' }) });
+  const scopes = scopesOf(controllerConfig(scope));
+  const usb = startUsbReconcilers({ kube, signal: abort.signal, log: childLogger({ component: 'usb-test' }), scopes });
   await usb.synced;
   return {
     daemon,

@@ -5,7 +5,7 @@
  */
 import { credentials, type Client, type ServiceError } from '@grpc/grpc-js';
 import { kubeletProtos, type DraVersion } from '../../../daemons/dra/plugin/protos.js';
-import { ResourceClaimSchema, resourceClaimDescriptor } from '../../../shared/api/k8s/resource.js';
+import { PodNodeSchema, ResourceClaimSchema, podDescriptor, resourceClaimDescriptor } from '../../../shared/api/k8s/resource.js';
 import type { KubeClient } from '../../../shared/kube/index.js';
 import { TEST_MANAGER } from './harness.js';
 
@@ -105,4 +105,23 @@ export async function allocatedClaim(
   });
   await claims.patchStatus({ namespace, name }, { allocation: { devices: { results: [{ request: 'req-0', driver: 'virtualization-usb', pool, device }] } } });
   return { namespace, name, uid: created.metadata.uid ?? '' };
+}
+
+/**
+ * Reserve a claim for a pod bound to `nodeName`, as the scheduler does before kubelet prepares it: a
+ * Pod `<claim>-on-<node>` with `spec.nodeName` (nothing runs it) as its `status.reservedFor`. The export
+ * side of USB/IP allows an import only from that node (daemons/dra/usbip/authorize.ts).
+ */
+export async function reserveForPodOn(kube: KubeClient, claim: ClaimRef, nodeName: string): Promise<void> {
+  const pods = kube.resource(podDescriptor, PodNodeSchema, TEST_MANAGER);
+  const name = `${claim.name}-on-${nodeName}`;
+  const pod = await pods.create({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { namespace: claim.namespace, name },
+    spec: { nodeName, containers: [{ name: 'c', image: 'none' }] },
+  });
+  await kube
+    .resource(resourceClaimDescriptor, ResourceClaimSchema, TEST_MANAGER)
+    .patchStatus({ namespace: claim.namespace, name: claim.name }, { reservedFor: [{ resource: 'pods', name, uid: pod.metadata.uid ?? '' }] });
 }

@@ -24,7 +24,7 @@ import { descriptorOf, type KubeClient, type ResourceClient } from '../../../sha
 import { waitFor } from '../../../shared/testing/wait.js';
 import { gone, mainKube, testClients } from '../controller/fixtures.js';
 import { startWorld, type World } from '../controller/world.js';
-import { fixtureNode, startDaemon, TEST_MANAGER, type FixtureNode, type RunningDaemon } from './harness.js';
+import { fixtureNode, labelIntoScope, startDaemon, TEST_MANAGER, type FixtureNode, type RunningDaemon } from './harness.js';
 import { KubeVirtClaimFake } from './kubevirt-claim-fake.js';
 
 const dongle: FixtureDevice = { busId: '4-1', devNum: 6, vendorId: '0529', productId: '0001', manufacturer: 'AKS', product: 'HASP HL', serial: 'VM-1' };
@@ -64,6 +64,9 @@ beforeAll(async () => {
   daemon = startDaemon(node);
   await daemon.handle.started;
   w = await startWorld(kube, c, 'vm-usb', { controller: { usb: true, claims: fake } });
+  // The fixture node joins the world's scope: its controller takes the node's slices (labelled after
+  // the start: the node's event brings them in).
+  await labelIntoScope(node, w.scope);
   // The VMs run on the world's node, the dongle is on the fixture node: imported over USB/IP, so the
   // VMs' node advertises its vhci ports as the DRA daemon's gateway would (4 per hub, none used).
   await setPorts(0);

@@ -24,7 +24,7 @@ import { waitFor } from '../../../shared/testing/wait.js';
 import { vm } from '../controller/builders.js';
 import { gone, useCluster } from '../controller/fixtures.js';
 import { startStoryWorld } from '../controller/story-world.js';
-import { fixtureNode, startDaemon, TEST_MANAGER } from '../dra/harness.js';
+import { fixtureNode, labelIntoScope, startDaemon, TEST_MANAGER } from '../dra/harness.js';
 import { applyComponentRbac, deniedRequests, describeRequest, loadComponentRbac, requestsMadeBy, serviceAccountClient } from './component-rbac.js';
 
 const device = { busId: '5-1', devNum: 3, vendorId: '0529', productId: '0001', serial: 'SA-1' };
@@ -49,6 +49,7 @@ describe("the controller's USB side as the controller ServiceAccount", () => {
       env: {},
       controller: { usb: true },
     });
+    await labelIntoScope(node, scope);
 
     const name = usbDeviceName(device, node.name);
     const nodeDevices = node.kube.resource(descriptorOf(nodeUSBDevice), NodeUSBDeviceSchema, TEST_MANAGER);

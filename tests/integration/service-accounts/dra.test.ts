@@ -3,7 +3,7 @@
  * claim lookups, as the DaemonSet runs it) under exactly the RBAC the install gives it
  * (knative/daemons/dra/rbac.yaml), through a client impersonating its ServiceAccount. sysfs is a
  * fixture tree and kubelet is a gRPC client in the test. The slices are published and updated, a claim prepared
- * from the daemon's claim cache and unprepared, a missing claim looked up by GET, and the slices removed at
+ * from the daemon's claim cache and unprepared, its device imported over USB/IP by the node of the claim's pod, a missing claim looked up by GET, and the slices removed at
  * shutdown with no request refused; removing any one rule
  * makes one of them denied, and the role grants nothing unused.
  */
@@ -14,7 +14,8 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { freshNamespace, kubectl, newKubeConfig } from '../../env/index.js';
 import { devicesOf, fixtureNode, gatewayEnv, slicesOf, startDaemon, type FixtureNode } from '../dra/harness.js';
-import { allocatedClaim, DraClient } from '../dra/kubelet-client.js';
+import { allocatedClaim, DraClient, reserveForPodOn } from '../dra/kubelet-client.js';
+import { importRemote } from '../../../daemons/dra/usbip/client.js';
 import { KNATIVE_DIR, readManifests } from '../install/manifests.js';
 import {
   applyComponentRbac,
@@ -95,6 +96,13 @@ describe('virtualization-dra with only its ServiceAccount rights', () => {
       try {
         expect((await client.prepare([claim])).claims[claim.uid]?.error).toBe('');
         expect((await client.unprepare([claim])).claims[claim.uid]?.error).toBe('');
+        // An import asked of this node's gateway: allowed for the node of the claim's pod (claims listed,
+        // the pod and the node read by GET).
+        await reserveForPodOn(admin, claim, node.name);
+        const port = daemon.handle.usbip()?.server.port ?? 0;
+        const imported = await importRemote({ host: '127.0.0.1', port, busId: '1-1' });
+        imported.socket.destroy();
+        expect(imported.device.busId).toBe('1-1');
         // ...and by GET when it does not (here: a claim that does not exist, answered 404).
         const missing = { namespace: ns, name: 'never-made', uid: 'd6b0c3a4-0000-4000-8000-000000000000' };
         expect((await client.prepare([missing])).claims[missing.uid]?.error).toBe(`ResourceClaim ${ns}/never-made not found`);
@@ -120,6 +128,7 @@ describe('virtualization-dra with only its ServiceAccount rights', () => {
       'create resourceslices',
       'delete resourceslices',
       'get nodes',
+      'get pods',
       'get resourceclaims',
       'list resourceclaims',
       'list resourceslices',

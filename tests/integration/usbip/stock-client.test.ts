@@ -5,17 +5,15 @@
  * Needs no apiserver, but a real peer, hence under tests/.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { writeFixtureSysfs, type FixtureDevice } from '../../../daemons/dra/discovery/index.js';
 import { FakeKernelExport } from '../../../daemons/dra/usbip/fake-kernel-export.js';
 import { startUsbipServer, type UsbipServer } from '../../../daemons/dra/usbip/server.js';
+import { usbip } from './stock.js';
 
-const run = promisify(execFile);
 const log = pino({ level: 'silent' });
 
 const DEVICES: FixtureDevice[] = [
@@ -33,22 +31,6 @@ const DEVICES: FixtureDevice[] = [
     ],
   },
 ];
-
-interface UsbipRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function usbip(port: number, args: readonly string[]): Promise<UsbipRun> {
-  try {
-    const { stdout, stderr } = await run('usbip', ['--tcp-port', String(port), ...args], { timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err: unknown) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
 
 let root: string;
 let kernel: FakeKernelExport;

@@ -2,25 +2,20 @@
  * The USB reconcilers with their own informers and runners: ResourceSlices (of the DRA driver),
  * NodeUSBDevices, USBDevices, Namespaces and ResourceClaimTemplates are watched; each change enqueues
  * the objects it affects. Started beside the other reconcilers; it never delays them (an apiserver
- * without resource.k8s.io/v1 only keeps these informers retrying).
+ * without resource.k8s.io/v1 only keeps these informers retrying). They watch in the controller's
+ * scopes (`scopesOf`): namespaced kinds in WATCH_NAMESPACE, NodeUSBDevices and Nodes by
+ * CLUSTER_OBJECTS_SELECTOR, Namespaces only WATCH_NAMESPACE itself.
  */
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../../shared/api/k8s/core.js';
 import { NodeUSBDeviceSchema, USBDeviceSchema, nodeUSBDevice, usbDevice, type NodeUSBDevice, type USBDevice } from '../../../../shared/api/resources/usb.js';
-import {
-  Informer,
-  descriptorOf,
-  objectKey,
-  withoutManagedFields,
-  type KubeClient,
-  type KubeObject,
-  type ResourceDescriptor,
-} from '../../../../shared/kube/index.js';
+import { Informer, descriptorOf, objectKey, type KubeClient, type KubeObject, type ResourceDescriptor } from '../../../../shared/kube/index.js';
 import type { Logger } from '../../../../shared/log/index.js';
 import {
   ResourceClaimSchema,
   ResourceClaimTemplateSchema,
   ResourceSliceSchema,
+  nodeDescriptor,
   resourceClaimDescriptor,
   resourceClaimTemplateDescriptor,
   resourceSliceDescriptor,
@@ -29,8 +24,9 @@ import {
   type ResourceSlice,
 } from '../../../../shared/api/k8s/resource.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
-import type { CachePort, VmUsbPort } from '../../deps.js';
-import type { Node } from '../../kube/resources.js';
+import type { VmUsbPort } from '../../deps.js';
+import { informerCache, type Scope } from '../../caches.js';
+import { NodeSchema, nodeView, type Node } from '../../kube/resources.js';
 import { USB_CLAIMS_BY_VM } from '../vm/handlers/usb-devices.js';
 import { VMIndex } from '../vm/state.js';
 import { deepEqual } from '../../engine/merge-diff.js';
@@ -54,15 +50,10 @@ export interface UsbReconcilers {
   stop(): Promise<void>;
 }
 
-function cacheOf<T extends KubeObject>(
-  kube: KubeClient,
-  descriptor: ResourceDescriptor,
-  schema: z.ZodType<T>,
-  signal: AbortSignal,
-  log: Logger,
-): ObjectCache<T> {
-  const client = kube.resource(descriptor, schema, FIELD_MANAGER);
-  return new ObjectCache(new Informer<T>({ client, signal, logger: log.child({ informer: descriptor.kind }), transform: withoutManagedFields }));
+/** The scopes of `scopesOf(config)`: what the controller reconciles (all when both are empty). */
+export interface UsbScopes {
+  namespaced: Scope;
+  clusterScoped: Scope;
 }
 
 /**
@@ -72,19 +63,37 @@ function cacheOf<T extends KubeObject>(
  */
 export interface UsbVmSide {
   vms: ObjectCache<VirtualMachine>;
-  /** The controller's Node cache: USB/IP port annotations of the VMs' nodes. */
-  nodes: CachePort<Node>;
+  /** The controller's Node cache (in its cluster scope): USB/IP port annotations of the VMs' nodes, and the nodes whose slices are ours. */
+  nodes: ObjectCache<Node>;
   enqueueVM(key: string): void;
   hotplug: ClaimHotplug;
 }
 
-export function startUsbReconcilers(options: { kube: KubeClient; signal: AbortSignal; log: Logger; workers?: number; vm?: UsbVmSide }): UsbReconcilers {
-  const { kube, signal, log, vm } = options;
-  const slices = cacheOf<ResourceSlice>(kube, resourceSliceDescriptor, ResourceSliceSchema, signal, log);
-  const nodeDevices = cacheOf<NodeUSBDevice>(kube, descriptorOf(nodeUSBDevice), NodeUSBDeviceSchema, signal, log);
-  const usbDevices = cacheOf<USBDevice>(kube, descriptorOf(usbDevice), USBDeviceSchema, signal, log);
-  const namespaces = cacheOf<KubeObject>(kube, namespaceDescriptor, NamespaceSchema, signal, log);
-  const templates = cacheOf<ResourceClaimTemplate>(kube, resourceClaimTemplateDescriptor, ResourceClaimTemplateSchema, signal, log);
+export function startUsbReconcilers(options: {
+  kube: KubeClient;
+  signal: AbortSignal;
+  log: Logger;
+  /** The controller's scopes (`scopesOf(config)`). */
+  scopes: UsbScopes;
+  workers?: number;
+  vm?: UsbVmSide;
+}): UsbReconcilers {
+  const { kube, signal, log, vm, scopes } = options;
+  const cache = <T extends KubeObject>(descriptor: ResourceDescriptor, schema: z.ZodType<T>, scope: Scope): ObjectCache<T> =>
+    informerCache(kube.resource(descriptor, schema, FIELD_MANAGER), scope, signal, log);
+  // Slices are the DRA daemons' (never labelled for a scope): all are watched, a slice is ours when its node is.
+  const slices = cache<ResourceSlice>(resourceSliceDescriptor, ResourceSliceSchema, {});
+  const nodeDevices = cache<NodeUSBDevice>(descriptorOf(nodeUSBDevice), NodeUSBDeviceSchema, scopes.clusterScoped);
+  const usbDevices = cache<USBDevice>(descriptorOf(usbDevice), USBDeviceSchema, scopes.namespaced);
+  // Only whether an assigned namespace exists is read: the watched one alone when scoped.
+  const watched = scopes.namespaced.namespace;
+  const namespaces = cache<KubeObject>(namespaceDescriptor, NamespaceSchema, watched === undefined ? {} : { fieldSelector: `metadata.name=${watched}` });
+  const templates = cache<ResourceClaimTemplate>(resourceClaimTemplateDescriptor, ResourceClaimTemplateSchema, scopes.namespaced);
+  // Alone (no controller caches): a Node cache of our own, in the same cluster scope.
+  const ownNodes =
+    vm === undefined ? informerCache(kube.resource(nodeDescriptor, NodeSchema, FIELD_MANAGER), scopes.clusterScoped, signal, log, nodeView) : undefined;
+  const nodes = vm?.nodes ?? ownNodes;
+  if (nodes === undefined) throw new Error('startUsbReconcilers: no Node cache');
   // Only the claims the controller makes for VMs (labelled with their USBDevice).
   const claims =
     vm === undefined
@@ -93,6 +102,7 @@ export function startUsbReconcilers(options: { kube: KubeClient; signal: AbortSi
           new Informer<ResourceClaim>({
             client: kube.resource(resourceClaimDescriptor, ResourceClaimSchema, FIELD_MANAGER),
             labelSelector: USB_DEVICE_LABEL,
+            ...(watched === undefined ? {} : { namespace: watched }),
             signal,
             logger: log.child({ informer: 'ResourceClaim' }),
           }),
@@ -105,7 +115,8 @@ export function startUsbReconcilers(options: { kube: KubeClient; signal: AbortSi
   usbDevices.addIndex(UsbIndex.usbDevicesByName, (u) => [u.metadata.name ?? '']);
   nodeDevices.addIndex(UsbIndex.nodeDevicesByNamespace, (n) => (n.spec.assignedNamespace ? [n.spec.assignedNamespace] : []));
   const deps: UsbDeps = {
-    caches: { slices, nodeDevices, usbDevices, namespaces, templates, ...(vm ? { vms: vm.vms, nodes: vm.nodes } : {}) },
+    caches: { slices, nodeDevices, usbDevices, namespaces, templates, nodes, ...(vm ? { vms: vm.vms } : {}) },
+    scopes,
     clients: {
       nodeDevices: kube.resource(descriptorOf(nodeUSBDevice), NodeUSBDeviceSchema, FIELD_MANAGER),
       usbDevices: kube.resource(descriptorOf(usbDevice), USBDeviceSchema, FIELD_MANAGER),
@@ -139,6 +150,10 @@ export function startUsbReconcilers(options: { kube: KubeClient; signal: AbortSi
       usbRunner.enqueue(objectKey(u.metadata));
       nodeRunner.enqueue(u.metadata.name ?? '');
     });
+    // A node entering the scope (labelled late, or seen after its slices): its slices are ours now.
+    nodes.informer.on(ev, (n: Node) => {
+      for (const s of slices.byIndex(UsbIndex.slicesByPool, n.metadata.name ?? '')) sliceRunner.enqueue(s.metadata.name ?? '');
+    });
     namespaces.informer.on(ev, (ns: KubeObject) => {
       for (const n of nodeDevices.byIndex(UsbIndex.nodeDevicesByNamespace, ns.metadata.name ?? '')) nodeRunner.enqueue(n.metadata.name ?? '');
     });
@@ -150,9 +165,9 @@ export function startUsbReconcilers(options: { kube: KubeClient; signal: AbortSi
 
   if (vm !== undefined && claims !== undefined) wireVmSide(vm, { usbDevices, templates, claims }, usbRunner);
 
-  const caches = [slices, nodeDevices, usbDevices, namespaces, templates, ...(claims ? [claims] : [])];
+  const caches = [slices, nodeDevices, usbDevices, namespaces, templates, ...(claims ? [claims] : []), ...(ownNodes ? [ownNodes] : [])];
   for (const c of caches) c.informer.start();
-  const synced = Promise.all(caches.map((c) => c.synced)).then(() => {
+  const synced = Promise.all([...caches, nodes].map((c) => c.synced)).then(() => {
     if (signal.aborted) return;
     for (const r of [sliceRunner, nodeRunner, usbRunner]) r.start();
     log.info('USB reconcilers running');

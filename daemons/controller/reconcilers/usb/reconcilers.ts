@@ -11,7 +11,16 @@ import type { VirtualMachine } from '../../../../shared/api/resources/virtualmac
 import { VMIndex } from '../vm/state.js';
 import { usbipPortFree } from '../../../../shared/api/usbip.js';
 import { AlreadyExistsError, NotFoundError } from '../../../../shared/errors/index.js';
-import { addFinalizer, hasFinalizer, ownerReferenceTo, removeFinalizer, type KubeObject, type ResourcePort } from '../../../../shared/kube/index.js';
+import {
+  addFinalizer,
+  hasFinalizer,
+  labelsMatchingAs,
+  ownerReferenceTo,
+  removeFinalizer,
+  type KubeObject,
+  type ResourcePort,
+} from '../../../../shared/kube/index.js';
+import type { Scope } from '../../caches.js';
 import type { ResourceClaimTemplate, ResourceSlice } from '../../../../shared/api/k8s/resource.js';
 import type { CachePort } from '../../deps.js';
 import type { Node } from '../../kube/resources.js';
@@ -31,9 +40,11 @@ export interface UsbDeps {
     templates: CachePort<ResourceClaimTemplate>;
     /** The controller's VMs (absent when these reconcilers run alone): Attached and deletion follow them. */
     vms?: CachePort<VirtualMachine>;
-    /** Nodes (their USB/IP port annotations), with `vms`. */
-    nodes?: CachePort<Node>;
+    /** Nodes in the cluster scope: whose slices are ours, and their USB/IP port annotations. */
+    nodes: CachePort<Node>;
   };
+  /** The controller's scopes (`scopesOf(config)`); the caches above are already limited to them. */
+  scopes: { namespaced: Scope; clusterScoped: Scope };
   clients: {
     nodeDevices: ResourcePort<NodeUSBDevice>;
     usbDevices: ResourcePort<USBDevice>;
@@ -53,11 +64,25 @@ const ignoreExists = (err: unknown): void => {
   if (!(err instanceof AlreadyExistsError)) throw err;
 };
 
-/** ResourceSlice → NodeUSBDevice: create what is missing (owned by the slice), sync attributes. */
+/** Whether a namespace is in the namespaced scope (WATCH_NAMESPACE, or any when unset). */
+export function namespaceInScope(deps: Pick<UsbDeps, 'scopes'>, namespace: string): boolean {
+  const watched = deps.scopes.namespaced.namespace;
+  return watched === undefined || watched === namespace;
+}
+
+/**
+ * ResourceSlice → NodeUSBDevice: create what is missing (owned by the slice), sync attributes. Only
+ * the slices of a node in the cluster scope; their NodeUSBDevices carry the node's values of the
+ * labels CLUSTER_OBJECTS_SELECTOR names, so they are in the same scope.
+ */
 export function resourceSliceReconciler(deps: UsbDeps): ReconcileFn {
   return async (key, signal) => {
     const slice = deps.caches.slices.get(key);
     if (slice === undefined) return;
+    const node = deps.caches.nodes.get(slice.spec.pool.name);
+    if (node === undefined) return;
+    const selector = deps.scopes.clusterScoped.labelSelector;
+    const labels = selector === undefined ? {} : labelsMatchingAs(selector, node.metadata.labels);
     for (const device of usbDevicesOf(slice)) {
       const attributes = attributesOf(device, slice.spec.pool.name);
       const name = nodeUSBDeviceName(attributes.name ?? device.name);
@@ -70,6 +95,7 @@ export function resourceSliceReconciler(deps: UsbDeps): ReconcileFn {
               kind: 'NodeUSBDevice',
               metadata: {
                 name,
+                ...(Object.keys(labels).length > 0 ? { labels } : {}),
                 ownerReferences: [ownerRef({ ...slice, apiVersion: 'resource.k8s.io/v1', kind: 'ResourceSlice' })],
                 // Made with its cleanup finalizer: no second write to add it.
                 finalizers: [Finalizer.nodeUSBDeviceCleanup],
@@ -91,6 +117,22 @@ export function resourceSliceReconciler(deps: UsbDeps): ReconcileFn {
 
 type NStatus = NonNullable<NodeUSBDevice['status']>;
 type NState = ReconcileState<NodeUSBDevice, NStatus>;
+
+/**
+ * Assigned to a namespace outside WATCH_NAMESPACE: another controller's (tests, dev); this one writes
+ * nothing of it (its USBDevice, template and the NodeUSBDevice's status are that controller's).
+ */
+function nodeScope(deps: UsbDeps): Handler<NState> {
+  return {
+    name: 'scope',
+    handle(s, ctx): HandlerOutcome | void {
+      const ns = s.obj.spec.assignedNamespace;
+      if (ns === '' || namespaceInScope(deps, ns)) return;
+      ctx.log.debug({ namespace: ns }, 'assigned outside the watched namespace: left alone');
+      return { stop: true };
+    },
+  };
+}
 
 function nodeDeletion(deps: UsbDeps): Handler<NState> {
   return {
@@ -264,7 +306,7 @@ export function nodeUSBDeviceReconciler(deps: UsbDeps): ReconcileFn {
     load: (key) => deps.caches.nodeDevices.get(key),
     invalid: (key) => deps.caches.nodeDevices.invalid(key),
     init: (obj) => ({ obj, status: clone(obj.status) ?? {} }),
-    handlers: [nodeDeletion(deps), nodeReady(deps), nodeAssigned(deps), nodeAttached(deps), observed()],
+    handlers: [nodeScope(deps), nodeDeletion(deps), nodeReady(deps), nodeAssigned(deps), nodeAttached(deps), observed()],
     statusOf: (obj) => obj.status,
     writeStatus: async (obj, patch, signal) => {
       deps.caches.nodeDevices.remember(await deps.clients.nodeDevices.patchStatus({ name: obj.metadata.name ?? '' }, patch, { signal }));
@@ -393,7 +435,7 @@ function noPortFor(deps: UsbDeps, usb: USBDevice, vms: readonly VirtualMachine[]
   for (const v of vms) {
     const node = v.status?.nodeName ?? '';
     if (node === '' || deviceNode === '' || node === deviceNode || !v.spec.usbDevices?.some((d) => d.name === name)) continue;
-    if (usbipPortFree(deps.caches.nodes?.get(node)?.metadata.annotations, usb.status?.attributes?.speed) === 'full') {
+    if (usbipPortFree(deps.caches.nodes.get(node)?.metadata.annotations, usb.status?.attributes?.speed) === 'full') {
       return [`${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`, node];
     }
   }
