@@ -92,6 +92,13 @@ const endOf = (res: http.IncomingMessage): Promise<string> =>
     res.on('aborted', () => resolve('aborted'));
   });
 
+/** The value of the proxy's one series of `name` whose labels include `labels` (0 when there is none). */
+async function series(name: string, labels: string): Promise<number> {
+  const line = (await metrics.registry.expose()).split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(labels));
+  return Number(line?.split(' ').at(-1) ?? 0);
+}
+const streamErrors = (): Promise<number> => series('d8_virtualization_api_rewriter_upstream_errors_total', 'stage="stream"');
+
 describe('kube-api-rewriter proxy', () => {
   it('renames the path and body on the way in, restores the answer, and uses its own credentials', async () => {
     script = (_req, body, res) => json(res, 201, { ...(JSON.parse(body) as object), metadata: { name: 'vm1', uid: 'u' } });
@@ -203,6 +210,25 @@ describe('kube-api-rewriter proxy', () => {
     expect(await metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="response",reason="truncated_watch_event"\} 1/);
   });
 
+  it('counts a watch its client closes as the client leaving, not as an apiserver failure', async () => {
+    let upstreamClosed = false;
+    script = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(
+        JSON.stringify({ type: 'ADDED', object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name: 'w' } } }) + '\n',
+      );
+      res.on('close', () => (upstreamClosed = true));
+    };
+    const before = await streamErrors();
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      http.get(`${proxyUrl}/apis/kubevirt.io/v1/virtualmachines?watch=true`, { agent: false }, resolve).on('error', reject),
+    );
+    await new Promise((resolve) => res.once('data', resolve));
+    res.destroy();
+    await waitFor('the apiserver to see the watch closed', () => upstreamClosed);
+    expect(await streamErrors()).toBe(before);
+  });
+
   it('streams a list answer item by item as the apiserver sends it, chunked, larger than the response limit', async () => {
     const vm = (i: number): string =>
       JSON.stringify({
@@ -243,7 +269,6 @@ describe('kube-api-rewriter proxy', () => {
 
   it('cuts the list answer (never a finished corrupt document) when the apiserver dies or sends garbage mid-list, and keeps serving', async () => {
     const start = `{"apiVersion":"${INT}/v1","items":[{"kind":"InternalVirtualizationVirtualMachine","apiVersion":"${INT}/v1","metadata":{"name":"a"}},`;
-    const streamErrors = async (): Promise<number> => Number(/upstream_errors_total\{stage="stream"\} (\d+)/.exec(await metrics.registry.expose())?.[1] ?? 0);
     const invalidJson = async (): Promise<number> =>
       Number(/rewrite_errors_total\{side="response",reason="invalid_json"\} (\d+)/.exec(await metrics.registry.expose())?.[1] ?? 0);
     const before = [await streamErrors(), await invalidJson()];
@@ -448,6 +473,7 @@ describe('kube-api-rewriter proxy: a streamed list under backpressure', () => {
   // and at least 64 MiB: if the proxy read on while its client does not, the apiserver writes it all.
   const ceiling = kernelCeiling();
   const items = Math.ceil(Math.max(64 << 20, ceiling + (32 << 20)) / bigItem(99_999).length);
+  const clientsLeft = (): Promise<number> => series('d8_virtualization_api_rewriter_requests_total', 'code="499"');
   /** What node itself may hold on the way: a few 64 KiB reads and 16 KiB stream buffers, one item. */
   const NODE_SLACK = 1 << 20;
 
@@ -543,9 +569,13 @@ describe('kube-api-rewriter proxy: a streamed list under backpressure', () => {
   it('closes the apiserver request when the client leaves in the middle of a stalled list, and keeps serving', async () => {
     const { up, res } = await stalledList();
     expect([up.ended, up.waitingForDrain]).toEqual([false, true]);
+    const [errorsBefore, leftBefore] = [await streamErrors(), await clientsLeft()];
     res.destroy();
     await waitFor('the apiserver to see its connection closed', () => up.closed);
     expect(up.ended).toBe(false);
+    // Counted as the client leaving (499), not as an apiserver failure.
+    await waitFor('the request counted', async () => (await clientsLeft()) === leftBefore + 1);
+    expect(await streamErrors()).toBe(errorsBefore);
     script = (_req, _body, r) =>
       json(r, 200, {
         apiVersion: `${INT}/v1`,

@@ -142,6 +142,17 @@ async function handle(opts: ProxyOptions, plan: RequestPlan, req: http.IncomingM
   else upstreamReq.end();
 }
 
+/** The code counted for a request whose client left before its answer was finished (nginx's convention). */
+const CLIENT_CLOSED = 499;
+
+/**
+ * The client went away before its answer was finished. The proxy then drops the apiserver request
+ * itself (see handle), so the cut upstream answer that follows is no apiserver failure.
+ */
+function clientGone(res: http.ServerResponse): boolean {
+  return res.destroyed && !res.writableFinished;
+}
+
 /** The headers without the dropped ones (a plain loop: this runs twice per request). */
 function copyHeaders(from: http.IncomingHttpHeaders, drop: ReadonlySet<string>): http.OutgoingHttpHeaders {
   const headers: http.OutgoingHttpHeaders = {};
@@ -239,6 +250,10 @@ async function respond(
       received,
     );
   } catch (err: unknown) {
+    if (clientGone(res)) {
+      done(CLIENT_CLOSED);
+      return;
+    }
     opts.metrics.upstreamErrors.inc({ stage: 'stream' });
     if (err instanceof BodyError) {
       sendStatus(res, 502, 'InternalError', err.message);
@@ -323,7 +338,7 @@ function streamWatch(
   };
   upstreamRes.on('end', finish);
   upstreamRes.on('close', () => {
-    if (!upstreamRes.complete) metrics.upstreamErrors.inc({ stage: 'stream' });
+    if (!upstreamRes.complete && !clientGone(res)) metrics.upstreamErrors.inc({ stage: 'stream' });
     finish();
   });
   upstreamRes.on('error', finish);
@@ -417,7 +432,11 @@ function streamList(
       finish();
     };
     const onClose = (): void => {
-      if (!upstreamRes.complete) {
+      if (!upstreamRes.complete && clientGone(res)) {
+        // The client left, so the proxy dropped the apiserver's answer itself: no apiserver failure.
+        done(CLIENT_CLOSED);
+        finish();
+      } else if (!upstreamRes.complete) {
         if (res.headersSent) fail('stream', new Error('the apiserver closed the connection inside the list'));
         else {
           metrics.upstreamErrors.inc({ stage: 'stream' });
