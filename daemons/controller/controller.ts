@@ -131,11 +131,16 @@ export async function startController(options: StartOptions): Promise<RunningCon
     const started = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log), scopes: scopesOf(options.config), vm });
     usb = started;
     // VMs attach their spec.usbDevices once the USB caches are synced (deps.usb stays unset until then).
-    void started.synced.then(() => {
-      if (signal.aborted) return;
-      deps.usb = started.vmPort;
-      for (const v of caches.vms.list()) if ((v.spec.usbDevices ?? []).length > 0) runners.vm.enqueue(`${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`);
-    });
+    // A stop before they synced rejects `synced`: nothing to attach then.
+    void started.synced.then(
+      () => {
+        if (signal.aborted) return;
+        deps.usb = started.vmPort;
+        for (const v of caches.vms.list())
+          if ((v.spec.usbDevices ?? []).length > 0) runners.vm.enqueue(`${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`);
+      },
+      () => undefined,
+    );
   }
   if (options.config.CERT_ISSUER !== 'off') {
     certificates = runCertificates(options.kube, options.config, signal, childLogger({ component: 'certificates' }, log), options.config.POD_NAME);
