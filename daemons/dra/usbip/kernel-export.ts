@@ -3,7 +3,7 @@
  * SysfsKernelExport is the real one (needs the usbip-host module and root); FakeKernelExport
  * (fake-kernel-export.ts) stands in for it in tests, since this machine has no usbip-host.
  */
-import { readFile, readlink, writeFile } from 'node:fs/promises';
+import { access, readFile, readlink, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { basename, join } from 'node:path';
 import { isDeviceEntryName, usbDevicesDir } from '../discovery/index.js';
@@ -51,9 +51,20 @@ export class SysfsKernelExport implements KernelExport {
     }
   }
 
+  /** The stub driver must be there before a device leaves its own driver for it. */
+  private async requireStub(): Promise<void> {
+    try {
+      await access(this.driverDir);
+    } catch (err: unknown) {
+      throw new Error(`usbip-host not found at ${this.driverDir} (is the usbip-host module loaded? modprobe usbip-host on the node)`, { cause: err });
+    }
+  }
+
   async bind(busId: string): Promise<void> {
     const current = await readlink(this.deviceFile(busId, 'driver')).then(basename, () => undefined);
     if (current === 'usbip-host') return;
+    // Checked first: without the stub the device would lose its driver and get none.
+    await this.requireStub();
     if (current !== undefined) await writeFile(join(this.sysRoot, 'bus', 'usb', 'drivers', current, 'unbind'), busId);
     await writeFile(join(this.driverDir, 'match_busid'), `add ${busId}`);
     try {
@@ -66,6 +77,7 @@ export class SysfsKernelExport implements KernelExport {
 
   async unbind(busId: string): Promise<void> {
     checkBusId(busId);
+    await this.requireStub();
     await writeFile(join(this.driverDir, 'unbind'), busId);
     await writeFile(join(this.driverDir, 'match_busid'), `del ${busId}`);
     // rebind: the stub asks the driver core to probe the device's original driver again.

@@ -140,6 +140,15 @@ describe('SysfsKernelExport', () => {
     expect(await readFile(join(host, 'bind'), 'utf8')).toBe('3-2');
   });
 
+  it('says the module is missing when there is no usbip-host, and leaves the device on its own driver', async () => {
+    const { host, usb } = await exportTree();
+    await rm(host, { recursive: true });
+    const kernel = new SysfsKernelExport(root);
+    await expect(kernel.bind('3-2')).rejects.toThrow('is the usbip-host module loaded?');
+    expect(await readFile(join(usb, 'unbind'), 'utf8')).toBe('');
+    await expect(kernel.unbind('3-2')).rejects.toThrow('is the usbip-host module loaded?');
+  });
+
   it('unbinds back to the original driver: unbind, del from match_busid, rebind', async () => {
     const { host } = await exportTree();
     await new SysfsKernelExport(root).unbind('3-2');
