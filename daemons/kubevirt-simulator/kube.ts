@@ -1,6 +1,7 @@
 /** The clients of the simulator: KubeVirt's internal objects (shared/api) and the launcher pods. */
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../shared/api/k8s/core.js';
+import { podDescriptor } from '../../shared/api/k8s/resource.js';
 import {
   InternalVirtualMachineInstanceMigrationSchema,
   InternalVirtualMachineInstanceSchema,
@@ -48,6 +49,6 @@ export function simulatorClients(kube: KubeClient): SimulatorClients {
     kvvms: kube.resource(descriptorOf(internalVirtualMachine), InternalVirtualMachineSchema, FIELD_MANAGER),
     kvvmis: kube.resource(descriptorOf(internalVirtualMachineInstance), InternalVirtualMachineInstanceSchema, FIELD_MANAGER),
     migrations: kube.resource(descriptorOf(internalVirtualMachineInstanceMigration), InternalVirtualMachineInstanceMigrationSchema, FIELD_MANAGER),
-    pods: kube.resource({ group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true }, LauncherPodSchema, FIELD_MANAGER),
+    pods: kube.resource(podDescriptor, LauncherPodSchema, FIELD_MANAGER),
   };
 }

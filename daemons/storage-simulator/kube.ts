@@ -1,6 +1,7 @@
 /** The objects the storage simulator reads and writes, as far as it reads them (the rest is kept as written). */
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../shared/api/k8s/core.js';
+import { podDescriptor } from '../../shared/api/k8s/resource.js';
 import type { KubeClient, ResourceClient } from '../../shared/kube/index.js';
 
 export const FIELD_MANAGER = 'storage-simulator';
@@ -61,7 +62,7 @@ export interface StorageSimulatorClients {
 
 export function storageSimulatorClients(kube: KubeClient): StorageSimulatorClients {
   return {
-    pods: kube.resource({ group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true }, PodSchema, FIELD_MANAGER),
+    pods: kube.resource(podDescriptor, PodSchema, FIELD_MANAGER),
     pvcs: kube.resource(
       { group: '', version: 'v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true },
       PVCSchema,

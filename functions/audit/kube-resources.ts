@@ -6,6 +6,7 @@
  * is written back, so dropping the rest is safe.
  */
 import { z } from 'zod';
+import { podDescriptor } from '../../shared/api/k8s/resource.js';
 import type { KubeObject, ResourceDescriptor } from '../../shared/kube/index.js';
 import { CORE_SPEC_CHECKSUM, CORE_SPEC_CHECKSUM_APPLIED } from './kinds/integrity.js';
 import { LIBVIRT_VERSION_ANNOTATION, QEMU_VERSION_ANNOTATION } from './kinds/module-component-control.js';
@@ -53,7 +54,7 @@ export const resources = {
     schema: view({ spec: z.object({ type: str, virtualMachineName: str }).optional() }),
   },
   pod: {
-    descriptor: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
+    descriptor: podDescriptor,
     schema: view({
       spec: z.object({ nodeName: str }).optional(),
       status: z
