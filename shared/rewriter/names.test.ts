@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { KUBEVIRT_RULES, Renamer } from './index.js';
+import { MEMO_SIZE, mapRecord } from './names.js';
 
 const r = new Renamer(KUBEVIRT_RULES);
 const INT = 'internal.virtualization.deckhouse.io';
@@ -63,5 +64,62 @@ describe('Renamer', () => {
     expect(found('"preserved-original-x"')).toBe(true);
     expect(found('{"kind":"Pod","apiVersion":"v1","metadata":{"labels":{"app":"web"}}}')).toBe(false);
     expect(found('{"apiVersion":"virtualization.deckhouse.io/v1alpha2","kind":"VirtualMachine"}')).toBe(false);
+  });
+
+  it('answers the same after its memo of names filled up and started over', () => {
+    const fresh = new Renamer(KUBEVIRT_RULES);
+    const names = Array.from({ length: 2 * MEMO_SIZE + 3 }, (_, i) => `kubevirt.io/n${i}`);
+    for (const pass of [1, 2]) {
+      for (const [i, name] of names.entries()) {
+        expect([pass, fresh.key('labels', name, 'rename')]).toEqual([pass, `kubevirt.${INT}/n${i}`]);
+        expect([pass, fresh.fieldKey('labels', `f:${name}`, 'rename')]).toEqual([pass, `f:kubevirt.${INT}/n${i}`]);
+      }
+    }
+    expect(fresh.fieldKey('finalizers', 'v:"kubevirt.io/virtualMachineControllerFinalize"', 'rename')).toBe(
+      `v:"kubevirt.${INT}/virtualMachineControllerFinalize"`,
+    );
+    // Keys that are not field-set names, or broken ones, stay as they are.
+    expect(fresh.fieldKey('labels', '.', 'rename')).toBe('.');
+    expect(fresh.fieldKey('finalizers', 'v:"unterminated', 'rename')).toBe('v:"unterminated');
+    expect(fresh.fieldKey('finalizers', 'v:42', 'rename')).toBe('v:42');
+  });
+});
+
+describe('mapRecord', () => {
+  const upper = (k: string): string => (k.startsWith('x') ? k.toUpperCase() : k);
+
+  it('returns the object itself when no entry changes', () => {
+    const labels = { a: '1', b: '2' };
+    expect(mapRecord(labels, upper)).toBe(labels);
+    expect(mapRecord(labels, upper, (_k, v) => v)).toBe(labels);
+  });
+
+  it('copies once an entry changes, keeping the order and every entry before and after it', () => {
+    const labels = { a: '1', x1: '2', b: '3', x2: '4' };
+    const out = mapRecord(labels, upper);
+    expect(out).not.toBe(labels);
+    expect(Object.entries(out as object)).toEqual([
+      ['a', '1'],
+      ['X1', '2'],
+      ['b', '3'],
+      ['X2', '4'],
+    ]);
+    expect(labels).toEqual({ a: '1', x1: '2', b: '3', x2: '4' });
+    // A changed value alone also copies; the value function sees the original key.
+    const seen: string[] = [];
+    const values = mapRecord(
+      labels,
+      (k) => k,
+      (k, v) => (seen.push(k), k === 'b' ? 'B' : v),
+    );
+    expect(values).toEqual({ a: '1', x1: '2', b: 'B', x2: '4' });
+    expect(seen).toEqual(['a', 'x1', 'b', 'x2']);
+  });
+
+  it('returns anything but a plain object as it is', () => {
+    const list = ['x1'];
+    expect(mapRecord(list, upper)).toBe(list);
+    expect(mapRecord(null, upper)).toBeNull();
+    expect(mapRecord('x1', upper)).toBe('x1');
   });
 });

@@ -32,6 +32,29 @@ function mapKey(key: string, index: KeyIndex): string | undefined {
   return slash === -1 ? prefix : prefix + key.slice(slash);
 }
 
+/**
+ * How many distinct names each memo of `key` and `fieldKey` keeps (per kind and direction). The same
+ * few label, annotation and finalizer names come back on every object; a memo that fills up (names
+ * are user data) starts over, so twelve memos hold at most a few MB whatever the objects carry.
+ */
+export const MEMO_SIZE = 1_024;
+
+type KeyKind = 'labels' | 'annotations' | 'finalizers';
+
+/** One memo per key kind and direction. */
+type Memos = Record<KeyKind, Record<Direction, Map<string, string>>>;
+
+function memos(): Memos {
+  const both = (): Record<Direction, Map<string, string>> => ({ rename: new Map(), restore: new Map() });
+  return { labels: both(), annotations: both(), finalizers: both() };
+}
+
+function remember(memo: Map<string, string>, from: string, to: string): string {
+  if (memo.size >= MEMO_SIZE) memo.clear();
+  memo.set(from, to);
+  return to;
+}
+
 export class Renamer {
   private readonly groupTo = new Map<string, GroupRule>();
   private readonly renamedGroupTo = new Map<string, GroupRule>();
@@ -39,7 +62,9 @@ export class Renamer {
   private readonly byRenamedPlural = new Map<string, ResourceMatch>();
   private readonly byKind = new Map<string, ResourceMatch>();
   private readonly byRenamedKind = new Map<string, ResourceMatch>();
-  private readonly keys: Record<'labels' | 'annotations' | 'finalizers', Record<Direction, KeyIndex>>;
+  private readonly keys: Record<KeyKind, Record<Direction, KeyIndex>>;
+  private readonly keyMemo = memos();
+  private readonly fieldKeyMemo = memos();
   /**
    * Substrings one of which every document that a rule changes (in either direction) contains: a body
    * without any of them passes through without being parsed.
@@ -159,7 +184,12 @@ export class Renamer {
    * server is shown as `preserved-original-<name>` when restoring, and that prefix is stripped when
    * renaming, so both forms survive a round trip.
    */
-  key(kind: 'labels' | 'annotations' | 'finalizers', key: string, dir: Direction): string {
+  key(kind: KeyKind, key: string, dir: Direction): string {
+    const memo = this.keyMemo[kind][dir];
+    return memo.get(key) ?? remember(memo, key, this.mapKey(kind, key, dir));
+  }
+
+  private mapKey(kind: KeyKind, key: string, dir: Direction): string {
     const preserved = this.rules.preservedPrefix;
     if (dir === 'rename') {
       if (key.startsWith(preserved)) return key.slice(preserved.length);
@@ -168,6 +198,27 @@ export class Renamer {
     const restored = mapKey(key, this.keys[kind].restore);
     if (restored !== undefined) return restored;
     return mapKey(key, this.keys[kind].rename) !== undefined ? preserved + key : key;
+  }
+
+  /**
+   * A key of a managedFields field set under `f:labels`, `f:annotations` (`f:<name>`) or
+   * `f:finalizers` (`v:"<name>"`, the name as a JSON string) in the other naming, so that server-side
+   * apply owners follow the renamed names; any other key unchanged.
+   */
+  fieldKey(kind: KeyKind, key: string, dir: Direction): string {
+    const memo = this.fieldKeyMemo[kind][dir];
+    return memo.get(key) ?? remember(memo, key, this.mapFieldKey(kind, key, dir));
+  }
+
+  private mapFieldKey(kind: KeyKind, key: string, dir: Direction): string {
+    if (kind !== 'finalizers') return key.startsWith('f:') ? `f:${this.key(kind, key.slice(2), dir)}` : key;
+    if (!key.startsWith('v:')) return key;
+    try {
+      const value: unknown = JSON.parse(key.slice(2));
+      return typeof value === 'string' ? `v:${JSON.stringify(this.key('finalizers', value, dir))}` : key;
+    } catch {
+      return key;
+    }
   }
 
   /** A label value in the other naming (only a few keys have renamed values). */
@@ -182,15 +233,15 @@ export class Renamer {
 
   /** A label map (labels, selectors, nodeSelector) in the other naming. */
   labelMap(labels: unknown, dir: Direction): unknown {
-    return mapRecord(labels, (k, v) => {
-      const key = this.key('labels', k, dir);
-      const original = dir === 'rename' ? k : key;
-      return [key, typeof v === 'string' ? this.labelValue(original, v, dir) : v];
-    });
+    return mapRecord(
+      labels,
+      (k) => this.key('labels', k, dir),
+      (k, v) => (typeof v === 'string' ? this.labelValue(dir === 'rename' ? k : this.key('labels', k, dir), v, dir) : v),
+    );
   }
 
   annotationMap(annotations: unknown, dir: Direction): unknown {
-    return mapRecord(annotations, (k, v) => [this.key('annotations', k, dir), v]);
+    return mapRecord(annotations, (k) => this.key('annotations', k, dir));
   }
 
   finalizerList(finalizers: unknown, dir: Direction): unknown {
@@ -205,13 +256,34 @@ function minimalMarkers(values: string[]): string[] {
   return set.filter((m) => !set.some((other) => other !== m && m.includes(other)));
 }
 
-/** A copy of a plain object with its entries mapped; anything else is returned as it is. */
-export function mapRecord(value: unknown, fn: (key: string, value: unknown) => [string, unknown]): unknown {
+/**
+ * A plain object with its keys mapped by `key` and its values by `mapValue` (given the original key),
+ * in the same order: a copy once an entry changes, the object itself when none does (most maps on
+ * the way through have nothing to rename); anything else is returned as it is.
+ */
+export function mapRecord(value: unknown, key: (k: string) => string, mapValue?: (k: string, v: unknown) => unknown): unknown {
   if (!isRecord(value)) return value;
+  let out: Record<string, unknown> | undefined;
+  let index = 0;
+  for (const k in value) {
+    const v = value[k];
+    const nk = key(k);
+    const nv = mapValue === undefined ? v : mapValue(k, v);
+    if (out === undefined && (nk !== k || nv !== v)) out = entriesBefore(value, index);
+    if (out !== undefined) out[nk] = nv;
+    index += 1;
+  }
+  return out ?? value;
+}
+
+/** A copy of the first `count` entries of `value`. */
+function entriesBefore(value: Record<string, unknown>, count: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    const [nk, nv] = fn(k, v);
-    out[nk] = nv;
+  let index = 0;
+  for (const k in value) {
+    if (index === count) break;
+    out[k] = value[k];
+    index += 1;
   }
   return out;
 }

@@ -43,6 +43,13 @@ export function rewriteMetadata(r: Renamer, meta: unknown, dir: Direction): void
   }
 }
 
+/** The field sets under `f:metadata` that name labels, annotations and finalizers. */
+const FIELD_SETS = [
+  ['f:labels', 'labels'],
+  ['f:annotations', 'annotations'],
+  ['f:finalizers', 'finalizers'],
+] as const;
+
 /**
  * The metadata part of a managedFields field set: `f:<label>` under `f:labels` and `f:annotations`,
  * `v:"<finalizer>"` under `f:finalizers`, so server-side apply owners follow the renamed keys.
@@ -50,23 +57,8 @@ export function rewriteMetadata(r: Renamer, meta: unknown, dir: Direction): void
 function rewriteFieldSet(r: Renamer, fields: Obj, dir: Direction): void {
   const meta = fields['f:metadata'];
   if (!isRecord(meta)) return;
-  const renameKeys = (set: unknown, fn: (key: string) => string): unknown => mapRecord(set, (k, v) => [fn(k), v]);
-  const prefixed =
-    (prefix: string, kind: 'labels' | 'annotations') =>
-    (k: string): string =>
-      k.startsWith(prefix) ? prefix + r.key(kind, k.slice(prefix.length), dir) : k;
-  if (meta['f:labels'] !== undefined) meta['f:labels'] = renameKeys(meta['f:labels'], prefixed('f:', 'labels'));
-  if (meta['f:annotations'] !== undefined) meta['f:annotations'] = renameKeys(meta['f:annotations'], prefixed('f:', 'annotations'));
-  if (meta['f:finalizers'] !== undefined) {
-    meta['f:finalizers'] = renameKeys(meta['f:finalizers'], (k) => {
-      if (!k.startsWith('v:')) return k;
-      try {
-        const value: unknown = JSON.parse(k.slice(2));
-        return typeof value === 'string' ? `v:${JSON.stringify(r.key('finalizers', value, dir))}` : k;
-      } catch {
-        return k;
-      }
-    });
+  for (const [field, kind] of FIELD_SETS) {
+    if (meta[field] !== undefined) meta[field] = mapRecord(meta[field], (k) => r.fieldKey(kind, k, dir));
   }
 }
 
