@@ -42,7 +42,7 @@ export class ApiRewriterMetrics {
     });
     this.bodiesParsed = r.counter({
       name: `${PREFIX}bodies_parsed_total`,
-      help: 'Bodies parsed to be rewritten (the others passed as bytes), by side.',
+      help: 'Bodies read to be rewritten (parsed; one object of a renamed kind scanned as text), by side; the others passed as bytes.',
       labelNames: ['side'],
     });
   }

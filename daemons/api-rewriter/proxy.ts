@@ -15,6 +15,7 @@ import {
   planRequest,
   restoreDocument,
   restoreListBody,
+  restoreObjectText,
   rewriteObject,
   rewritePatch,
   type Renamer,
@@ -296,11 +297,14 @@ function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer
   if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return [raw];
   opts.metrics.bodiesParsed.inc({ side: 'response' });
   try {
-    // A named object (GET of one VM) is never a list: no scan for `items`.
+    // A named object (GET of one VM) is never a list: no scan for `items`; one of a renamed kind is
+    // restored on its text (shared/rewriter/text.ts), anything else parsed.
     const pieces = plan.endpoint.name === undefined ? restoreListBody(opts.renamer, plan, raw) : undefined;
     if (pieces !== undefined) return pieces;
-    const doc: unknown = JSON.parse(raw.toString('utf8'));
-    return JSON.stringify(restoreDocument(opts.renamer, plan, doc));
+    const text = raw.toString('utf8');
+    const restored = plan.endpoint.kind === 'resource' && plan.endpoint.name !== undefined ? restoreObjectText(opts.renamer, text) : undefined;
+    if (restored !== undefined) return restored;
+    return JSON.stringify(restoreDocument(opts.renamer, plan, JSON.parse(text)));
   } catch (err: unknown) {
     if (!(err instanceof SyntaxError)) throw err;
     opts.metrics.rewriteErrors.inc({ side: 'response', reason: 'invalid_json' });

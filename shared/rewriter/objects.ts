@@ -44,7 +44,7 @@ export function rewriteMetadata(r: Renamer, meta: unknown, dir: Direction): void
 }
 
 /** The field sets under `f:metadata` that name labels, annotations and finalizers. */
-const FIELD_SETS = [
+export const FIELD_SETS = [
   ['f:labels', 'labels'],
   ['f:annotations', 'annotations'],
   ['f:finalizers', 'finalizers'],
