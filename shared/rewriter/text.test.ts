@@ -191,6 +191,14 @@ describe('restoreObjectText', () => {
     expect(restoreObjectText(r, '[1,2]')).toBeUndefined();
   });
 
+  it('leaves nesting deeper than its stack to the parsed path', () => {
+    const depth = 200_000;
+    const text = JSON.stringify(vm()).replace('"runStrategy":"Always"', `"deep":${'['.repeat(depth)}${']'.repeat(depth)}`);
+    expect(restoreObjectText(r, text)).toBeUndefined();
+    const shallow = text.replace(`${'['.repeat(depth)}${']'.repeat(depth)}`, `${'['.repeat(50)}${']'.repeat(50)}`);
+    expect(JSON.parse(restoreObjectText(r, shallow) ?? '')).toEqual(parsedRestore(shallow));
+  });
+
   it('takes the last of duplicate members, as JSON.parse does', () => {
     const text = `{"kind":"Pod","apiVersion":"${INT}/v1","kind":"InternalVirtualizationVirtualMachine","metadata":{"labels":{"kubevirt.${INT}/vm":"a","kubevirt.${INT}/vm":"b"}}}`;
     const out = restoreObjectText(r, text);

@@ -360,7 +360,8 @@ export function restoreObjectText(r: Renamer, text: string): string | undefined 
     if (sc.ws(top.end) !== text.length) return undefined;
     return isRenamedKind(r, top) ? sc.result() : undefined;
   } catch (err: unknown) {
-    if (err instanceof NotHandled) return undefined;
+    // RangeError: nesting deeper than the stack (the parsed path has no such limit).
+    if (err instanceof NotHandled || err instanceof RangeError) return undefined;
     throw err;
   }
 }
