@@ -91,7 +91,7 @@ describe('mapRecord', () => {
   it('returns the object itself when no entry changes', () => {
     const labels = { a: '1', b: '2' };
     expect(mapRecord(labels, upper)).toBe(labels);
-    expect(mapRecord(labels, upper, (_k, v) => v)).toBe(labels);
+    expect(mapRecord(labels, upper, (_k, _nk, v) => v)).toBe(labels);
   });
 
   it('copies once an entry changes, keeping the order and every entry before and after it', () => {
@@ -105,15 +105,18 @@ describe('mapRecord', () => {
       ['X2', '4'],
     ]);
     expect(labels).toEqual({ a: '1', x1: '2', b: '3', x2: '4' });
-    // A changed value alone also copies; the value function sees the original key.
+    // A changed value alone also copies; the value function sees the key before and after.
     const seen: string[] = [];
     const values = mapRecord(
       labels,
       (k) => k,
-      (k, v) => (seen.push(k), k === 'b' ? 'B' : v),
+      (k, nk, v) => (seen.push(k), k === 'b' ? 'B' : v),
     );
     expect(values).toEqual({ a: '1', x1: '2', b: 'B', x2: '4' });
     expect(seen).toEqual(['a', 'x1', 'b', 'x2']);
+    const pairs: string[] = [];
+    mapRecord(labels, upper, (k, nk, v) => (pairs.push(`${k}>${nk}`), v));
+    expect(pairs).toEqual(['a>a', 'x1>X1', 'b>b', 'x2>X2']);
   });
 
   it('returns anything but a plain object as it is', () => {

@@ -236,7 +236,8 @@ export class Renamer {
     return mapRecord(
       labels,
       (k) => this.key('labels', k, dir),
-      (k, v) => (typeof v === 'string' ? this.labelValue(dir === 'rename' ? k : this.key('labels', k, dir), v, dir) : v),
+      // A label value's rule is keyed by the label's original name: the key before renaming, after restoring.
+      (k, nk, v) => (typeof v === 'string' ? this.labelValue(dir === 'rename' ? k : nk, v, dir) : v),
     );
   }
 
@@ -257,18 +258,18 @@ function minimalMarkers(values: string[]): string[] {
 }
 
 /**
- * A plain object with its keys mapped by `key` and its values by `mapValue` (given the original key),
+ * A plain object with its keys mapped by `key` and its values by `mapValue` (given the key before and after),
  * in the same order: a copy once an entry changes, the object itself when none does (most maps on
  * the way through have nothing to rename); anything else is returned as it is.
  */
-export function mapRecord(value: unknown, key: (k: string) => string, mapValue?: (k: string, v: unknown) => unknown): unknown {
+export function mapRecord(value: unknown, key: (k: string) => string, mapValue?: (k: string, nk: string, v: unknown) => unknown): unknown {
   if (!isRecord(value)) return value;
   let out: Record<string, unknown> | undefined;
   let index = 0;
   for (const k in value) {
     const v = value[k];
     const nk = key(k);
-    const nv = mapValue === undefined ? v : mapValue(k, v);
+    const nv = mapValue === undefined ? v : mapValue(k, nk, v);
     if (out === undefined && (nk !== k || nv !== v)) out = entriesBefore(value, index);
     if (out !== undefined) out[nk] = nv;
     index += 1;
