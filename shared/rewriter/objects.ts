@@ -24,6 +24,7 @@ export function rewriteObject(r: Renamer, value: unknown, dir: Direction, hintKi
   return value;
 }
 
+/** Metadata in the other naming. Restoring one object of a renamed kind also runs on text: keep text.ts in step. */
 export function rewriteMetadata(r: Renamer, meta: unknown, dir: Direction): void {
   if (!isRecord(meta)) return;
   if (meta.labels !== undefined) meta.labels = r.labelMap(meta.labels, dir);

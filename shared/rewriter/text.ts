@@ -5,7 +5,8 @@
  * their digits, Go's escapes stay). The rules are those rewriteObject applies to such an object, type
  * meta and metadata (labels, annotations, finalizers, ownerReferences, managedFields), through the same
  * Renamer calls; the renamed kinds have no rules beyond their metadata. text.test.ts holds the two
- * paths to the same answer on generated objects.
+ * paths to the same answer on generated objects. A rule added to rewriteMetadata (or to a renamed
+ * kind in rewriteByKind) must be added here too, and the field it reads to the test's generator.
  *
  * Why (tests/bench/api-rewriter.bench.ts, GET of one VirtualMachine): parsing, restoring and serializing
  * it was about a sixth of the latency the proxy adds (p50 1.31x direct, 1.25x with the body passed on
