@@ -242,15 +242,47 @@ async function respond(
     received = await streamList(opts, plan, upstreamRes, res, headers, done);
     if (received === undefined) return;
   }
-  let raw: Buffer;
-  try {
-    raw = await readAll(
+  // Answered from the callback that completes the body, not after a promise: see readBody.
+  const expected = contentLengthOf(upstreamRes);
+  await new Promise<void>((resolve, reject) => {
+    readBody(
       upstreamRes,
       opts.maxResponseBodyBytes,
       () => new BodyError(502, 'too_large', `the apiserver's answer is larger than ${opts.maxResponseBodyBytes} bytes, the most this proxy rewrites`),
       received,
+      expected,
+      (err, raw) => {
+        try {
+          answerWhole(opts, plan, status, headers, encoding, err, raw, res, done);
+          resolve();
+        } catch (e: unknown) {
+          reject(e instanceof Error ? e : new Error(String(e)));
+        }
+      },
     );
-  } catch (err: unknown) {
+  });
+}
+
+/** The Content-Length of a message, when it has a valid one. */
+function contentLengthOf(msg: http.IncomingMessage): number | undefined {
+  const value = msg.headers['content-length'];
+  const n = value === undefined ? NaN : Number(value);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/** The answer to the client once the apiserver's whole answer is in (`raw`), or once reading it failed (`err`). */
+function answerWhole(
+  opts: ProxyOptions,
+  plan: RequestPlan,
+  status: number,
+  headers: http.OutgoingHttpHeaders,
+  encoding: string | undefined,
+  err: Error | undefined,
+  body: Buffer | undefined,
+  res: http.ServerResponse,
+  done: (code: number) => void,
+): void {
+  if (err !== undefined || body === undefined) {
     if (clientGone(res)) {
       done(CLIENT_CLOSED);
       return;
@@ -265,6 +297,7 @@ async function respond(
     done(status);
     return;
   }
+  let raw = body;
   if (encoding === 'gzip' || encoding === 'deflate') {
     raw = encoding === 'gzip' ? gunzipSync(raw) : inflateSync(raw);
     delete headers['content-encoding'];
@@ -460,39 +493,60 @@ function streamList(
 /** The whole body, failing with `tooLarge()` past `limit` bytes or when the connection breaks first. */
 export function readAll(stream: http.IncomingMessage, limit: number, tooLarge: () => Error, received?: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = received === undefined ? [] : [received];
-    let size = received?.length ?? 0;
-    let failed = false;
-    if (size > limit) {
-      reject(tooLarge());
-      return;
-    }
-    if (stream.readableEnded) {
-      resolve(Buffer.concat(chunks, size));
-      return;
-    }
-    stream.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > limit) {
-        failed = true;
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    stream.on('end', () => {
-      if (!failed) resolve(Buffer.concat(chunks, size));
-    });
-    stream.on('error', (err) => {
-      if (!failed) reject(err);
-    });
-    stream.on('close', () => {
-      if (!failed && !stream.complete) reject(new Error('the connection closed before the body ended'));
-    });
-    // A caller may have paused the stream to hand it over (streamList).
-    stream.resume();
+    readBody(stream, limit, tooLarge, received, undefined, (err, body) => (body !== undefined ? resolve(body) : reject(err ?? new Error('no body'))));
   });
+}
+
+/**
+ * Reads the whole body (after the bytes already `received`) and calls `done` once: with the body, or
+ * with `tooLarge()` past `limit` bytes, or with an error when the connection breaks first. With the
+ * length `expected` (the Content-Length), the body is complete as soon as that many bytes are in: `done`
+ * is then called from the last chunk's callback, before node's end-of-message work (such as handing
+ * the apiserver connection back to its pool), which a caller waiting for 'end' would wait for.
+ */
+function readBody(
+  stream: http.IncomingMessage,
+  limit: number,
+  tooLarge: () => Error,
+  received: Buffer | undefined,
+  expected: number | undefined,
+  done: (err: Error | undefined, body?: Buffer) => void,
+): void {
+  const chunks: Buffer[] = received === undefined ? [] : [received];
+  let size = received?.length ?? 0;
+  let settled = false;
+  const settle = (err?: Error): void => {
+    if (settled) return;
+    settled = true;
+    if (err !== undefined) done(err);
+    else done(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+  };
+  if (size > limit) {
+    settle(tooLarge());
+    return;
+  }
+  if (stream.readableEnded) {
+    settle();
+    return;
+  }
+  stream.on('data', (chunk: Buffer) => {
+    if (settled) return;
+    size += chunk.length;
+    if (size > limit) {
+      settle(tooLarge());
+      return;
+    }
+    chunks.push(chunk);
+    if (size === expected) settle();
+  });
+  stream.on('end', () => settle());
+  stream.on('error', (err) => settle(err));
+  stream.on('close', () => {
+    if (!stream.complete) settle(new Error('the connection closed before the body ended'));
+  });
+  // A caller may have paused the stream to hand it over (streamList); it is read to its end either way.
+  stream.resume();
+  if (size === expected) settle();
 }
 
 /** A Kubernetes Status answer, so kubectl and client-go show the message. */
