@@ -503,6 +503,7 @@ export function readAll(stream: http.IncomingMessage, limit: number, tooLarge: (
  * length `expected` (the Content-Length), the body is complete as soon as that many bytes are in: `done`
  * is then called from the last chunk's callback, before node's end-of-message work (such as handing
  * the apiserver connection back to its pool), which a caller waiting for 'end' would wait for.
+ * `done` may be called before this function returns.
  */
 function readBody(
   stream: http.IncomingMessage,
@@ -546,6 +547,11 @@ function readBody(
   });
   // A caller may have paused the stream to hand it over (streamList); it is read to its end either way.
   stream.resume();
+  // A read now ends the stream's initial synchronous state: node then hands each body chunk to 'data'
+  // as the parser meets it, inside the socket's own callback, instead of a tick later through resume
+  // and flow. With the Content-Length, the answer to the client leaves in that same callback (GET p50
+  // through the proxy: 1.276x against 1.287x without, four interleaved bench runs each).
+  stream.read(0);
   if (size === expected) settle();
 }
 
