@@ -27,7 +27,7 @@ import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
 import { LocalRouteForge } from './route-forge.js';
 import { prepareSimulatedUsbNode } from '../daemons/dra/simulated-node.js';
 import { startLocalRegistry, type LocalRegistry } from '../shared/oci/local-registry.js';
-import { HELPER_POD_SELECTOR, SIMULATED_STORAGE_CLASS } from '../daemons/storage-simulator/config.js';
+import { HELPER_POD_SELECTOR, SIMULATED_STORAGE_CLASS } from './simulators/storage-simulator/config.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
 
 /** The USB/IP handshake's shared secret, kept by the controller (its CERT_SHARED_SECRETS default). */
@@ -36,22 +36,22 @@ const USBIP_SECRET = 'virtualization-dra-usbip';
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
 /** The simulator's ServiceAccount and RBAC (not part of the install). */
-const SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/kubevirt-simulator/rbac.yaml');
+const SIMULATOR_RBAC = join(REPO_ROOT, 'platform/simulators/kubevirt-simulator/rbac.yaml');
 /** The storage simulator's ServiceAccount and RBAC (not part of the install either). */
-const STORAGE_SIMULATOR_RBAC = join(REPO_ROOT, 'daemons/storage-simulator/rbac.yaml');
+const STORAGE_SIMULATOR_RBAC = join(REPO_ROOT, 'platform/simulators/storage-simulator/rbac.yaml');
 /** The importer program, bundled like the units: the storage simulator runs it for each helper pod. */
 const IMPORTER_ENTRY = 'daemons/importer/main.ts';
 const UNIT_ENTRIES = [
   'daemons/controller/main.ts',
   'functions/audit/index.ts',
   'functions/admission/index.ts',
-  'daemons/kubevirt-simulator/main.ts',
+  'platform/simulators/kubevirt-simulator/main.ts',
   'functions/pre-delete/index.ts',
   'daemons/api-rewriter/main.ts',
   'daemons/route-forge/main.ts',
   'daemons/dra/main.ts',
   'functions/subresources/index.ts',
-  'daemons/storage-simulator/main.ts',
+  'platform/simulators/storage-simulator/main.ts',
   IMPORTER_ENTRY,
 ];
 
@@ -390,7 +390,7 @@ export class Platform {
       specs.push(
         {
           name: 'kubevirt-simulator',
-          entry: 'daemons/kubevirt-simulator/main.ts',
+          entry: 'platform/simulators/kubevirt-simulator/main.ts',
           env: { KUBECONFIG: simulatorKc, LAUNCHER_PODS: 'true', GUEST_BOOT_DELAY: '1s', MIGRATION_DELAY: '2s', ...virtApi.simulator },
           ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),
         },
@@ -410,7 +410,7 @@ export class Platform {
         },
         {
           name: 'storage-simulator',
-          entry: 'daemons/storage-simulator/main.ts',
+          entry: 'platform/simulators/storage-simulator/main.ts',
           env: {
             KUBECONFIG: storageSimulatorKc,
             VOLUMES_DIR: join(workDir, 'volumes'),

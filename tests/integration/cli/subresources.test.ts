@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import type { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
+import type { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import { startStack, stopCluster, type Cluster, type Pki } from '../subresources/harness.js';
 import { D8V, d8v, kubeconfigFileFor } from './d8v.js';
 

@@ -5,7 +5,7 @@
 import type { KubeClient } from '../../../shared/kube/index.js';
 import { freshNamespace } from '../../env/index.js';
 import { disk, image, makeDiskReady, makeImageReady, node, vmClass } from './builders.js';
-import { KubeVirtSimulator } from '../../../daemons/kubevirt-simulator/simulator.js';
+import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { newScope, startTestController, type ClusterHandle, type Scope, type TestStartOptions } from './fixtures.js';
 
 export interface StoryWorld {

@@ -9,7 +9,7 @@ import type { KubeClient } from '../../../shared/kube/index.js';
 import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { freshNamespace } from '../../env/index.js';
 import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
-import { KubeVirtSimulator } from '../../../daemons/kubevirt-simulator/simulator.js';
+import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { eventually, mainKube, newScope, startTestController, testClients, type Scope, type TestController, type TestStartOptions } from './fixtures.js';
 
 export interface World {

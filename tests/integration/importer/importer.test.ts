@@ -12,7 +12,7 @@ import { startLocalRegistry, type LocalRegistry } from '../../../shared/oci/loca
 import { waitFor } from '../../../shared/testing/wait.js';
 import { ANNOTATION_FORMAT, ANNOTATION_VIRTUAL_SIZE } from '../../../daemons/importer/dvcr.js';
 import { makeImage, serveDir, type FileServer } from '../../../shared/testing/disk-images.js';
-import { runImporter, startImporter } from '../../../daemons/storage-simulator/importer-process.js';
+import { runImporter, startImporter } from '../../../platform/simulators/storage-simulator/importer-process.js';
 
 let dir: string;
 let server: FileServer;

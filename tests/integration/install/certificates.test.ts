@@ -14,7 +14,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { VirtApi } from '../../../functions/subresources/backend.js';
-import { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
+import { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import { CertificateManager } from '../../../daemons/controller/certificates/manager.js';
 import { makeCertClients, secretText } from '../../../daemons/controller/certificates/resources.js';
 import { issueCertificate } from '../../../shared/certs/index.js';

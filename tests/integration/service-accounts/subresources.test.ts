@@ -35,7 +35,7 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { serve } from '../../../shared/runtime/index.js';
 import { subresources } from '../../../functions/subresources/index.js';
-import { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
+import { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import WebSocket from 'ws';
 import { createCA, getTestEnv, issueCert } from '../../env/index.js';
 import { AUDITED_LEASES_NAMESPACE } from '../../env/control-plane.js';

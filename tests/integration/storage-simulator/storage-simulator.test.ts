@@ -15,9 +15,9 @@ import { NotFoundError } from '../../../shared/errors/index.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { makeImage } from '../../../shared/testing/disk-images.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { HELPER_POD_SELECTOR } from '../../../daemons/storage-simulator/config.js';
-import { storageSimulatorClients, type Pod, type PVC } from '../../../daemons/storage-simulator/kube.js';
-import { StorageSimulator } from '../../../daemons/storage-simulator/simulator.js';
+import { HELPER_POD_SELECTOR } from '../../../platform/simulators/storage-simulator/config.js';
+import { storageSimulatorClients, type Pod, type PVC } from '../../../platform/simulators/storage-simulator/kube.js';
+import { StorageSimulator } from '../../../platform/simulators/storage-simulator/simulator.js';
 import { freshNamespace, newKubeConfig } from '../../env/index.js';
 
 const StatusSchema = z.looseObject({

@@ -12,7 +12,7 @@ import { load } from 'js-yaml';
 import { rootLogger } from '../../../shared/log/index.js';
 import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
+import { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import { subresources } from '../../../functions/subresources/index.js';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';

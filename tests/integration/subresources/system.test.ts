@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KubeEvent, Lease } from '../../../shared/kube/index.js';
 import type { ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import type { VirtApiStandIn } from '../../../daemons/kubevirt-simulator/virt-api/virt-api-stand-in.js';
+import type { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import { startStack, startVirtApi, stopCluster, type Cluster, type Pki } from './harness.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { subresourceFilesystems } from '../../../daemons/controller/reconcilers/snapshot/freeze.js';

@@ -20,12 +20,12 @@ import { makeImage, serveDir, type FileServer } from '../../../../shared/testing
 import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
 import type { Clients } from '../../../../daemons/controller/kube/resources.js';
 import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
-import { KubeVirtSimulator } from '../../../../daemons/kubevirt-simulator/simulator.js';
+import { KubeVirtSimulator } from '../../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { freshNamespace } from '../../../env/index.js';
 import { node, vm, vmClass } from '../builders.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, testClients, type Scope } from '../fixtures.js';
 import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
-import { StorageSimulator } from '../../../../daemons/storage-simulator/simulator.js';
+import { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
 
 const MiB = 1024 * 1024;
 /** Waits that include importer runs (a Node process each): generous for a busy 2-core machine. */

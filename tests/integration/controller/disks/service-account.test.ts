@@ -19,9 +19,9 @@ import { makeStorageClients, type StorageClients } from '../../../../daemons/con
 import { freshNamespace, impersonatingKubeConfig, kubectl } from '../../../env/index.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, useCluster, type Scope } from '../fixtures.js';
 import { node, vm, vmClass, vmop } from '../builders.js';
-import { KubeVirtSimulator } from '../../../../daemons/kubevirt-simulator/simulator.js';
+import { KubeVirtSimulator } from '../../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
-import { StorageSimulator } from '../../../../daemons/storage-simulator/simulator.js';
+import { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
 import { SimulatedSnapshotController } from './snapshot-controller-simulated.js';
 import { VolumeSnapshotClassSchema, volumeSnapshotClassDescriptor } from '../../../../shared/api/k8s/volume-snapshot.js';
 import { makeSnapshotClients } from '../../../../daemons/controller/reconcilers/snapshot/deps.js';

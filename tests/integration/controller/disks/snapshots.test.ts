@@ -23,12 +23,12 @@ import { startController, type RunningController } from '../../../../daemons/con
 import type { Clients } from '../../../../daemons/controller/kube/resources.js';
 import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
 import { makeSnapshotClients, type SnapshotClients } from '../../../../daemons/controller/reconcilers/snapshot/deps.js';
-import { KubeVirtSimulator } from '../../../../daemons/kubevirt-simulator/simulator.js';
+import { KubeVirtSimulator } from '../../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { freshNamespace } from '../../../env/index.js';
 import { node, vm, vmClass, vmop } from '../builders.js';
 import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, testClients, type Scope } from '../fixtures.js';
-import { StorageSimulator } from '../../../../daemons/storage-simulator/simulator.js';
+import { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
 import { SimulatedSnapshotController } from './snapshot-controller-simulated.js';
 import { GuestFreezeFake } from './guest-freeze-fake.js';
 

@@ -5,8 +5,8 @@
  * directory-backed volumes (provisioner.ts).
  */
 import { randomBytes } from 'node:crypto';
-import type { KubeClient } from '../../shared/kube/index.js';
-import { rootLogger, type Logger } from '../../shared/log/index.js';
+import type { KubeClient } from '../../../shared/kube/index.js';
+import { rootLogger, type Logger } from '../../../shared/log/index.js';
 import { PodAddresses } from './addresses.js';
 import { HELPER_POD_SELECTOR } from './config.js';
 import { storageSimulatorClients } from './kube.js';

@@ -3,8 +3,8 @@
  * import pipeline on a machine without them (the local platform of `npm start`). Never part of the
  * install. Exit codes: 0 after SIGTERM/SIGINT, 2 for invalid config, 1 for anything else.
  */
-import { runDaemonIfMain } from '../../shared/daemon/main.js';
-import { untilAborted } from '../../shared/kube/index.js';
+import { runDaemonIfMain } from '../../../shared/daemon/main.js';
+import { untilAborted } from '../../../shared/kube/index.js';
 import { loadConfig } from './config.js';
 import { StorageSimulator } from './simulator.js';
 

@@ -7,9 +7,9 @@
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import { AlreadyExistsError, NotFoundError } from '../../shared/errors/index.js';
-import { Informer } from '../../shared/kube/index.js';
-import type { Logger } from '../../shared/log/index.js';
+import { AlreadyExistsError, NotFoundError } from '../../../shared/errors/index.js';
+import { Informer } from '../../../shared/kube/index.js';
+import type { Logger } from '../../../shared/log/index.js';
 import { PV_LABEL, type PV, type PVC, type StorageSimulatorClients } from './kube.js';
 
 export interface ProvisionerOptions {

@@ -1,5 +1,5 @@
-import type { Logger } from '../../shared/log/index.js';
-import { NotFoundError } from '../../shared/errors/index.js';
+import type { Logger } from '../../../shared/log/index.js';
+import { NotFoundError } from '../../../shared/errors/index.js';
 import type { SimulatorClients } from './kube.js';
 
 /** What the instance and migration steps share: clients, log, timing, and the way to come back later. */

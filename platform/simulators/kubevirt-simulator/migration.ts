@@ -5,7 +5,7 @@
  * A target that cannot be placed fails the migration after a timeout; a deleted migration is
  * cancelled (its target pod removed).
  */
-import type { InternalVirtualMachineInstance, InternalVirtualMachineInstanceMigration } from '../../shared/api/internal/resources.js';
+import type { InternalVirtualMachineInstance, InternalVirtualMachineInstanceMigration } from '../../../shared/api/internal/resources.js';
 import { now, ref, remove, type StepContext } from './context.js';
 import type { LauncherPod } from './kube.js';
 import { activePod } from './instance.js';

@@ -4,7 +4,7 @@
  * Pending → Scheduling → Scheduled → Running, the guest agent reporting the address. A pod that ends
  * or vanishes under a running instance fails it.
  */
-import type { InternalVirtualMachineInstance } from '../../shared/api/internal/resources.js';
+import type { InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
 import { find, now, ref, remove, type StepContext } from './context.js';
 import type { LauncherPod } from './kube.js';
 import { buildLauncherPod, CILIUM_IP_ANNOTATION, CREATED_BY_LABEL, MIGRATION_LABEL, podState, unschedulableMessage } from './launcher.js';

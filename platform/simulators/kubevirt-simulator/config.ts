@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, parseConfig } from '../../shared/config/index.js';
+import { env, parseConfig } from '../../../shared/config/index.js';
 
 /** Environment of the simulator: every key documented, with a default. */
 export const SimulatorConfigSchema = z.object({

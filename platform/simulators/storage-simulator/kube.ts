@@ -1,8 +1,8 @@
 /** The objects the storage simulator reads and writes, as far as it reads them (the rest is kept as written). */
 import { z } from 'zod';
-import { ObjectMetaSchema } from '../../shared/api/k8s/core.js';
-import { podDescriptor } from '../../shared/api/k8s/resource.js';
-import type { KubeClient, ResourceClient } from '../../shared/kube/index.js';
+import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
+import { podDescriptor } from '../../../shared/api/k8s/resource.js';
+import type { KubeClient, ResourceClient } from '../../../shared/kube/index.js';
 
 export const FIELD_MANAGER = 'storage-simulator';
 /** Marks the PersistentVolumes the simulator made (value: its instance), so it deletes only those. */

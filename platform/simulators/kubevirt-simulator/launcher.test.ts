@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import type { InternalVirtualMachineInstance } from '../../shared/api/internal/resources.js';
-import * as controllerLauncher from '../controller/kube/launcher.js';
-import { CILIUM_IP_ANNOTATION as CONTROLLER_CILIUM } from '../controller/reconcilers/vm/kvvm/build.js';
+import type { InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
+import * as controllerLauncher from '../../../daemons/controller/kube/launcher.js';
+import { CILIUM_IP_ANNOTATION as CONTROLLER_CILIUM } from '../../../daemons/controller/reconcilers/vm/kvvm/build.js';
 import type { LauncherPod } from './kube.js';
 import { buildLauncherPod, CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, MIGRATION_LABEL, podState } from './launcher.js';
 

@@ -1,7 +1,7 @@
 /** The clients of the simulator: KubeVirt's internal objects (shared/api) and the launcher pods. */
 import { z } from 'zod';
-import { ObjectMetaSchema } from '../../shared/api/k8s/core.js';
-import { podDescriptor } from '../../shared/api/k8s/resource.js';
+import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
+import { podDescriptor } from '../../../shared/api/k8s/resource.js';
 import {
   InternalVirtualMachineInstanceMigrationSchema,
   InternalVirtualMachineInstanceSchema,
@@ -12,8 +12,8 @@ import {
   type InternalVirtualMachine,
   type InternalVirtualMachineInstance,
   type InternalVirtualMachineInstanceMigration,
-} from '../../shared/api/internal/resources.js';
-import { descriptorOf, type KubeClient, type ResourceClient } from '../../shared/kube/index.js';
+} from '../../../shared/api/internal/resources.js';
+import { descriptorOf, type KubeClient, type ResourceClient } from '../../../shared/kube/index.js';
 
 export const FIELD_MANAGER = 'kubevirt-simulator';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 /** The program's sources, run with tsx; a bundled `.js` of it runs with plain node. */
 export const IMPORTER_SOURCE_ENTRY = join(ROOT, 'daemons', 'importer', 'main.ts');
 

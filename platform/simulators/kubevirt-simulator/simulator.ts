@@ -18,10 +18,10 @@ import {
   type InternalVirtualMachine,
   type InternalVirtualMachineInstance,
   type InternalVirtualMachineInstanceMigration,
-} from '../../shared/api/internal/resources.js';
-import { errorMessage } from '../../shared/errors/index.js';
-import { Informer, ownerReferenceTo, type KubeClient, type KubeObject } from '../../shared/kube/index.js';
-import { rootLogger, type Logger } from '../../shared/log/index.js';
+} from '../../../shared/api/internal/resources.js';
+import { errorMessage } from '../../../shared/errors/index.js';
+import { Informer, ownerReferenceTo, type KubeClient, type KubeObject } from '../../../shared/kube/index.js';
+import { rootLogger, type Logger } from '../../../shared/log/index.js';
 import { find, now, ref, remove, type StepContext } from './context.js';
 import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER } from './instance.js';
 import { simulatorClients, type LauncherPod, type SimulatorClients } from './kube.js';

@@ -4,8 +4,8 @@
  * (daemons/controller/kube/launcher.ts; a unit test keeps the two equal).
  */
 import { randomBytes } from 'node:crypto';
-import type { InternalVirtualMachineInstance } from '../../shared/api/internal/resources.js';
-import { ownerReferenceTo } from '../../shared/kube/index.js';
+import type { InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
+import { ownerReferenceTo } from '../../../shared/kube/index.js';
 import type { LauncherPod } from './kube.js';
 
 /** The uid of the instance a launcher pod belongs to. */

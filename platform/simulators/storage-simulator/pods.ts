@@ -8,9 +8,9 @@
  * with the container's exit code and termination message, as a kubelet writes them. A pod deleted
  * while it runs has its process stopped (SIGTERM).
  */
-import { NotFoundError } from '../../shared/errors/index.js';
-import { Informer, type KubeObject } from '../../shared/kube/index.js';
-import type { Logger } from '../../shared/log/index.js';
+import { NotFoundError } from '../../../shared/errors/index.js';
+import { Informer, type KubeObject } from '../../../shared/kube/index.js';
+import type { Logger } from '../../../shared/log/index.js';
 import { startImporter, type ImporterProcess, type ImporterRun } from './importer-process.js';
 import type { Pod, StorageSimulatorClients } from './kube.js';
 import type { PodAddresses } from './addresses.js';

@@ -4,9 +4,9 @@
  * 0 after SIGTERM/SIGINT, 2 for invalid config, 1 for anything else.
  */
 import { readFile } from 'node:fs/promises';
-import { runDaemonIfMain } from '../../shared/daemon/main.js';
-import { untilAborted } from '../../shared/kube/index.js';
-import { rootLogger } from '../../shared/log/index.js';
+import { runDaemonIfMain } from '../../../shared/daemon/main.js';
+import { untilAborted } from '../../../shared/kube/index.js';
+import { rootLogger } from '../../../shared/log/index.js';
 import { loadConfig, type SimulatorConfig } from './config.js';
 import { KubeVirtSimulator } from './simulator.js';
 import { VirtApiStandIn } from './virt-api/virt-api-stand-in.js';

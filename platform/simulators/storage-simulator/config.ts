@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, parseConfig } from '../../shared/config/index.js';
+import { env, parseConfig } from '../../../shared/config/index.js';
 import { LOOPBACK_PREFIX } from './addresses.js';
 
 /** The controller's helper pods (importer, uploader) carry this label (daemons/controller/.../importer.ts). */

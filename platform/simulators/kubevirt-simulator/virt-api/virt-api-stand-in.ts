@@ -13,7 +13,7 @@ import { createServer as createHttpsServer, Server as HttpsServer } from 'node:h
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Logger } from '../../../shared/log/index.js';
+import type { Logger } from '../../../../shared/log/index.js';
 import { RfbServerSession } from './rfb.js';
 import { SerialConsoleSession } from './serial-console.js';
 
