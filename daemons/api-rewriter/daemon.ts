@@ -10,7 +10,7 @@ import { startHealthServer, type HealthServer } from '../../shared/daemon/health
 import { errorMessage } from '../../shared/errors/index.js';
 import { untilAborted, type KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
-import { KUBEVIRT_RULES, Renamer } from '../../shared/rewriter/index.js';
+import { KUBEVIRT_RULES, Renamer } from './rules/index.js';
 import type { ApiRewriterConfig } from './config.js';
 import { ApiRewriterMetrics } from './metrics.js';
 import { createProxyHandler } from './proxy.js';

@@ -11,7 +11,7 @@ import { runApiRewriter } from './daemon.js';
 /**
  * V8 doubles its young generation (up to 3 x 16 MB in node 20) whenever much of it survives a
  * scavenge, and keeps the grown space for good. The proxy's garbage is short-lived (one request, one
- * list item: shared/rewriter/list.ts), so the young generation is kept at its start size: the
+ * list item: rules/list.ts), so the young generation is kept at its start size: the
  * benchmark's peak RSS under LISTs of 1,000 objects drops by about 50 MB at the same latency
  * (README). V8 reads this flag each time it would grow the space, so setting it at start-up is enough.
  */

@@ -11,7 +11,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { rootLogger } from '../../shared/log/index.js';
 import { waitFor } from '../../shared/testing/wait.js';
-import { KUBEVIRT_RULES, Renamer } from '../../shared/rewriter/index.js';
+import { KUBEVIRT_RULES, Renamer } from './rules/index.js';
 import { ApiRewriterMetrics } from './metrics.js';
 import { createProxyHandler } from './proxy.js';
 import { createUpgradeHandler } from './upgrade.js';

@@ -1,6 +1,6 @@
 /**
  * The HTTP handler of the proxy. Framing only: the decisions (what a path is, how names change) come
- * from shared/rewriter. Bodies of `pass` requests stream through as bytes; `rewrite` and `inspect`
+ * from rules/. Bodies of `pass` requests stream through as bytes; `rewrite` and `inspect`
  * bodies are read whole (up to a limit), rewritten when they hold a name to rewrite, and sent with a
  * fresh Content-Length; watch responses go through the event-by-event WatchTransform.
  */
@@ -20,7 +20,7 @@ import {
   rewritePatch,
   type Renamer,
   type RequestPlan,
-} from '../../shared/rewriter/index.js';
+} from './rules/index.js';
 import { errorMessage } from '../../shared/errors/index.js';
 import type { Logger } from '../../shared/log/index.js';
 import type { ApiRewriterMetrics } from './metrics.js';
@@ -315,14 +315,14 @@ function answerWhole(
 
 /**
  * The answer in the client's naming: Buffers to send in order, or one string (a document parsed,
- * restored and serialized). A list is restored item by item (shared/rewriter/list.ts), never parsed whole.
+ * restored and serialized). A list is restored item by item (rules/list.ts), never parsed whole.
  */
 function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer[] | string {
   if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return [raw];
   opts.metrics.bodiesParsed.inc({ side: 'response' });
   try {
     // A named object (GET of one VM) is never a list: no scan for `items`; one of a renamed kind is
-    // restored on its text (shared/rewriter/text.ts), anything else parsed.
+    // restored on its text (rules/text.ts), anything else parsed.
     const pieces = plan.endpoint.name === undefined ? restoreListBody(opts.renamer, plan, raw) : undefined;
     if (pieces !== undefined) return pieces;
     const text = raw.toString('utf8');
@@ -379,7 +379,7 @@ function isCollectionGet(plan: RequestPlan, method: string): boolean {
 }
 
 /**
- * A list answer restored item by item while it arrives (shared/rewriter ListRestoreStream) and sent
+ * A list answer restored item by item while it arrives (rules/list.ts ListRestoreStream) and sent
  * chunked, with backpressure: the proxy keeps one element's bytes, not the list. Resolves undefined
  * once it answered; or, when the answer turned out not to be a list before anything was sent, the
  * bytes read so far (the caller reads the rest and restores the whole). Once streaming, a broken or

@@ -4,7 +4,7 @@
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { planRequest, type Renamer } from '../../shared/rewriter/index.js';
+import { planRequest, type Renamer } from './rules/index.js';
 import type { Logger } from '../../shared/log/index.js';
 import type { UpstreamTarget } from './upstream.js';
 

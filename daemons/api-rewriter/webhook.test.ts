@@ -7,8 +7,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { issueCertificate } from '../../shared/certs/index.js';
 import { rootLogger } from '../../shared/log/index.js';
-import { KUBEVIRT_RULES, Renamer } from '../../shared/rewriter/index.js';
-import { renamedVmReview } from '../../shared/rewriter/testdata/reviews.js';
+import { KUBEVIRT_RULES, Renamer } from './rules/index.js';
+import { renamedVmReview } from './rules/testdata/reviews.js';
 import { ApiRewriterMetrics } from './metrics.js';
 import { createWebhookHandler } from './webhook.js';
 

@@ -6,7 +6,7 @@
  */
 import type http from 'node:http';
 import https from 'node:https';
-import { AdmissionReviewError, renameAdmissionResponse, restoreAdmissionRequest, type Renamer } from '../../shared/rewriter/index.js';
+import { AdmissionReviewError, renameAdmissionResponse, restoreAdmissionRequest, type Renamer } from './rules/index.js';
 import { errorMessage } from '../../shared/errors/index.js';
 import type { Logger } from '../../shared/log/index.js';
 import type { ApiRewriterMetrics } from './metrics.js';

@@ -3,7 +3,7 @@
  * `k!=v`, `k in (a,b)`, `k notin (a,b)`, comma separated. Keys and the few renamed values are mapped;
  * anything the grammar does not know is left as written (the apiserver reports it).
  */
-import { SELECTOR_REQUIREMENT as REQUIREMENT, splitLabelSelector as splitTopLevel } from '../kube/label-selector.js';
+import { SELECTOR_REQUIREMENT as REQUIREMENT, splitLabelSelector as splitTopLevel } from '../../../shared/kube/label-selector.js';
 import type { Direction, Renamer } from './names.js';
 
 export function rewriteLabelSelectorString(r: Renamer, selector: string, dir: Direction): string {
