@@ -47,6 +47,8 @@ export class Syncer {
   private echoes = new Map<string, number>();
   private echoesUntil = 0;
   private fastWrites: Promise<void> = Promise.resolve();
+  /** Repairs waiting for this turn's batch: routeKey -> its `route replace` line. */
+  private readonly repairs = new Map<string, string>();
   private lastRoutingCheck = -Infinity;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly backoff: Backoff;
@@ -67,7 +69,9 @@ export class Syncer {
 
   /**
    * The monitor saw the table change. A route change that is the echo of this process's own last
-   * write (expected for two seconds after it) is not drift and triggers nothing; anything else does.
+   * write (expected for two seconds after it) is not drift and triggers nothing. A wanted route that
+   * someone else deleted or changed is put back by a repair of its own (below); anything else, or a
+   * repair the kernel refuses, triggers a full sync.
    */
   tableChanged(route?: RouteEcho): void {
     if (route !== undefined && performance.now() < this.echoesUntil) {
@@ -79,33 +83,51 @@ export class Syncer {
         return;
       }
     }
-    if (route !== undefined) this.fastRepair(route);
+    if (route !== undefined && this.queueRepair(route)) return;
     this.trigger('table');
   }
 
   /**
-   * A wanted route deleted or changed by someone else is put back at once with a one-line batch,
-   * without waiting for the full sync (which still follows and checks everything): the repair does
-   * not grow with the size of the table.
+   * A wanted route deleted or changed by someone else is put back at once, without a full sync: the
+   * repair costs one `ip -batch` line whatever the size of the table (a full sync reads and parses the
+   * whole table, which for 10,000 routes is megabytes of garbage per repair: the memory a daemon under
+   * repeated drift grew by). Repairs seen in one turn of the event loop go out as one batch; a burst of
+   * more than MAX_QUEUED_REPAIRS (a flushed table) is left to one full sync. The periodic resync still
+   * checks everything. False when this change is not a repair of ours to make.
    */
-  private fastRepair(echo: RouteEcho): void {
-    const { kernel, table, dryRun, metrics, log } = this.options;
+  private queueRepair(echo: RouteEcho): boolean {
     const wanted = this.previous?.desired.routes.get(echo.key);
-    if (dryRun || wanted === undefined) return;
-    const line = commandFor({ op: 'route-replace', route: wanted, owner: '' }, table);
+    if (this.options.dryRun || wanted === undefined || this.repairs.size >= MAX_QUEUED_REPAIRS) return false;
+    if (this.repairs.size === 0) setImmediate(() => this.flushRepairs());
+    this.repairs.set(echo.key, commandFor({ op: 'route-replace', route: wanted, owner: '' }, this.options.table));
     const key = `+${echo.key}`;
     this.echoes.set(key, (this.echoes.get(key) ?? 0) + 1);
     this.echoesUntil = Math.max(this.echoesUntil, performance.now() + 2_000);
-    const write = kernel.apply([line]).then(
+    return true;
+  }
+
+  private flushRepairs(): void {
+    const { kernel, metrics, log } = this.options;
+    const repairs = [...this.repairs];
+    this.repairs.clear();
+    const lines = repairs.map(([, line]) => line);
+    const write = kernel.apply(lines).then(
       (failures) => {
-        if (failures.length > 0) return; // the full sync retries and reports it
-        metrics.changes.inc({ object: 'route', op: 'replace', cause: 'repair' });
-        metrics.repairs.inc({ object: 'route' });
-        log.info({ command: line, owner: this.previous?.desired.owners.get(echo.key) }, 'repaired: the kernel had lost or changed this');
+        const failed = new Set(failures.map((f) => f.index));
+        lines.forEach((line, i) => {
+          if (failed.has(i)) return;
+          metrics.changes.inc({ object: 'route', op: 'replace', cause: 'repair' });
+          metrics.repairs.inc({ object: 'route' });
+          log.info({ command: line, owner: this.previous?.desired.owners.get(repairs[i]?.[0] ?? '') }, 'repaired: the kernel had lost or changed this');
+        });
+        if (failed.size > 0) this.trigger('table'); // the full sync retries and reports them
       },
-      (err: unknown) => log.warn({ err, command: line }, 'immediate repair failed; the full sync retries'),
+      (err: unknown) => {
+        log.warn({ err, commands: lines.slice(0, 20) }, 'immediate repair failed; a full sync retries');
+        this.trigger('table');
+      },
     );
-    // The full sync that follows reads the kernel only after this write has landed.
+    // A full sync reads the kernel only after this write has landed.
     this.fastWrites = Promise.all([this.fastWrites, write]).then(() => undefined);
   }
 
@@ -284,6 +306,9 @@ export class Syncer {
     for (const [reason, count] of counts) metrics.skipped.set({ reason }, count);
   }
 }
+
+/** More drift than this in one turn of the event loop (a flushed table) is left to one full sync. */
+const MAX_QUEUED_REPAIRS = 64;
 
 function echoKey(change: Change): string | undefined {
   if (change.op === 'route-replace') return `+${routeKey(change.route)}`;

@@ -17,7 +17,7 @@ import { newKubeConfig } from '../env/index.js';
 import { runKubectl } from '../env/kubectl.js';
 import { CILIUM_NODE_CRD } from '../integration/route-forge/cluster.js';
 import type { TestNetns } from '../../shared/testing/netns.js';
-import { nowMs, print } from './lib.js';
+import { nowMs, print, processMemoryMb } from './lib.js';
 import { bundledArgs } from './processes.js';
 
 export interface EndToEndOptions {
@@ -29,6 +29,8 @@ export interface EndToEndOptions {
   readonly vmIP: (i: number) => string;
   /** The `ip -batch` time of the same routes, for the ratio. */
   readonly baselineMs: number;
+  /** Routes deleted by hand, one at a time, after convergence: the daemon's memory under drift. */
+  readonly repairs: number;
 }
 
 async function pool(tasks: readonly (() => Promise<unknown>)[], limit: number): Promise<void> {
@@ -104,6 +106,7 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
           `${synced.toFixed(0)} ms, ${(synced / opts.baselineMs).toFixed(1)}x the ip -batch baseline (${opts.baselineMs.toFixed(0)} ms); ` +
           `health server up at ${at('started: health and metrics served')}, informers synced at ${at('informers synced')}`,
       );
+      await repairMemory(ns, proc.child.pid ?? 0, opts);
     } finally {
       proc.child.kill('SIGTERM');
       await proc.exited;
@@ -113,4 +116,29 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
     await cp.stop();
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The daemon's RSS at convergence, then after each of `opts.repairs` routes deleted by hand has come
+ * back (targets: at convergence <= 150 MB for 10,000 routes; after 1,000 repairs within 10% of it).
+ */
+async function repairMemory(ns: TestNetns, pid: number, opts: EndToEndOptions): Promise<void> {
+  const converged = processMemoryMb(pid);
+  const samples: string[] = [];
+  const start = nowMs();
+  for (let k = 0; k < opts.repairs; k++) {
+    const dst = `${opts.vmIP((k * 7919) % opts.routes)}/32`;
+    await ns.ip(['route', 'del', dst, 'table', String(opts.table)]);
+    while ((await ns.ip(['route', 'show', 'table', String(opts.table), dst])).trim() === '') {
+      if (nowMs() - start > 60_000 + k * 1_000) throw new Error(`route-forge did not repair ${dst}`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    if (k + 1 === 20 || (k + 1) % 250 === 0 || k + 1 === opts.repairs) samples.push(`${k + 1}: ${processMemoryMb(pid).rss.toFixed(0)} MB`);
+  }
+  const after = processMemoryMb(pid);
+  print(
+    `== daemon RSS under drift (${opts.repairs} routes deleted by hand and repaired, one at a time) ==\n` +
+      `at convergence ${converged.rss.toFixed(0)} MB (target <= 150 MB); after repairs ${samples.join(', ')}; ` +
+      `${(after.rss / converged.rss).toFixed(2)}x convergence (target <= 1.10x); peak ${after.peak.toFixed(0)} MB`,
+  );
 }

@@ -34,7 +34,8 @@ const settings = knobs(
     BENCH_NODES: env.int(10, 2).describe('Nodes the VMs are spread over (one is this node)'),
     BENCH_ROUNDS: env.int(5, 1).describe('Runs per row, interleaved; the median run is reported'),
     BENCH_REPAIRS: env.int(200, 1).describe('Routes deleted by hand, one at a time, for the repair latency'),
-    BENCH_E2E: env.bool(false).describe('Also time the daemon process against a control plane holding the VMs'),
+    BENCH_E2E: env.bool(true).describe('Also time the daemon process against a control plane holding the VMs, and its memory under drift'),
+    BENCH_E2E_REPAIRS: env.int(1_000, 1).describe('Routes deleted by hand in the daemon process after convergence (BENCH_E2E), for its RSS'),
   }),
 );
 
@@ -205,6 +206,7 @@ async function main(): Promise<void> {
         nodeIP,
         vmIP,
         baselineMs: rows[0]?.values['ms'] ?? Number.NaN,
+        repairs: settings.BENCH_E2E_REPAIRS,
       });
   } finally {
     await ns.remove();
