@@ -162,7 +162,7 @@ type Mix = 'golden' | 'realistic';
  * A POST /vector body of `size` lines: the golden mix cycles the golden cases (each yields a record);
  * the realistic mix puts a line the filters pass but that yields no record between golden lines.
  */
-function vectorTemplate(size: number, mix: Mix): string {
+function vectorTemplate(size: number, mix: Mix, offset = 0): string {
   const noise = [
     {
       verb: 'watch',
@@ -178,7 +178,8 @@ function vectorTemplate(size: number, mix: Mix): string {
   ];
   const base = JSON.parse(golden('vm-manage-patch', 'input')) as Record<string, unknown>;
   const lines: string[] = [];
-  for (let i = 0; i < size; i++) {
+  for (let n = 0; n < size; n++) {
+    const i = n + offset;
     const record = mix === 'golden' || i % 2 === 0;
     const name = GOLDEN_CASES[(mix === 'golden' ? i : i >> 1) % GOLDEN_CASES.length] ?? '';
     const event = record ? (JSON.parse(golden(name, 'input')) as Record<string, unknown>) : { ...base, ...noise[i % noise.length] };
@@ -193,6 +194,21 @@ let requestSeq = 0;
 /** A body maker: the template with a fresh request number each call (never repeats in a run). */
 function freshBodies(template: string): () => string {
   return () => template.replaceAll(REQUEST_TOKEN, `r${(requestSeq++).toString(36)}`);
+}
+
+/**
+ * Bodies of `size` lines that together cycle through every case of the mix, whatever the batch size:
+ * at one line per request, request k carries case k (a single template would send case 0 every time).
+ */
+function cyclingBodies(size: number, mix: Mix): () => string {
+  const cases = mix === 'golden' ? GOLDEN_CASES.length : GOLDEN_CASES.length * 2;
+  const templates = Array.from({ length: Math.max(1, Math.ceil(cases / size)) }, (_, k) => freshBodies(vectorTemplate(size, mix, k * size)));
+  let next = 0;
+  return () => {
+    const body = templates[next++ % templates.length];
+    if (body === undefined) throw new Error('no body template');
+    return body();
+  };
 }
 
 interface Pinned {
@@ -355,7 +371,7 @@ async function main(): Promise<void> {
       method: 'POST',
       headers,
       url: `${target.url}/vector`,
-      body: freshBodies(vectorTemplate(lines, mix)),
+      body: cyclingBodies(lines, mix),
       concurrency,
       ...extra,
     });
