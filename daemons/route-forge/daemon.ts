@@ -10,6 +10,7 @@ import {
   CiliumNodeSchema,
   FIELD_MANAGER,
   RoutedVmSchema,
+  routedVmOnly,
   ciliumNodeDescriptor,
   internalIPOf,
   sameVmAddress,
@@ -78,6 +79,7 @@ export function runDaemon(options: DaemonOptions): DaemonHandle {
     ...(config.WATCH_NAMESPACE !== undefined ? { namespace: config.WATCH_NAMESPACE } : {}),
     signal,
     logger: log.child({ informer: 'VirtualMachine' }),
+    transform: routedVmOnly,
   });
   const upsertVm = (vm: RoutedVm): void => {
     const address = vmAddressOf(vm);
