@@ -7,7 +7,7 @@ import { runCertificates, type RunningCertificates } from './certificates/run.js
 import type { ControllerConfig } from './config.js';
 import type { Caches, Deps, LauncherPods } from './deps.js';
 import { Runner, type ReconcileFn } from './engine/runner.js';
-import { ModuleConfigCidrs } from './kube/cidrs.js';
+import { ModuleConfigCidrs } from '../../shared/kube/module-config-cidrs.js';
 import { launcherPods } from './kube/launcher.js';
 import { makeClients, type Clients } from './kube/resources.js';
 import { collectResourceMetrics } from './metrics/collect.js';
@@ -26,6 +26,7 @@ import { snapshotReconcilers, volumeSnapshotsServed, type SnapshotReconcilers } 
 import type { GuestFilesystems } from './reconcilers/snapshot/freeze.js';
 import { subresourceHotplug, type ClaimHotplug, type VolumeHotplug } from './reconcilers/vmbda/hotplug.js';
 import { wireSources, type Runners } from './sources.js';
+import { objectKey } from '../../shared/kube/index.js';
 
 export interface StartOptions {
   kube: KubeClient;
@@ -101,8 +102,8 @@ export async function startController(options: StartOptions): Promise<RunningCon
   const everyCache = [...allCaches(caches), ...(storage?.caches ?? []), ...(snapshots?.caches ?? [])];
   const everyRunner = [...runnerList(runners), ...Object.values(storage?.runners ?? {}), ...Object.values(snapshots?.runners ?? {})];
   cidrs.onChange(() => {
-    for (const vm of caches.vms.list()) runners.vm.enqueue(`${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`);
-    for (const ip of caches.vmips.list()) runners.vmip.enqueue(`${ip.metadata.namespace ?? ''}/${ip.metadata.name ?? ''}`);
+    for (const vm of caches.vms.list()) runners.vm.enqueue(objectKey(vm.metadata));
+    for (const ip of caches.vmips.list()) runners.vmip.enqueue(objectKey(ip.metadata));
   });
   // The certificate manager runs beside the reconcilers, on the same leadership (ADR 0006).
   let certificates: RunningCertificates | undefined;
@@ -136,8 +137,7 @@ export async function startController(options: StartOptions): Promise<RunningCon
       () => {
         if (signal.aborted) return;
         deps.usb = started.vmPort;
-        for (const v of caches.vms.list())
-          if ((v.spec.usbDevices ?? []).length > 0) runners.vm.enqueue(`${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`);
+        for (const v of caches.vms.list()) if ((v.spec.usbDevices ?? []).length > 0) runners.vm.enqueue(objectKey(v.metadata));
       },
       () => undefined,
     );

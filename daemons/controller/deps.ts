@@ -14,6 +14,7 @@ import type { GuestEvent } from './reconcilers/vm/power.js';
 import type { ClaimHotplug } from './reconcilers/vmbda/hotplug.js';
 import type { ResourceClaim, ResourceClaimTemplate } from '../../shared/api/k8s/resource.js';
 import type { USBDevice } from '../../shared/api/resources/usb.js';
+import type { CidrSource } from '../../shared/kube/module-config-cidrs.js';
 
 export interface Caches {
   vms: ObjectCache<VirtualMachine>;
@@ -31,9 +32,7 @@ export interface Caches {
 }
 
 /** The subnets VM addresses come from (ModuleConfig or environment); empty means IPAM is off. */
-export interface CidrSource {
-  current(): readonly string[];
-}
+export type { CidrSource };
 
 /** Reads why an instance ended from its virt-launcher pod. */
 export interface LauncherPods {

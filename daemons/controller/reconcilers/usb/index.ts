@@ -159,7 +159,7 @@ export function startUsbReconcilers(options: {
     });
     templates.informer.on(ev, (t: ResourceClaimTemplate) => {
       const owner = t.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'USBDevice');
-      if (owner !== undefined) usbRunner.enqueue(`${t.metadata.namespace ?? ''}/${owner.name}`);
+      if (owner !== undefined) usbRunner.enqueue(objectKey({ namespace: t.metadata.namespace, name: owner.name }));
     });
   }
 
@@ -213,7 +213,7 @@ function wireVmSide(
       const device = claim.metadata.labels?.[USB_DEVICE_LABEL];
       if (device !== undefined) vmsNaming(claim.metadata.namespace ?? '', device);
       const owner = claim.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'VirtualMachine');
-      if (owner !== undefined) vm.enqueueVM(`${claim.metadata.namespace ?? ''}/${owner.name}`);
+      if (owner !== undefined) vm.enqueueVM(objectKey({ namespace: claim.metadata.namespace, name: owner.name }));
     });
     // A VM's devices follow it (Attached, its node's USB/IP ports); other VMs naming the same device wait for it to let go.
     vm.vms.informer.on(ev, (v: VirtualMachine, old?: VirtualMachine) => {

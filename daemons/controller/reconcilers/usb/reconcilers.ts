@@ -19,6 +19,7 @@ import {
   removeFinalizer,
   type KubeObject,
   type ResourcePort,
+  objectKey,
 } from '../../../../shared/kube/index.js';
 import type { Scope } from '../../caches.js';
 import type { ResourceClaimTemplate, ResourceSlice } from '../../../../shared/api/k8s/resource.js';
@@ -423,7 +424,7 @@ function claimTemplate(deps: UsbDeps): Handler<UState> {
 
 /** VMs in the device's namespace that name it in their spec or status. */
 function vmsOf(deps: UsbDeps, usb: USBDevice): VirtualMachine[] {
-  return deps.caches.vms?.byIndex(VMIndex.byUsbDevice, `${usb.metadata.namespace ?? ''}/${usb.metadata.name ?? ''}`) ?? [];
+  return deps.caches.vms?.byIndex(VMIndex.byUsbDevice, objectKey(usb.metadata)) ?? [];
 }
 
 const attachedIn = (vm: VirtualMachine, name: string): boolean => vm.status?.usbDevices?.some((e) => e.name === name && e.attached) ?? false;
@@ -436,7 +437,7 @@ function noPortFor(deps: UsbDeps, usb: USBDevice, vms: readonly VirtualMachine[]
     const node = v.status?.nodeName ?? '';
     if (node === '' || deviceNode === '' || node === deviceNode || !v.spec.usbDevices?.some((d) => d.name === name)) continue;
     if (usbipPortFree(deps.caches.nodes.get(node)?.metadata.annotations, usb.status?.attributes?.speed) === 'full') {
-      return [`${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`, node];
+      return [objectKey(v.metadata), node];
     }
   }
   return undefined;
@@ -448,7 +449,7 @@ function usbAttached(deps: UsbDeps): Handler<UState> {
     handle(s, ctx): void {
       const name = s.obj.metadata.name ?? '';
       const vms = vmsOf(deps, s.obj);
-      const attached = vms.filter((v) => attachedIn(v, name)).map((v) => `${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`);
+      const attached = vms.filter((v) => attachedIn(v, name)).map((v) => objectKey(v.metadata));
       const A = U.Attached;
       if (attached.length > 0) {
         const message =
