@@ -5,7 +5,8 @@ import { childLogger, type Logger } from '../../shared/log/index.js';
 import { allCaches, makeCaches, scopesOf } from './caches.js';
 import { runCertificates, type RunningCertificates } from './certificates/run.js';
 import type { ControllerConfig } from './config.js';
-import type { Caches, Deps, LauncherPods } from './deps.js';
+import type { Caches, Deps, LauncherPods, VmUsbPort } from './deps.js';
+import { ReadyPort } from './engine/ready-port.js';
 import { Runner, type ReconcileFn } from './engine/runner.js';
 import { ModuleConfigCidrs } from '../../shared/kube/module-config-cidrs.js';
 import { launcherPods } from './kube/launcher.js';
@@ -79,7 +80,9 @@ export async function startController(options: StartOptions): Promise<RunningCon
   const clients = makeClients(options.kube);
   const caches = makeCaches(clients, options.config, signal, log);
   const cidrs = new ModuleConfigCidrs(options.config.VIRTUAL_MACHINE_CIDRS);
-  const deps: Deps = { clients, caches, config: options.config, cidrs, launcher: options.launcher ?? launcherPods(clients.pods) };
+  // USB passthrough's side of the VM reconciler: ready once the USB reconcilers' caches sync.
+  const usbPort = new ReadyPort<VmUsbPort>();
+  const deps: Deps = { clients, caches, config: options.config, cidrs, launcher: options.launcher ?? launcherPods(clients.pods), usb: usbPort };
   const runners = makeRunners(deps, signal, options, log);
   wireSources(caches, runners);
   const storageOptions = { kube: options.kube, signal, logger: log, hotplug: options.hotplug, progress: options.progress };
@@ -131,13 +134,15 @@ export async function startController(options: StartOptions): Promise<RunningCon
     const vm = { vms: caches.vms, nodes: caches.nodes, enqueueVM: (key: string) => runners.vm.enqueue(key), hotplug };
     const started = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log), scopes: scopesOf(options.config), vm });
     usb = started;
-    // VMs attach their spec.usbDevices once the USB caches are synced (deps.usb stays unset until then).
+    // VMs attach their spec.usbDevices once the USB caches are synced (the port stays empty until then).
     // A stop before they synced rejects `synced`: nothing to attach then.
+    usbPort.onReady(() => {
+      for (const v of caches.vms.list()) if ((v.spec.usbDevices ?? []).length > 0) runners.vm.enqueue(objectKey(v.metadata));
+    });
+    const vmPort = started.vmPort;
     void started.synced.then(
       () => {
-        if (signal.aborted) return;
-        deps.usb = started.vmPort;
-        for (const v of caches.vms.list()) if ((v.spec.usbDevices ?? []).length > 0) runners.vm.enqueue(objectKey(v.metadata));
+        if (!signal.aborted && vmPort !== undefined) usbPort.set(vmPort);
       },
       () => undefined,
     );

@@ -9,6 +9,7 @@ import type { VirtualMachineOperation } from '../../shared/api/resources/vmop.js
 import type { KubeObject, ResourceClient, ResourcePort } from '../../shared/kube/index.js';
 import type { ControllerConfig } from './config.js';
 import type { ObjectCache } from './engine/cache.js';
+import type { ReadyPort } from './engine/ready-port.js';
 import type { Clients, Node } from './kube/resources.js';
 import type { GuestEvent } from './reconcilers/vm/power.js';
 import type { ClaimHotplug } from './reconcilers/vmbda/hotplug.js';
@@ -73,6 +74,6 @@ export interface Deps {
   config: ControllerConfig;
   cidrs: CidrSource;
   launcher: LauncherPods;
-  /** Set once the USB reconcilers' caches are synced; undefined while USB passthrough is off. */
-  usb?: VmUsbPort | undefined;
+  /** Fills once the USB reconcilers' caches are synced; stays empty while USB passthrough is off. */
+  readonly usb: ReadyPort<VmUsbPort>;
 }

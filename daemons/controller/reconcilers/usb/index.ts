@@ -36,7 +36,10 @@ import { ObjectCache } from '../../engine/cache.js';
 import { Runner, type ReconcileFn } from '../../engine/runner.js';
 import { FIELD_MANAGER } from '../../kube/resources.js';
 import { attributesOf, nodeUSBDeviceName, usbDevicesOf } from './attributes.js';
-import { nodeUSBDeviceReconciler, resourceSliceReconciler, UsbIndex, usbDeviceReconciler, type UsbDeps } from './reconcilers.js';
+import { UsbIndex, type UsbDeps } from './deps.js';
+import { nodeUSBDeviceReconciler } from './nodeusbdevice/reconciler.js';
+import { resourceSliceReconciler } from './resourceslice/reconciler.js';
+import { usbDeviceReconciler } from './usbdevice/reconciler.js';
 
 const namespaceDescriptor: ResourceDescriptor = { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false };
 const NamespaceSchema = z.looseObject({ apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema });
