@@ -90,7 +90,7 @@ export function addIndexes(caches: Caches): void {
   caches.vmops.addIndex(VMOP_BY_VM, (op) => [objectKey({ namespace: op.metadata.namespace, name: op.spec.virtualMachineName })]);
   caches.leases.addIndex(LEASE_BY_VMIP, (lease) => {
     const ref = lease.spec.virtualMachineIPAddressRef;
-    return ref === undefined || ref.name === '' ? [] : [`${ref.namespace}/${ref.name}`];
+    return ref === undefined || ref.name === '' ? [] : [objectKey(ref)];
   });
 }
 

@@ -75,7 +75,8 @@ export function snapshotReconcilers(storage: StorageDeps, caches0: Caches, opts:
 
 function wireSnapshotSources(caches: Caches, sc: SnapshotCaches, r: SnapshotReconcilers['runners']): void {
   const ns = (o: KubeObject): string => o.metadata.namespace ?? '';
-  const ownedBy = (o: KubeObject, kind: string): string[] => (o.metadata.ownerReferences ?? []).filter((x) => x.kind === kind).map((x) => `${ns(o)}/${x.name}`);
+  const ownedBy = (o: KubeObject, kind: string): string[] =>
+    (o.metadata.ownerReferences ?? []).filter((x) => x.kind === kind).map((x) => objectKey({ namespace: o.metadata.namespace, name: x.name }));
   const snapshotsOfDisk = (namespace: string, disk: string): string[] => sc.vdSnapshots.byIndex(VDS_BY_DISK, `${namespace}/${disk}`).map(keyOf);
   enqueueOn(sc.vdSnapshots, r.vdsnapshot, (o) => [keyOf(o)]);
   if (sc.volumeSnapshots !== undefined) enqueueOn(sc.volumeSnapshots, r.vdsnapshot, (vs) => ownedBy(vs, 'VirtualDiskSnapshot'));
