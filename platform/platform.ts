@@ -22,10 +22,9 @@ import { SecretFiles } from './secret-files.js';
 import { Supervisor } from './supervisor.js';
 import { bundleUnits, logHas, numberFromLog, REPO_ROOT, startUnit, statusOf, waitReady, type Bundles, type UnitSpec } from './units.js';
 import { WebhookRoute } from './webhook-wiring.js';
-import { STARTED_MESSAGE as REWRITER_STARTED } from '../daemons/api-rewriter/daemon.js';
 import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
 import { LocalRouteForge } from './route-forge.js';
-import { prepareSimulatedUsbNode } from '../daemons/dra/simulated-node.js';
+import { prepareSimulatedUsbNode } from './simulators/usb-node.js';
 import { startLocalRegistry, type LocalRegistry } from '../shared/oci/local-registry.js';
 import { HELPER_POD_SELECTOR, SIMULATED_STORAGE_CLASS } from './simulators/storage-simulator/config.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
@@ -324,6 +323,8 @@ export class Platform {
     const logOf = (name: string): string => join(logDir, `${name}.log`);
     const listening = (name: string): number | undefined => numberFromLog(logOf(name), 'listening', 'port');
     const healthPort = (): number | undefined => numberFromLog(logOf('controller'), 'started: health and metrics served', 'healthPort');
+    // The rewriter's ports are chosen here, so that the platform reads nothing of its log to find it.
+    const rewriter = { proxy: await freePort(), health: await freePort() };
     const specs: UnitSpec[] = [
       {
         name: 'controller',
@@ -370,8 +371,8 @@ export class Platform {
         // kube-api-rewriter: kubevirt.io names for KubeVirt's clients, under the controller's identity (its sidecar in the original).
         name: 'api-rewriter',
         entry: 'daemons/api-rewriter/main.ts',
-        env: { KUBECONFIG: controllerKc, PROXY_PORT: '0', HEALTH_PORT: '0', HEALTH_HOST: '127.0.0.1' },
-        ready: () => answers(numberFromLog(logOf('api-rewriter'), REWRITER_STARTED, 'healthPort'), 'http'),
+        env: { KUBECONFIG: controllerKc, PROXY_PORT: String(rewriter.proxy), HEALTH_PORT: String(rewriter.health), HEALTH_HOST: '127.0.0.1' },
+        ready: () => answers(rewriter.health, 'http'),
       },
     ];
     if (o.simulator) {
@@ -449,9 +450,7 @@ export class Platform {
     await Promise.all(started.map(({ spec, proc }) => waitReady(spec, proc)));
     if (dra !== undefined) started.push({ spec: dra, proc: await this.startDra(dra, logDir, logOf) });
     say(`  units ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    say(
-      `  kube-api-rewriter: http://127.0.0.1:${numberFromLog(logOf('api-rewriter'), REWRITER_STARTED, 'proxyPort') ?? '?'} (kubevirt.io names over the renamed internal API)`,
-    );
+    say(`  kube-api-rewriter: http://127.0.0.1:${rewriter.proxy} (kubevirt.io names over the renamed internal API)`);
     return {
       units: Object.fromEntries(started.map(({ spec, proc }) => [spec.name, proc])),
       ports: { admission: admissionPort, audit: listening('audit') ?? 0 },

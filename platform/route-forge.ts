@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { createNetns, setUpNode, type TestNetns } from '../shared/testing/netns.js';
 import { KubeClient } from '../shared/kube/index.js';
-import { CiliumNodeSchema, ciliumNodeDescriptor, type CiliumNode } from '../daemons/route-forge/kube.js';
+import { CiliumNodeSchema, ciliumNodeDescriptor, type CiliumNode } from '../shared/api/k8s/cilium.js';
 import type { Kubectl } from './install.js';
 import { REPO_ROOT } from './units.js';
 

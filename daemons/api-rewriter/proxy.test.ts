@@ -99,6 +99,13 @@ async function series(name: string, labels: string): Promise<number> {
   return Number(line?.split(' ').at(-1) ?? 0);
 }
 const streamErrors = (): Promise<number> => series('d8_virtualization_api_rewriter_upstream_errors_total', 'stage="stream"');
+/** Requests whose client left before the answer was complete (code 499), summed over every series. */
+async function clientsLeft(): Promise<number> {
+  const lines = (await metrics.registry.expose())
+    .split('\n')
+    .filter((l) => l.startsWith('d8_virtualization_api_rewriter_requests_total{') && l.includes('code="499"'));
+  return lines.reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+}
 
 describe('kube-api-rewriter proxy', () => {
   it('renames the path and body on the way in, restores the answer, and uses its own credentials', async () => {
@@ -262,23 +269,34 @@ describe('kube-api-rewriter proxy', () => {
     expect(await metrics.registry.expose()).toMatch(/rewrite_errors_total\{side="response",reason="truncated_watch_event"\} 1/);
   });
 
-  it('counts a watch its client closes as the client leaving, not as an apiserver failure', async () => {
+  it('counts a watch the apiserver cuts as an apiserver failure, and one its client closes not', async () => {
+    const event = (name: string): string =>
+      JSON.stringify({ type: 'ADDED', object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name } } }) + '\n';
+    const watchOnce = (): Promise<http.IncomingMessage> =>
+      new Promise<http.IncomingMessage>((resolve, reject) =>
+        http.get(`${proxyUrl}/apis/kubevirt.io/v1/virtualmachines?watch=true`, { agent: false }, resolve).on('error', reject),
+      );
+    const before = await streamErrors();
+    // The apiserver cuts the watch after a whole event (its connection dies): counted once.
+    script = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(event('cut'), () => setImmediate(() => res.socket?.destroy()));
+    };
+    const cut = await watchOnce();
+    cut.resume();
+    await waitFor('the cut watch counted', async () => (await streamErrors()) === before + 1);
+    // The client closes the next one: the apiserver sees it closed, and nothing more is counted.
     let upstreamClosed = false;
     script = (_req, _body, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.write(
-        JSON.stringify({ type: 'ADDED', object: { apiVersion: `${INT}/v1`, kind: 'InternalVirtualizationVirtualMachine', metadata: { name: 'w' } } }) + '\n',
-      );
+      res.write(event('w'));
       res.on('close', () => (upstreamClosed = true));
     };
-    const before = await streamErrors();
-    const res = await new Promise<http.IncomingMessage>((resolve, reject) =>
-      http.get(`${proxyUrl}/apis/kubevirt.io/v1/virtualmachines?watch=true`, { agent: false }, resolve).on('error', reject),
-    );
+    const res = await watchOnce();
     await new Promise((resolve) => res.once('data', resolve));
     res.destroy();
     await waitFor('the apiserver to see the watch closed', () => upstreamClosed);
-    expect(await streamErrors()).toBe(before);
+    expect(await streamErrors()).toBe(before + 1);
   });
 
   it('streams a list answer item by item as the apiserver sends it, chunked, larger than the response limit', async () => {
@@ -554,7 +572,6 @@ describe('kube-api-rewriter proxy: a streamed list under backpressure', () => {
   // and at least 64 MiB: if the proxy read on while its client does not, the apiserver writes it all.
   const ceiling = kernelCeiling();
   const items = Math.ceil(Math.max(64 << 20, ceiling + (32 << 20)) / bigItem(99_999).length);
-  const clientsLeft = (): Promise<number> => series('d8_virtualization_api_rewriter_requests_total', 'code="499"');
   /** What node itself may hold on the way: a few 64 KiB reads and 16 KiB stream buffers, one item. */
   const NODE_SLACK = 1 << 20;
 

@@ -1,4 +1,4 @@
-import { Informer, withoutManagedFields, type KubeObject, type ResourceClient } from '../../shared/kube/index.js';
+import { Informer, withoutManagedFields, type KubeObject, type ResourceClient, objectKey } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import type { ControllerConfig } from './config.js';
 import type { Caches } from './deps.js';
@@ -87,10 +87,10 @@ export function makeCaches(clients: Clients, config: ControllerConfig, signal: A
 export function addIndexes(caches: Caches): void {
   for (const [name, fn] of Object.entries(vmIndexes)) caches.vms.addIndex(name, fn);
   caches.vmips.addIndex(VMIP_BY_OWNER, ownerVMKeys);
-  caches.vmops.addIndex(VMOP_BY_VM, (op) => [`${op.metadata.namespace ?? ''}/${op.spec.virtualMachineName}`]);
+  caches.vmops.addIndex(VMOP_BY_VM, (op) => [objectKey({ namespace: op.metadata.namespace, name: op.spec.virtualMachineName })]);
   caches.leases.addIndex(LEASE_BY_VMIP, (lease) => {
     const ref = lease.spec.virtualMachineIPAddressRef;
-    return ref === undefined || ref.name === '' ? [] : [`${ref.namespace}/${ref.name}`];
+    return ref === undefined || ref.name === '' ? [] : [objectKey(ref)];
   });
 }
 

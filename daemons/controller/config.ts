@@ -1,20 +1,8 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { isAlignedCIDR } from '../../shared/api/ipv4.js';
 import { metricsAuthConfigShape } from '../../shared/authz/metrics.js';
 import { env, parseConfig } from '../../shared/config/index.js';
 import { parseServingSecrets } from './certificates/run.js';
-
-const cidrList = z
-  .string()
-  .default('')
-  .transform((text) =>
-    text
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
-  )
-  .refine((list) => list.every(isAlignedCIDR), 'every entry must be an IPv4 subnet aligned to its mask, e.g. 10.66.10.0/24');
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const servingSecrets = z
@@ -29,16 +17,7 @@ const clientSecrets = z
   .transform((text) => parseServingSecrets(text).map(({ secret, service }) => ({ secret, commonName: service })))
   .refine((list) => list.every((s) => DNS_LABEL.test(s.secret) && s.commonName !== ''), 'every entry must be `secret:commonName`, the secret a DNS label');
 
-const sharedSecrets = z
-  .string()
-  .default('virtualization-dra-usbip')
-  .transform((text) =>
-    text
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
-  )
-  .refine((list) => list.every((s) => DNS_LABEL.test(s)), 'every entry must be a Secret name (a DNS label)');
+const sharedSecrets = env.list('virtualization-dra-usbip', (s) => DNS_LABEL.test(s), 'every entry must be a Secret name (a DNS label)');
 
 /** Environment of the controller: every key documented, with a default. */
 export const ControllerConfigSchema = z.object({
@@ -58,7 +37,7 @@ export const ControllerConfigSchema = z.object({
   HEALTH_HOST: env.string('0.0.0.0').describe('Address the health and metrics server listens on.'),
   // /metrics behind Kubernetes authn/authz with this client (shared/authz): METRICS_AUTH (kubernetes | none), METRICS_AUTH_RESOURCE_ATTRIBUTES.
   ...metricsAuthConfigShape,
-  VIRTUAL_MACHINE_CIDRS: cidrList.describe('Comma-separated subnets for VM IP addresses; the ModuleConfig wins when it sets them.'),
+  VIRTUAL_MACHINE_CIDRS: env.cidrList().describe('Comma-separated subnets for VM IP addresses; the ModuleConfig wins when it sets them.'),
   VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: env.duration('10m', { allowZero: true }).describe('How long a released IP lease is kept for its namespace.'),
   MODULE_CONFIG_WATCH: env.bool(true).describe('Read virtualMachineCIDRs from ModuleConfig `virtualization` when that resource exists.'),
   DEPENDENCY_RECHECK_INTERVAL: env.duration('10s').describe('A VM waiting for something not watched (a Secret) is looked at again after this long.'),

@@ -5,9 +5,10 @@ import { childLogger, type Logger } from '../../shared/log/index.js';
 import { allCaches, makeCaches, scopesOf } from './caches.js';
 import { runCertificates, type RunningCertificates } from './certificates/run.js';
 import type { ControllerConfig } from './config.js';
-import type { Caches, Deps, LauncherPods } from './deps.js';
+import type { Caches, Deps, LauncherPods, VmUsbPort } from './deps.js';
+import { ReadyPort } from './engine/ready-port.js';
 import { Runner, type ReconcileFn } from './engine/runner.js';
-import { ModuleConfigCidrs } from './kube/cidrs.js';
+import { ModuleConfigCidrs } from '../../shared/kube/module-config-cidrs.js';
 import { launcherPods } from './kube/launcher.js';
 import { makeClients, type Clients } from './kube/resources.js';
 import { collectResourceMetrics } from './metrics/collect.js';
@@ -26,6 +27,7 @@ import { snapshotReconcilers, volumeSnapshotsServed, type SnapshotReconcilers } 
 import type { GuestFilesystems } from './reconcilers/snapshot/freeze.js';
 import { subresourceHotplug, type ClaimHotplug, type VolumeHotplug } from './reconcilers/vmbda/hotplug.js';
 import { wireSources, type Runners } from './sources.js';
+import { objectKey } from '../../shared/kube/index.js';
 
 export interface StartOptions {
   kube: KubeClient;
@@ -78,7 +80,9 @@ export async function startController(options: StartOptions): Promise<RunningCon
   const clients = makeClients(options.kube);
   const caches = makeCaches(clients, options.config, signal, log);
   const cidrs = new ModuleConfigCidrs(options.config.VIRTUAL_MACHINE_CIDRS);
-  const deps: Deps = { clients, caches, config: options.config, cidrs, launcher: options.launcher ?? launcherPods(clients.pods) };
+  // USB passthrough's side of the VM reconciler: ready once the USB reconcilers' caches sync.
+  const usbPort = new ReadyPort<VmUsbPort>();
+  const deps: Deps = { clients, caches, config: options.config, cidrs, launcher: options.launcher ?? launcherPods(clients.pods), usb: usbPort };
   const runners = makeRunners(deps, signal, options, log);
   wireSources(caches, runners);
   const storageOptions = { kube: options.kube, signal, logger: log, hotplug: options.hotplug, progress: options.progress };
@@ -101,8 +105,8 @@ export async function startController(options: StartOptions): Promise<RunningCon
   const everyCache = [...allCaches(caches), ...(storage?.caches ?? []), ...(snapshots?.caches ?? [])];
   const everyRunner = [...runnerList(runners), ...Object.values(storage?.runners ?? {}), ...Object.values(snapshots?.runners ?? {})];
   cidrs.onChange(() => {
-    for (const vm of caches.vms.list()) runners.vm.enqueue(`${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`);
-    for (const ip of caches.vmips.list()) runners.vmip.enqueue(`${ip.metadata.namespace ?? ''}/${ip.metadata.name ?? ''}`);
+    for (const vm of caches.vms.list()) runners.vm.enqueue(objectKey(vm.metadata));
+    for (const ip of caches.vmips.list()) runners.vmip.enqueue(objectKey(ip.metadata));
   });
   // The certificate manager runs beside the reconcilers, on the same leadership (ADR 0006).
   let certificates: RunningCertificates | undefined;
@@ -130,14 +134,15 @@ export async function startController(options: StartOptions): Promise<RunningCon
     const vm = { vms: caches.vms, nodes: caches.nodes, enqueueVM: (key: string) => runners.vm.enqueue(key), hotplug };
     const started = startUsbReconcilers({ kube: options.kube, signal, log: childLogger({ component: 'usb' }, log), scopes: scopesOf(options.config), vm });
     usb = started;
-    // VMs attach their spec.usbDevices once the USB caches are synced (deps.usb stays unset until then).
+    // VMs attach their spec.usbDevices once the USB caches are synced (the port stays empty until then).
     // A stop before they synced rejects `synced`: nothing to attach then.
+    usbPort.onReady(() => {
+      for (const v of caches.vms.list()) if ((v.spec.usbDevices ?? []).length > 0) runners.vm.enqueue(objectKey(v.metadata));
+    });
+    const vmPort = started.vmPort;
     void started.synced.then(
       () => {
-        if (signal.aborted) return;
-        deps.usb = started.vmPort;
-        for (const v of caches.vms.list())
-          if ((v.spec.usbDevices ?? []).length > 0) runners.vm.enqueue(`${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''}`);
+        if (!signal.aborted && vmPort !== undefined) usbPort.set(vmPort);
       },
       () => undefined,
     );

@@ -9,11 +9,13 @@ import type { VirtualMachineOperation } from '../../shared/api/resources/vmop.js
 import type { KubeObject, ResourceClient, ResourcePort } from '../../shared/kube/index.js';
 import type { ControllerConfig } from './config.js';
 import type { ObjectCache } from './engine/cache.js';
+import type { ReadyPort } from './engine/ready-port.js';
 import type { Clients, Node } from './kube/resources.js';
 import type { GuestEvent } from './reconcilers/vm/power.js';
 import type { ClaimHotplug } from './reconcilers/vmbda/hotplug.js';
 import type { ResourceClaim, ResourceClaimTemplate } from '../../shared/api/k8s/resource.js';
 import type { USBDevice } from '../../shared/api/resources/usb.js';
+import type { CidrSource } from '../../shared/kube/module-config-cidrs.js';
 
 export interface Caches {
   vms: ObjectCache<VirtualMachine>;
@@ -31,9 +33,7 @@ export interface Caches {
 }
 
 /** The subnets VM addresses come from (ModuleConfig or environment); empty means IPAM is off. */
-export interface CidrSource {
-  current(): readonly string[];
-}
+export type { CidrSource };
 
 /** Reads why an instance ended from its virt-launcher pod. */
 export interface LauncherPods {
@@ -74,6 +74,6 @@ export interface Deps {
   config: ControllerConfig;
   cidrs: CidrSource;
   launcher: LauncherPods;
-  /** Set once the USB reconcilers' caches are synced; undefined while USB passthrough is off. */
-  usb?: VmUsbPort | undefined;
+  /** Fills once the USB reconcilers' caches are synced; stays empty while USB passthrough is off. */
+  readonly usb: ReadyPort<VmUsbPort>;
 }

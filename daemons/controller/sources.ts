@@ -9,6 +9,7 @@ import { LEASE_BY_VMIP } from './reconcilers/ipam/vmip.js';
 import { autoAddressName, ownerVMKeys } from './reconcilers/vm/handlers/ipam.js';
 import { VMIndex, deviceKey } from './reconcilers/vm/state.js';
 import { VMOP_BY_VM } from './reconcilers/vmop/index.js';
+import { objectKey } from '../../shared/kube/index.js';
 
 export interface Runners {
   vm: Runner;
@@ -95,7 +96,7 @@ export function wireSources(caches: Caches, r: Runners): void {
   enqueueOn(
     caches.vmops,
     r.vmop,
-    (op) => [keyOf(op), ...keysOf(caches.vmops.byIndex(VMOP_BY_VM, `${ns(op)}/${op.spec.virtualMachineName}`))],
+    (op) => [keyOf(op), ...keysOf(caches.vmops.byIndex(VMOP_BY_VM, objectKey({ namespace: op.metadata.namespace, name: op.spec.virtualMachineName })))],
     phaseOrMetaChanged,
   );
   enqueueOn(caches.vms, r.vmop, (vm) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(vm))));
@@ -103,7 +104,7 @@ export function wireSources(caches: Caches, r: Runners): void {
   enqueueOn(caches.kvvmis, r.vmop, (o) => keysOf(caches.vmops.byIndex(VMOP_BY_VM, keyOf(o))));
   enqueueOn(caches.migrations, r.vmop, (m) => {
     const owner = m.metadata.ownerReferences?.find((o) => o.kind === 'VirtualMachineOperation');
-    return owner === undefined ? [] : [`${ns(m)}/${owner.name}`];
+    return owner === undefined ? [] : [objectKey({ namespace: m.metadata.namespace, name: owner.name })];
   });
   // VirtualMachineIPAddress: itself, its lease, the VMs naming it.
   enqueueOn(caches.vmips, r.vmip, self, specOrMetaChanged);
@@ -112,7 +113,7 @@ export function wireSources(caches: Caches, r: Runners): void {
     r.vmip,
     (l) => {
       const ref = l.spec.virtualMachineIPAddressRef;
-      return ref === undefined || ref.name === '' ? [] : [`${ref.namespace}/${ref.name}`];
+      return ref === undefined || ref.name === '' ? [] : [objectKey(ref)];
     },
     specOrMetaChanged,
   );
@@ -121,7 +122,7 @@ export function wireSources(caches: Caches, r: Runners): void {
     r.vmip,
     (vm) => {
       const names = [vm.spec.virtualMachineIPAddressName, vm.status?.virtualMachineIPAddressName, autoAddressName(vm)];
-      return [...new Set(names.filter((n): n is string => n !== undefined && n !== ''))].map((n) => `${ns(vm)}/${n}`);
+      return [...new Set(names.filter((n): n is string => n !== undefined && n !== ''))].map((n) => objectKey({ namespace: vm.metadata.namespace, name: n }));
     },
     (vm, old) =>
       vm.spec.virtualMachineIPAddressName !== old.spec.virtualMachineIPAddressName ||
@@ -134,7 +135,7 @@ export function wireSources(caches: Caches, r: Runners): void {
     (vmi) => {
       const vm = caches.vms.get(keyOf(vmi));
       const name = vm?.status?.virtualMachineIPAddressName;
-      return name === undefined ? [] : [`${ns(vmi)}/${name}`];
+      return name === undefined ? [] : [objectKey({ namespace: vmi.metadata.namespace, name })];
     },
     () => false,
   );

@@ -1,18 +1,6 @@
 import { z } from 'zod';
-import { isAlignedCIDR } from '../../shared/api/ipv4.js';
 import { metricsAuthConfigShape } from '../../shared/authz/metrics.js';
 import { env, parseConfig } from '../../shared/config/index.js';
-
-const cidrList = z
-  .string()
-  .default('')
-  .transform((text) =>
-    text
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
-  )
-  .refine((list) => list.every(isAlignedCIDR), 'every entry must be an IPv4 subnet aligned to its mask, e.g. 10.66.10.0/24');
 
 /** Tables 0 (unspec) and 253-255 (default, main, local) belong to the kernel. */
 const RESERVED_TABLES = new Set([0, 253, 254, 255]);
@@ -37,7 +25,9 @@ const netnsName = z
 /** Environment of vm-route-forge: every key documented, with a default. */
 export const RouteForgeConfigSchema = z.object({
   KUBECONFIG: env.optionalString().describe('Kubeconfig file; in-cluster service account when unset.'),
-  VIRTUAL_MACHINE_CIDRS: cidrList.describe("Comma-separated VM subnets (the original's --cidr); the ModuleConfig `virtualization` wins when it sets them."),
+  VIRTUAL_MACHINE_CIDRS: env
+    .cidrList()
+    .describe("Comma-separated VM subnets (the original's --cidr); the ModuleConfig `virtualization` wins when it sets them."),
   MODULE_CONFIG_WATCH: env.bool(true).describe('Read virtualMachineCIDRs from ModuleConfig `virtualization` when that resource exists.'),
   ROUTE_TABLE_ID: tableId.describe("The dedicated routing table; its rules get the same number as priority (the original's --tableId)."),
   LOCAL_DEVICE: deviceName.describe('Device of the routes to VMs on this node (the original: cilium_host).'),

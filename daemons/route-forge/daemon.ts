@@ -2,8 +2,7 @@ import { metricsGuard } from '../../shared/authz/index.js';
 import { Backoff, Informer, sleep, untilAborted, type KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
-import { ModuleConfigCidrs } from '../controller/kube/cidrs.js';
-import { ModuleConfigSchema, moduleConfigDescriptor } from '../controller/kube/resources.js';
+import { ModuleConfigCidrs, ModuleConfigSchema, moduleConfigDescriptor } from '../../shared/kube/module-config-cidrs.js';
 import type { RouteForgeConfig } from './config.js';
 import { IpRoute2, type Kernel } from './iproute2.js';
 import {

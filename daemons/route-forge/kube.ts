@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { parseIPv4 } from '../../shared/api/ipv4.js';
+import { CiliumNodeSchema, ciliumNodeDescriptor, type CiliumNode } from '../../shared/api/k8s/cilium.js';
 import { ObjectMetaSchema } from '../../shared/api/k8s/core.js';
 import { virtualMachine } from '../../shared/api/resources/virtualmachine.js';
 import { objectKey, type ResourceDescriptor } from '../../shared/kube/index.js';
@@ -29,15 +30,7 @@ export const RoutedVmSchema = z.looseObject({
 });
 export type RoutedVm = z.infer<typeof RoutedVmSchema>;
 
-export const ciliumNodeDescriptor: ResourceDescriptor = { group: 'cilium.io', version: 'v2', plural: 'ciliumnodes', kind: 'CiliumNode', namespaced: false };
-
-export const CiliumNodeSchema = z.looseObject({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  metadata: ObjectMetaSchema,
-  spec: z.looseObject({ addresses: z.array(z.looseObject({ type: z.string().optional(), ip: z.string().optional() })).optional() }).optional(),
-});
-export type CiliumNode = z.infer<typeof CiliumNodeSchema>;
+export { CiliumNodeSchema, ciliumNodeDescriptor, type CiliumNode };
 
 /**
  * What the VM informer keeps of each VM (its cache transform): the fields `vmAddressOf` reads and the

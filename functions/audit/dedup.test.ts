@@ -136,37 +136,6 @@ describe('DuplicateFilter', () => {
     }
   });
 
-  // Recording a key costs the same whether the filter is empty or full (the old Map-as-FIFO got 20-100x
-  // slower at its 100,000 keys). Timed on a busy shared machine, so: many keys per round, the median of
-  // several rounds, warm-up first, and several attempts before failing; no wall-clock bound at all.
-  it('records a key at capacity within 2x of the cost when empty', () => {
-    const capacity = 100_000;
-    const perRound = 20_000;
-    const keys = Array.from({ length: capacity + perRound * 8 }, (_, i) => `audit-${i.toString(36)}-0000-4000-8000`);
-    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const timeInserts = (f: DuplicateFilter, from: number): number => {
-      const start = process.hrtime.bigint();
-      for (let i = from; i < from + perRound; i++) f.isDuplicate(keys[i], 'ResponseComplete');
-      return Number(process.hrtime.bigint() - start) / perRound;
-    };
-    const measure = (): { empty: number; full: number } => {
-      const empty: number[] = [];
-      const full: number[] = [];
-      const filled = new DuplicateFilter({ ttlMs: 3_600_000, capacity });
-      for (let i = 0; i < capacity; i++) filled.isDuplicate(keys[i], 'ResponseComplete');
-      for (let round = 0; round < 8; round++) {
-        empty.push(timeInserts(new DuplicateFilter({ ttlMs: 3_600_000, capacity }), capacity + round * perRound));
-        full.push(timeInserts(filled, capacity + round * perRound));
-        expect(filled.size).toBe(capacity);
-      }
-      // The first round of each warms up the JIT.
-      return { empty: median(empty.slice(1)), full: median(full.slice(1)) };
-    };
-    let last = { empty: 0, full: 0 };
-    for (let attempt = 0; attempt < 5; attempt++) {
-      last = measure();
-      if (last.full <= 2 * last.empty) break;
-    }
-    expect(last.full / last.empty).toBeLessThanOrEqual(2);
-  });
+  // Recording a key at capacity costs about what it costs when empty: a speed ratio, measured by
+  // tests/bench/audit-dedup.bench.ts (`npm run bench -- audit-dedup`), not timed here.
 });

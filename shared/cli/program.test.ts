@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { waitFor } from '../testing/wait.js';
 import { run } from './program.js';
 
 interface Ran {
@@ -241,8 +242,12 @@ describe('operations (fake apiserver)', () => {
   it('Ctrl-C while waiting exits 130 and leaves the operation running', async () => {
     api.phases = [{ phase: 'InProgress', reason: 'StopInProgress' }];
     const stop = new AbortController();
+    const before = api.requests.length;
     const running = d8v(['stop', 'vm', '--kubeconfig', kubeconfig], stop.signal);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Ctrl-C once the command is waiting: the operation is created and has been read back at least once.
+    await waitFor('the CLI polling its created operation', () =>
+      api.requests.slice(before).some((r) => r.method === 'GET' && r.path.endsWith('/virtualmachineoperations/stop-vm-x1y2z')),
+    );
     stop.abort();
     const ran = await running;
     expect(ran.code).toBe(130);

@@ -93,4 +93,20 @@ describe('durations', () => {
     expect(parseConfig(schema, { KEEP: '0' }).KEEP).toBe(0);
     expect(() => parseConfig(schema, { KEEP: 'later' })).toThrow(/KEEP: must be a duration/);
   });
+
+  it('env.cidrList splits, trims and drops blanks, empty by default', () => {
+    const schema = z.object({ CIDRS: env.cidrList() });
+    expect(parseConfig(schema, {}).CIDRS).toEqual([]);
+    expect(parseConfig(schema, { CIDRS: ' 10.66.0.0/16, ,10.67.1.0/24 ' }).CIDRS).toEqual(['10.66.0.0/16', '10.67.1.0/24']);
+  });
+
+  it.each(['10.66.0.1/16', '10.66.0.0', '10.66.0.0/33', 'ten/8', '10.66.0.0/16,fd00::/64'])('env.cidrList names %j as broken', (text) => {
+    expect(() => parseConfig(z.object({ CIDRS: env.cidrList() }), { CIDRS: text })).toThrow(/CIDRS: every entry must be an IPv4 subnet aligned to its mask/);
+  });
+
+  it('env.cidrList without alignment takes a host address with its mask, still not a broken subnet', () => {
+    const schema = z.object({ PODS: env.cidrList({ aligned: false }) });
+    expect(parseConfig(schema, { PODS: '10.111.0.1/16' }).PODS).toEqual(['10.111.0.1/16']);
+    expect(() => parseConfig(schema, { PODS: '10.111.0.0/40' })).toThrow(/PODS: must be a comma-separated list of IPv4 subnets/);
+  });
 });

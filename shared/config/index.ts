@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError, type FieldProblem } from '../errors/index.js';
+import { isAlignedCIDR, parseSubnet } from '../api/ipv4.js';
 
 /** Turn zod issues into field problems (`a.b[0].c: message`). */
 export function zodProblems(error: z.ZodError): FieldProblem[] {
@@ -65,6 +66,13 @@ export const env: {
   duration(def: string, opts?: { allowZero?: boolean }): Coerced<number>;
   optionalString(): Coerced<string | undefined>;
   logLevel(): Coerced<(typeof LOG_LEVELS)[number]>;
+  /**
+   * Comma-separated IPv4 subnets (blanks ignored; empty by default). `aligned` (the default) also
+   * requires each address to be the first of its subnet (10.66.10.0/24, not 10.66.10.1/24).
+   */
+  cidrList(opts?: { aligned?: boolean }): Coerced<string[]>;
+  /** A comma-separated list (blanks ignored) whose every entry passes `valid`; `message` otherwise. */
+  list(def: string, valid: (entry: string) => boolean, message: string): Coerced<string[]>;
 } = {
   port: (def) => z.coerce.number().int().min(0).max(65535).default(def),
   int: (def, min = 0) => z.coerce.number().int().min(min).default(def),
@@ -89,4 +97,19 @@ export const env: {
       }),
   optionalString: () => z.string().optional(),
   logLevel: () => z.enum(LOG_LEVELS).default('info'),
+  list: (def, valid, message) =>
+    z
+      .string()
+      .default(def)
+      .transform((text) =>
+        text
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
+      )
+      .refine((list) => list.every(valid), message),
+  cidrList: ({ aligned = true } = {}) =>
+    aligned
+      ? env.list('', isAlignedCIDR, 'every entry must be an IPv4 subnet aligned to its mask, e.g. 10.66.10.0/24')
+      : env.list('', (c) => parseSubnet(c) !== undefined, 'must be a comma-separated list of IPv4 subnets such as 10.111.0.0/16'),
 };

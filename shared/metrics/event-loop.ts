@@ -20,6 +20,18 @@ export const EVENT_LOOP_SAMPLE_MS = 100;
  */
 export const REPLACED_MONITOR_MS = 2 ** 31 - 1;
 
+/** The clock and the repeating timer of the sampler: the real ones, or a test's that it steps by hand. */
+export interface SampleTimer {
+  now(): number;
+  /** Call `tick` every `ms`, without keeping the process alive. */
+  every(ms: number, tick: () => void): void;
+}
+
+const realTimer: SampleTimer = {
+  now: () => performance.now(),
+  every: (ms, tick) => setInterval(tick, ms).unref(),
+};
+
 type Stat = 'min' | 'max' | 'mean' | 'stddev' | 'p50' | 'p90' | 'p99';
 
 const HELP: Readonly<Record<Stat, string>> = {
@@ -44,15 +56,15 @@ export const eventLoopDelayName = (stat: Stat): string => `nodejs_eventloop_lag_
  * Unlike node's monitor, whose reset also restarts its clock (the first interval after every scrape
  * was never measured, so a stall starting then went unseen), the clock here runs on across scrapes.
  */
-export function replaceEventLoopDelayGauges(registry: PromRegistry, sampleMs: number = EVENT_LOOP_SAMPLE_MS): void {
+export function replaceEventLoopDelayGauges(registry: PromRegistry, sampleMs: number = EVENT_LOOP_SAMPLE_MS, timer: SampleTimer = realTimer): void {
   const histogram = createHistogram();
-  let last = performance.now();
-  setInterval(() => {
-    const now = performance.now();
+  let last = timer.now();
+  timer.every(sampleMs, () => {
+    const now = timer.now();
     // Nanoseconds beyond the interval; the histogram takes integers from 1.
     histogram.record(Math.max(1, Math.round((now - last - sampleMs) * 1e6)));
     last = now;
-  }, sampleMs).unref();
+  });
   const gauges = new Map<Stat, Gauge>();
   const read: Readonly<Record<Stat, () => number>> = {
     min: () => histogram.min,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { waitFor } from '../testing/wait.js';
-import { EVENT_LOOP_SAMPLE_MS } from './event-loop.js';
+import { Registry as PromRegistry } from 'prom-client';
+import { EVENT_LOOP_SAMPLE_MS, replaceEventLoopDelayGauges } from './event-loop.js';
 import { MetricDefinitionError, Registry, type Gauge } from './index.js';
 
 describe('metrics registry', () => {
@@ -93,18 +94,29 @@ describe('metrics registry', () => {
   });
 
   it('reports an event-loop stall as the delay beyond the 100 ms sampling interval', async () => {
-    const registry = new Registry({ processMetrics: true });
-    await registry.expose(); // each scrape reports the samples since the one before
-    const stallMs = 300;
-    const start = performance.now();
-    while (performance.now() - start < stallMs) {
-      // the loop is blocked: the sample that spans this is 300-400 ms apart, 200-300 ms beyond the interval
+    // The sampler's clock and timer are stepped by hand: a tick 400 ms after the one before is a stall
+    // of 300 ms beyond the interval, one on time is ~0.
+    let now = 0;
+    let tick: () => void = () => undefined;
+    const prom = new PromRegistry();
+    replaceEventLoopDelayGauges(prom, EVENT_LOOP_SAMPLE_MS, { now: () => now, every: (_ms, t) => (tick = t) });
+    const stat = async (name: string): Promise<number> => Number(new RegExp(`\\n${name} (\\S+)\\n`).exec(await prom.metrics())?.[1]);
+    for (const late of [0, 300, 0]) {
+      now += EVENT_LOOP_SAMPLE_MS + late;
+      tick();
     }
-    const max = await waitFor('the stall in nodejs_eventloop_lag_max_seconds', async () => {
-      const value = Number(/\nnodejs_eventloop_lag_max_seconds (\S+)\n/.exec(await registry.expose())?.[1]);
-      return value > 0.1 ? value : undefined; // samples before the stall are ~0
-    });
-    expect(max).toBeGreaterThanOrEqual((stallMs - EVENT_LOOP_SAMPLE_MS - 5) / 1000);
+    expect(await stat('nodejs_eventloop_lag_max_seconds')).toBeCloseTo(0.3, 3);
+    expect(await stat('nodejs_eventloop_lag_min_seconds')).toBeCloseTo(0, 6);
+    // Each scrape reports the samples since the one before: one on time, and the stall is gone.
+    now += EVENT_LOOP_SAMPLE_MS;
+    tick();
+    expect(await stat('nodejs_eventloop_lag_max_seconds')).toBeCloseTo(0, 6);
+  });
+
+  it('samples the real event loop once the process metrics are on', async () => {
+    const registry = new Registry({ processMetrics: true });
+    // Before the first sample the gauges read 0; a sample records at least 1 ns.
+    await waitFor('an event-loop sample', async () => Number(/\nnodejs_eventloop_lag_min_seconds (\S+)\n/.exec(await registry.expose())?.[1]) > 0);
   });
 
   it('rejects a missing label, an undeclared label and a negative counter increment', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { Store, type InformerHandlers, type KubeObject } from '../../../shared/kube/index.js';
+import { Store, type InformerHandlers, type KubeObject, objectKey } from '../../../shared/kube/index.js';
 import { ObjectCache, type CacheSource } from './cache.js';
 
 /** An informer stand-in: the test moves the store and fires the events, as a watch would. */
@@ -29,7 +29,7 @@ function source(): { src: CacheSource<KubeObject>; add: (o: KubeObject) => void;
       handlers.update.forEach((h) => void h(o, old));
     },
     remove: (o) => {
-      store.delete(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+      store.delete(objectKey(o.metadata));
       handlers.delete.forEach((h) => void h(o));
     },
   };

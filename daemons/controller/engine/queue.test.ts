@@ -66,6 +66,31 @@ describe('WorkQueue', () => {
     }
   });
 
+  it('holds a key while it waits, is processed or marked again, or is scheduled, and not after', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const q = new WorkQueue();
+      expect(q.holds('a')).toBe(false);
+      q.add('a');
+      expect(q.holds('a')).toBe(true);
+      const key = (await q.get()) ?? '';
+      expect(q.holds('a')).toBe(true);
+      q.add('a'); // dirty while in process
+      q.done(key);
+      expect(q.holds('a')).toBe(true);
+      q.done((await q.get()) ?? '');
+      expect(q.holds('a')).toBe(false);
+      q.addAfter('a', 50);
+      expect([q.holds('a'), q.holds('b')]).toEqual([true, false]);
+      jest.advanceTimersByTime(50);
+      q.done((await q.get()) ?? '');
+      expect(q.holds('a')).toBe(false);
+      q.shutDown();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('answers undefined to waiting workers after shutdown', async () => {
     const q = new WorkQueue();
     const waiting = q.get();

@@ -151,6 +151,11 @@ export class WorkQueue {
     for (const waiter of this.waiters.splice(0)) waiter(undefined);
   }
 
+  /** Whether `key` waits, is being processed (or marked to run again) or is scheduled for later. */
+  holds(key: string): boolean {
+    return this.queued.has(key) || this.processing.has(key) || this.dirty.has(key) || this.timers.has(key);
+  }
+
   /** Keys waiting (not counting delayed or in-flight ones). */
   get length(): number {
     return this.queue.length;

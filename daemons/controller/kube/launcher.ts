@@ -1,13 +1,9 @@
+import { COMPUTE_CONTAINER, CREATED_BY_LABEL } from '../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
 import type { ResourceClient } from '../../../shared/kube/index.js';
 import type { LauncherPods } from '../deps.js';
 import { parseGuestEvent, type GuestEvent } from '../reconcilers/vm/power.js';
 import type { Pod } from './resources.js';
-
-/** Label KubeVirt puts on a virt-launcher pod: the uid of its instance. */
-export const CREATED_BY_LABEL = 'kubevirt.io/created-by';
-/** The container running the guest; its termination message says how the guest ended. */
-export const COMPUTE_CONTAINER = 'compute';
 
 /** Reads the guest's last power event from the termination message of the launcher's compute container. */
 export function launcherPods(pods: ResourceClient<Pod>): LauncherPods {

@@ -35,6 +35,7 @@ import { VirtualMachineSchema, virtualMachine, type VirtualMachine } from '../..
 import { VirtualMachineClassSchema, virtualMachineClass, type VirtualMachineClass } from '../../../shared/api/resources/virtualmachineclass.js';
 import { VirtualMachineOperationSchema, virtualMachineOperation, type VirtualMachineOperation } from '../../../shared/api/resources/vmop.js';
 import { descriptorOf, type KubeClient, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
+import { ModuleConfigSchema, moduleConfigDescriptor, type ModuleConfig } from '../../../shared/kube/module-config-cidrs.js';
 
 export const FIELD_MANAGER = 'virtualization-controller';
 
@@ -112,23 +113,7 @@ export const SecretSchema = z.looseObject({
 });
 export type Secret = z.infer<typeof SecretSchema>;
 
-/** The ModuleConfig, as far as IPAM reads it (spec.settings.virtualMachineCIDRs). */
-export const ModuleConfigSchema = z.looseObject({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  metadata: ObjectMetaSchema,
-  spec: z.looseObject({ settings: z.looseObject({ virtualMachineCIDRs: z.array(z.string()).optional() }).optional() }).optional(),
-});
-export type ModuleConfig = z.infer<typeof ModuleConfigSchema>;
-
 const core = (plural: string, kind: string, namespaced: boolean): ResourceDescriptor => ({ group: '', version: 'v1', plural, kind, namespaced });
-export const moduleConfigDescriptor: ResourceDescriptor = {
-  group: 'deckhouse.io',
-  version: 'v1alpha1',
-  plural: 'moduleconfigs',
-  kind: 'ModuleConfig',
-  namespaced: false,
-};
 
 export interface Clients {
   vms: ResourceClient<VirtualMachine>;

@@ -27,6 +27,7 @@ import { viReconciler } from './vi/index.js';
 import { subresourceHotplug, type VolumeHotplug } from './vmbda/hotplug.js';
 import { VMBDA_BY_DEVICE, VMBDA_BY_VM, vmbdaIndexes, vmbdaReconciler } from './vmbda/index.js';
 import { deviceKey } from './vm/state.js';
+import { objectKey } from '../../../shared/kube/index.js';
 
 export interface StorageOptions {
   kube: KubeClient;
@@ -128,7 +129,10 @@ function wireStorageSources(caches: Caches, sc: StorageCaches, r: StorageReconci
   }
   // VMs: which disks and images are in use; attachments wait for their VM and its instance.
   const devicesOf = (vm: VirtualMachine): { kind: string; key: string }[] =>
-    vm.spec.blockDeviceRefs.map((ref) => ({ kind: ref.kind, key: ref.kind === 'ClusterVirtualImage' ? ref.name : `${ns(vm)}/${ref.name}` }));
+    vm.spec.blockDeviceRefs.map((ref) => ({
+      kind: ref.kind,
+      key: ref.kind === 'ClusterVirtualImage' ? ref.name : objectKey({ namespace: vm.metadata.namespace, name: ref.name }),
+    }));
   enqueueOn(caches.vms, r.vd, (vm) =>
     devicesOf(vm)
       .filter((x) => x.kind === 'VirtualDisk')
@@ -154,7 +158,12 @@ function wireStorageSources(caches: Caches, sc: StorageCaches, r: StorageReconci
   );
   enqueueOn(caches.vms, r.vmbda, (vm) => sc.vmbdas.byIndex(VMBDA_BY_VM, keyOf(vm)).map(keyOf), phaseChanged);
   enqueueOn(caches.kvvmis, r.vmbda, (vmi) => sc.vmbdas.byIndex(VMBDA_BY_VM, keyOf(vmi)).map(keyOf));
-  enqueueOn(sc.vmbdas, r.vd, (a) => (a.spec.blockDeviceRef.kind === 'VirtualDisk' ? [`${ns(a)}/${a.spec.blockDeviceRef.name}`] : []), phaseChanged);
+  enqueueOn(
+    sc.vmbdas,
+    r.vd,
+    (a) => (a.spec.blockDeviceRef.kind === 'VirtualDisk' ? [objectKey({ namespace: a.metadata.namespace, name: a.spec.blockDeviceRef.name })] : []),
+    phaseChanged,
+  );
   // Attachments wait for their device; one attachment's end frees the device for another.
   enqueueOn(caches.disks, r.vmbda, (o) => sc.vmbdas.byIndex(VMBDA_BY_DEVICE, deviceKey('VirtualDisk', ns(o), o.metadata.name ?? '')).map(keyOf), phaseChanged);
   enqueueOn(
@@ -183,5 +192,5 @@ function wakeOwner(byKind: Record<string, Runner>, pod: KubeObject): void {
 }
 
 function ownersOf(obj: KubeObject, kind: string): string[] {
-  return (obj.metadata.ownerReferences ?? []).filter((o) => o.kind === kind).map((o) => `${ns(obj)}/${o.name}`);
+  return (obj.metadata.ownerReferences ?? []).filter((o) => o.kind === kind).map((o) => objectKey({ namespace: obj.metadata.namespace, name: o.name }));
 }

@@ -29,9 +29,10 @@ import {
 import { rootLogger } from '../../../shared/log/index.js';
 import { loadConfig, type ControllerConfig } from '../config.js';
 import { addIndexes } from '../caches.js';
-import type { Caches, Deps } from '../deps.js';
+import type { Caches, Deps, VmUsbPort } from '../deps.js';
 import { ObjectCache, type CacheSource } from '../engine/cache.js';
 import type { HandlerContext } from '../engine/reconciler.js';
+import { ReadyPort } from '../engine/ready-port.js';
 import type { Clients } from '../kube/resources.js';
 
 export type Verb = 'create' | 'replace' | 'mergePatch' | 'jsonPatch' | 'apply' | 'patchStatus' | 'delete';
@@ -307,6 +308,7 @@ export function inMemoryDeps(options: InMemoryDepsOptions = {}): { deps: Deps; k
     config,
     cidrs: { current: () => cidrs },
     launcher: { guestEvent: () => Promise.resolve(undefined) },
+    usb: new ReadyPort<VmUsbPort>(),
   };
   return { deps, kinds, config };
 }

@@ -1,2 +1,2 @@
 export * from './sysfs.js';
-export { fixtureDeviceDir, removeFixtureDevice } from './fixture-sysfs.js';
+export { fixtureDeviceDir, removeFixtureDevice } from '../../../shared/testing/fixture-sysfs.js';

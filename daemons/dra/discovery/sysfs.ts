@@ -309,4 +309,4 @@ export function compareBusIds(a: string, b: string): number {
   return 0;
 }
 
-export { writeFixtureSysfs, type FixtureDevice, type FixtureInterface } from './fixture-sysfs.js';
+export { writeFixtureSysfs, type FixtureDevice, type FixtureInterface } from '../../../shared/testing/fixture-sysfs.js';

@@ -14,6 +14,7 @@ import { NotFoundError } from '../../../shared/errors/index.js';
 import type { ResourceClient } from '../../../shared/kube/index.js';
 import type { Node, PodNode, ResourceClaim } from '../../../shared/api/k8s/resource.js';
 import { ADDRESS_ANNOTATION, parseAddress } from './gateway.js';
+import { objectKey } from '../../../shared/kube/index.js';
 
 /** Why an import was refused (the `reason` label of the denials counter). */
 export type ImportDenial = 'not-allocated' | 'other-node' | 'lookup-failed';
@@ -70,7 +71,7 @@ export class ClaimImportAuthorizer implements ImportAuthorizer {
     const peer = normalizeAddress(request.peerAddress);
     const seen: string[] = [];
     for (const claim of holders) {
-      const ref = `${claim.metadata.namespace ?? ''}/${claim.metadata.name ?? ''}`;
+      const ref = objectKey(claim.metadata);
       const nodes = await this.nodesOf(claim, signal);
       for (const node of nodes) {
         const addresses = await this.addressesOf(node, signal);

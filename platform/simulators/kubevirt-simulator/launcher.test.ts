@@ -1,7 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
 import type { InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
-import * as controllerLauncher from '../../../daemons/controller/kube/launcher.js';
-import { CILIUM_IP_ANNOTATION as CONTROLLER_CILIUM } from '../../../daemons/controller/reconcilers/vm/kvvm/build.js';
 import type { LauncherPod } from './kube.js';
 import { buildLauncherPod, CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, MIGRATION_LABEL, podState } from './launcher.js';
 
@@ -20,14 +18,6 @@ const vmi: InternalVirtualMachineInstance = {
 const pod = (over: Partial<LauncherPod>): LauncherPod => ({ metadata: { name: 'p' }, ...over });
 
 describe('launcher pods', () => {
-  it('uses the same KubeVirt label, container and Cilium annotation names as the controller reads', () => {
-    expect([CREATED_BY_LABEL, COMPUTE_CONTAINER, CILIUM_IP_ANNOTATION]).toEqual([
-      controllerLauncher.CREATED_BY_LABEL,
-      controllerLauncher.COMPUTE_CONTAINER,
-      CONTROLLER_CILIUM,
-    ]);
-  });
-
   it('carries the instance placement, resources, uid label and address annotation, owned by the instance', () => {
     const p = buildLauncherPod(vmi);
     expect(p.metadata.name).toMatch(/^virt-launcher-web-[0-9a-f]{5}$/);

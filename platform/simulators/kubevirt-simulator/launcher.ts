@@ -1,26 +1,23 @@
 /**
  * virt-launcher pods as KubeVirt makes them, without a guest inside: pure builders and readers. The
- * label and container names are KubeVirt's contract, which the controller reads too
- * (daemons/controller/kube/launcher.ts; a unit test keeps the two equal).
+ * label and container names are KubeVirt's contract, which the controller reads too: they live in
+ * shared/api/internal/launcher.ts.
  */
 import { randomBytes } from 'node:crypto';
 import type { InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
 import { ownerReferenceTo } from '../../../shared/kube/index.js';
 import type { LauncherPod } from './kube.js';
+import {
+  CILIUM_IP_ANNOTATION,
+  COMPUTE_CONTAINER,
+  CREATED_BY_LABEL,
+  DOMAIN_LABEL,
+  LAUNCHER_LABEL,
+  LAUNCHER_VALUE,
+  MIGRATION_LABEL,
+} from '../../../shared/api/internal/launcher.js';
 
-/** The uid of the instance a launcher pod belongs to. */
-export const CREATED_BY_LABEL = 'kubevirt.io/created-by';
-/** The name of that instance. */
-export const DOMAIN_LABEL = 'kubevirt.io/domain';
-/** Marks every launcher pod (the simulator's informer selects on it). */
-export const LAUNCHER_LABEL = 'kubevirt.io';
-export const LAUNCHER_VALUE = 'virt-launcher';
-/** The uid of the migration a target pod was made for. */
-export const MIGRATION_LABEL = 'kubevirt.io/migrationJobUID';
-/** The container running the guest; its termination message says how the guest ended. */
-export const COMPUTE_CONTAINER = 'compute';
-/** Template annotation through which Cilium gives the pod (and the guest) the VM's address. */
-export const CILIUM_IP_ANNOTATION = 'cni.cilium.io/ipAddress';
+export { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, MIGRATION_LABEL };
 export const SIMULATED_IMAGE = 'virt-launcher (kubevirt-simulator: no guest inside)';
 
 type Spec = InternalVirtualMachineInstance['spec'];

@@ -12,16 +12,7 @@ export const StorageSimulatorConfigSchema = z.object({
   KUBECONFIG: env.optionalString().describe('Kubeconfig file; in-cluster service account when unset.'),
   WATCH_NAMESPACE: env.optionalString().describe('Play the pods and claims of this namespace only; every namespace when unset.'),
   VOLUMES_DIR: z.string().min(1).describe('Directory under which each simulated volume is a directory (`<namespace>/<claim>`); required.'),
-  STORAGE_CLASSES: z
-    .string()
-    .default(SIMULATED_STORAGE_CLASS)
-    .transform((text) =>
-      text
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== ''),
-    )
-    .describe('Comma-separated storage classes whose claims get a simulated volume.'),
+  STORAGE_CLASSES: env.list(SIMULATED_STORAGE_CLASS, (c) => c !== '', '').describe('Comma-separated storage classes whose claims get a simulated volume.'),
   POD_SELECTOR: env.string(HELPER_POD_SELECTOR).describe("Label selector of the pods run as the importer program (the controller's helper pods)."),
   REQUIRE_NODE: env.bool(true).describe('Run a pod only once the scheduler bound it to a node (false where no scheduler runs: the tests).'),
   POD_IP_PREFIX: env

@@ -9,7 +9,7 @@
  * while it runs has its process stopped (SIGTERM).
  */
 import { NotFoundError } from '../../../shared/errors/index.js';
-import { Informer, type KubeObject } from '../../../shared/kube/index.js';
+import { Informer, type KubeObject, objectKey } from '../../../shared/kube/index.js';
 import type { Logger } from '../../../shared/log/index.js';
 import { startImporter, type ImporterProcess, type ImporterRun } from './importer-process.js';
 import type { Pod, StorageSimulatorClients } from './kube.js';
@@ -189,7 +189,7 @@ export class PodRunner {
 }
 
 function key(o: KubeObject): string {
-  return `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+  return objectKey(o.metadata);
 }
 
 function running(name: string, image: string, ip: string, startedAt: string): Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { vmop } from './builders.js';
 import { eventually } from './fixtures.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 import { phaseIs, useWorld } from './world.js';
 
 const t = useWorld('ctl-power');
@@ -17,11 +18,27 @@ async function restarted(name: string, old: string | undefined): Promise<string>
 
 /**
  * The controller settled on Stopped for the VM's current spec, and nothing is set to start it: no start
- * requested from KubeVirt, no runStrategy that makes KubeVirt start it, no instance.
+ * requested from KubeVirt, no runStrategy that makes KubeVirt start it, no instance. Looked at once the
+ * controller has seen the latest VM, internal VM and instance (its caches hold the versions the
+ * apiserver has) and holds nothing for the VM (no key queued, in flight or scheduled in the vm and
+ * vmop reconcilers): a later wrong start would need a reconcile that nothing is left to trigger, so
+ * one instant here stands for every later one, which a look at some arbitrary instant cannot say.
  */
 async function stayedStopped(name: string): Promise<void> {
   await t.w.vmWhen(name, (v) => phaseIs('Stopped')(v) && v.status?.observedGeneration === v.metadata.generation, 'Stopped');
-  const kvvm = await t.c.kvvms.get({ namespace: t.w.ns, name });
+  const { running } = t.w.ctl;
+  const key = `${t.w.ns}/${name}`;
+  const ref = { namespace: t.w.ns, name };
+  await waitFor(`${name}: the controller has seen everything and holds nothing for it`, async () => {
+    if ([running.runners.vm, running.runners.vmop].some((r) => r.queue.holds(key))) return false;
+    const [vm, kvvm, instance] = await Promise.all([t.c.vms.get(ref), t.c.kvvms.get(ref), t.w.instanceUid(name)]);
+    return (
+      running.caches.vms.get(key)?.metadata.resourceVersion === vm.metadata.resourceVersion &&
+      running.caches.kvvms.get(key)?.metadata.resourceVersion === kvvm.metadata.resourceVersion &&
+      running.caches.kvvmis.get(key)?.metadata.uid === instance
+    );
+  });
+  const kvvm = await t.c.kvvms.get(ref);
   expect(kvvm.spec.runStrategy).not.toBe('Always');
   expect((kvvm.status?.stateChangeRequests ?? []).filter((r) => r.action === 'Start')).toEqual([]);
   expect(await t.w.instanceUid(name)).toBeUndefined();

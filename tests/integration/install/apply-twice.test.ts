@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { kubectl, startExtraApiServer, type ExtraApiServer, type KubectlOptions } from '../../env/index.js';
 import { kubectlOk, prepareApiServer } from './knative-crds.js';
 import { KNATIVE_DIR } from './manifests.js';
+import { objectKey } from '../../../shared/kube/index.js';
 
 // A real apply installs webhook configurations that would intercept every VirtualMachine write of
 // the shared test apiserver; this test therefore runs against an apiserver of its own, on the same
@@ -17,7 +18,7 @@ async function resourceVersions(): Promise<Map<string, string>> {
   const list = JSON.parse(await kubectlOk(['get', '-k', KNATIVE_DIR, '-o', 'json'], opts)) as {
     items: Array<{ kind: string; metadata: { namespace?: string; name: string; resourceVersion: string } }>;
   };
-  return new Map(list.items.map((o) => [`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, o.metadata.resourceVersion]));
+  return new Map(list.items.map((o) => [`${o.kind}/${objectKey({ namespace: o.metadata.namespace, name: o.metadata.name })}`, o.metadata.resourceVersion]));
 }
 
 beforeAll(async () => {

@@ -25,9 +25,9 @@ describe('the pre-delete Job against the real apiserver', () => {
     const ns = await freshNamespace('pre-delete');
     const target = kubeVirt(ns);
     await createTarget(kube, target, [FINALIZER]);
-    const started = Date.now();
+    // That the wait lasts exactly until the deadline (and checks once more there) is proved on a fake
+    // clock in functions/pre-delete/cleanup.test.ts; here the real apiserver keeps the object held.
     await expect(runJob(envFor([target], '1s'))).resolves.toBe(EXIT.incomplete);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
     expect((await read(kube, target))?.metadata.deletionTimestamp).toBeDefined();
     await releaseFinalizers(kube, target);
   });

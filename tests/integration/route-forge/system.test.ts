@@ -136,36 +136,30 @@ describe('vm-route-forge in a network namespace', () => {
     await waitForTable('vm-b back on node b', [...BLACKHOLES, ROUTE.local, ROUTE.b, ROUTE.c, ROUTE.second]);
   });
 
-  it('restores a route deleted or changed by hand, and a deleted rule, each within a second', async () => {
+  // RESYNC_INTERVAL is an hour here, so each repair below comes from the kernel's change notification
+  // (the daemon's netlink monitor), not from a periodic full sync. How fast it is, is a benchmark's
+  // question (tests/bench/route-forge.bench.ts, drift repair latency), not a timed test's.
+  it("restores a route deleted or changed by hand, and a deleted rule, on the kernel's notification", async () => {
     const expected = [...BLACKHOLES, ROUTE.local, ROUTE.b, ROUTE.c, ROUTE.second];
-    const repairsBefore = await metric('d8_virtualization_route_forge_repairs_total', { object: 'route' });
-    const timed = async (what: string, damage: string[], healed: () => Promise<boolean>): Promise<number> => {
-      const t0 = performance.now();
+    const routeRepairs = (): Promise<number> => metric('d8_virtualization_route_forge_repairs_total', { object: 'route' });
+    const ruleRepairs = (): Promise<number> => metric('d8_virtualization_route_forge_repairs_total', { object: 'rule' });
+    const [routesBefore, rulesBefore] = [await routeRepairs(), await ruleRepairs()];
+    const damageThenHealed = async (what: string, damage: string[], healed: () => Promise<boolean>): Promise<void> => {
       await netns?.ip(damage);
-      await waitFor(what, healed, { intervalMs: 5, timeoutMs: 10_000 });
-      return performance.now() - t0;
+      await waitFor(what, healed, { intervalMs: 5 });
     };
-    const deleted = await timed('the deleted route back', ['route', 'del', '10.166.1.12/32', 'table', String(TABLE)], () => tableIs(expected));
-    const changed = await timed(
-      'the changed route back',
-      ['route', 'replace', '10.166.0.11/32', 'via', '10.200.0.9', 'dev', 'veth0', 'table', String(TABLE)],
-      () => tableIs(expected),
+    await damageThenHealed('the deleted route back', ['route', 'del', '10.166.1.12/32', 'table', String(TABLE)], () => tableIs(expected));
+    await damageThenHealed('the changed route back', ['route', 'replace', '10.166.0.11/32', 'via', '10.200.0.9', 'dev', 'veth0', 'table', String(TABLE)], () =>
+      tableIs(expected),
     );
-    const blackhole = await timed('the blackhole back', ['route', 'del', '10.167.0.0/24', 'table', String(TABLE), 'metric', '100'], () => tableIs(expected));
-    const rule = await timed(
+    await damageThenHealed('the blackhole back', ['route', 'del', '10.167.0.0/24', 'table', String(TABLE), 'metric', '100'], () => tableIs(expected));
+    await damageThenHealed(
       'the rule back',
       ['rule', 'del', 'priority', String(TABLE), 'to', '10.166.0.0/16', 'lookup', String(TABLE)],
       async () => JSON.stringify(await netns?.rules(TABLE)) === JSON.stringify(RULES),
     );
-    expect({ deleted, changed, blackhole, rule }).toEqual({
-      deleted: expect.any(Number),
-      changed: expect.any(Number),
-      blackhole: expect.any(Number),
-      rule: expect.any(Number),
-    });
-    expect(Math.max(deleted, changed, blackhole, rule)).toBeLessThan(1_000);
-    await waitFor('the repairs counted', async () => (await metric('d8_virtualization_route_forge_repairs_total', { object: 'route' })) >= repairsBefore + 3);
-    expect(await metric('d8_virtualization_route_forge_repairs_total', { object: 'rule' })).toBeGreaterThanOrEqual(1);
+    await waitFor('the three route repairs counted', async () => (await routeRepairs()) >= routesBefore + 3);
+    await waitFor('the rule repair counted', async () => (await ruleRepairs()) >= rulesBefore + 1);
   });
 
   it('removes a route foreign to the table that appears while it runs', async () => {

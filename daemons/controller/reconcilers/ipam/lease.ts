@@ -1,7 +1,7 @@
 import { VMIPLeaseCondition } from '../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { VirtualMachineIPAddressLease } from '../../../../shared/api/resources/addresses.js';
-import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
+import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer, objectKey } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
 import { conditionOn, findCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
@@ -40,7 +40,7 @@ function lifecycle(deps: Deps): Handler<State> {
     async handle(s, ctx): Promise<void> {
       const lease = s.obj;
       const ref = lease.spec.virtualMachineIPAddressRef;
-      const vmip = ref === undefined || ref.name === '' ? undefined : deps.caches.vmips.get(`${ref.namespace}/${ref.name}`);
+      const vmip = ref === undefined || ref.name === '' ? undefined : deps.caches.vmips.get(objectKey(ref));
       if (vmip !== undefined && leaseHeldBy(lease, vmip)) {
         s.status.phase = 'Bound';
         conditionOn(s, ctx, { type: Bound.type, status: 'True', reason: Bound.reason.Bound });

@@ -1,7 +1,7 @@
 import { VMIPCondition } from '../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { VirtualMachineIPAddress } from '../../../../shared/api/resources/addresses.js';
-import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
+import { addFinalizer, hasFinalizer, removeFinalizer, objectKey } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
 import { Expectations } from '../../engine/expectations.js';
 import { conditionOn } from '../../engine/conditions.js';
@@ -128,7 +128,7 @@ export function vmipReconciler(deps: Deps): ReconcileFn {
     name: 'vmip',
     load: (key) => deps.caches.vmips.get(key),
     invalid: (key) => deps.caches.vmips.invalid(key),
-    init: (vmip) => ({ obj: vmip, key: `${vmip.metadata.namespace ?? ''}/${vmip.metadata.name ?? ''}`, status: clone(vmip.status) ?? {} }),
+    init: (vmip) => ({ obj: vmip, key: objectKey(vmip.metadata), status: clone(vmip.status) ?? {} }),
     handlers: [protection(deps), bound(deps, allocator), attached(deps)],
     statusOf: (vmip) => vmip.status,
     writeStatus: async (vmip, patch, signal) => {

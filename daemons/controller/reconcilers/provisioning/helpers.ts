@@ -20,6 +20,7 @@ import {
 } from './importer.js';
 import type { ConfigMap, HelperPod, PVC, StorageClass, StorageClients } from './kube.js';
 import type { VirtualMachineBlockDeviceAttachment } from '../../../../shared/api/resources/vmbda.js';
+import { objectKey } from '../../../../shared/kube/index.js';
 
 export interface StorageCaches {
   pvcs: ObjectCache<PVC>;
@@ -98,7 +99,7 @@ export async function removeHelpers(d: StorageDeps, owner: KubeObject, signal: A
   for (const pod of caches.helperPods.byIndex(HELPERS_BY_OWNER, ownerTagOf(owner))) {
     const ref = { namespace: pod.metadata.namespace, name: pod.metadata.name ?? '' };
     await deleteIgnoringMissing(() => clients.helperPods.delete(ref, { signal, propagationPolicy: 'Background' }));
-    caches.helperPods.forget(`${ref.namespace ?? ''}/${ref.name}`);
+    caches.helperPods.forget(objectKey({ namespace: ref.namespace, name: ref.name }));
     await deleteIgnoringMissing(() => clients.services.delete(ref, { signal }));
     await deleteIgnoringMissing(() => clients.configMaps.delete({ ...ref, name: `${ref.name}-ca` }, { signal }));
   }

@@ -1,6 +1,6 @@
 /** The PersistentVolumeClaims that hold disks and PVC-stored images. */
 import { AlreadyExistsError } from '../../../../shared/errors/index.js';
-import { ownerReferenceTo, type KubeObject } from '../../../../shared/kube/index.js';
+import { ownerReferenceTo, type KubeObject, objectKey } from '../../../../shared/kube/index.js';
 import { shortName } from './importer.js';
 import type { StorageDeps } from './helpers.js';
 import type { PVC } from './kube.js';
@@ -33,7 +33,7 @@ export function diskPVC(owner: KubeObject, name: string, size: string, storageCl
 
 /** The claim from the cache, created when missing. */
 export async function ensurePVC(d: StorageDeps, want: PVC, signal: AbortSignal): Promise<PVC> {
-  const key = `${want.metadata.namespace ?? ''}/${want.metadata.name ?? ''}`;
+  const key = objectKey(want.metadata);
   const cached = d.storage.caches.pvcs.get(key);
   if (cached !== undefined) return cached;
   try {

@@ -24,6 +24,7 @@ import { cloneOperation } from './clone.js';
 import { restoreOperation } from './restore.js';
 import { VMSOP_BY_SNAPSHOT, vmsopReconciler } from './vmsop.js';
 import { subresourceFilesystems, type GuestFilesystems } from './freeze.js';
+import { objectKey } from '../../../../shared/kube/index.js';
 
 export interface SnapshotOptions {
   kube: KubeClient;
@@ -50,9 +51,9 @@ export function snapshotReconcilers(storage: StorageDeps, caches0: Caches, opts:
     vmsops: informerCache(clients.vmsops, namespaced, opts.signal, opts.logger),
     volumeSnapshots: opts.volumeSnapshots ? informerCache(clients.volumeSnapshots, namespaced, opts.signal, opts.logger) : undefined,
   };
-  caches.vdSnapshots.addIndex(VDS_BY_DISK, (vds) => [`${vds.metadata.namespace ?? ''}/${vds.spec.virtualDiskName}`]);
-  caches.vmsops.addIndex(VMSOP_BY_SNAPSHOT, (op) => [`${op.metadata.namespace ?? ''}/${op.spec.virtualMachineSnapshotName}`]);
-  caches.vmSnapshots.addIndex(VMS_BY_VM, (vms) => [`${vms.metadata.namespace ?? ''}/${vms.spec.virtualMachineName}`]);
+  caches.vdSnapshots.addIndex(VDS_BY_DISK, (vds) => [objectKey({ namespace: vds.metadata.namespace, name: vds.spec.virtualDiskName })]);
+  caches.vmsops.addIndex(VMSOP_BY_SNAPSHOT, (op) => [objectKey({ namespace: op.metadata.namespace, name: op.spec.virtualMachineSnapshotName })]);
+  caches.vmSnapshots.addIndex(VMS_BY_VM, (vms) => [objectKey({ namespace: vms.metadata.namespace, name: vms.spec.virtualMachineName })]);
   const d: SnapshotDeps = { ...storage, snapshots: { clients, caches, filesystems: opts.filesystems ?? subresourceFilesystems(opts.kube) } };
   const some = Math.max(1, Math.floor(storage.config.RECONCILE_WORKERS / 2));
   // Restore and Clone: the operation reconciler with the snapshot operations (the original's vmop "snapshot" sub-controller).
@@ -74,7 +75,8 @@ export function snapshotReconcilers(storage: StorageDeps, caches0: Caches, opts:
 
 function wireSnapshotSources(caches: Caches, sc: SnapshotCaches, r: SnapshotReconcilers['runners']): void {
   const ns = (o: KubeObject): string => o.metadata.namespace ?? '';
-  const ownedBy = (o: KubeObject, kind: string): string[] => (o.metadata.ownerReferences ?? []).filter((x) => x.kind === kind).map((x) => `${ns(o)}/${x.name}`);
+  const ownedBy = (o: KubeObject, kind: string): string[] =>
+    (o.metadata.ownerReferences ?? []).filter((x) => x.kind === kind).map((x) => objectKey({ namespace: o.metadata.namespace, name: x.name }));
   const snapshotsOfDisk = (namespace: string, disk: string): string[] => sc.vdSnapshots.byIndex(VDS_BY_DISK, `${namespace}/${disk}`).map(keyOf);
   enqueueOn(sc.vdSnapshots, r.vdsnapshot, (o) => [keyOf(o)]);
   if (sc.volumeSnapshots !== undefined) enqueueOn(sc.volumeSnapshots, r.vdsnapshot, (vs) => ownedBy(vs, 'VirtualDiskSnapshot'));

@@ -14,7 +14,15 @@ import { SNAPSHOT_API, type VolumeSnapshot } from '../../../../shared/api/k8s/vo
 import type { VirtualDiskSnapshot } from '../../../../shared/api/resources/snapshots.js';
 import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.js';
 import { AlreadyExistsError, NotFoundError } from '../../../../shared/errors/index.js';
-import { addFinalizer, conditionalMergePatch, hasControllerReference, hasFinalizer, ownerReferenceTo, removeFinalizer } from '../../../../shared/kube/index.js';
+import {
+  addFinalizer,
+  conditionalMergePatch,
+  hasControllerReference,
+  hasFinalizer,
+  ownerReferenceTo,
+  removeFinalizer,
+  objectKey,
+} from '../../../../shared/kube/index.js';
 import { conditionOn } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
@@ -190,7 +198,7 @@ async function thaw(d: SnapshotDeps, s: VDSState, ctx: HandlerContext, vs: Volum
 /** The VolumeSnapshot of this disk snapshot, if it exists and is ours. */
 function ownVolumeSnapshot(d: SnapshotDeps, vds: VirtualDiskSnapshot): VolumeSnapshot | undefined {
   const name = vds.status?.volumeSnapshotName ?? volumeSnapshotNameOf(vds);
-  const vs = d.snapshots.caches.volumeSnapshots?.get(`${vds.metadata.namespace ?? ''}/${name}`);
+  const vs = d.snapshots.caches.volumeSnapshots?.get(objectKey({ namespace: vds.metadata.namespace, name }));
   return vs !== undefined && hasControllerReference(vs, vds) ? vs : undefined;
 }
 
@@ -205,7 +213,7 @@ function snapshot(d: SnapshotDeps): Handler<VDSState> {
         return fail(s, ctx, R.VirtualDiskSnapshotFailed, `the cluster does not serve ${SNAPSHOT_API} VolumeSnapshots: a CSI snapshot controller is needed`);
       }
       const name = s.status.volumeSnapshotName ?? volumeSnapshotNameOf(vds);
-      let vs = d.snapshots.caches.volumeSnapshots.get(`${vds.metadata.namespace ?? ''}/${name}`);
+      let vs = d.snapshots.caches.volumeSnapshots.get(objectKey({ namespace: vds.metadata.namespace, name }));
       if (vs === undefined) {
         if (s.status.volumeSnapshotName !== undefined) return fail(s, ctx, R.Lost, `VolumeSnapshot ${name} is gone: the snapshot's data is lost`);
         if (s.freezeVM !== undefined) {

@@ -13,7 +13,7 @@ import { API_VERSION } from '../../../../shared/api/resources/common.js';
 import type { VirtualMachineSnapshot, VirtualDiskSnapshot } from '../../../../shared/api/resources/snapshots.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
 import { AlreadyExistsError } from '../../../../shared/errors/index.js';
-import { conditionalMergePatch, hasControllerReference, ownerReferenceTo, type KubeObject } from '../../../../shared/kube/index.js';
+import { conditionalMergePatch, hasControllerReference, ownerReferenceTo, type KubeObject, objectKey } from '../../../../shared/kube/index.js';
 import { conditionOn } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
@@ -126,7 +126,7 @@ function wait(d: SnapshotDeps, s: VMSState, ctx: HandlerContext, reason: string,
 
 /** The disks of a VM: spec blockDeviceRefs and attachments, VirtualDisks only, in that order. */
 function disksOf(d: SnapshotDeps, vm: VirtualMachine): string[] {
-  const key = `${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`;
+  const key = objectKey(vm.metadata);
   const names = vm.spec.blockDeviceRefs.filter((r) => r.kind === 'VirtualDisk').map((r) => r.name);
   for (const a of d.storage.caches.vmbdas.byIndex(VMBDA_BY_VM, key)) {
     if (a.spec.blockDeviceRef.kind === 'VirtualDisk' && a.metadata.deletionTimestamp === undefined) names.push(a.spec.blockDeviceRef.name);
@@ -176,7 +176,7 @@ function consistency(d: SnapshotDeps): Handler<VMSState> {
     handle(s, ctx): HandlerOutcome | void {
       if (s.status.virtualMachineSnapshotSecretName !== undefined || !s.running || !s.obj.spec.requiredConsistency) return;
       const name = s.obj.spec.virtualMachineName;
-      if (agentConnected(d.caches.kvvmis.get(`${s.obj.metadata.namespace ?? ''}/${name}`))) {
+      if (agentConnected(d.caches.kvvmis.get(objectKey({ namespace: s.obj.metadata.namespace, name })))) {
         s.freeze = true;
         return;
       }

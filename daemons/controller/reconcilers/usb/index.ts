@@ -36,7 +36,10 @@ import { ObjectCache } from '../../engine/cache.js';
 import { Runner, type ReconcileFn } from '../../engine/runner.js';
 import { FIELD_MANAGER } from '../../kube/resources.js';
 import { attributesOf, nodeUSBDeviceName, usbDevicesOf } from './attributes.js';
-import { nodeUSBDeviceReconciler, resourceSliceReconciler, UsbIndex, usbDeviceReconciler, type UsbDeps } from './reconcilers.js';
+import { UsbIndex, type UsbDeps } from './deps.js';
+import { nodeUSBDeviceReconciler } from './nodeusbdevice/reconciler.js';
+import { resourceSliceReconciler } from './resourceslice/reconciler.js';
+import { usbDeviceReconciler } from './usbdevice/reconciler.js';
 
 const namespaceDescriptor: ResourceDescriptor = { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false };
 const NamespaceSchema = z.looseObject({ apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema });
@@ -159,7 +162,7 @@ export function startUsbReconcilers(options: {
     });
     templates.informer.on(ev, (t: ResourceClaimTemplate) => {
       const owner = t.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'USBDevice');
-      if (owner !== undefined) usbRunner.enqueue(`${t.metadata.namespace ?? ''}/${owner.name}`);
+      if (owner !== undefined) usbRunner.enqueue(objectKey({ namespace: t.metadata.namespace, name: owner.name }));
     });
   }
 
@@ -213,7 +216,7 @@ function wireVmSide(
       const device = claim.metadata.labels?.[USB_DEVICE_LABEL];
       if (device !== undefined) vmsNaming(claim.metadata.namespace ?? '', device);
       const owner = claim.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'VirtualMachine');
-      if (owner !== undefined) vm.enqueueVM(`${claim.metadata.namespace ?? ''}/${owner.name}`);
+      if (owner !== undefined) vm.enqueueVM(objectKey({ namespace: claim.metadata.namespace, name: owner.name }));
     });
     // A VM's devices follow it (Attached, its node's USB/IP ports); other VMs naming the same device wait for it to let go.
     vm.vms.informer.on(ev, (v: VirtualMachine, old?: VirtualMachine) => {

@@ -9,7 +9,7 @@ import { Finalizer } from '../../../../shared/api/finalizers.js';
 import { formatBytes, parseQuantity } from '../../../../shared/api/k8s/quantity.js';
 import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.js';
 import { errorMessage, httpStatusOf } from '../../../../shared/errors/index.js';
-import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
+import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer, objectKey } from '../../../../shared/kube/index.js';
 import { conditionOn, removeCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
@@ -126,7 +126,7 @@ function storageClass(d: StorageDeps): Handler<VDState> {
       const vd = s.obj;
       s.status.observedGeneration = vd.metadata.generation;
       const pvcName = s.status.target?.persistentVolumeClaimName ?? pvcNameOf('vd', vd);
-      s.pvc = d.storage.caches.pvcs.get(`${vd.metadata.namespace ?? ''}/${pvcName}`);
+      s.pvc = d.storage.caches.pvcs.get(objectKey({ namespace: vd.metadata.namespace, name: pvcName }));
       const named = s.pvc?.spec.storageClassName ?? vd.spec.persistentVolumeClaim?.storageClassName;
       const cls = pickStorageClass(d.storage.caches.storageClasses.list(), named);
       if (cls === undefined) {

@@ -4,6 +4,7 @@ import type { VirtualImage } from '../../../../shared/api/resources/virtualimage
 import type { ReconcileFn } from '../../engine/runner.js';
 import type { StorageDeps } from '../provisioning/helpers.js';
 import { imageReconciler } from '../provisioning/image-reconciler.js';
+import { objectKey } from '../../../../shared/kube/index.js';
 
 export function viReconciler(d: StorageDeps): ReconcileFn {
   return imageReconciler<VirtualImage>(d, {
@@ -12,7 +13,7 @@ export function viReconciler(d: StorageDeps): ReconcileFn {
     finalizer: Finalizer.viCleanup,
     cache: (deps) => deps.caches.images,
     client: (deps) => deps.clients.images,
-    repo: (img) => `vi/${img.metadata.namespace ?? ''}/${img.metadata.name ?? ''}:${img.metadata.uid ?? ''}`,
+    repo: (img) => `vi/${objectKey(img.metadata)}:${img.metadata.uid ?? ''}`,
     helperNamespace: (_deps, img) => img.metadata.namespace ?? '',
     pvcStorage: (img) => (img.spec.storage === 'ContainerRegistry' ? undefined : { storageClassName: img.spec.persistentVolumeClaim?.storageClassName }),
     namespaceOf: (img) => img.metadata.namespace,

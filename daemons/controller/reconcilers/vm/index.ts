@@ -14,6 +14,7 @@ import { provisioningHandler } from './handlers/provisioning.js';
 import { syncKvvmHandler } from './handlers/sync-kvvm.js';
 import { USB_ATTACH_RETRY_MS, usbDevicesHandler } from './handlers/usb-devices.js';
 import type { VMState, VMStatus } from './state.js';
+import { objectKey } from '../../../../shared/kube/index.js';
 
 /** How long a requested restart of an instance is remembered (until the cache shows the new one). */
 const RESTART_MEMORY_MS = 60_000;
@@ -40,7 +41,7 @@ export function vmHandlers(deps: Deps): Handler<VMState>[] {
 export function initVMState(vm: VirtualMachine): VMState {
   return {
     obj: vm,
-    key: `${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`,
+    key: objectKey(vm.metadata),
     status: clone(vm.status) ?? {},
     waitingFor: [],
     power: { kind: 'none' },

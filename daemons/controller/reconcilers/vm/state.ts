@@ -6,6 +6,7 @@ import { conditionOn, removeCondition } from '../../engine/conditions.js';
 import type { HandlerContext, ReconcileState } from '../../engine/reconciler.js';
 import type { ResolvedDevice } from './kvvm/devices.js';
 import type { PowerAction } from './power.js';
+import { objectKey } from '../../../../shared/kube/index.js';
 
 export type VMStatus = NonNullable<VirtualMachine['status']>;
 
@@ -55,10 +56,10 @@ export const vmIndexes: Record<string, (vm: VirtualMachine) => string[]> = {
   [VMIndex.byClass]: (vm) => [vm.spec.virtualMachineClassName],
   [VMIndex.byDevice]: (vm) => vm.spec.blockDeviceRefs.map((r) => deviceKey(r.kind, vm.metadata.namespace, r.name)),
   [VMIndex.byUsbDevice]: (vm) => [
-    ...new Set([...(vm.spec.usbDevices ?? []), ...(vm.status?.usbDevices ?? [])].map((d) => `${vm.metadata.namespace ?? ''}/${d.name}`)),
+    ...new Set([...(vm.spec.usbDevices ?? []), ...(vm.status?.usbDevices ?? [])].map((d) => objectKey({ namespace: vm.metadata.namespace, name: d.name }))),
   ],
   [VMIndex.byIPAddress]: (vm) => {
     const names = new Set([vm.spec.virtualMachineIPAddressName, vm.status?.virtualMachineIPAddressName]);
-    return [...names].filter((n): n is string => n !== undefined && n !== '').map((n) => `${vm.metadata.namespace ?? ''}/${n}`);
+    return [...names].filter((n): n is string => n !== undefined && n !== '').map((n) => objectKey({ namespace: vm.metadata.namespace, name: n }));
   },
 };

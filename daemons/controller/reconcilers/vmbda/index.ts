@@ -9,7 +9,7 @@ import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { VirtualMachineBlockDeviceAttachment } from '../../../../shared/api/resources/vmbda.js';
 import { errorMessage } from '../../../../shared/errors/index.js';
-import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
+import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer, objectKey } from '../../../../shared/kube/index.js';
 import { conditionOn, findCondition, removeCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
@@ -36,7 +36,7 @@ const RECHECK_MS = 5_000;
 
 export const vmbdaIndexes: Record<string, (a: VMBDA) => string[]> = {
   [VMBDA_BY_DEVICE]: (a) => [deviceKey(a.spec.blockDeviceRef.kind, a.metadata.namespace, a.spec.blockDeviceRef.name)],
-  [VMBDA_BY_VM]: (a) => [`${a.metadata.namespace ?? ''}/${a.spec.virtualMachineName}`],
+  [VMBDA_BY_VM]: (a) => [objectKey({ namespace: a.metadata.namespace, name: a.spec.virtualMachineName })],
 };
 
 /**
@@ -100,7 +100,7 @@ function observe(d: StorageDeps): Handler<State> {
       const a = s.obj;
       s.status.virtualMachineName = a.spec.virtualMachineName;
       s.status.observedGeneration = a.metadata.generation;
-      s.kvvmi = d.caches.kvvmis.get(`${a.metadata.namespace ?? ''}/${a.spec.virtualMachineName}`);
+      s.kvvmi = d.caches.kvvmis.get(objectKey({ namespace: a.metadata.namespace, name: a.spec.virtualMachineName }));
     },
   };
 }
@@ -166,7 +166,7 @@ function virtualMachine(d: StorageDeps): Handler<State> {
     handle(s, ctx): HandlerOutcome | void {
       const a = s.obj;
       const name = a.spec.virtualMachineName;
-      const vm = d.caches.vms.get(`${a.metadata.namespace ?? ''}/${name}`);
+      const vm = d.caches.vms.get(objectKey({ namespace: a.metadata.namespace, name }));
       let problem: string | undefined;
       if (vm === undefined) problem = `VirtualMachine ${name} does not exist`;
       else if (vm.metadata.deletionTimestamp !== undefined) problem = `VirtualMachine ${name} is being deleted`;
@@ -194,7 +194,7 @@ function conflict(d: StorageDeps): Handler<State> {
     handle(s, ctx): HandlerOutcome | void {
       const a = s.obj;
       const ref = a.spec.blockDeviceRef;
-      const vm = d.caches.vms.get(`${a.metadata.namespace ?? ''}/${a.spec.virtualMachineName}`);
+      const vm = d.caches.vms.get(objectKey({ namespace: a.metadata.namespace, name: a.spec.virtualMachineName }));
       let message: string | undefined;
       if (vm?.spec.blockDeviceRefs.some((r) => r.kind === ref.kind && r.name === ref.name) === true) {
         message = `${ref.kind} ${ref.name} is already in the spec of VirtualMachine ${a.spec.virtualMachineName}`;
@@ -231,7 +231,7 @@ function capacity(d: StorageDeps): Handler<State> {
         return;
       }
       const others = d.storage.caches.vmbdas
-        .byIndex(VMBDA_BY_VM, `${a.metadata.namespace ?? ''}/${a.spec.virtualMachineName}`)
+        .byIndex(VMBDA_BY_VM, objectKey({ namespace: a.metadata.namespace, name: a.spec.virtualMachineName }))
         .filter((o) => o.metadata.uid !== a.metadata.uid && (o.status?.phase === 'Attached' || o.status?.phase === 'InProgress'));
       if (others.length >= HOTPLUG_CAPACITY) {
         const message = `VirtualMachine ${a.spec.virtualMachineName} already has ${String(others.length)} hot-plugged devices (at most ${String(HOTPLUG_CAPACITY)})`;

@@ -2,7 +2,7 @@ import { VMOPCondition } from '../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
-import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
+import { addFinalizer, hasFinalizer, removeFinalizer, objectKey } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
 import { conditionOn } from '../../engine/conditions.js';
 import type { Handler, HandlerContext, HandlerOutcome, ReconcileState } from '../../engine/reconciler.js';
@@ -39,7 +39,7 @@ function fail(s: VMOPState, ctx: HandlerContext, reason: string, message: string
   return { stop: true };
 }
 
-const vmKey = (vmop: VirtualMachineOperation): string => `${vmop.metadata.namespace ?? ''}/${vmop.spec.virtualMachineName}`;
+const vmKey = (vmop: VirtualMachineOperation): string => objectKey({ namespace: vmop.metadata.namespace, name: vmop.spec.virtualMachineName });
 
 function opContext(deps: Deps, s: VMOPState, ctx: HandlerContext, vm: VirtualMachine): Parameters<Operation['check']>[0] {
   const key = vmKey(s.obj);

@@ -66,7 +66,7 @@ describe('the VM deletion handler', () => {
     const { deps, kinds } = world(vm(true), { kvvm: true, kvvmi: true, vmip: true });
     const state = initVMState(vm(true));
     const outcome = await deletionHandler(deps).handle(state, handlerContext());
-    expect(outcome).toEqual({ stop: true, requeueAfterMs: expect.any(Number) });
+    expect(outcome).toEqual({ stop: true, requeueAfterMs: 5_000 });
     expect(state.status.phase).toBe('Terminating');
     expect(kinds.kvvmis.stored('ns/web')).toBeUndefined();
     expect(kinds.kvvms.stored('ns/web')).toBeUndefined();

@@ -4,7 +4,7 @@ import { VMCondition } from '../../../../../shared/api/conditions/index.js';
 import { API_VERSION } from '../../../../../shared/api/resources/common.js';
 import type { VirtualMachineIPAddress } from '../../../../../shared/api/resources/addresses.js';
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
-import { ownerReferenceTo } from '../../../../../shared/kube/index.js';
+import { ownerReferenceTo, objectKey } from '../../../../../shared/kube/index.js';
 import type { Deps } from '../../../deps.js';
 import type { Handler } from '../../../engine/reconciler.js';
 import { condition, dropCondition, type VMState } from '../state.js';
@@ -17,7 +17,7 @@ export const VMIP_BY_OWNER = 'owner';
 /** The controlling VM of an address, as an index value. */
 export function ownerVMKeys(vmip: VirtualMachineIPAddress): string[] {
   const ref = vmip.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'VirtualMachine');
-  return ref === undefined ? [] : [`${vmip.metadata.namespace ?? ''}/${ref.name}`];
+  return ref === undefined ? [] : [objectKey({ namespace: vmip.metadata.namespace, name: ref.name })];
 }
 
 /** Label on a VirtualMachineIPAddress the controller made for a VM: the VM's uid. */
@@ -63,7 +63,7 @@ export function ipamHandler(deps: Deps): Handler<VMState> {
       const named = vm.spec.virtualMachineIPAddressName;
       const name = named !== undefined && named !== '' ? named : autoAddressName(vm);
       s.status.virtualMachineIPAddressName = name;
-      let vmip = deps.caches.vmips.get(`${vm.metadata.namespace ?? ''}/${name}`);
+      let vmip = deps.caches.vmips.get(objectKey({ namespace: vm.metadata.namespace, name }));
       if (vmip === undefined && name !== named) {
         vmip = deps.caches.vmips.remember(await deps.clients.vmips.create(newAddress(vm, name), { signal: ctx.signal }));
         ctx.log.info({ vmip: name }, 'created VirtualMachineIPAddress');

@@ -71,7 +71,7 @@ function world(devices: string[], status?: VirtualMachine['status']) {
   usbDevices.seed(['usb-a', 'usb-b'].map(ready));
   templates.seed(['usb-a', 'usb-b'].map(template));
   const hotplug = new RecordingHotplug();
-  deps.usb = { usbDevices: usbDevices.cache, templates: templates.cache, claims: claims.cache, claimClient: claims, hotplug };
+  deps.usb.set({ usbDevices: usbDevices.cache, templates: templates.cache, claims: claims.cache, claimClient: claims, hotplug });
   const handler = usbDevicesHandler(deps, new Expectations<true>(30_000));
   const pass = async () => {
     const s = { ...initVMState(vm), kvvmi: instance };

@@ -43,7 +43,7 @@ export function usbDevicesHandler(deps: Deps, requested: Expectations<true>): Ha
   return {
     name: 'usbDevices',
     async handle(s, ctx): Promise<HandlerOutcome | void> {
-      const usb = deps.usb;
+      const usb = deps.usb.get();
       const vm = s.obj;
       if (usb === undefined || vm.metadata.deletionTimestamp !== undefined) return;
       const names = [...new Set((vm.spec.usbDevices ?? []).map((d) => d.name))];
@@ -194,7 +194,7 @@ async function detach(usb: VmUsbPort, vm: VirtualMachine, name: string, ctx: Han
 
 /** A deleted VM lets go of every USB device it reserved (the garbage collector would too, later). */
 export async function releaseUsbClaims(deps: Deps, vm: VirtualMachine, ctx: HandlerContext): Promise<void> {
-  const usb = deps.usb;
+  const usb = deps.usb.get();
   if (usb === undefined) return;
   for (const claim of usb.claims.byIndex(USB_CLAIMS_BY_VM, vm.metadata.uid ?? '')) {
     await release(usb, vm, claim.metadata.labels?.[USB_DEVICE_LABEL] ?? '', ctx);

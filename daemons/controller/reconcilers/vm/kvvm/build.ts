@@ -2,6 +2,7 @@ import { INTERNAL_API_VERSION, type InternalVirtualMachine } from '../../../../.
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineClass } from '../../../../../shared/api/resources/virtualmachineclass.js';
 import { ownerReferenceTo } from '../../../../../shared/kube/index.js';
+import { CILIUM_IP_ANNOTATION } from '../../../../../shared/api/internal/launcher.js';
 import { cpuModelOf, effectiveCoreFraction, requestedCpu, topologyOf } from './cpu.js';
 import { bootOrders, busesOf, diskAndVolume, type ResolvedDevice } from './devices.js';
 import { osShapeOf, provisioningOf } from './domain.js';
@@ -10,8 +11,6 @@ import { placementOf } from './placement.js';
 /** Annotations on the internal VM that remember what it was built from (to list pending changes). */
 export const LAST_APPLIED_SPEC = 'virtualization.deckhouse.io/vm.last-applied-spec';
 export const LAST_APPLIED_CLASS_SPEC = 'virtualization.deckhouse.io/vmclass.last-applied-spec';
-/** Template annotation through which Cilium gives the pod the VM's address. */
-export const CILIUM_IP_ANNOTATION = 'cni.cilium.io/ipAddress';
 export const VM_NAME_LABEL = 'virtualization.deckhouse.io/virtual-machine-name';
 
 export interface BuildInput {

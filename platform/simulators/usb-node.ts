@@ -6,7 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFixtureSysfs, type FixtureDevice } from './discovery/index.js';
+import { writeFixtureSysfs, type FixtureDevice } from '../../shared/testing/fixture-sysfs.js';
 
 export const SIMULATED_USB_DEVICES: readonly FixtureDevice[] = [
   { busId: '1-1', devNum: 2, vendorId: '0529', productId: '0001', manufacturer: 'SIMULATED AKS', product: 'SIMULATED HASP HL key', serial: 'SIM-0001' },
