@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { noTestsImport } from './eslint-rules/no-tests-import.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'proto/gen/**'] },
@@ -33,4 +34,10 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.{js,mjs}'], rules: { '@typescript-eslint/explicit-module-boundary-types': 'off' } },
+  {
+    files: ['{shared,functions,daemons,proto}/**/*.{ts,js,mjs,cjs}'],
+    ignores: ['**/*.test.ts', '**/testdata/**'],
+    plugins: { local: { rules: { 'no-tests-import': noTestsImport } } },
+    rules: { 'local/no-tests-import': 'error' },
+  },
 );

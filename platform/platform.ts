@@ -26,7 +26,7 @@ import { STARTED_MESSAGE as REWRITER_STARTED } from '../daemons/api-rewriter/dae
 import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
 import { LocalRouteForge } from './route-forge.js';
 import { prepareSimulatedUsbNode } from '../daemons/dra/simulated-node.js';
-import { startLocalRegistry, type LocalRegistry } from '../shared/oci/local-registry.js';
+import { startLocalRegistry, type LocalRegistry } from '../tests/env/local-registry.js';
 import { HELPER_POD_SELECTOR, SIMULATED_STORAGE_CLASS } from './simulators/storage-simulator/config.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
 
