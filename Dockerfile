@@ -9,7 +9,8 @@
 # args: [dist/functions/pre-delete/job.js].
 # Units that need root or capabilities (route-forge: NET_ADMIN) get them from their pod spec; units
 # that call system tools get them from the unit-tools stage (route-forge: iproute2's `ip`).
-ARG NODE_MAJOR=20
+# NODE_MAJOR: the major of `.node-version`, the one Node.js version of the repository (a test checks it).
+ARG NODE_MAJOR=26
 
 FROM node:${NODE_MAJOR}-slim AS build
 WORKDIR /src

@@ -1,42 +1,7 @@
 import js from '@eslint/js';
-import { dirname, relative, resolve, sep } from 'node:path';
 import tseslint from 'typescript-eslint';
-
-/**
- * The room of a file: `functions/<name>`, `daemons/<name>` or `platform` (a unit), `shared` (the
- * library), or undefined (tests/, knative/, proto/, config files: they may import any unit).
- */
-function roomOf(file) {
-  const [top, name] = relative(import.meta.dirname, file).split(sep);
-  if ((top === 'functions' || top === 'daemons') && name !== undefined && !name.includes('.')) return `${top}/${name}`;
-  if (top === 'platform' || top === 'shared') return top;
-  return undefined;
-}
-
-/**
- * Each unit imports only its own folder and shared/; shared/ imports no unit. A contract two units
- * share (a schema, a label, a config parser) lives in shared/. Relative specifiers are resolved
- * against the importing file, so `../route-forge/x.js` from daemons/controller is caught as well.
- */
-const noCrossUnitImports = {
-  meta: {
-    type: 'problem',
-    schema: [],
-    messages: { cross: '{{from}} imports {{to}} ({{spec}}): a unit imports only its own folder and shared/; move the shared contract to shared/' },
-  },
-  create(context) {
-    const from = roomOf(context.filename);
-    if (from === undefined) return {};
-    const check = (node) => {
-      const spec = node.source?.type === 'Literal' ? node.source.value : undefined;
-      if (typeof spec !== 'string' || !spec.startsWith('.')) return;
-      const to = roomOf(resolve(dirname(context.filename), spec));
-      if (to === undefined || to === from || to === 'shared') return;
-      context.report({ node, messageId: 'cross', data: { from, to, spec } });
-    };
-    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
-  },
-};
+import { noCrossUnitImports } from './eslint-rules/no-cross-unit-imports.js';
+import { noTestsImport } from './eslint-rules/no-tests-import.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'proto/gen/**'] },
@@ -71,10 +36,17 @@ export default tseslint.config(
   },
   { files: ['**/*.{js,mjs}'], rules: { '@typescript-eslint/explicit-module-boundary-types': 'off' } },
   // Rooms: no import from one unit's folder (functions/X, daemons/X, platform) into another's, and none
-  // from shared/ into a unit (issue 32).
+  // from shared/ into a unit.
   {
     files: ['shared/**/*.ts', 'functions/**/*.ts', 'daemons/**/*.ts', 'platform/**/*.ts'],
     plugins: { rooms: { rules: { 'no-cross-unit-imports': noCrossUnitImports } } },
     rules: { 'rooms/no-cross-unit-imports': 'error' },
+  },
+  // Shipped code (what the image build compiles) imports nothing under tests/.
+  {
+    files: ['{shared,functions,daemons,proto}/**/*.{ts,js,mjs,cjs}'],
+    ignores: ['**/*.test.ts', '**/testdata/**'],
+    plugins: { local: { rules: { 'no-tests-import': noTestsImport } } },
+    rules: { 'local/no-tests-import': 'error' },
   },
 );

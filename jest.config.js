@@ -1,7 +1,7 @@
 // Native ESM under jest (see docs/adr/0001-esm-modules.md): sources are TypeScript transformed by
 // @swc/jest into ES modules; `.js` import specifiers are mapped back to the `.ts` files.
 //
-// Two tiers (projects): `unit` are the tests next to the sources (`shared/`, `functions/`, `daemons/`,
+// Two tiers (projects): `unit` are the tests next to the sources (`shared/`, `functions/`, `daemons/`, `eslint-rules/`,
 // `platform/`); they never start a control plane, so `npm run jest -- --selectProjects unit` runs on a
 // fresh clone in seconds without Go. `integration` are the tests under `tests/`; their globalSetup
 // builds (once, cached) and starts a real etcd + kube-apiserver + kube-controller-manager. A test that
@@ -25,7 +25,7 @@ export default {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/{shared,functions,daemons,platform}/**/*.test.ts'],
+      testMatch: ['<rootDir>/{shared,functions,daemons,platform,eslint-rules}/**/*.test.ts'],
     },
     {
       ...common,

@@ -25,7 +25,7 @@ import { WebhookRoute } from './webhook-wiring.js';
 import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
 import { LocalRouteForge } from './route-forge.js';
 import { prepareSimulatedUsbNode } from './simulators/usb-node.js';
-import { startLocalRegistry, type LocalRegistry } from '../shared/oci/local-registry.js';
+import { startLocalRegistry, type LocalRegistry } from '../tests/env/local-registry.js';
 import { HELPER_POD_SELECTOR, SIMULATED_STORAGE_CLASS } from './simulators/storage-simulator/config.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
 

@@ -5,5 +5,8 @@
 set -euo pipefail
 export VIRT_PLATFORM_T0="${VIRT_PLATFORM_T0:-$(date +%s%3N)}"
 cd "$(dirname "$0")/.."
+# The Node.js of `.node-version` (fetched once, cached) runs the platform; the machine's own only bootstraps.
+NODE_BIN="$(bash tests/env/node-binary.sh)"
+export PATH="$NODE_BIN:$PATH"
 bash tests/env/install-deps.sh
 exec node --import tsx platform/main.ts "$@"

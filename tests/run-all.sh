@@ -3,6 +3,9 @@
 # control plane, and ends with one line "N passed, N failed" read from jest's JSON results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The Node.js of `.node-version` (fetched once, cached) runs everything below; the machine's own only bootstraps.
+NODE_BIN="$(bash tests/env/node-binary.sh)" || exit 1
+export PATH="$NODE_BIN:$PATH"
 bash tests/env/install-deps.sh || exit 1
 echo "[test] typecheck" >&2
 npx tsc --noEmit -p tsconfig.json || { echo "typecheck failed"; exit 1; }

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { MEDIA, RegistryClient } from '../../shared/oci/client.js';
 import { parseImageReference } from '../../shared/oci/reference.js';
 import { TAR_END, tarHeader, tarPadding } from '../../shared/oci/tar.js';
-import { startLocalRegistry, type LocalRegistry } from '../../shared/oci/local-registry.js';
+import { startLocalRegistry, type LocalRegistry } from '../../tests/env/local-registry.js';
 import { ANNOTATION_FORMAT, ANNOTATION_VIRTUAL_SIZE } from './dvcr.js';
 import { runImport } from './run.js';
 import { contextFor, importFailure } from './test-fixtures.js';

@@ -65,8 +65,12 @@ describe('bundleEntries', () => {
     expect(await codeCacheState(missing)).toBe('missing');
     await expectEcho(missing);
 
-    // The young generation's cap is part of what V8 checks (the audit Service sets it).
-    expect(await codeCacheState(garbage.replace('garbage', 'app'), '--max-semi-space-size=4')).toBe('rejected');
+    // V8 checks the flags that change compiled code (a cache made without --jitless is refused with it);
+    // since V8 14 (Node 26) heap sizes are no longer among them, so the audit Service's young
+    // generation cap keeps the cache (the image still makes it with the unit's NODE_OPTIONS).
+    const app = garbage.replace('garbage', 'app');
+    expect(await codeCacheState(app, '--jitless')).toBe('rejected');
+    expect(await codeCacheState(app, '--max-semi-space-size=4')).toBe('used');
   });
 
   it("serves the entry's own definition when it imports another function's module (every module has the bundle's URL)", async () => {

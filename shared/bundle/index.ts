@@ -32,11 +32,14 @@ export interface BundleSpec {
   readonly sourcemap?: boolean;
 }
 
+/** The Node.js the bundles run on: the major of `.node-version` (shared/bundle/node-version.test.ts checks it). */
+export const BUNDLE_TARGET = 'node26';
+
 /** What `import.meta.url` becomes in a `bundled` unit's code: the start-up file's URL (LOADER). */
 const BUNDLE_URL = '__bundleUrl';
 
 /**
- * A `bundled` unit's start-up file. Node 20 keeps no compiled code between runs, and compiling a
+ * A `bundled` unit's start-up file. Node keeps no compiled code between runs by default, and compiling a
  * unit's 1.5 MB of code is about a fifth of its cold start; so the code is CommonJS, compiled here
  * with `vm.compileFunction` and the code cache made when it was bundled (V8 checks that the cache
  * matches this node, its V8 flags and the source, and compiles from scratch otherwise). The code then
@@ -83,7 +86,7 @@ export async function bundleEntries(spec: BundleSpec): Promise<ReadonlyMap<strin
     bundle: true,
     ...(bundled ? { format: 'cjs', define: { 'import.meta.url': BUNDLE_URL } } : { format: 'esm', packages: 'external' as const }),
     platform: 'node',
-    target: 'node20',
+    target: BUNDLE_TARGET,
     sourcemap: spec.sourcemap === true,
     logLevel: 'silent',
   });

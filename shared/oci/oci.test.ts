@@ -5,7 +5,7 @@ import { RegistryError, MEDIA, RegistryClient } from './client.js';
 import { readBody } from './http.js';
 import { parseImageReference } from './reference.js';
 import { TAR_END, tarEntries, tarHeader, tarPadding } from './tar.js';
-import { startLocalRegistry, type LocalRegistry } from './local-registry.js';
+import { startLocalRegistry, type LocalRegistry } from '../../tests/env/local-registry.js';
 
 describe('parseImageReference', () => {
   it.each([

@@ -4,6 +4,9 @@
 # build; each prints its figures as ratios to a baseline measured in the same run (see lib.ts).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# Benchmarks run on the Node.js of `.node-version` (fetched once, cached), like the tests and the images.
+NODE_BIN="$(bash tests/env/node-binary.sh)" || exit 1
+export PATH="$NODE_BIN:$PATH"
 
 shopt -s nullglob
 files=()

@@ -21,7 +21,8 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     || { echo "[install-deps] FAILED at step 'apt-get install ${missing[*]}'" >&2; exit 1; }
 fi
 
-command -v node >/dev/null 2>&1 || { echo "[install-deps] FAILED: Node.js >= 20.19 is required" >&2; exit 1; }
+command -v npm >/dev/null 2>&1 || { echo "[install-deps] FAILED: a Node.js with npm is required to bootstrap (any version >= 20; the tests run on the one of .node-version)" >&2; exit 1; }
+bash tests/env/node-binary.sh >/dev/null
 if [[ -L node_modules ]]; then
   # A link to another checkout's packages (a git worktree): npm ci would empty the linked directory,
   # which the other checkout uses. That checkout installs them.

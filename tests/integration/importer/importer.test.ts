@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RegistryClient, RegistryError } from '../../../shared/oci/client.js';
 import { parseImageReference } from '../../../shared/oci/reference.js';
-import { startLocalRegistry, type LocalRegistry } from '../../../shared/oci/local-registry.js';
+import { startLocalRegistry, type LocalRegistry } from '../../env/local-registry.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { ANNOTATION_FORMAT, ANNOTATION_VIRTUAL_SIZE } from '../../../daemons/importer/dvcr.js';
 import { makeImage, serveDir, type FileServer } from '../../../shared/testing/disk-images.js';

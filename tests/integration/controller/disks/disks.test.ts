@@ -15,7 +15,7 @@ import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.j
 import type { ClusterVirtualImage, VirtualImage } from '../../../../shared/api/resources/virtualimage.js';
 import type { VirtualMachineBlockDeviceAttachment } from '../../../../shared/api/resources/vmbda.js';
 import type { KubeClient } from '../../../../shared/kube/index.js';
-import { startLocalRegistry, type LocalRegistry } from '../../../../shared/oci/local-registry.js';
+import { startLocalRegistry, type LocalRegistry } from '../../../env/local-registry.js';
 import { makeImage, serveDir, type FileServer } from '../../../../shared/testing/disk-images.js';
 import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
 import type { Clients } from '../../../../daemons/controller/kube/resources.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_VERSION } from '../../../../shared/api/resources/common.js';
 import { KubeClient } from '../../../../shared/kube/index.js';
-import { startLocalRegistry, type LocalRegistry } from '../../../../shared/oci/local-registry.js';
+import { startLocalRegistry, type LocalRegistry } from '../../../env/local-registry.js';
 import { makeImage, serveDir, type FileServer } from '../../../../shared/testing/disk-images.js';
 import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
 import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';

@@ -7,9 +7,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../tests/env/ports.js';
-import { logShowsPortInUse, spawnLogged, tailLog, type LoggedProcess } from '../../tests/env/process.js';
-import { waitFor } from '../testing/wait.js';
+import { freePort } from './ports.js';
+import { logShowsPortInUse, spawnLogged, tailLog, type LoggedProcess } from './process.js';
+import { waitFor } from '../../shared/testing/wait.js';
 
 export const REGISTRY_BINARY = '/usr/bin/docker-registry';
 
