@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../../shared/errors/index.js';
-import { kubeObjectSchema, type EventRecorder, type KubeObject } from '../../shared/kube/index.js';
+import { kubeObjectSchema, type EventRecorder } from '../../shared/kube/index.js';
 import type { Logger } from '../../shared/log/index.js';
 
 export const moduleConfigSchema = kubeObjectSchema.extend({ spec: z.looseObject({ enabled: z.boolean().nullish() }).nullish() });
@@ -55,7 +55,7 @@ export async function refuse(
   const from = o.sender === undefined ? 'an unnamed sender' : `'${o.sender}'`;
   const note = `pre-delete refused a request from ${from} claiming the module was ${o.claim}: ${contradiction.reason}; nothing was deleted`;
   o.log.warn({ sender: o.sender, claim: o.claim }, note);
-  await o.events.record(contradiction.moduleConfig as KubeObject, { type: 'Warning', reason: REFUSED_REASON, action: 'PreDelete', note });
+  await o.events.record(contradiction.moduleConfig, { type: 'Warning', reason: REFUSED_REASON, action: 'PreDelete', note });
   return new RemovalNotConfirmedError(note, { reason: REFUSED_REASON });
 }
 
