@@ -4,7 +4,9 @@
  * Broker `virtualization` and the two Triggers (`dev.knative.apiserver.resource.update` and
  * `.delete`) do. A ModuleConfig update or deletion becomes a binary-mode CloudEvent whose data is the
  * object; the first one starts the pre-delete function ("scale from zero": it runs on demand only),
- * and delivery is retried three times with exponential backoff from 10 s, as the Triggers say.
+ * and delivery is retried three times with exponential backoff from 10 s, as the Triggers say. Each
+ * delivery carries the Trigger's sender identity as Knative's OIDC feature does (a token of the
+ * Trigger's ServiceAccount, knative/rbac/components/senders.yaml), which pre-delete checks.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -24,6 +26,14 @@ export interface Subscriber {
   /** Start the subscriber if it is not running; resolves with its URL. */
   ensure(): Promise<string>;
 }
+
+/** The ServiceAccount a Trigger delivers as with Knative's sender identity (`<trigger>-oidc-<group>-<kind>`). */
+export const triggerIdentity = (trigger: string): string => `${trigger}-oidc-eventing.knative.dev-trigger`;
+/** The install's Triggers (knative/eventing/pre-delete-triggers.yaml), by the type each passes. */
+export const TRIGGER_NAMES: Readonly<Record<(typeof TRIGGER_TYPES)[number], string>> = {
+  'dev.knative.apiserver.resource.update': 'pre-delete-on-update',
+  'dev.knative.apiserver.resource.delete': 'pre-delete-on-delete',
+};
 
 /** The CloudEvent the ApiServerSource sends for a change of `obj`, in binary mode. */
 export function apiServerSourceEvent(type: string, obj: ModuleConfig, source: string): { headers: Record<string, string>; body: string } {
@@ -51,6 +61,8 @@ export class ModuleConfigTriggers {
     private readonly kube: KubeClient,
     private readonly subscriber: Subscriber,
     private readonly say: (line: string) => void,
+    /** A token of the ServiceAccount `sa` (the Trigger's sender identity). */
+    private readonly tokenOf: (sa: string) => Promise<string>,
   ) {}
 
   async start(): Promise<void> {
@@ -83,18 +95,19 @@ export class ModuleConfigTriggers {
     await this.chain.catch(() => undefined);
   }
 
-  private enqueue(type: string, obj: ModuleConfig): void {
+  private enqueue(type: (typeof TRIGGER_TYPES)[number], obj: ModuleConfig): void {
     this.chain = this.chain.then(() => this.deliver(type, obj)).catch(() => undefined);
   }
 
-  private async deliver(type: string, obj: ModuleConfig): Promise<void> {
+  private async deliver(type: (typeof TRIGGER_TYPES)[number], obj: ModuleConfig): Promise<void> {
     const what = `${type.replace('dev.knative.apiserver.resource.', '')} of ModuleConfig ${obj.metadata.name ?? ''}`;
     for (let attempt = 0; attempt <= RETRIES && !this.abort.signal.aborted; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, BACKOFF_MS * 2 ** (attempt - 1)));
       try {
         const url = await this.subscriber.ensure();
         const event = apiServerSourceEvent(type, obj, this.kube.kubeConfig.getCurrentCluster()?.server ?? 'kube-apiserver');
-        const res = await fetch(url, { method: 'POST', headers: event.headers, body: event.body, signal: this.abort.signal });
+        const authorization = `Bearer ${await this.tokenOf(triggerIdentity(TRIGGER_NAMES[type]))}`;
+        const res = await fetch(url, { method: 'POST', headers: { ...event.headers, authorization }, body: event.body, signal: this.abort.signal });
         const text = await res.text();
         if (res.ok) {
           this.say(`pre-delete: ${what} delivered (${res.status})`);

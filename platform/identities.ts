@@ -77,7 +77,8 @@ current-context: ${sa}
     return join(this.dir, `sa-${sa}.token`);
   }
 
-  private async writeToken(sa: string): Promise<void> {
+  /** A fresh token of ServiceAccount `sa` of the module namespace (one hour), e.g. for a sender's `Authorization: Bearer`. */
+  async token(sa: string): Promise<string> {
     const res = (await this.admin.rest.request({
       method: 'POST',
       path: `/api/v1/namespaces/${this.namespace}/serviceaccounts/${sa}/token`,
@@ -86,6 +87,11 @@ current-context: ${sa}
     })) as { status?: { token?: string } };
     const token = res.status?.token;
     if (token === undefined || token === '') throw new Error(`the TokenRequest for ${this.namespace}/${sa} returned no token`);
+    return token;
+  }
+
+  private async writeToken(sa: string): Promise<void> {
+    const token = await this.token(sa);
     const path = this.tokenPath(sa);
     await writeFile(`${path}.tmp`, token, { mode: 0o600 });
     await rename(`${path}.tmp`, path);

@@ -7,7 +7,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dump, loadAll } from 'js-yaml';
 import { join } from 'node:path';
 import { ConflictError } from '../shared/errors/index.js';
-import { issueCert, type CertAuthority } from '../tests/env/certs.js';
+import { randomBytes } from 'node:crypto';
+import { createCA, issueCert, type CertAuthority } from '../tests/env/certs.js';
 import { startControlPlane, type ControlPlaneState } from '../tests/env/control-plane.js';
 import { freePort } from '../tests/env/ports.js';
 import { logShowsPortInUse, spawnLogged, tailLog, waitUntil } from '../tests/env/process.js';
@@ -22,8 +23,20 @@ export const SERVICE_CIDR = '10.0.0.0/24';
 const KWOK_VERSION = process.env['KWOK_VERSION'] ?? '0.8.0';
 const START_TIMEOUT_MS = Number(process.env['VIRT_TESTENV_START_TIMEOUT_MS'] ?? 90_000);
 
+/** The apiserver's identity towards the audit function, and the certificate the function serves it with. */
+export interface AuditWebhookIdentity {
+  /** The user of the static token the webhook's kubeconfig carries (bound to the audit-sender role by the platform). */
+  readonly user: string;
+  readonly certPath: string;
+  readonly keyPath: string;
+}
+
+/** The static-token user the apiserver's audit webhook sends as. */
+export const AUDIT_WEBHOOK_USER = 'system:virtualization:audit-webhook';
+
 export interface LocalCluster {
   readonly state: ControlPlaneState;
+  readonly auditWebhook: AuditWebhookIdentity;
   /** A kubeconfig for a user of the client CA (CN = name, O = groups). */
   userKubeconfig(name: string, groups?: string[]): Promise<string>;
 }
@@ -38,25 +51,42 @@ current-context: local
 `;
 }
 
-/** The apiserver's audit webhook backend: a kubeconfig pointing at the audit function's route. */
-async function auditWebhookArgs(workDir: string, auditPort: number): Promise<string[]> {
+/**
+ * The apiserver's audit webhook backend: a kubeconfig pointing at the audit function's route over
+ * HTTPS (the apiserver sends a kubeconfig's credentials only over TLS), carrying a random token the
+ * apiserver itself knows (`--token-auth-file`: the ServiceAccounts do not exist yet when it starts),
+ * whose user the platform binds to the install's audit-sender role. The audit function checks it
+ * by TokenReview like any sender.
+ */
+async function auditWebhookArgs(workDir: string, auditPort: number): Promise<{ args: string[]; identity: AuditWebhookIdentity }> {
+  const pki = join(workDir, 'pki');
+  const ca = await createCA(pki, 'audit-webhook-ca');
+  const cert = await issueCert(ca, pki, 'audit-serving', { commonName: '127.0.0.1', ipAddresses: ['127.0.0.1'], usage: 'server' });
+  const token = randomBytes(32).toString('base64url');
+  const tokens = join(workDir, 'audit-webhook-token.csv');
+  await writeFile(tokens, `${token},${AUDIT_WEBHOOK_USER},audit-webhook\n`, { mode: 0o600 });
   const path = join(workDir, 'audit-webhook.kubeconfig');
   await writeFile(
     path,
     `apiVersion: v1
 kind: Config
-clusters: [{name: audit, cluster: {server: "http://127.0.0.1:${auditPort}/audit-webhook"}}]
-users: [{name: kube-apiserver, user: {}}]
+clusters: [{name: audit, cluster: {server: "https://127.0.0.1:${auditPort}/audit-webhook", certificate-authority: "${ca.certPath}"}}]
+users: [{name: kube-apiserver, user: {token: "${token}"}}]
 contexts: [{name: audit, context: {cluster: audit, user: kube-apiserver}}]
 current-context: audit
 `,
+    { mode: 0o600 },
   );
-  return [
-    `--audit-webhook-config-file=${path}`,
-    '--audit-webhook-mode=batch',
-    '--audit-webhook-batch-max-wait=200ms',
-    '--audit-webhook-batch-throttle-enable=false',
-  ];
+  return {
+    args: [
+      `--token-auth-file=${tokens}`,
+      `--audit-webhook-config-file=${path}`,
+      '--audit-webhook-mode=batch',
+      '--audit-webhook-batch-max-wait=200ms',
+      '--audit-webhook-batch-throttle-enable=false',
+    ],
+    identity: { user: AUDIT_WEBHOOK_USER, certPath: cert.certPath, keyPath: cert.keyPath },
+  };
 }
 
 export async function startLocalCluster(opts: {
@@ -66,11 +96,8 @@ export async function startLocalCluster(opts: {
   /** The port the audit function will listen on (the apiserver's webhook is configured at start). */
   auditPort: number;
 }): Promise<LocalCluster> {
-  const cp = await startControlPlane(opts.binDir, opts.workDir, {
-    scheduler: true,
-    detached: true,
-    apiServerArgs: await auditWebhookArgs(opts.workDir, opts.auditPort),
-  });
+  const webhook = await auditWebhookArgs(opts.workDir, opts.auditPort);
+  const cp = await startControlPlane(opts.binDir, opts.workDir, { scheduler: true, detached: true, apiServerArgs: webhook.args });
   // A throwaway cluster: its processes get a short grace (kube-apiserver may take 10 s to exit after its audit backend).
   for (const p of cp.processes) opts.supervisor.add(p, { graceMs: 3_000 });
   const state = cp.state;
@@ -78,6 +105,7 @@ export async function startLocalCluster(opts: {
   const pki = join(opts.workDir, 'pki');
   return {
     state,
+    auditWebhook: webhook.identity,
     async userKubeconfig(name, groups = []) {
       const file = name.replace(/[^a-zA-Z0-9-]/g, '_');
       const cert = await issueCert(clientCa, pki, `user-${file}`, { commonName: name, organizations: groups, usage: 'client' });

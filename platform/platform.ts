@@ -22,7 +22,7 @@ import { SecretFiles } from './secret-files.js';
 import { Supervisor } from './supervisor.js';
 import { bundleUnits, logHas, numberFromLog, REPO_ROOT, startUnit, statusOf, waitReady, type Bundles, type UnitSpec } from './units.js';
 import { WebhookRoute } from './webhook-wiring.js';
-import { ModuleConfigTriggers, type Subscriber } from './eventing.js';
+import { ModuleConfigTriggers, TRIGGER_NAMES, triggerIdentity, type Subscriber } from './eventing.js';
 import { LocalRouteForge } from './route-forge.js';
 import { prepareSimulatedUsbNode } from './simulators/usb-node.js';
 import { startLocalRegistry, type LocalRegistry } from '../tests/env/local-registry.js';
@@ -161,6 +161,7 @@ export class Platform {
           applyCrds(kubectl),
           applyInstall(kubectl, admin).then(async (r) => {
             await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SIMULATOR_RBAC, '-f', STORAGE_SIMULATOR_RBAC]);
+            await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], auditWebhookBinding(cluster.auditWebhook.user));
             await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], JSON.stringify(STORAGE_CLASS));
             return r;
           }),
@@ -195,7 +196,12 @@ export class Platform {
       },
     });
     this.sourceKube = KubeClient.fromSource({ kubeconfigPath: await this.tokens?.kubeconfigFor('moduleconfig-source') });
-    this.triggers = new ModuleConfigTriggers(this.sourceKube, this.preDeleteOnDemand(units), say);
+    // The Triggers' sender identities, which Knative's OIDC feature would create.
+    await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], triggerIdentities());
+    const tokens = this.tokens;
+    this.triggers = new ModuleConfigTriggers(this.sourceKube, this.preDeleteOnDemand(units), say, (sa) =>
+      tokens === undefined ? Promise.reject(new Error('no ServiceAccount tokens')) : tokens.token(sa),
+    );
     await this.triggers.start();
     say('  pre-delete: started on demand, by the first update or deletion of a ModuleConfig (as its Knative Triggers would)');
     say('applying ModuleConfig virtualization (validated by our admission webhook)');
@@ -347,10 +353,16 @@ export class Platform {
       {
         name: 'audit',
         entry: 'functions/audit/index.ts',
-        env: { KUBECONFIG: auditKc, PORT: String(o.auditPort ?? 0), HOST: '127.0.0.1' },
+        env: {
+          KUBECONFIG: auditKc,
+          PORT: String(o.auditPort ?? 0),
+          HOST: '127.0.0.1',
+          // The apiserver's audit webhook calls it over TLS (its token is sent only over TLS).
+          ...(o.cluster !== undefined ? { TLS_CERT_FILE: o.cluster.auditWebhook.certPath, TLS_KEY_FILE: o.cluster.auditWebhook.keyPath } : {}),
+        },
         // The apiserver's audit webhook sends to it until the apiserver has stopped.
         ...(o.cluster !== undefined ? { outlives: 'kube-apiserver' } : {}),
-        ready: () => answers(listening('audit'), 'http'),
+        ready: () => answers(listening('audit'), o.cluster !== undefined ? 'https' : 'http'),
       },
       {
         name: 'admission',
@@ -505,6 +517,27 @@ export class Platform {
     );
     return proc;
   }
+}
+
+/** The binding of the apiserver's audit webhook user (a static token, local-cluster.ts) to the install's audit-sender role. */
+function auditWebhookBinding(user: string): string {
+  return JSON.stringify({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'virtualization-platform:audit-webhook' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'd8:virtualization:audit-sender' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+  });
+}
+
+/** The ServiceAccounts the Triggers deliver as (the install binds them to the pre-delete-sender role). */
+function triggerIdentities(): string {
+  const accounts = Object.values(TRIGGER_NAMES).map((trigger) => ({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: triggerIdentity(trigger), namespace: MODULE_NAMESPACE },
+  }));
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: accounts });
 }
 
 /** Whether the unit on `port` answers its readiness probe. */

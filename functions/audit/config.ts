@@ -1,5 +1,6 @@
 /** The audit function's own configuration (environment variables, parsed once at start). */
 import { z } from 'zod';
+import { senderAuthConfigShape } from '../../shared/authz/index.js';
 import { env } from '../../shared/config/index.js';
 
 const ceOverrides = z
@@ -32,6 +33,8 @@ export const auditConfigSchema = z.object({
   AUDIT_SINK_CONCURRENCY: env.int(8, 1).describe('Records delivered to K_SINK at the same time'),
   AUDIT_SINK_QUEUE_LIMIT: env.int(10_000, 1).describe('Records waiting for K_SINK before new ones are dropped (they stay on stdout)'),
   AUDIT_SINK_TIMEOUT_MS: env.int(10_000, 1).describe('Deadline of one delivery attempt to K_SINK'),
+  // Who may send audit events: `create auditevents.virtualization.deckhouse.io` (shared/authz/senders.ts).
+  ...senderAuthConfigShape,
 });
 
 export type AuditConfig = z.infer<typeof auditConfigSchema>;

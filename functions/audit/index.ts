@@ -2,6 +2,7 @@
  * The audit function: Kubernetes audit events in (Vector, CloudEvents, the apiserver audit webhook),
  * enriched security records out (stdout, and K_SINK when a SinkBinding sets it). See README.md.
  */
+import { AUDIT_SENDER, UNCHECKED_SENDER, senderGuardFromEnv, type SenderGuard } from '../../shared/authz/index.js';
 import { KubeClient } from '../../shared/kube/index.js';
 import type { Logger } from '../../shared/log/index.js';
 import { defineFunction, runIfMain, type FunctionDefinition, type InitContext } from '../../shared/runtime/index.js';
@@ -20,6 +21,8 @@ const SINK_DRAIN_MS = 5_000;
 
 export interface AuditState {
   readonly service: AuditService;
+  /** Who may send audit events; undefined with SENDER_AUTH=none. */
+  readonly senders: SenderGuard | undefined;
   readonly stop: () => Promise<void>;
 }
 
@@ -77,11 +80,13 @@ function init(overrides: AuditOverrides): (ctx: InitContext<AuditConfig>) => Aud
       limits: { maxLineBytes: config.AUDIT_MAX_LINE_BYTES },
       log,
     });
+    const senders = senderGuardFromEnv(config, { attributes: AUDIT_SENDER, what: 'send audit events', env: process.env, metrics: registry, log });
     const stop = async (): Promise<void> => {
+      senders?.close();
       await sink?.drain(SINK_DRAIN_MS);
       await kube?.stop();
     };
-    return { service, stop };
+    return { service, senders, stop };
   };
 }
 
@@ -90,6 +95,8 @@ export function createAuditFunction(overrides: AuditOverrides = {}): FunctionDef
     name: 'audit',
     config: auditConfigSchema,
     init: init(overrides),
+    // Every input (/vector, /audit-webhook, CloudEvents on /) is refused before its body is read unless the sender may create auditevents.
+    senders: (request, { state }) => state.senders?.verdict(request) ?? UNCHECKED_SENDER,
     routes: auditRoutes<AuditConfig, AuditState>(),
     handle: auditCloudEventHandler<AuditConfig, AuditState>(),
     shutdown: (ctx) => ctx.state.stop(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { internalCDI, internalKubeVirt } from '../../shared/api/internal/resources.js';
+import { senderAuthConfigShape } from '../../shared/authz/index.js';
 import { env } from '../../shared/config/index.js';
 
 /** One object to delete, in the original's RESOURCES shape (GVR keys in any letter case). */
@@ -54,6 +55,8 @@ export const preDeleteConfig = z.object({
   POLL_INTERVAL: env.duration('2s').describe('Pause between checks whether a deleted object is gone (and between retries of failed calls)'),
   MODULE_CONFIG_NAME: env.string('virtualization').describe('The ModuleConfig whose deletion or disabling triggers the clean-up'),
   KUBECONFIG: env.optionalString().describe('Kubeconfig file; the pod service account when unset'),
+  // Who may send the function events: `create predeleteevents.virtualization.deckhouse.io` (shared/authz/senders.ts); the Job ignores these keys.
+  ...senderAuthConfigShape,
 });
 
 export type PreDeleteConfig = z.infer<typeof preDeleteConfig>;

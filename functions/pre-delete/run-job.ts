@@ -1,18 +1,16 @@
 import { parseConfig } from '../../shared/config/index.js';
 import { ConfigError } from '../../shared/errors/index.js';
-import { KubeClient } from '../../shared/kube/index.js';
 import { childLogger } from '../../shared/log/index.js';
-import { deleteAndWait } from './cleanup.js';
+import { confirmedCleanup, kubePorts } from './act.js';
 import { preDeleteConfig } from './config.js';
-import { KubeTargetStore } from './kube-store.js';
-import { logReport } from './report.js';
 
 /** Exit codes of the Job: a package manager stops the removal on anything but 0. */
-export const EXIT = { done: 0, incomplete: 1, badConfig: 2 } as const;
+export const EXIT = { done: 0, incomplete: 1, badConfig: 2, notConfirmed: 3 } as const;
 
 /**
  * The one-shot clean-up (a package manager's pre-delete hook): 0 when every object is gone, 1 when the
- * deadline passed or a call failed, 2 when the configuration is invalid. Unlike the original, a
+ * deadline passed or a call failed, 2 when the configuration is invalid, 3 when the apiserver says
+ * the ModuleConfig is there and enabled (nothing is deleted; a Warning Event on it). Unlike the original, a
  * failure is never reported as success. `signal` (SIGTERM in job.ts) ends the wait early, as a failure.
  */
 export async function runJob(env: Readonly<Record<string, string | undefined>>, signal?: AbortSignal): Promise<number> {
@@ -25,12 +23,12 @@ export async function runJob(env: Readonly<Record<string, string | undefined>>, 
     log.fatal({ code: err.code, problems: err.problems }, err.message);
     return EXIT.badConfig;
   }
-  const store = new KubeTargetStore(KubeClient.fromSource({ kubeconfigPath: config.KUBECONFIG }));
+  const ports = kubePorts(config.KUBECONFIG, log);
   try {
-    const report = await deleteAndWait(config.RESOURCES, store, { timeoutMs: config.WAIT_TIMEOUT, pollMs: config.POLL_INTERVAL, signal });
-    logReport(log, report);
-    return report.ok ? EXIT.done : EXIT.incomplete;
+    const outcome = await confirmedCleanup(ports, config, { claim: 'being removed (the pre-delete Job started)', sender: 'the pre-delete Job', log, signal });
+    if (outcome.kind === 'refused') return EXIT.notConfirmed;
+    return outcome.report.ok ? EXIT.done : EXIT.incomplete;
   } finally {
-    store.close();
+    ports.close();
   }
 }

@@ -32,6 +32,22 @@ export {
   metricsGuard,
   metricsGuardFromEnv,
   parseResourceAttributes,
+  reviewingGuardFromEnv,
+  kubeClientFor,
   type MetricsAuthMode,
   type MetricsAuthSettings,
 } from './metrics.js';
+export {
+  AUDIT_SENDER,
+  PRE_DELETE_SENDER,
+  SENDER_AUTH_MODES,
+  SENDER_GROUP,
+  SenderGuard,
+  senderAuthConfigShape,
+  UNCHECKED_SENDER,
+  senderGuardFromEnv,
+  type SenderAuthSettings,
+  type SenderGuardOptions,
+  type SenderResult,
+  type SenderVerdict,
+} from './senders.js';

@@ -106,18 +106,37 @@ export function metricsGuardFromEnv(
   log: Logger,
 ): RequestGuard | undefined {
   if (settings.METRICS_AUTH === 'none') return undefined;
-  let kube: KubeClient;
-  try {
-    kube = kubeClientFor(settings.KUBECONFIG, env);
-  } catch (err: unknown) {
-    const message = `METRICS_AUTH=kubernetes but there is no Kubernetes API to review requests with: ${errorMessage(err)}; set KUBECONFIG, run in a pod, or set METRICS_AUTH=none`;
-    log.error({ err }, message);
-    return unavailableGuard(message);
-  }
-  return new AccessGuard({ reviewer: new KubeReviewer(kube.rest), attributes: metricsAttributes(settings), log, onClose: () => kube.close() });
+  return reviewingGuardFromEnv({ kubeconfigPath: settings.KUBECONFIG, env, log, attributes: metricsAttributes(settings), setting: 'METRICS_AUTH' });
 }
 
-function kubeClientFor(kubeconfigPath: string | undefined, env: EnvSource): KubeClient {
+/**
+ * An AccessGuard for a unit without a client of its own: one is built from `kubeconfigPath`, or else
+ * from the pod's service account, and closed with the guard. When neither is there, the problem is
+ * logged once and every request with a token gets 503 naming it (the unit itself keeps serving).
+ */
+export function reviewingGuardFromEnv(o: {
+  readonly kubeconfigPath: string | undefined;
+  readonly env: EnvSource;
+  readonly log: Logger;
+  readonly attributes: AccessAttributes;
+  /** The key that turns the guard off, named in the message. */
+  readonly setting: string;
+  readonly audiences?: readonly string[] | undefined;
+}): RequestGuard {
+  let kube: KubeClient;
+  try {
+    kube = kubeClientFor(o.kubeconfigPath, o.env);
+  } catch (err: unknown) {
+    const message = `${o.setting}=kubernetes but there is no Kubernetes API to review requests with: ${errorMessage(err)}; set KUBECONFIG, run in a pod, or set ${o.setting}=none`;
+    o.log.error({ err }, message);
+    return unavailableGuard(message);
+  }
+  const reviewer = new KubeReviewer(kube.rest, o.audiences === undefined ? {} : { audiences: o.audiences });
+  return new AccessGuard({ reviewer, attributes: o.attributes, log: o.log, onClose: () => kube.close() });
+}
+
+/** The unit's client for reviews: `KUBECONFIG`, else the pod's service account; throws naming what is missing. */
+export function kubeClientFor(kubeconfigPath: string | undefined, env: EnvSource): KubeClient {
   if (kubeconfigPath !== undefined) {
     try {
       return KubeClient.fromSource({ kubeconfigPath });

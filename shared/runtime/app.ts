@@ -13,6 +13,7 @@ import { isThenable, type HostRoute } from './http/exchange.js';
 import { httpMetrics, observe } from './http/observe.js';
 import { Router, type Found, type RouteEntry } from './http/router.js';
 import { routeEndpoint } from './http/routes.js';
+import { withSenderCheck } from './senders.js';
 
 /** The path CloudEvents are POSTed to (Knative delivers to the root). */
 export const CLOUDEVENTS_PATH = '/';
@@ -41,11 +42,11 @@ export function buildApp<C extends z.ZodObject, S>({ def, ctx, host, drain, metr
   };
   const routes: Array<RouteEntry<HostRoute>> = healthRoutes({ drain, metrics, ready, metricsGuard });
   for (const route of def.routes ?? []) {
-    const endpoint = routeEndpoint(route, ctx, route.bodyLimitBytes ?? host.BODY_LIMIT_BYTES);
+    const endpoint = withSenderCheck(routeEndpoint(route, ctx, route.bodyLimitBytes ?? host.BODY_LIMIT_BYTES), def.senders, ctx);
     routes.push({ method: route.method.toUpperCase(), path: route.path, value: { label: route.path, endpoint } });
   }
   if (def.handle !== undefined) {
-    const endpoint = cloudEventEndpoint(def.handle, ctx, host.BODY_LIMIT_BYTES);
+    const endpoint = withSenderCheck(cloudEventEndpoint(def.handle, ctx, host.BODY_LIMIT_BYTES), def.senders, ctx);
     routes.push({ method: 'POST', path: CLOUDEVENTS_PATH, value: { label: CLOUDEVENTS_PATH, endpoint } });
   }
   const router = new Router(routes);

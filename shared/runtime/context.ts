@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { Logger } from '../log/index.js';
 import type { Registry } from '../metrics/index.js';
+import { senderOf } from './senders.js';
 import type { FunctionContext, FunctionDefinition, HandlerContext } from './types.js';
 
 /** A declaration with the context the host built for it: what the host's parts are given. */
@@ -53,6 +54,10 @@ export class RequestContext<Cfg, S> implements HandlerContext<Cfg, S> {
 
   get signal(): AbortSignal {
     return (this.#controller ??= abortedOnClose(this.#res)).signal;
+  }
+
+  get sender(): string | undefined {
+    return senderOf(this.#res.req);
   }
 
   /** The context of one element of a batch: its log is this one's child with the element's `eventId`. */

@@ -10,6 +10,9 @@ export {
   type Route,
   type RouteRequest,
   type RouteResponse,
+  type SenderCheck,
+  type SenderRequest,
+  type SenderVerdict,
   type UpgradeHandler,
   type UpgradeRequest,
 } from './types.js';

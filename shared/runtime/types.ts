@@ -26,6 +26,8 @@ export type InitContext<Cfg> = Omit<FunctionContext<Cfg, never>, 'state'>;
 export interface HandlerContext<Cfg, S> extends FunctionContext<Cfg, S> {
   /** Aborts when the client goes away before the answer is sent (including connections cut at the drain deadline). */
   readonly signal: AbortSignal;
+  /** Who sent the request, as the function's `senders` check named it; undefined without one. */
+  readonly sender?: string | undefined;
 }
 
 /** Handles one CloudEvent; a returned event is the reply (same mode as the request), none gives 204. */
@@ -83,6 +85,21 @@ export interface UpgradeRequest {
   readonly peerCertificate: X509Certificate | undefined;
 }
 
+/** What a `senders` check sees of a request: everything but the body, which is not read yet. */
+export interface SenderRequest {
+  readonly method: string;
+  /** The path without the query string. */
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly remoteAddress: string | undefined;
+  readonly peerCertificate: X509Certificate | undefined;
+}
+
+/** A sender's name (for `ctx.sender`), or the answer that refuses the request. */
+export type SenderVerdict = { readonly sender: string } | { readonly refused: RouteResponse };
+
+export type SenderCheck<Cfg, S> = (request: SenderRequest, ctx: FunctionContext<Cfg, S>) => Awaitable<SenderVerdict>;
+
 export type UpgradeHandler<Cfg, S> = (upgrade: UpgradeRequest, ctx: HandlerContext<Cfg, S>) => Awaitable<void>;
 
 /**
@@ -105,6 +122,12 @@ export interface FunctionDefinition<C extends z.ZodObject = z.ZodObject, S = und
    * function checks `peerCertificate` against the CA it trusts, e.g. an aggregated API's front proxy).
    */
   readonly clientCertificates?: 'request';
+  /**
+   * Checks who sends each request to the function's routes and CloudEvent endpoint, before the body
+   * is read (health and `/metrics` are not asked): a refusal is answered as it is, with the body never
+   * read; an accepted sender's name is `ctx.sender` in the handler.
+   */
+  readonly senders?: SenderCheck<z.infer<C>, S>;
   /** Extra readiness condition for `/health/readiness`; false or a throw answers 503. */
   readonly readiness?: (ctx: FunctionContext<z.infer<C>, S>) => Awaitable<boolean>;
   /** Runs once after the server has drained (SIGTERM or `close()`), within the drain deadline. */

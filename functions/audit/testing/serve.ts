@@ -13,11 +13,14 @@ export interface ServedAudit {
   close(): Promise<void>;
 }
 
-/** `enrichment` null: the real one (informers on KUBECONFIG), as in production. */
+/**
+ * `enrichment` null: the real one (informers on KUBECONFIG), as in production. Senders are not
+ * checked (SENDER_AUTH=none) unless `env` says otherwise: the tests of the sender check set it.
+ */
 export async function serveAudit(env: Env = {}, enrichment: Enrichment | null = goldenWorld()): Promise<ServedAudit> {
   const destination = new MemoryDestination();
   const def = createAuditFunction(enrichment === null ? { destination } : { enrichment, destination });
-  const server = await serve(def, { env: { PORT: '0', HOST: '127.0.0.1', ...env } });
+  const server = await serve(def, { env: { PORT: '0', HOST: '127.0.0.1', SENDER_AUTH: 'none', ...env } });
   return {
     server,
     lines: destination.lines,

@@ -6,6 +6,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getTestEnv, issueCert, kubectl, type KubectlOptions } from '../../env/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { AUDIT_SENDER, KubeReviewer } from '../../../shared/authz/index.js';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { applyFromKnative } from '../metrics-auth/fixtures.js';
 
 /** kubectl that fails the test with its stderr. */
 export async function kc(args: string[], opts?: KubectlOptions): Promise<string> {
@@ -51,4 +55,34 @@ spec:
   memory: {size: 1Gi}
   blockDeviceRefs: [{kind: VirtualDisk, name: ${disk}}]
 `;
+}
+
+/** The log shipper's identity the install binds (knative/rbac/components/senders.yaml). */
+export const LOG_SHIPPER = { namespace: 'd8-log-shipper', name: 'log-shipper' };
+/** The identity whose token the apiserver's audit webhook kubeconfig carries (same file). */
+export const AUDIT_WEBHOOK = { namespace: 'd8-virtualization', name: 'audit-webhook' };
+
+/**
+ * The install's sender RBAC applied as it is, the log shipper's namespace and ServiceAccount made;
+ * resolves once the apiserver lets both senders create auditevents (RBAC is seen with a short delay).
+ */
+export async function applySenderRbac(): Promise<void> {
+  await applyFromKnative('namespace.yaml');
+  await kubectl(['create', 'namespace', LOG_SHIPPER.namespace]);
+  await kubectl(['-n', LOG_SHIPPER.namespace, 'create', 'serviceaccount', LOG_SHIPPER.name]);
+  await applyFromKnative('rbac/components/senders.yaml');
+  // A SubjectAccessReview, not `kubectl auth can-i`: kubectl cannot map a resource that no API serves.
+  const admin = KubeClient.fromSource({ kubeconfigPath: getTestEnv().kubeconfigPath });
+  const reviewer = new KubeReviewer(admin.rest);
+  try {
+    for (const sa of [LOG_SHIPPER, AUDIT_WEBHOOK]) {
+      const user = { username: `system:serviceaccount:${sa.namespace}:${sa.name}`, groups: ['system:serviceaccounts', 'system:authenticated'] };
+      await waitFor(
+        `${sa.namespace}/${sa.name} to be allowed create auditevents`,
+        async () => (await reviewer.authorize(user, { resourceAttributes: AUDIT_SENDER })).allowed || undefined,
+      );
+    }
+  } finally {
+    admin.close();
+  }
 }

@@ -1,15 +1,19 @@
 /**
- * System test: a real kube-apiserver with its audit webhook pointed at the audit function. Creating,
+ * System test: a real kube-apiserver with its audit webhook pointed at the audit function, its
+ * kubeconfig carrying the token of the install's `audit-webhook` ServiceAccount (the function checks
+ * senders, SENDER_AUTH=kubernetes as shipped). Creating,
  * updating and deleting a VirtualMachine, creating a VirtualMachineOperation and a forbidden request
  * by an unprivileged user each yield the expected record on the function's output.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { freshNamespace, getTestEnv, startExtraApiServer, type ExtraApiServer } from '../../env/index.js';
+import { createCA, freshNamespace, getTestEnv, issueCert, startExtraApiServer, type ExtraApiServer } from '../../env/index.js';
 import { serveAudit, type ServedAudit } from '../../../functions/audit/testing/serve.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { applyYaml, installDeckhouseCrds, kc, userKubeconfig, vmManifest } from './fixtures.js';
+import { applySenderRbac, applyYaml, AUDIT_WEBHOOK, installDeckhouseCrds, kc, userKubeconfig, vmManifest } from './fixtures.js';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { serviceAccountToken } from '../metrics-auth/fixtures.js';
 
 const VM_KEYS =
   'type,level,name,datetime,uid,request_subject,action_type,node_network_address,virtual_machine_name,virtual_machine_namespace,virtualmachine_uid,virtualmachine_os,storageclasses,qemu_version,libvirt_version,operation_result';
@@ -33,14 +37,30 @@ describe('the apiserver audit webhook feeding the audit function', () => {
   beforeAll(async () => {
     await installDeckhouseCrds();
     ns = await freshNamespace('audit-sys');
-    audit = await serveAudit({ KUBECONFIG: getTestEnv().kubeconfigPath, AUDIT_SYNC_WAIT_MS: '20000' }, null);
+    await applySenderRbac();
+    const admin = KubeClient.fromSource({ kubeconfigPath: getTestEnv().kubeconfigPath });
+    const token = await serviceAccountToken(admin, AUDIT_WEBHOOK.namespace, AUDIT_WEBHOOK.name).finally(() => admin.close());
+    // Over TLS: the apiserver sends its webhook kubeconfig's credentials only to an https server.
+    const pki = join(getTestEnv().workDir, 'audit-webhook-pki');
+    const ca = await createCA(pki, 'audit-webhook-ca');
+    const cert = await issueCert(ca, pki, 'audit', { commonName: '127.0.0.1', ipAddresses: ['127.0.0.1'], usage: 'server' });
+    audit = await serveAudit(
+      {
+        KUBECONFIG: getTestEnv().kubeconfigPath,
+        AUDIT_SYNC_WAIT_MS: '20000',
+        SENDER_AUTH: 'kubernetes',
+        TLS_CERT_FILE: cert.certPath,
+        TLS_KEY_FILE: cert.keyPath,
+      },
+      null,
+    );
     const webhookConfig = join(getTestEnv().workDir, `audit-webhook-${audit.server.port}.kubeconfig`);
     await writeFile(
       webhookConfig,
       `apiVersion: v1
 kind: Config
-clusters: [{name: audit, cluster: {server: "${audit.server.url}/audit-webhook"}}]
-users: [{name: apiserver, user: {}}]
+clusters: [{name: audit, cluster: {server: "${audit.server.url}/audit-webhook", certificate-authority: "${ca.certPath}"}}]
+users: [{name: apiserver, user: {token: "${token}"}}]
 contexts: [{name: audit, context: {cluster: audit, user: apiserver}}]
 current-context: audit
 `,

@@ -114,9 +114,14 @@ describe('component RBAC of the install', () => {
     expect(unbound).toEqual([]);
   });
 
-  it('binds every component role to ServiceAccounts of the module namespace only', () => {
+  it('binds every component role to ServiceAccounts of the module namespace only; the one outside sender is bound to create auditevents alone', () => {
+    // Deckhouse's log shipper (Vector) sends audit events with its own token (shared/authz/senders.ts).
+    const sender = objects.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'd8:virtualization:audit-sender');
+    expect(sender === undefined ? undefined : rulesOf(sender)).toEqual([
+      { apiGroups: ['virtualization.deckhouse.io'], resources: ['auditevents'], verbs: ['create'] },
+    ]);
     const foreign = objects
-      .filter((m) => m.kind === 'ClusterRoleBinding' || m.kind === 'RoleBinding')
+      .filter((m) => (m.kind === 'ClusterRoleBinding' || m.kind === 'RoleBinding') && m.metadata.name !== 'd8:virtualization:audit-sender')
       .flatMap((m) => (m['subjects'] as Array<{ kind: string; name: string; namespace?: string }>).map((s) => [keyOf(m), s] as const))
       .filter(([, s]) => s.kind !== 'ServiceAccount' || s.namespace !== 'd8-virtualization')
       .map(([key, s]) => `${key}: ${JSON.stringify(s)}`);

@@ -14,7 +14,13 @@ const CLUSTER_SCOPED = new Set([
   'DeviceClass',
 ]);
 /** The one object outside the module namespace: the aggregated API reads the front-proxy CA there. */
-const ALLOWED_ELSEWHERE = new Set(['RoleBinding/kube-system/d8:virtualization:subresources:auth-reader']);
+// The subresources API reads the front-proxy CA in kube-system; pre-delete records Events on the
+// cluster-scoped ModuleConfig, which live in `default`.
+const ALLOWED_ELSEWHERE = new Set([
+  'RoleBinding/kube-system/d8:virtualization:subresources:auth-reader',
+  'Role/default/d8:virtualization:pre-delete:events',
+  'RoleBinding/default/d8:virtualization:pre-delete:events',
+]);
 
 let objects: Manifest[] = [];
 const find = (kind: string, name: string, apiVersion?: string): Manifest | undefined =>

@@ -34,3 +34,30 @@ describe.each(functions)('$name in its shipped defaults', ({ start }) => {
     }
   });
 });
+
+describe.each([
+  { name: 'audit', start: () => serve(auditFunction, { env: env() }), paths: ['/vector', '/audit-webhook', '/'] },
+  { name: 'pre-delete', start: () => serve(preDelete, { env: env() }), paths: ['/'] },
+])('$name in its shipped defaults', ({ start, paths }) => {
+  it('refuses every input without a sender token with 401 (SENDER_AUTH=kubernetes is the default)', async () => {
+    const handle = await start();
+    try {
+      const ce = {
+        'ce-id': 'x',
+        'ce-source': '/t',
+        'ce-type': 'dev.knative.apiserver.resource.delete',
+        'ce-specversion': '1.0',
+        'content-type': 'application/json',
+      };
+      const statuses = await Promise.all(
+        paths.map(
+          async (path) =>
+            (await fetch(`${handle.url}${path}`, { method: 'POST', headers: ce, body: '{"kind":"ModuleConfig","metadata":{"name":"virtualization"}}' })).status,
+        ),
+      );
+      expect(statuses).toEqual(paths.map(() => 401));
+    } finally {
+      await handle.close();
+    }
+  });
+});

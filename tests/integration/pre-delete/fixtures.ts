@@ -57,7 +57,52 @@ export async function releaseFinalizers(kube: KubeClient, target: Target): Promi
   await clientFor(kube, target).mergePatch(refOf(target), { metadata: { finalizers: null } });
 }
 
-/** Environment of the function or Job aimed at these targets, on the test apiserver. */
+/**
+ * The ModuleConfig these tests remove: a name of their own, since ModuleConfigs are cluster-scoped and
+ * other tests of the shared cluster create `virtualization`.
+ */
+export const MODULE_CONFIG_NAME = `virtualization-${randomBytes(3).toString('hex')}`;
+
+/**
+ * Environment of the function or Job aimed at these targets, on the test apiserver. Senders are not
+ * checked (SENDER_AUTH=none) here: tests/integration/pre-delete/senders.test.ts checks them.
+ */
 export function envFor(targets: Target[], waitTimeout: string): Record<string, string> {
-  return { KUBECONFIG: getTestEnv().kubeconfigPath, RESOURCES: JSON.stringify(targets), WAIT_TIMEOUT: waitTimeout, POLL_INTERVAL: '100ms' };
+  return {
+    KUBECONFIG: getTestEnv().kubeconfigPath,
+    RESOURCES: JSON.stringify(targets),
+    WAIT_TIMEOUT: waitTimeout,
+    POLL_INTERVAL: '100ms',
+    MODULE_CONFIG_NAME,
+    SENDER_AUTH: 'none',
+  };
+}
+
+const moduleConfigs = (kube: KubeClient): ResourceClient<KubeObject> =>
+  kube.resource(
+    { group: 'deckhouse.io', version: 'v1alpha1', plural: 'moduleconfigs', kind: 'ModuleConfig', namespaced: false },
+    kubeObjectSchema,
+    'pre-delete-test',
+  );
+
+/** The test's ModuleConfig as the apiserver should have it: `enabled` true or false, or absent (undefined). */
+export async function setModuleConfig(kube: KubeClient, enabled: boolean | undefined, name = MODULE_CONFIG_NAME): Promise<void> {
+  const client = moduleConfigs(kube);
+  if (enabled === undefined) {
+    await client.delete({ name }).catch((err: unknown) => {
+      if (!(err instanceof NotFoundError)) throw err;
+    });
+    await waitFor(
+      `ModuleConfig ${name} gone`,
+      async () =>
+        (await client.get({ name }).then(
+          () => false,
+          (err: unknown) => err instanceof NotFoundError,
+        )) || undefined,
+    );
+    return;
+  }
+  await client.apply({ apiVersion: 'deckhouse.io/v1alpha1', kind: 'ModuleConfig', metadata: { name }, spec: { enabled, version: 1 } } as KubeObject, {
+    force: true,
+  });
 }

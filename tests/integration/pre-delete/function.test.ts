@@ -3,7 +3,10 @@ import { preDelete } from '../../../functions/pre-delete/index.js';
 import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
 import { binaryHeaders, send, type TestResponse } from '../../../shared/runtime/testing/index.js';
 import { freshNamespace } from '../../env/index.js';
-import { adminKube, cdi, createTarget, envFor, FINALIZER, kubeVirt, read, releaseFinalizers } from './fixtures.js';
+import { installDeckhouseCrds } from '../../env/index.js';
+import { eventDescriptor, eventSchema } from '../../../shared/kube/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { adminKube, cdi, createTarget, envFor, FINALIZER, kubeVirt, MODULE_CONFIG_NAME, read, releaseFinalizers, setModuleConfig } from './fixtures.js';
 import type { Target } from '../../../functions/pre-delete/config.js';
 
 const kube = adminKube();
@@ -25,7 +28,7 @@ function moduleConfigChange(host: ServerHandle, op: 'update' | 'delete', data: u
 const moduleConfig = (enabled: boolean): object => ({
   apiVersion: 'deckhouse.io/v1alpha1',
   kind: 'ModuleConfig',
-  metadata: { name: 'virtualization' },
+  metadata: { name: MODULE_CONFIG_NAME },
   spec: { enabled, version: 1 },
 });
 
@@ -33,17 +36,46 @@ describe('the pre-delete function on a CloudEvent from the ApiServerSource', () 
   let ns = '';
   beforeAll(async () => {
     ns = await freshNamespace('pre-delete-fn');
+    await installDeckhouseCrds();
   });
 
-  it('answers 204 once the deletion of the virtualization ModuleConfig has removed the objects', async () => {
+  it('refuses a forged deletion event with 409 while the ModuleConfig exists, deleting nothing, and cleans up once it is really deleted', async () => {
     const targets = [kubeVirt(ns, 'config-deleted'), cdi()];
     for (const t of targets) await createTarget(kube, t);
+    await setModuleConfig(kube, true);
     const host = await served(targets, '10s');
     try {
+      const forged = await moduleConfigChange(host, 'delete', moduleConfig(true));
+      expect(forged.status).toBe(409);
+      expect(forged.json()).toMatchObject({ error: { code: 'PRE_DELETE_NOT_CONFIRMED', message: expect.stringContaining('spec.enabled: true') as unknown } });
+      expect((await Promise.all(targets.map((t) => read(kube, t)))).map((o) => o?.metadata.deletionTimestamp)).toEqual([undefined, undefined]);
+      const events = kube.resource(eventDescriptor, eventSchema, 'pre-delete-test');
+      const warning = await waitFor('the Warning Event on the ModuleConfig', async () =>
+        (await events.list({ namespace: 'default' })).items.find((e) => e.regarding?.name === MODULE_CONFIG_NAME && e.reason === 'PreDeleteRefused'),
+      );
+      expect(warning).toMatchObject({ type: 'Warning', regarding: { kind: 'ModuleConfig', name: MODULE_CONFIG_NAME } });
+      expect(warning.note).toContain('unchecked (SENDER_AUTH=none)');
+
+      await setModuleConfig(kube, undefined);
       expect((await moduleConfigChange(host, 'delete', moduleConfig(true))).status).toBe(204);
       expect(await Promise.all(targets.map((t) => read(kube, t)))).toEqual([undefined, undefined]);
     } finally {
       await host.close();
+      await setModuleConfig(kube, undefined);
+    }
+  });
+
+  it('cleans up on an update that disables the module, once the apiserver has it disabled', async () => {
+    const target = kubeVirt(ns, 'config-disabled');
+    await createTarget(kube, target);
+    await setModuleConfig(kube, false);
+    const host = await served([target], '10s');
+    try {
+      expect((await moduleConfigChange(host, 'update', moduleConfig(false))).status).toBe(204);
+      expect(await read(kube, target)).toBeUndefined();
+    } finally {
+      await host.close();
+      await setModuleConfig(kube, undefined);
     }
   });
 

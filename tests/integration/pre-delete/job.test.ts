@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { EXIT, runJob } from '../../../functions/pre-delete/run-job.js';
-import { freshNamespace, newKubeConfig } from '../../env/index.js';
-import { adminKube, cdi, createTarget, deletionRequested, envFor, FINALIZER, kubeVirt, read, releaseFinalizers } from './fixtures.js';
+import { freshNamespace, installDeckhouseCrds, newKubeConfig } from '../../env/index.js';
+import { adminKube, cdi, createTarget, deletionRequested, envFor, FINALIZER, kubeVirt, read, releaseFinalizers, setModuleConfig } from './fixtures.js';
 
 const kube = adminKube();
 afterAll(() => kube.close());
@@ -53,6 +53,19 @@ describe('the pre-delete Job against the real apiserver', () => {
     await expect(runJob(envFor(targets, '10s'))).resolves.toBe(EXIT.done);
     // A deadline of 1 ms leaves no time to wait for anything: only finding nothing to delete succeeds.
     await expect(runJob(envFor(targets, '1ms'))).resolves.toBe(EXIT.done);
+  });
+
+  it('exits 3 and deletes nothing while the apiserver has the ModuleConfig enabled', async () => {
+    await installDeckhouseCrds();
+    const target = kubeVirt(await freshNamespace('pre-delete'), 'config-enabled');
+    await createTarget(kube, target);
+    await setModuleConfig(kube, true);
+    try {
+      await expect(runJob(envFor([target], '10s'))).resolves.toBe(EXIT.notConfirmed);
+      expect((await read(kube, target))?.metadata.deletionTimestamp).toBeUndefined();
+    } finally {
+      await setModuleConfig(kube, undefined);
+    }
   });
 
   it('exits 2 without touching anything when its configuration is broken', async () => {
