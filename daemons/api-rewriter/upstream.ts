@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import type net from 'node:net';
 import type { KubeAccess } from '../../shared/kube/kubeconfig.js';
 
 export interface UpstreamTarget {
@@ -43,7 +44,13 @@ export async function upstreamFromKubeConfig(kc: KubeAccess): Promise<UpstreamTa
   };
   const first = await read();
   const secure = url.protocol === 'https:';
-  const agentOptions: https.AgentOptions = { keepAlive: true, maxFreeSockets: 256, scheduling: 'lifo', noDelay: true };
+  // The agent hands its options to each socket it opens; Node's types leave the socket's noDelay out of AgentOptions.
+  const agentOptions: https.AgentOptions & Pick<net.SocketConstructorOpts, 'noDelay'> = {
+    keepAlive: true,
+    maxFreeSockets: 256,
+    scheduling: 'lifo',
+    noDelay: true,
+  };
   if (first.ca !== undefined) agentOptions.ca = first.ca;
   if (first.cert !== undefined) agentOptions.cert = first.cert;
   if (first.key !== undefined) agentOptions.key = first.key;
