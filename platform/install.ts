@@ -7,7 +7,7 @@
  * pretend to run on simulated nodes while the real units run locally.
  */
 import { fileURLToPath } from 'node:url';
-import { loadAllYaml } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 import type { KubeClient } from '../shared/kube/index.js';
 import { runKubectl, type KubectlOptions } from '../tests/env/kubectl.js';
 
@@ -74,7 +74,9 @@ async function servedKinds(kube: KubeClient, apiVersions: readonly string[]): Pr
 
 /** Everything else of the install that this cluster can hold (see the file comment), server-side applied. */
 export async function applyInstall(kubectl: Kubectl, admin: KubeClient): Promise<InstallReport> {
-  const all = loadAllYaml(await kubectl(['kustomize', KNATIVE_DIR])) as Manifest[];
+  // js-yaml, not the client library's loader: that one maps objects onto its models, renaming fields
+  // such as a NetworkPolicy rule's `from` (to `_from`).
+  const all = (loadAll(await kubectl(['kustomize', KNATIVE_DIR])) as Array<Manifest | null>).filter((m): m is Manifest => m !== null);
   const rest = all.filter((m) => m.kind !== 'CustomResourceDefinition');
   const served = await servedKinds(admin, [...new Set(rest.map((m) => m.apiVersion))]);
   const apply: Manifest[] = [];
