@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Store, type InformerHandlers, type KubeObject } from '../../shared/kube/index.js';
 import { ObjectCache, type CacheSource } from './engine/cache.js';
-import type { Runner } from './engine/runner.js';
 import { enqueueOn } from './sources.js';
 
 describe('event sources', () => {
@@ -16,10 +15,9 @@ describe('event sources', () => {
       },
     } as unknown as CacheSource<KubeObject>;
     const enqueued: string[] = [];
-    const runner = { enqueue: (key: string) => void enqueued.push(key) } as unknown as Runner;
     enqueueOn(
       new ObjectCache(src),
-      runner,
+      (key) => void enqueued.push(key),
       (o) => [o.metadata.name ?? ''],
       () => false,
     );

@@ -30,7 +30,7 @@ async function stayedStopped(name: string): Promise<void> {
   const key = `${t.w.ns}/${name}`;
   const ref = { namespace: t.w.ns, name };
   await waitFor(`${name}: the controller has seen everything and holds nothing for it`, async () => {
-    if ([running.runners.vm, running.runners.vmop].some((r) => r.queue.holds(key))) return false;
+    if (['vm', 'vmop'].some((runner) => running.runners.get(runner)?.queue.holds(key) === true)) return false;
     const [vm, kvvm, instance] = await Promise.all([t.c.vms.get(ref), t.c.kvvms.get(ref), t.w.instanceUid(name)]);
     return (
       running.caches.vms.get(key)?.metadata.resourceVersion === vm.metadata.resourceVersion &&

@@ -7,8 +7,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type DraConfig } from '../../../daemons/dra/config.js';
-import { scopesOf } from '../../../daemons/controller/caches.js';
-import { startUsbReconcilers, type UsbReconcilers } from '../../../daemons/controller/reconcilers/usb/index.js';
+import { startController, type RunningController } from '../../../daemons/controller/controller.js';
+import { reconcilers } from '../../../daemons/controller/reconcilers/index.js';
 import { controllerConfig, SCOPE_LABEL, type Scope } from '../controller/fixtures.js';
 import { runDaemon, type DaemonHandle, type DaemonOptions } from '../../../daemons/dra/daemon.js';
 import { NodeSchema, ResourceSliceSchema, nodeDescriptor, resourceSliceDescriptor, type ResourceSlice } from '../../../shared/api/k8s/resource.js';
@@ -132,10 +132,13 @@ export async function labelIntoScope(node: FixtureNode, scope: Scope): Promise<v
   await node.kube.resource(nodeDescriptor, NodeSchema, TEST_MANAGER).mergePatch({ name: node.name }, { metadata: { labels: { [SCOPE_LABEL]: scope.id } } });
 }
 
-/** A fixture node's DRA daemon publishing its devices and the controller's USB reconcilers on them (as `kube`, in `scope` as a test controller's), synced. */
+/** The USB reconcilers' names (reconcilers/usb): the flow runs these alone. */
+const USB_RECONCILERS = new Set(['usb-resourceslice', 'nodeusbdevice', 'usbdevice']);
+
+/** A fixture node's DRA daemon publishing its devices and the controller's USB reconcilers on them (as `kube`, in `scope` as a test controller's), running. */
 export interface UsbFlow {
   readonly daemon: RunningDaemon;
-  readonly usb: UsbReconcilers;
+  readonly controller: RunningController;
   stop(): Promise<void>;
 }
 
@@ -144,15 +147,21 @@ export async function startUsbFlow(node: FixtureNode, scope: Scope, kube: KubeCl
   await labelIntoScope(node, scope);
   const daemon = startDaemon(node);
   await daemon.handle.started;
-  const scopes = scopesOf(controllerConfig(scope));
-  const usb = startUsbReconcilers({ kube, signal: abort.signal, log: childLogger({ component: 'usb-test' }), scopes });
-  await usb.synced;
+  const controller = await startController({
+    kube,
+    config: controllerConfig(scope),
+    signal: abort.signal,
+    logger: childLogger({ component: 'usb-test' }),
+    usb: true,
+    reconcilers: reconcilers.filter((d) => USB_RECONCILERS.has(d.name)),
+  });
+  await controller.everyRunning;
   return {
     daemon,
-    usb,
+    controller,
     stop: async () => {
       abort.abort();
-      await usb.stop();
+      await controller.stop();
       await daemon.stop();
     },
   };

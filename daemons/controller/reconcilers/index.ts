@@ -1,0 +1,33 @@
+/** Every reconciler the controller runs: adding one is its folder's declaration.ts and one line here. */
+import type { ReconcilerDeclaration } from '../declaration.js';
+import { cviDeclaration } from './cvi/declaration.js';
+import { leaseDeclaration, vmipDeclaration } from './ipam/declarations.js';
+import { vdSnapshotDeclaration, vmSnapshotDeclaration, vmopSnapshotDeclaration, vmsopDeclaration } from './snapshot/declarations.js';
+import { nodeUSBDeviceDeclaration } from './usb/nodeusbdevice/declaration.js';
+import { resourceSliceDeclaration } from './usb/resourceslice/declaration.js';
+import { usbDeviceDeclaration } from './usb/usbdevice/declaration.js';
+import { vdDeclaration } from './vd/declaration.js';
+import { viDeclaration } from './vi/declaration.js';
+import { vmDeclaration } from './vm/declaration.js';
+import { vmbdaDeclaration } from './vmbda/declaration.js';
+import { vmClassDeclaration } from './vmclass/declaration.js';
+import { vmopDeclaration } from './vmop/declaration.js';
+
+export const reconcilers: readonly ReconcilerDeclaration[] = [
+  vmDeclaration,
+  vmopDeclaration,
+  vmipDeclaration,
+  leaseDeclaration,
+  vmClassDeclaration,
+  viDeclaration,
+  cviDeclaration,
+  vdDeclaration,
+  vmbdaDeclaration,
+  vdSnapshotDeclaration,
+  vmSnapshotDeclaration,
+  vmopSnapshotDeclaration,
+  vmsopDeclaration,
+  resourceSliceDeclaration,
+  nodeUSBDeviceDeclaration,
+  usbDeviceDeclaration,
+];

@@ -1,0 +1,61 @@
+/**
+ * What the snapshot reconcilers (VirtualDiskSnapshot, VirtualMachineSnapshot, Restore and Clone,
+ * VirtualMachineSnapshotOperation) share, built once (`w.shared(snapshotParts)`): their caches and
+ * dependencies. They run beside the storage reconcilers (they read disks' PVCs from the storage
+ * caches); VolumeSnapshots are watched only when the cluster serves snapshot.storage.k8s.io/v1 (probed
+ * once at start; without it every disk snapshot fails with that reason).
+ */
+import { volumeSnapshotDescriptor } from '../../../../shared/api/k8s/volume-snapshot.js';
+import { NotFoundError } from '../../../../shared/errors/index.js';
+import { objectKey, type KubeClient, type KubeObject } from '../../../../shared/kube/index.js';
+import type { Logger } from '../../../../shared/log/index.js';
+import { scopesOf } from '../../caches.js';
+import type { Wiring } from '../../declaration.js';
+import type { ObjectCache } from '../../engine/cache.js';
+import { storageParts } from '../provisioning/parts.js';
+import { makeSnapshotClients, type SnapshotCaches, type SnapshotDeps } from './deps.js';
+import { subresourceFilesystems } from './freeze.js';
+import { VDS_BY_DISK } from './vdsnapshot.js';
+import { VMS_BY_VM } from './vmsnapshot.js';
+import { VMSOP_BY_SNAPSHOT } from './vmsop.js';
+
+export interface SnapshotParts {
+  readonly deps: SnapshotDeps;
+  /** The snapshot and storage caches: the snapshot reconcilers start once these sync. */
+  readonly all: readonly ObjectCache<KubeObject>[];
+}
+
+export function snapshotParts(w: Wiring): SnapshotParts {
+  const storage = w.shared(storageParts);
+  const clients = makeSnapshotClients(w.kube);
+  const { namespaced } = scopesOf(w.config);
+  const caches: SnapshotCaches = {
+    vdSnapshots: w.informer(clients.vdSnapshots, namespaced),
+    vmSnapshots: w.informer(clients.vmSnapshots, namespaced),
+    vmsops: w.informer(clients.vmsops, namespaced),
+    volumeSnapshots: w.features.volumeSnapshots ? w.informer(clients.volumeSnapshots, namespaced) : undefined,
+  };
+  caches.vdSnapshots.addIndex(VDS_BY_DISK, (vds) => [objectKey({ namespace: vds.metadata.namespace, name: vds.spec.virtualDiskName })]);
+  caches.vmsops.addIndex(VMSOP_BY_SNAPSHOT, (op) => [objectKey({ namespace: op.metadata.namespace, name: op.spec.virtualMachineSnapshotName })]);
+  caches.vmSnapshots.addIndex(VMS_BY_VM, (vms) => [objectKey({ namespace: vms.metadata.namespace, name: vms.spec.virtualMachineName })]);
+  const deps: SnapshotDeps = { ...storage.deps, snapshots: { clients, caches, filesystems: w.ports.filesystems ?? subresourceFilesystems(w.kube) } };
+  const own = [caches.vdSnapshots, caches.vmSnapshots, caches.vmsops, caches.volumeSnapshots].filter((c) => c !== undefined);
+  return { deps, all: [...storage.all, ...(own as unknown as ObjectCache<KubeObject>[])] };
+}
+
+/** Whether the apiserver serves VolumeSnapshots (404: not, the disk snapshots fail saying so); any other answer counts as served, the informer retries. */
+export async function volumeSnapshotsServed(kube: KubeClient, signal: AbortSignal, log: Logger): Promise<boolean> {
+  try {
+    await kube.rest.request({
+      method: 'GET',
+      path: `/apis/${volumeSnapshotDescriptor.group}/${volumeSnapshotDescriptor.version}`,
+      signal,
+      what: 'probe snapshot.storage.k8s.io/v1',
+    });
+    return true;
+  } catch (err: unknown) {
+    if (!(err instanceof NotFoundError)) return true;
+    log.info('snapshot.storage.k8s.io/v1 is not served: disk snapshots will fail until a CSI snapshot controller is installed and the controller restarts');
+    return false;
+  }
+}
