@@ -78,9 +78,9 @@ describe('the senders pre-delete hears', () => {
           )
         ).allowed || undefined,
     );
-    tokens.trigger = await serviceAccountToken(kube, MODULE_NAMESPACE, TRIGGER_SA, [AUDIENCE]);
+    tokens.trigger = await serviceAccountToken(kube, MODULE_NAMESPACE, TRIGGER_SA, { audiences: [AUDIENCE] });
     tokens.triggerOtherAudience = await serviceAccountToken(kube, MODULE_NAMESPACE, TRIGGER_SA);
-    tokens.stranger = await serviceAccountToken(kube, ns, 'stranger', [AUDIENCE]);
+    tokens.stranger = await serviceAccountToken(kube, ns, 'stranger', { audiences: [AUDIENCE] });
     targets = [kubeVirt(ns, 'config'), cdi()];
     for (const t of targets) await createTarget(kube, t);
     await setModuleConfig(kube, true);
