@@ -9,9 +9,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadAll } from 'js-yaml';
+import { z } from 'zod';
 import { ensureBaseImages } from '../../env/images/base-images.js';
 import { dockerdUnavailable, startDockerd, type Dockerd } from '../../env/images/dockerd.js';
 import { kubectl } from '../../env/index.js';
@@ -26,6 +28,10 @@ const describeWithDocker = unavailable === undefined ? describe : describe.skip;
 const BUILD_TIMEOUT_MS = 45 * 60_000;
 const START_TIMEOUT_MS = 120_000;
 const UNITS = imageUnits();
+
+const HookJob = z.object({
+  spec: z.object({ template: z.object({ spec: z.object({ containers: z.array(z.object({ args: z.array(z.string()).optional() })) }) }) }),
+});
 
 /** A kubeconfig for an apiserver that is not there: clients are made, every request is refused. */
 const NO_CLUSTER_KUBECONFIG = [
@@ -203,6 +209,21 @@ describeWithDocker('images', () => {
     },
     START_TIMEOUT_MS * 2,
   );
+
+  it('runs the pre-delete hook Job entry from the tsc output and the pruned production dependencies', async () => {
+    const job = loadAll(readFileSync(join(REPO, 'knative/hooks/pre-delete/job.yaml'), 'utf8')).map((d) => HookJob.parse(d));
+    const args = job[0]?.spec.template.spec.containers[0]?.args ?? [];
+    expect(args).toEqual(['dist/functions/pre-delete/job.js']);
+    const unit = UNITS.find((u) => u.unit === 'functions/pre-delete');
+    if (unit === undefined) throw new Error('skaffold.yaml builds no functions/pre-delete image');
+    // A bad WAIT_TIMEOUT: the Job's whole module graph loads, then its config check answers (exit 2), and
+    // nothing is cleaned up in the test control plane.
+    const name = `virt-images-pre-delete-job-${process.pid}`;
+    containers.push(name);
+    const r = await dockerd.docker(['run', '--name', name, '--network=host', '-e', 'WAIT_TIMEOUT=soon', unit.image, ...args]);
+    expect(r.code).toBe(2);
+    expect(r.stdout + r.stderr).toMatch(/"level":"fatal".*WAIT_TIMEOUT/);
+  });
 
   it(
     'fails to build when a shipped file imports tests/ (not in the build context)',
