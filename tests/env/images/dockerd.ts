@@ -3,11 +3,12 @@
  * under /run/virt-testenv-dockerd, its own data root in the test cache (images and build layers stay
  * between runs), and no host networking changes (`--bridge=none --iptables=false --ip-masq=false`):
  * builds and containers use the host's network namespace. The machine's own Docker, if any, is not
- * touched. `dockerdUnavailable()` says why an engine cannot run here at all (then the tests skip).
+ * touched. One engine at a time uses the data root: a run waits for another checkout's run to finish.
+ * `dockerdUnavailable()` says why an engine cannot run here at all (then the tests skip).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { cacheRoot } from './cache.js';
 import { spawnLogged, tailLog, waitUntil, type LoggedProcess } from '../process.js';
 
@@ -16,6 +17,8 @@ export const DOCKERD_BINARY = '/usr/sbin/dockerd';
 export const DOCKER_CLI = '/usr/bin/docker';
 export const EXEC_ROOT = '/run/virt-testenv-dockerd';
 const START_TIMEOUT_MS = 120_000;
+/** How long a run waits for another checkout's run to release the engine. */
+const OTHER_RUN_TIMEOUT_MS = 40 * 60_000;
 
 export interface DockerResult {
   readonly code: number;
@@ -75,6 +78,44 @@ function runningPid(pidFile: string): number | undefined {
   }
 }
 
+/** The parent of `pid`, from /proc (undefined when it cannot be read). */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+function isNode(pid: number | undefined): boolean {
+  if (pid === undefined || pid <= 1) return false;
+  try {
+    return basename(readlinkSync(`/proc/${pid}/exe`)) === 'node';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One engine per data root. Another checkout's test run that holds it (its dockerd's parent is a live
+ * node process) is waited for; a dockerd left behind by a run that died (orphaned) is stopped.
+ */
+async function waitForOtherRun(pidFile: string, dir: string): Promise<void> {
+  const other = runningPid(pidFile);
+  if (other === undefined) return;
+  if (!isNode(parentOf(other))) {
+    process.stderr.write(`[dockerd] stopping pid ${other}, left behind by an earlier run (${pidFile})\n`);
+    process.kill(other, 'SIGTERM');
+  } else {
+    process.stderr.write(`[dockerd] waiting for another test run's dockerd (pid ${other}) to finish with ${dir}\n`);
+  }
+  await waitUntil(`dockerd pid ${other} (${pidFile}) to end`, () => Promise.resolve(runningPid(pidFile) === undefined), {
+    timeoutMs: OTHER_RUN_TIMEOUT_MS,
+    intervalMs: 1_000,
+  });
+}
+
 /** Starts the isolated engine and waits until it answers on its socket. */
 export async function startDockerd(): Promise<Dockerd> {
   const unavailable = dockerdUnavailable();
@@ -83,10 +124,7 @@ export async function startDockerd(): Promise<Dockerd> {
   mkdirSync(join(dir, 'data'), { recursive: true });
   mkdirSync(EXEC_ROOT, { recursive: true, mode: 0o700 });
   const pidFile = join(EXEC_ROOT, 'dockerd.pid');
-  const other = runningPid(pidFile);
-  if (other !== undefined) {
-    throw new Error(`another test dockerd (pid ${other}, ${pidFile}) uses ${dir}: one run at a time`);
-  }
+  await waitForOtherRun(pidFile, dir);
   const host = `unix://${join(EXEC_ROOT, 'docker.sock')}`;
   const logPath = join(dir, 'dockerd.log');
   const proc: LoggedProcess = spawnLogged(

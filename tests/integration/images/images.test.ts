@@ -25,7 +25,8 @@ const unavailable = dockerdUnavailable();
 if (unavailable !== undefined) process.stderr.write(`[images] skipped: ${unavailable}\n`);
 const describeWithDocker = unavailable === undefined ? describe : describe.skip;
 
-const BUILD_TIMEOUT_MS = 45 * 60_000;
+// A cold build, after waiting up to 40 min for another checkout's run to release the engine (dockerd.ts).
+const BUILD_TIMEOUT_MS = 90 * 60_000;
 const START_TIMEOUT_MS = 120_000;
 const UNITS = imageUnits();
 
