@@ -50,6 +50,17 @@ export const INTERNAL_RESOURCES: readonly ResourceDefinition[] = [
 
 export const ALL_RESOURCES: readonly ResourceDefinition[] = [...PUBLIC_RESOURCES, ...INTERNAL_RESOURCES];
 
+/**
+ * The resources whose CRD is rendered from these schemas into knative/crds. KubeVirt's own CRDs
+ * (VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, KubeVirt and the rest, 17
+ * in all) are upstream's, renamed by the api-rewriter's rules into knative/kubevirt/crds; the schemas
+ * above only type the fields our code writes and reads there.
+ */
+export const OWN_CRD_RESOURCES: readonly ResourceDefinition[] = [...PUBLIC_RESOURCES, internalCDI];
+
+/** knative/kubevirt/crds, as a kustomize resource of knative/crds. */
+export const KUBEVIRT_CRDS_KUSTOMIZE_PATH = '../kubevirt/crds';
+
 /** The definition of a kind (throws for an unknown kind: a programming error). */
 export function resourceByKind(kind: string): ResourceDefinition {
   const def = ALL_RESOURCES.find((d) => d.kind === kind);

@@ -45,7 +45,8 @@ describe('kube-controller-manager in the test control plane', () => {
           },
         ],
       },
-      spec: { template: { spec: {} } },
+      // KubeVirt's schema requires a domain.
+      spec: { template: { spec: { domain: { devices: {} } } } },
     });
     expect((await kubectl(['-n', ns, 'delete', 'virtualmachines.virtualization.deckhouse.io', 'owner', '--wait=false'])).code).toBe(0);
     await waitFor(

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine: Debian packages (only those missing),
-# npm dependencies (npm ci), and the Go-built kube-apiserver, kubectl and etcd (cached by version).
+# npm dependencies (npm ci), the Go-built kube-apiserver, kubectl and etcd, and upstream KubeVirt's
+# virt-controller and virt-api (each cached by version).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -34,3 +35,4 @@ elif [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.js
 fi
 
 bash tests/env/build-binaries.sh >/dev/null
+bash tests/env/build-kubevirt.sh >/dev/null

@@ -18,7 +18,8 @@ export interface RewriterProcess extends FunctionProcess {
   stop(): Promise<unknown>;
 }
 
-export async function spawnRewriter(opts: { kubeconfigPath?: string; name: string }): Promise<RewriterProcess> {
+/** `env`: more of its settings (e.g. the webhook proxy's). */
+export async function spawnRewriter(opts: { kubeconfigPath?: string; name: string; env?: Record<string, string> }): Promise<RewriterProcess> {
   const [proxyPort, healthPort] = [await freePort(), await freePort()];
   const env = getTestEnv();
   const proc = startFunctionProcess('daemons/api-rewriter/main.ts', {
@@ -28,6 +29,7 @@ export async function spawnRewriter(opts: { kubeconfigPath?: string; name: strin
       HEALTH_HOST: '127.0.0.1',
       HEALTH_PORT: String(healthPort),
       METRICS_AUTH: 'none',
+      ...opts.env,
     },
   });
   const { child } = proc;

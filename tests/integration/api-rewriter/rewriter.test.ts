@@ -1,7 +1,7 @@
 /**
  * kube-api-rewriter against the real kube-apiserver of tests/env, driven by the real kubectl: what a
  * KubeVirt component sees through the proxy (kubevirt.io names only) and what lands in the apiserver
- * (the InternalVirtualization* CRDs of knative/crds, installed by the test set-up).
+ * (upstream KubeVirt's CRDs renamed, knative/kubevirt/crds, installed by the test set-up).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -171,8 +171,8 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
 
   it('shows only kubevirt.io names in discovery', async () => {
     const resources = await ok(viaProxy(['api-resources', '-o', 'wide']));
-    expect(resources).toMatch(/^virtualmachines\s+vm\s+kubevirt\.io\/v1\s+true\s+VirtualMachine\s/m);
-    expect(resources).toMatch(/^virtualmachineinstances\s+vmi\s+kubevirt\.io\/v1\s/m);
+    expect(resources).toMatch(/^virtualmachines\s+vm,vms\s+kubevirt\.io\/v1\s+true\s+VirtualMachine\s/m);
+    expect(resources).toMatch(/^virtualmachineinstances\s+vmi,vmis\s+kubevirt\.io\/v1\s/m);
     expect(resources).not.toContain('internalvirtualization');
     expect(resources).not.toContain(INT);
     const groups = await ok(viaProxy(['get', '--raw', '/apis']));
@@ -189,7 +189,7 @@ describe('kube-api-rewriter with kubectl and the real apiserver', () => {
     };
     expect(crd.spec.group).toBe('kubevirt.io');
     expect(crd.spec.names.kind).toBe('VirtualMachine');
-    expect(crd.spec.names.shortNames).toEqual(['vm']);
+    expect(crd.spec.names.shortNames).toEqual(['vm', 'vms']);
   });
 
   it('serves OpenAPI under kubevirt.io names (kubectl explain)', async () => {

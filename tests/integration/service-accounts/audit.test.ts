@@ -74,7 +74,7 @@ spec: {type: Stop, virtualMachineName: vm1}
 apiVersion: internal.virtualization.deckhouse.io/v1
 kind: InternalVirtualizationVirtualMachineInstance
 metadata: {name: vm1, namespace: ${ns}}
-spec: {}
+spec: {domain: {devices: {}}}
 ---
 apiVersion: deckhouse.io/v1alpha1
 kind: Module
