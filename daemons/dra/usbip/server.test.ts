@@ -192,6 +192,16 @@ describe('shared-secret authentication', () => {
     expect(kernel.calls).toEqual([]);
   });
 
+  it("refuses a forged proof from a client that ignores the server's own, and never reads the import sent after it", async () => {
+    const { port } = await start({ secret: SECRET });
+    // Hello with a nonce, a proof made without the secret, and an import right behind it, all at once.
+    const forged = Buffer.concat([Buffer.from('USBIPAU1', 'latin1'), Buffer.alloc(32, 1), Buffer.alloc(32, 2), encodeImportRequest('3-2')]);
+    const answer = await exchange(port, forged);
+    expect(answer.length).toBe(32 + 32 + 1); // server nonce, server proof, verdict; then closed
+    expect(answer.at(-1)).toBe(1);
+    expect(kernel.calls).toEqual([]);
+  });
+
   it('answers ST_NA to an import without handshake (the stock client), and to its devlist unless allowed', async () => {
     const { port } = await start({ secret: SECRET });
     await expect(importRemote({ ...peer(port), busId: '3-2' })).rejects.toMatchObject({ opStatus: OpStatus.NA });

@@ -4,7 +4,8 @@
  * batch without a credential is 401 and one with a token of a ServiceAccount without
  * `create auditevents` is 403, on each input (/vector, /audit-webhook, CloudEvents on /), recording
  * nothing and counted; the log shipper's ServiceAccount is heard. A flood of unauthenticated
- * requests is answered without a review, and the authorised sender is still served.
+ * requests is answered without a review, and the authorised sender is still served; a 64 MiB body
+ * sent slowly and never finished is answered 401 from its headers on each input.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeClient } from '../../../shared/kube/index.js';
