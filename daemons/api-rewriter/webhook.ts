@@ -7,10 +7,11 @@
 import type http from 'node:http';
 import https from 'node:https';
 import { AdmissionReviewError, renameAdmissionResponse, restoreAdmissionRequest, type Renamer } from './rules/index.js';
-import { errorMessage } from '../../shared/errors/index.js';
+import { errorMessage, PayloadTooLargeError } from '../../shared/errors/index.js';
+import { readAll } from '../../shared/http/body.js';
 import type { Logger } from '../../shared/log/index.js';
 import type { ApiRewriterMetrics } from './metrics.js';
-import { readAll, sendStatus } from './proxy.js';
+import { sendStatus } from './proxy.js';
 
 export interface WebhookProxyOptions {
   readonly renamer: Renamer;
@@ -49,10 +50,13 @@ async function handleWebhook(opts: WebhookProxyOptions, agent: https.Agent, req:
   };
   let body: Buffer;
   try {
-    body = await readAll(req, opts.maxBodyBytes, () => new Error('too large'));
-  } catch {
-    refuse(413, 'too_large', `the AdmissionReview is larger than ${opts.maxBodyBytes} bytes`);
-    req.resume();
+    body = await readAll(req, {
+      limit: opts.maxBodyBytes,
+      tooLarge: () => new PayloadTooLargeError(`the AdmissionReview is larger than ${opts.maxBodyBytes} bytes`),
+    });
+  } catch (err: unknown) {
+    if (err instanceof PayloadTooLargeError) refuse(413, 'too_large', err.message);
+    else refuse(400, 'unreadable', `the AdmissionReview could not be read: ${errorMessage(err)}`);
     return;
   }
   let originalKind: string | undefined;
@@ -87,7 +91,10 @@ async function handleWebhook(opts: WebhookProxyOptions, agent: https.Agent, req:
   });
   upstreamReq.on('response', (upstreamRes) => {
     void (async () => {
-      let answer = await readAll(upstreamRes, opts.maxBodyBytes, () => new Error(`the webhook answer is larger than ${opts.maxBodyBytes} bytes`));
+      let answer = await readAll(upstreamRes, {
+        limit: opts.maxBodyBytes,
+        tooLarge: () => new Error(`the webhook answer is larger than ${opts.maxBodyBytes} bytes`),
+      });
       const status = upstreamRes.statusCode ?? 502;
       if (known && status === 200 && originalKind !== undefined) {
         try {

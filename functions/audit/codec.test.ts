@@ -23,19 +23,15 @@ describe('decodeBody', () => {
     expect(summary(results)).toEqual(['0:ok', '1:invalid_json', '2:ok']);
   });
 
-  it('says why a line is not JSON from the line itself, never from the engine’s message text', () => {
+  it('names the line that is not JSON, counting blank lines, never quoting the engine’s message text', () => {
     // V8 quotes the input in its message: a line reading like a message must not steer the answer.
-    const results = decodeBody(ndjson('Unexpected end', 'nope at position 42', '{"kind":"Event","auditID":"a', good()));
-    expect(results.map((r) => (r.ok ? 'ok' : r.detail))).toEqual([
-      'line is not JSON: syntax error at position 0',
-      'line is not JSON: syntax error at position 1',
-      'line is not JSON: unexpected end of input',
-      'ok',
-    ]);
+    const results = decodeBody(ndjson('Unexpected end', '', 'nope at position 42', '{"kind":"Event","auditID":"a', good()));
+    expect(results.map((r) => (r.ok ? 'ok' : r.detail))).toEqual(['invalid JSON on line 1', 'invalid JSON on line 3', 'invalid JSON on line 4', 'ok']);
   });
 
   it('rejects a message that is not JSON', () => {
-    expect(summary(decodeBody(JSON.stringify([{ message: 'not json at all' }])))).toEqual(['0:invalid_json']);
+    const [first] = decodeBody(JSON.stringify([vectorEvent(auditEvent()), { message: 'not json at all' }])).slice(1);
+    expect(first).toMatchObject({ ok: false, index: 1, reason: 'invalid_json', detail: 'invalid JSON in the message of element 1' });
   });
 
   it('rejects an element of unknown shape and keeps the rest of the batch', () => {
@@ -75,7 +71,7 @@ describe('decodeBody', () => {
   });
 
   it('rejects a JSON array with a syntax error as a single element', () => {
-    expect(summary(decodeBody(`[${good()},{"message":`))).toEqual(['0:invalid_json']);
+    expect(decodeBody(`[${good()},{"message":`)).toEqual([{ ok: false, index: 0, reason: 'invalid_json', detail: 'invalid JSON in the array body' }]);
   });
 
   it('decodes an apiserver EventList, rejecting only its broken item', () => {

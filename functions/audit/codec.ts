@@ -7,7 +7,6 @@
  */
 import { formatPath } from '../../shared/config/index.js';
 import { AUDIT_API_VERSION, auditEventSchema, type AuditEvent } from './event.js';
-import { jsonSyntaxError } from './json-syntax.js';
 
 /** Stable reasons for rejecting one element (used as a metric label). */
 export type RejectReason = 'line_too_large' | 'invalid_json' | 'missing_message' | 'unknown_shape' | 'invalid_audit_event';
@@ -53,22 +52,16 @@ function tooLarge(text: string, limits: DecodeLimits): boolean {
 }
 
 /**
- * Why `text` is not JSON, from our own scan of it (never from the engine's message, which is no stable
- * interface and may quote the input; audit lines can carry sensitive request data): only the kind of
- * error and its position.
+ * JSON.parse, answering only whether the text is JSON: the engine's message is no stable interface and
+ * may quote the input, and audit lines can carry sensitive request data, so callers say where (which
+ * line, which message), never why.
  */
-function jsonError(text: string): string {
-  const where = jsonSyntaxError(text);
-  if (where === undefined) return 'syntax error';
-  return where.endOfInput ? 'unexpected end of input' : `syntax error at position ${where.offset}`;
-}
-
-function parseJson(text: string): { value: unknown } | { error: string } {
+function parseJson(text: string): { value: unknown } | undefined {
   try {
     return { value: JSON.parse(text) as unknown };
   } catch (err: unknown) {
     if (!(err instanceof SyntaxError)) throw err;
-    return { error: jsonError(text) };
+    return undefined;
   }
 }
 
@@ -105,7 +98,7 @@ export function decodeElement(value: unknown, index: number, limits: DecodeLimit
     return reject(index, 'line_too_large', `audit line exceeds ${limits.maxLineBytes} bytes`);
   }
   const parsed = parseJson(message);
-  if ('error' in parsed) return reject(index, 'invalid_json', `message is not JSON: ${parsed.error}`);
+  if (parsed === undefined) return reject(index, 'invalid_json', `invalid JSON in the message of element ${index}`);
   return decodeEvent(parsed.value, index);
 }
 
@@ -128,16 +121,16 @@ export function decodeValue(value: unknown, limits: DecodeLimits = DEFAULT_LIMIT
 function decodeNdjson(text: string, limits: DecodeLimits): ElementResult[] {
   const out: ElementResult[] = [];
   let index = 0;
-  for (const raw of text.split('\n')) {
+  for (const [n, raw] of text.split('\n').entries()) {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.trim() === '') continue;
     const i = index++;
     if (tooLarge(line, limits)) {
-      out.push(reject(i, 'line_too_large', `line exceeds ${limits.maxLineBytes} bytes`));
+      out.push(reject(i, 'line_too_large', `line ${n + 1} exceeds ${limits.maxLineBytes} bytes`));
       continue;
     }
     const parsed = parseJson(line);
-    out.push('error' in parsed ? reject(i, 'invalid_json', `line is not JSON: ${parsed.error}`) : decodeElement(parsed.value, i, limits));
+    out.push(parsed === undefined ? reject(i, 'invalid_json', `invalid JSON on line ${n + 1}`) : decodeElement(parsed.value, i, limits));
   }
   return out;
 }
@@ -152,10 +145,10 @@ export function decodeBody(body: string | Uint8Array, limits: DecodeLimits = DEF
   const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   if (text.trimStart().startsWith('[')) {
     const parsed = parseJson(text);
-    if ('error' in parsed) return [reject(0, 'invalid_json', `body is not a JSON array: ${parsed.error}`)];
+    if (parsed === undefined) return [reject(0, 'invalid_json', 'invalid JSON in the array body')];
     return decodeValue(parsed.value, limits);
   }
   const whole = parseJson(text);
-  if (!('error' in whole)) return decodeValue(whole.value, limits);
+  if (whole !== undefined) return decodeValue(whole.value, limits);
   return decodeNdjson(text, limits);
 }

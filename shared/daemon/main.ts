@@ -1,6 +1,6 @@
 /**
  * The entry of every daemon process, so that each `main.ts` stays its composition root: config parsed
- * once (a bad one logs a fatal line and exits 2), one AbortSignal fed by SIGTERM/SIGINT, one apiserver
+ * once (a bad one, or a kubeconfig that cannot be read, logs a fatal line and exits 2), one AbortSignal fed by SIGTERM/SIGINT, one apiserver
  * client (KUBECONFIG, else in-cluster) closed at the end, and the exit code the daemon returns (1 when
  * it throws).
  */
@@ -38,7 +38,14 @@ export function runDaemonIfMain<C extends DaemonEntryConfig>(
   setLogLevel(config.LOG_LEVEL);
   const shutdown = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => shutdown.abort(new Error(sig)));
-  const kube = KubeClient.fromSource(config.KUBECONFIG !== undefined ? { kubeconfigPath: config.KUBECONFIG } : { inCluster: true });
+  let kube: KubeClient;
+  try {
+    kube = KubeClient.fromSource(config.KUBECONFIG !== undefined ? { kubeconfigPath: config.KUBECONFIG } : { inCluster: true });
+  } catch (err: unknown) {
+    // A missing or unreadable KUBECONFIG, or no pod service account: a configuration problem too.
+    rootLogger.fatal({ err, kubeconfig: config.KUBECONFIG ?? 'in-cluster' }, 'cannot read the kubeconfig');
+    process.exit(2);
+  }
   run({ config, kube, signal: shutdown.signal })
     .finally(() => kube.close())
     .then(

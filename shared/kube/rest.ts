@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { ProtocolError, UnavailableError } from '../errors/index.js';
+import { readAll } from '../http/body.js';
 import type { KubeAccess } from './kubeconfig.js';
 import { apiError, statusFromBody, transportError } from './errors.js';
 
@@ -167,15 +168,14 @@ function send(url: URL, options: https.RequestOptions, body: string | undefined)
   });
 }
 
-/** The whole body as text; rejects if the connection breaks before the end. */
-export function readBody(res: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (chunk: Buffer) => chunks.push(chunk));
-    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    res.on('error', reject);
-    res.on('close', () => {
-      if (!res.complete) reject(new Error('connection closed before the response ended'));
-    });
-  });
+/**
+ * The most of an apiserver answer read into memory: far above any list this product makes (10,000 VMs
+ * are tens of MB), low enough that a broken or hostile endpoint cannot take the process down.
+ */
+export const MAX_ANSWER_BYTES = 512 << 20;
+
+/** The whole body as text; rejects past MAX_ANSWER_BYTES or if the connection breaks before the end. */
+export async function readBody(res: http.IncomingMessage): Promise<string> {
+  const tooLarge = (): Error => new Error(`the apiserver's answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+  return (await readAll(res, { limit: MAX_ANSWER_BYTES, tooLarge })).toString('utf8');
 }

@@ -8,6 +8,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TimeoutError, UnavailableError } from '../errors/index.js';
+import { readAll } from '../http/body.js';
 
 export interface TlsOptions {
   /** Extra CA certificates (PEM), trusted besides the system's. */
@@ -90,17 +91,14 @@ function isAbort(err: Error): boolean {
   return err.name === 'AbortError';
 }
 
-/** Read a whole (small) body, refusing more than `limit` bytes. */
+/** Read a whole (small) body, refusing more than `limit` bytes; the connection is dropped past it. */
 export async function readBody(res: Response, limit = 4 << 20): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      res.body.destroy();
-      throw new UnavailableError(`${res.url} answered more than ${limit} bytes where a small document was expected`, { upstreamStatus: res.status });
-    }
-    chunks.push(chunk);
+  const tooLarge = (): Error =>
+    new UnavailableError(`${res.url} answered more than ${limit} bytes where a small document was expected`, { upstreamStatus: res.status });
+  try {
+    return await readAll(res.body, { limit, tooLarge });
+  } catch (err: unknown) {
+    res.body.destroy();
+    throw err;
   }
-  return Buffer.concat(chunks);
 }

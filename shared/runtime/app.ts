@@ -1,7 +1,8 @@
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type RequestHandler } from 'express';
 import type { z } from 'zod';
 import type { RequestGuard } from '../authz/index.js';
-import { NotFoundError } from '../errors/index.js';
+import { AppError, BadRequestError, NotFoundError, PayloadTooLargeError } from '../errors/index.js';
 import type { Registry } from '../metrics/index.js';
 import { cloudEventEndpoint } from './cloudevents/endpoint.js';
 import type { HostConfig } from './config.js';
@@ -9,9 +10,8 @@ import type { HostedFunction } from './context.js';
 import type { Drain } from './drain.js';
 import { healthRoutes } from './health.js';
 import { answerError } from './http/errors.js';
-import { isThenable, type HostRoute } from './http/exchange.js';
+import { isThenable, type Exchange, type HostRoute } from './http/exchange.js';
 import { httpMetrics, observe } from './http/observe.js';
-import { Router, type Found, type RouteEntry } from './http/router.js';
 import { routeEndpoint } from './http/routes.js';
 import { withSenderCheck } from './senders.js';
 
@@ -28,54 +28,103 @@ export interface AppParts<C extends z.ZodObject, S> extends HostedFunction<C, S>
   readonly tlsStatus?: () => string | undefined;
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /**
- * The request listener: every route (health and metrics first, then the function's routes in their
- * order, then CloudEvents on `/`) compiled once into a router; per request only the lookup, the
- * observation (metrics, drain) and the endpoint run. A request no route matches gets a JSON 404.
+ * The express 5 app: health and metrics first, then the function's routes in their order, then
+ * CloudEvents on `/`, each an express route (express's matching: any case, one optional trailing
+ * slash, HEAD by the GET route) whose body express reads (`express.raw`: gzip, deflate and br
+ * inflated, the route's limit counted on the inflated bytes). A request no route matches gets a JSON
+ * 404; every error the JSON error answer of http/errors.ts.
  */
-export function buildApp<C extends z.ZodObject, S>({ def, ctx, host, drain, metrics, tlsStatus, metricsGuard }: AppParts<C, S>): RequestListener {
+export function buildApp<C extends z.ZodObject, S>({ def, ctx, host, drain, metrics, tlsStatus, metricsGuard }: AppParts<C, S>): Express {
   const hook = def.readiness;
   const ready = async (): Promise<boolean> => {
     const tlsProblem = tlsStatus?.();
     if (tlsProblem !== undefined) throw new Error(tlsProblem);
     return hook === undefined ? true : await hook(ctx);
   };
-  const routes: Array<RouteEntry<HostRoute>> = healthRoutes({ drain, metrics, ready, metricsGuard });
-  for (const route of def.routes ?? []) {
-    const endpoint = withSenderCheck(routeEndpoint(route, ctx, route.bodyLimitBytes ?? host.BODY_LIMIT_BYTES), def.senders, ctx);
-    routes.push({ method: route.method.toUpperCase(), path: route.path, value: { label: route.path, endpoint } });
+  const health = healthRoutes({ drain, metrics, ready, metricsGuard });
+  const own: HostRoute[] = (def.routes ?? []).map((route) => ({
+    method: route.method.toUpperCase(),
+    path: route.path,
+    endpoint: routeEndpoint(route, ctx),
+    bodyLimit: route.bodyLimitBytes ?? host.BODY_LIMIT_BYTES,
+  }));
+  if (def.handle !== undefined)
+    own.push({ method: 'POST', path: CLOUDEVENTS_PATH, endpoint: cloudEventEndpoint(def.handle, ctx), bodyLimit: host.BODY_LIMIT_BYTES });
+  // The senders check sees each request to the function's own routes (never health or metrics)
+  // before its body is read; its continuation is express's `next`.
+  const check = def.senders;
+  const gate: RequestHandler[] = [];
+  if (check !== undefined) {
+    const passed = withSenderCheck((ex) => (ex as GatedExchange).next(), check, ctx);
+    gate.push((req, res, next) => {
+      const exchange: GatedExchange = { req, res, path: req.path, params: {}, body: EMPTY, next };
+      Promise.resolve(passed(exchange)).catch(next);
+    });
   }
-  if (def.handle !== undefined) {
-    const endpoint = withSenderCheck(cloudEventEndpoint(def.handle, ctx, host.BODY_LIMIT_BYTES), def.senders, ctx);
-    routes.push({ method: 'POST', path: CLOUDEVENTS_PATH, value: { label: CLOUDEVENTS_PATH, endpoint } });
-  }
-  const router = new Router(routes);
   const observed = httpMetrics(metrics, drain);
   const log = ctx.log;
 
-  return (req, res) => {
-    const url = req.url ?? '/';
-    const query = url.indexOf('?');
-    const path = query === -1 ? url : url.slice(0, query);
-    const method = req.method ?? 'GET';
-    let found: Found<HostRoute> | undefined;
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  // Every request is counted and timed under the pattern of the route that took it, once it is done.
+  app.use((req, res, next) => {
+    observe(observed, drain, req, res, () => routeLabel(req));
+    next();
+  });
+  const router = express.Router();
+  for (const route of health) router[routerMethod(route.method)](route.path, ...handlers(route));
+  for (const route of own) router[routerMethod(route.method)](route.path, ...gate, ...handlers(route));
+  app.use(router);
+  app.use((req, _res, next) => next(new NotFoundError(`no route for ${req.method} ${req.path}`)));
+  // express tells an error handler by its four parameters; this one answers every error itself.
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  const answer: ErrorRequestHandler = (err: unknown, req, res, _next) => answerError(log, req, res, req.path, hostError(err));
+  app.use(answer);
+  return app;
+}
+
+/** The exchange the senders check is shown: express's `next` goes on to the route. */
+interface GatedExchange extends Exchange {
+  readonly next: NextFunction;
+}
+
+/** The express middleware of one route: its body read (if it takes one), then its endpoint. */
+function handlers({ endpoint, bodyLimit }: HostRoute): RequestHandler[] {
+  const run: RequestHandler = (req, res, next) => {
     try {
-      found = router.find(method, path) ?? undefined;
+      const done = endpoint({ req, res, path: req.path, params: req.params, body: (req.body as Buffer | undefined) ?? EMPTY });
+      if (isThenable(done)) Promise.resolve(done).catch(next);
     } catch (err: unknown) {
-      observe(observed, drain, req, res, 'unmatched');
-      answerError(log, req, res, path, err);
-      return;
-    }
-    observe(observed, drain, req, res, found?.value.label ?? 'unmatched');
-    if (found === undefined) {
-      answerError(log, req, res, path, new NotFoundError(`no route for ${method} ${path}`));
-      return;
-    }
-    try {
-      const done = found.value.endpoint({ req, res, path, params: found.params });
-      if (isThenable(done)) Promise.resolve(done).catch((err: unknown) => answerError(log, req, res, path, err));
-    } catch (err: unknown) {
-      answerError(log, req, res, path, err);
+      next(err);
     }
   };
+  if (bodyLimit === undefined) return [run];
+  return [express.raw({ type: () => true, limit: bodyLimit, inflate: true }), run];
+}
+
+type RouterMethod = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options';
+
+function routerMethod(method: string): RouterMethod {
+  return method.toLowerCase() as RouterMethod;
+}
+
+/** The metrics label of a request: the pattern of the route that took it, or `unmatched`. */
+function routeLabel(req: IncomingMessage): string {
+  const route = (req as Request).route as { path?: unknown } | undefined;
+  return typeof route?.path === 'string' ? route.path : 'unmatched';
+}
+
+/** What express and its body parser throw, as the host's errors; ours pass as they are. */
+function hostError(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  const { type, limit, status, message } = (err ?? {}) as { type?: unknown; limit?: unknown; status?: unknown; message?: unknown };
+  const text = typeof message === 'string' ? message : String(err);
+  if (type === 'entity.too.large') return new PayloadTooLargeError(`request body is larger than the limit of ${String(limit)} bytes`, { cause: err });
+  if (typeof type === 'string') return new BadRequestError(`request body could not be read: ${text}`, { cause: err });
+  if (status === 400) return new BadRequestError(text, { cause: err });
+  return err;
 }

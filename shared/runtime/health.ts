@@ -4,7 +4,6 @@ import { EXPOSITION_CONTENT_TYPE, type Registry } from '../metrics/index.js';
 import type { Drain } from './drain.js';
 import type { HostRoute } from './http/exchange.js';
 import { jsonReply, sendReply, type Reply } from './http/reply.js';
-import type { RouteEntry } from './http/router.js';
 import type { Awaitable } from './types.js';
 
 export const LIVENESS_PATH = '/health/liveness';
@@ -24,8 +23,8 @@ const ALIVE: Reply = jsonReply(200, { status: 'alive' });
 const READY: Reply = jsonReply(200, { status: 'ready' });
 
 /** Liveness (the process answers), readiness (not draining and the hook agrees) and metrics. */
-export function healthRoutes({ drain, metrics, ready, metricsGuard }: HealthParts): Array<RouteEntry<HostRoute>> {
-  const get = (path: string, endpoint: HostRoute['endpoint']): RouteEntry<HostRoute> => ({ method: 'GET', path, value: { label: path, endpoint } });
+export function healthRoutes({ drain, metrics, ready, metricsGuard }: HealthParts): HostRoute[] {
+  const get = (path: string, endpoint: HostRoute['endpoint']): HostRoute => ({ method: 'GET', path, endpoint });
   return [
     get(LIVENESS_PATH, ({ res }) => sendReply(res, ALIVE)),
     get(READINESS_PATH, async ({ res }) => {

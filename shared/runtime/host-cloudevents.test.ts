@@ -46,11 +46,11 @@ describe('function host: CloudEvents over real HTTP', () => {
     expect(res.json()).toMatchObject({ id: 's1-reply', type: 'probe.reply', specversion: '1.0', data: { disk: 7 } });
   });
 
-  it('percent-decodes ce- header values and percent-encodes those of the reply', async () => {
+  it('hands ce- header values to the handler as sent and sends the reply’s as they are (the SDK does no percent-coding)', async () => {
     const headers = { ...binaryHeaders({ id: 'p1', type: 'probe.echo' }), 'ce-subject': 'vm%20%E2%82%AC', 'ce-vmname': '"alpha beta"' };
     const res = await send(host.url, { method: 'POST', headers, body: '{}' });
     expect(res.status).toBe(200);
-    expect(res.headers).toMatchObject({ 'ce-subject': 'vm%20%E2%82%AC', 'ce-vmname': 'alpha%20beta' });
+    expect(res.headers).toMatchObject({ 'ce-subject': 'vm%20%E2%82%AC', 'ce-vmname': '"alpha beta"' });
   });
 
   it('hands other content types to the handler as bytes and answers with the same bytes', async () => {
@@ -77,7 +77,7 @@ describe('function host: CloudEvents over real HTTP', () => {
     const batch = [
       { ...attributes('ok-1'), data: 1 },
       { id: 'no-source', type: 'probe.echo', specversion: '1.0' },
-      { ...attributes('v2'), specversion: '2.0' },
+      { ...attributes('v2'), specversion: '2.0' }, // the SDK takes any specversion
       'not an object',
       attributes('conflict', 'probe.conflict'),
       attributes('silent', 'probe.silent'),
@@ -89,15 +89,16 @@ describe('function host: CloudEvents over real HTTP', () => {
     expect(results.map((r) => [r['index'], r['id'], r['status']])).toEqual([
       [0, 'ok-1', 200],
       [1, 'no-source', 400],
-      [2, 'v2', 400],
+      [2, 'v2', 200],
       [3, undefined, 400],
       [4, 'conflict', 409],
       [5, 'silent', 204],
       [6, 'ok-2', 200],
     ]);
     expect(results[0]).toMatchObject({ event: { id: 'ok-1-reply', data: 1 } });
-    expect(results[1]).toMatchObject({ error: { code: 'BAD_REQUEST', message: expect.stringMatching(/missing source/) } });
-    expect(results[2]).toMatchObject({ error: { message: expect.stringMatching(/specversion "2.0"/) } });
+    expect(results[1]).toMatchObject({
+      error: { code: 'BAD_REQUEST', message: "invalid batch element 1: invalid payload; (event): must have required property 'source'" },
+    });
     expect(results[3]).toMatchObject({ error: { message: 'batch element 3 must be a JSON object, got string' } });
   });
 
@@ -105,26 +106,21 @@ describe('function host: CloudEvents over real HTTP', () => {
   const withoutHeader = (name: string): Record<string, string> => Object.fromEntries(Object.entries(binary).filter(([key]) => key !== name));
 
   it.each<[string, TestRequest, number, RegExp]>([
-    ['structured body that is not JSON', { ...structured({}), body: '{"id": "x",' }, 400, /structured CloudEvent body is not valid JSON/],
-    ['binary data that is not JSON', { method: 'POST', headers: binary, body: '{oops}' }, 400, /CloudEvent data .* is not valid JSON/],
-    ['binary event without ce-id', { method: 'POST', headers: withoutHeader('ce-id'), body: '{}' }, 400, /missing ce-id/],
-    ['binary event without ce-specversion', { method: 'POST', headers: withoutHeader('ce-specversion') }, 400, /missing ce-specversion/],
-    ['a binary event with specversion 0.3', { method: 'POST', headers: { ...binary, 'ce-specversion': '0.3' } }, 400, /specversion "0.3"/],
-    ['a binary event with an empty ce-id', { method: 'POST', headers: { ...binary, 'ce-id': '' } }, 400, /missing ce-id/],
+    ['structured body that is not JSON', { ...structured({}), body: '{"id": "x",' }, 400, /structured CloudEvent is not valid JSON/],
+    ['binary data that is not JSON', { method: 'POST', headers: binary, body: '{oops}' }, 400, /binary-mode CloudEvent is not valid JSON/],
+    ['binary event without ce-id', { method: 'POST', headers: withoutHeader('ce-id'), body: '{}' }, 400, /not a CloudEvent: .*no ce-id/],
+    ['a binary event with an empty ce-id', { method: 'POST', headers: { ...binary, 'ce-id': '' } }, 400, /not a CloudEvent: .*no ce-id/],
+    ['a binary event without ce-source', { method: 'POST', headers: withoutHeader('ce-source') }, 400, /must have required property 'source'/],
     ['binary JSON data cut short', { method: 'POST', headers: binary, body: '{"vm":"al' }, 400, /is not valid JSON/],
-    ['a header value that is no percent-encoding', { method: 'POST', headers: { ...binary, 'ce-subject': '50%' } }, 400, /ce-subject "50%" is not correctly/],
-    ['a time on February 30', structured({ ...attributes('x'), time: '2025-02-30T10:00:00Z' }), 400, /is not an RFC 3339/],
     ['a structured event with an upper-case attribute', structured({ ...attributes('x'), vmName: 'a' }), 400, /invalid attribute name: "vmName"/],
-    ['an unknown specversion', structured({ ...attributes('x'), specversion: '0.9' }), 400, /unsupported CloudEvents specversion "0.9"/],
-    ['structured event without id and type', structured({ source: '/x', specversion: '1.0' }), 400, /missing id, type/],
-    ['a time that is not RFC 3339', structured({ ...attributes('x'), time: 'yesterday' }), 400, /time "yesterday" is not an RFC 3339/],
-    ['a source that is not a URI reference', structured({ ...attributes('x'), source: 'a b%' }), 400, /source must match format "uri-reference"/],
+    ['structured event without id and type', structured({ source: '/x', specversion: '1.0' }), 400, /must have required property/],
+    ['a source that is not a URI reference', structured({ ...attributes('x'), source: 'a b%' }), 400, /\/source: must match format "uri-reference"/],
     ['a content type that is no CloudEvent', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' }, 400, /not a CloudEvent.*"text\/plain"/],
     [
       'an unsupported structured format',
       { method: 'POST', headers: { 'content-type': 'application/cloudevents+xml' }, body: '<e/>' },
       400,
-      /only application\/cloudevents\+json/,
+      /structured CloudEvent is not valid JSON/,
     ],
     ['a batch that is not an array', { method: 'POST', headers: { 'content-type': BATCH }, body: '{}' }, 400, /must be a JSON array, got object/],
     ['a body over the limit', { method: 'POST', headers: binary, body: `"${'x'.repeat(PROBE_BODY_LIMIT)}"` }, 413, /larger than the limit of 1024 bytes/],
@@ -136,6 +132,18 @@ describe('function host: CloudEvents over real HTTP', () => {
     expect(res.status).toBe(status);
     expect(res.json()).toEqual({ error: { code: expect.any(String), message: expect.stringMatching(message) } });
     await expectStillServing();
+  });
+
+  // Where the SDK is laxer than the host's own codec was (docs/adr/0020-function-host-on-express.md): accepted.
+  it.each<[string, TestRequest]>([
+    ['a binary event without ce-specversion (read as 1.0)', { method: 'POST', headers: withoutHeader('ce-specversion') }],
+    ['a binary event with specversion 0.3', { method: 'POST', headers: { ...binary, 'ce-specversion': '0.3' } }],
+    ['a ce- header value that is no percent-encoding', { method: 'POST', headers: { ...binary, 'ce-subject': '50%' } }],
+    ['a time on February 30 (read as March 2)', structured({ ...attributes('x', 'probe.silent'), time: '2025-02-30T10:00:00Z' })],
+    ['an unknown specversion', structured({ ...attributes('x', 'probe.silent'), specversion: '0.9' })],
+  ])('follows the SDK and accepts %s', async (_case, request) => {
+    const res = await send(host.url, request);
+    expect(res.status).toBeLessThan(300);
   });
 
   it('rejects a chunked body over the limit with 413', async () => {

@@ -82,13 +82,13 @@ describe('function host: routes, health and metrics over real HTTP', () => {
     expect((await send(`${host.url}/text`)).status).toBe(200);
   });
 
-  it('matches routes as express 5 did: any case, a trailing slash, decoded parameters, HEAD by the GET route', async () => {
+  it('matches routes as express 5 does: any case, a trailing slash, decoded parameters, HEAD by the GET route', async () => {
     const loose = await send(`${host.url}/OBJECTS/vm%2D1/`, { method: 'POST', body: '{}' });
     const head = await send(`${host.url}/text`, { method: 'HEAD' });
     const malformed = await send(`${host.url}/objects/%E0%A4%A`, { method: 'POST', body: '{}' });
     expect([loose.status, loose.json()]).toEqual([201, { name: 'vm-1', got: {} }]);
     expect([head.status, head.body, head.headers['x-probe']]).toEqual([200, '', 'yes']);
-    expect([malformed.status, (malformed.json() as { error: { message: string } }).error.message]).toEqual([400, 'failed to decode path parameter "%E0%A4%A"']);
+    expect([malformed.status, (malformed.json() as { error: { message: string } }).error.message]).toEqual([400, "Failed to decode param '%E0%A4%A'"]);
   });
 
   it('answers an unknown path with a JSON 404', async () => {

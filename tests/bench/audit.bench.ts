@@ -13,11 +13,17 @@
  *   controller/node/reader traffic the filters pass but that yields no record);
  * - p50/p99 per request at BENCH_RATE lines/s, one line per request on one connection;
  * - CPU per line (utime+stime of the function process from /proc during each run / lines sent);
- * - RSS idle (informers warm, before load) and peak (VmHWM after all load).
+ * - RSS idle (informers warm, before load) and peak (VmHWM after all load);
+ * - the authorised sender's throughput (batch BENCH_BATCH) and p50/p99 (BENCH_RATE lines/s) with and
+ *   without a flood of unauthenticated requests (BENCH_FLOOD_CONNECTIONS connections from a process of
+ *   its own, tests/bench/flood.ts), and the flood's 401s per second.
+ * Every request of the load carries the log shipper's ServiceAccount token (the install's sender
+ * RBAC applied), as the function checks senders in its shipped defaults.
  * Targets (issue 17): filter full >= 20,000 lines/s at batch 100; one line per request >= 4,500
  * lines/s; CPU per line <= 150 us; p50 at 500 lines/s <= 0.4 ms; RSS idle <= 80 MB, peak <= 150 MB.
  *
- * Knobs: BENCH_ROUNDS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP, BENCH_BATCH, BENCH_RATE, BENCH_CPU.
+ * Knobs: BENCH_ROUNDS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP, BENCH_BATCH, BENCH_RATE, BENCH_CPU,
+ * BENCH_FLOOD_CONNECTIONS.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync, statSync } from 'node:fs';
@@ -33,7 +39,9 @@ import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane } from '../env/control-plane.js';
 import { installCrds } from '../env/crds.js';
 import { STATE_ENV } from '../env/state.js';
-import { applyYaml, installDeckhouseCrds, kc, vmManifest } from '../integration/audit/fixtures.js';
+import { applySenderRbac, applyYaml, installDeckhouseCrds, kc, LOG_SHIPPER, vmManifest } from '../integration/audit/fixtures.js';
+import { serviceAccountToken } from '../integration/metrics-auth/fixtures.js';
+import { KubeClient } from '../../shared/kube/index.js';
 import { interleaved, knobs, medianBy, print, printComparison, processCpuSeconds, processMemoryMb, type Measurement } from './lib.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
@@ -49,6 +57,7 @@ const settings = knobs(
     BENCH_BATCH: env.int(100, 1).describe('Audit lines per request in the batched rows'),
     BENCH_RATE: env.int(500, 1).describe('Lines per second (one per request) in the latency rows'),
     BENCH_CPU: env.int(1, 0).describe('The CPU core the function processes are pinned to (taskset)'),
+    BENCH_FLOOD_CONNECTIONS: env.int(8, 1).describe('Connections of the unauthenticated flood in the flood rows'),
   }),
 );
 
@@ -251,14 +260,15 @@ async function stopPinned(p: Pinned): Promise<void> {
 }
 
 /** One batch through the function; every VM-shaped record must carry the VM's real uid (an informer hit). */
-async function checkEnrichment(audit: Pinned): Promise<number> {
+async function checkEnrichment(audit: Pinned, headers: Record<string, string>): Promise<number> {
   const names = goldenNames;
   const uid = (await kc(['-n', 'ns1', 'get', 'virtualmachine', 'vm1', '-o', 'jsonpath={.metadata.uid}'])).trim();
   const body = `[${names.map((n) => JSON.stringify({ message: golden(n, 'input').replace(/"auditID":"/, '"auditID":"check-') })).join(',')}]`;
   let differ: string[] = [];
   for (let attempt = 0; attempt < 100; attempt++) {
     const before = readFileSync(audit.out, 'utf8').length;
-    await fetch(`${audit.url}/vector`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const res = await fetch(`${audit.url}/vector`, { method: 'POST', body, headers });
+    if (res.status === 401 || res.status === 403) throw new Error(`the function refused the bench's sender: ${res.status} ${await res.text()}`);
     const lines = readFileSync(audit.out, 'utf8')
       .slice(before)
       .split('\n')
@@ -277,6 +287,8 @@ const cpuMicros = (pid: number): number => processCpuSeconds(pid) * 1e6;
 
 interface Run {
   readonly load: LoadResult;
+  /** The flood's refusals per second and anything it got besides 401, when the variant floods. */
+  readonly flood?: { readonly refusedPerSecond: number; readonly other: Readonly<Record<string, number>> };
   /** CPU microseconds the target process spent per line during the measured run (warm-up included in neither). */
   readonly cpuPerLineUs: number;
 }
@@ -286,17 +298,59 @@ interface Variant {
   readonly target: Pinned;
   readonly spec: LoadSpec;
   readonly lines: number;
+  /** Run a flood of unauthenticated requests to the target while measuring. */
+  readonly flood?: boolean;
+}
+
+interface Flood {
+  readonly completed: number;
+  readonly statuses: Readonly<Record<string, number>>;
+  readonly elapsedMs: number;
+}
+
+/** tests/bench/flood.ts against `target`'s /vector; resolves once its first request was refused 401. */
+async function startFlood(target: Pinned): Promise<{ stop: () => Promise<Flood> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'tests/bench/flood.ts')], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      FLOOD_URL: `${target.url}/vector`,
+      FLOOD_CONNECTIONS: String(settings.BENCH_FLOOD_CONNECTIONS),
+      FLOOD_BODY: vectorTemplate(1, 'golden').replaceAll(REQUEST_TOKEN, 'flood'),
+    },
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  while (!out.includes('"flooding":true')) {
+    const done = await Promise.race([exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 20))]);
+    if (done) throw new Error(`the flood ended before it started: ${out}`);
+  }
+  return {
+    async stop() {
+      child.kill('SIGTERM');
+      const code = await exited;
+      const last = out.trim().split('\n').pop() ?? '';
+      if (code !== 0) throw new Error(`the flood exited ${String(code)}: ${out}`);
+      return JSON.parse(last) as Flood;
+    },
+  };
 }
 
 async function measure(v: Variant): Promise<Run> {
   const pid = v.target.child.pid ?? 0;
+  const flooding = v.flood === true ? await startFlood(v.target) : undefined;
   // runLoad warms up first; the CPU is read around the whole call and charged to the measured lines
-  // plus the warm-up lines, which were processed the same way.
+  // plus the warm-up lines, which were processed the same way (with a flood, its refusals too).
   const before = cpuMicros(pid);
   const load = await runLoad(v.spec);
   const spent = cpuMicros(pid) - before;
   const lines = (load.completed + (v.spec.warmup ?? 0)) * v.lines;
-  return { load, cpuPerLineUs: spent / lines };
+  const flood = await flooding?.stop();
+  if (flood === undefined) return { load, cpuPerLineUs: spent / lines };
+  const { ['401']: refused = 0, ...other } = flood.statuses;
+  return { load, cpuPerLineUs: spent / lines, flood: { refusedPerSecond: (refused / flood.elapsedMs) * 1000, other } };
 }
 
 function row(v: Variant, r: Run): Measurement {
@@ -307,18 +361,24 @@ function row(v: Variant, r: Run): Measurement {
       p50: r.load.latencyMs.p50,
       p99: r.load.latencyMs.p99,
       cpu: r.cpuPerLineUs,
+      ...(r.flood === undefined ? {} : { flood: r.flood.refusedPerSecond }),
     },
-    note: r.load.failed > 0 ? `${r.load.failed} failed: ${JSON.stringify(r.load.statuses)}` : '',
+    note: [
+      r.load.failed > 0 ? `${r.load.failed} failed: ${JSON.stringify(r.load.statuses)}` : '',
+      r.flood !== undefined && Object.keys(r.flood.other).length > 0 ? `flood answered besides 401: ${JSON.stringify(r.flood.other)}` : '',
+    ]
+      .filter(Boolean)
+      .join('; '),
   };
 }
 
 /** Sends at least `capacity` fresh record-producing lines so that the duplicate filter is full. */
-async function fillDuplicateFilter(audit: Pinned, capacity: number): Promise<void> {
+async function fillDuplicateFilter(audit: Pinned, capacity: number, headers: Record<string, string>): Promise<void> {
   const perRequest = 1000;
   const body = freshBodies(vectorTemplate(perRequest, 'golden'));
   let records = 0;
   while (records < capacity) {
-    const res = await fetch(`${audit.url}/vector`, { method: 'POST', body: body(), headers: { 'content-type': 'application/json' } });
+    const res = await fetch(`${audit.url}/vector`, { method: 'POST', body: body(), headers });
     const summary = (await res.json()) as { records?: number };
     if ((summary.records ?? 0) === 0) throw new Error(`filling the duplicate filter: a batch of golden lines gave no record (${res.status})`);
     records += summary.records ?? 0;
@@ -338,6 +398,10 @@ async function main(): Promise<void> {
   try {
     await installCrds(cp.state);
     await buildWorld();
+    await applySenderRbac();
+    const admin = KubeClient.fromSource({ kubeconfigPath: cp.state.kubeconfigPath });
+    const token = await serviceAccountToken(admin, LOG_SHIPPER.namespace, LOG_SHIPPER.name, { expirationSeconds: 6 * 3600 }).finally(() => admin.close());
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
     const defaults = parseConfig(auditConfigSchema, {});
     const shipped = serviceEnv();
     const auditArgs = await bundledArgs('functions/audit/index.ts', 'bundled');
@@ -355,17 +419,16 @@ async function main(): Promise<void> {
         `(duplicate filter ${defaults.AUDIT_DEDUP_CAPACITY} keys, ${defaults.AUDIT_DEDUP_TTL_MS / 1000} s), ` +
         `the Service's env: ${JSON.stringify(shipped)} (code cache: ${await codeCacheState(auditArgs[0] ?? '', shipped['NODE_OPTIONS'])})`,
     );
-    print(`enrichment check: ${await checkEnrichment(audit)} golden records reproduced from warm informers`);
+    print(`enrichment check: ${await checkEnrichment(audit, headers)} golden records reproduced from warm informers`);
     await new Promise((r) => setTimeout(r, 1_000));
     const idle = processMemoryMb(audit.child.pid ?? 0);
     const bareIdle = processMemoryMb(bare.child.pid ?? 0);
-    await fillDuplicateFilter(audit, defaults.AUDIT_DEDUP_CAPACITY);
+    await fillDuplicateFilter(audit, defaults.AUDIT_DEDUP_CAPACITY, headers);
     const afterFill = processMemoryMb(audit.child.pid ?? 0);
     const bareAfterFill = processMemoryMb(bare.child.pid ?? 0);
     print(`duplicate filter filled with ${defaults.AUDIT_DEDUP_CAPACITY}+ fresh record-producing lines before measuring`);
 
     const load = { maxMs: settings.BENCH_MAX_SECONDS * 1000, requests: 1e9, warmup: settings.BENCH_WARMUP };
-    const headers = { 'content-type': 'application/json' };
     const to = (target: Pinned, mix: Mix, lines: number, concurrency: number, extra: Partial<LoadSpec> = {}): LoadSpec => ({
       ...load,
       method: 'POST',
@@ -403,6 +466,25 @@ async function main(): Promise<void> {
         ],
       },
     ];
+    const f = settings.BENCH_FLOOD_CONNECTIONS;
+    const QUIET = 'authorised sender, no flood';
+    const FLOODED = `authorised sender, ${f} connections flooding unauthenticated`;
+    const floodTables: Array<{ title: string; variants: Variant[] }> = [
+      {
+        title: `Flood: throughput, filter full, batches of ${b} lines, ${c} connections`,
+        variants: [
+          { name: QUIET, target: audit, spec: to(audit, 'golden', b, c), lines: b },
+          { name: FLOODED, target: audit, spec: to(audit, 'golden', b, c), lines: b, flood: true },
+        ],
+      },
+      {
+        title: `Flood: latency at ${settings.BENCH_RATE} lines/s, one line per request, 1 connection`,
+        variants: [
+          { name: QUIET, target: audit, spec: to(audit, 'golden', 1, 1, { intervalMs: 1000 / settings.BENCH_RATE }), lines: 1 },
+          { name: FLOODED, target: audit, spec: to(audit, 'golden', 1, 1, { intervalMs: 1000 / settings.BENCH_RATE }), lines: 1, flood: true },
+        ],
+      },
+    ];
     const columns = [
       { key: 'lps', label: 'lines/s', digits: 0, ratio: true },
       { key: 'p50', label: 'p50 ms', digits: 3, ratio: true },
@@ -410,7 +492,7 @@ async function main(): Promise<void> {
       { key: 'cpu', label: 'CPU us/line', digits: 1, ratio: true },
     ];
     const results = new Map<string, Measurement>();
-    for (const table of tables) {
+    const measureTable = async (table: { title: string; variants: Variant[] }, cols: typeof columns, baseline: string): Promise<void> => {
       const runs = await interleaved(table.variants, settings.BENCH_ROUNDS, measure);
       const rows = table.variants.map((v, i) =>
         row(
@@ -419,8 +501,10 @@ async function main(): Promise<void> {
         ),
       );
       for (const r of rows) results.set(`${table.title}|${r.name}`, r);
-      printComparison(table.title, columns, rows, BARE);
-    }
+      printComparison(table.title, cols, rows, baseline);
+    };
+    for (const table of tables) await measureTable(table, columns, BARE);
+    for (const table of floodTables) await measureTable(table, [...columns, { key: 'flood', label: 'flood 401/s', digits: 0, ratio: false }], QUIET);
     const peak = processMemoryMb(audit.child.pid ?? 0);
     const barePeak = processMemoryMb(bare.child.pid ?? 0);
     printComparison(
@@ -436,7 +520,7 @@ async function main(): Promise<void> {
       ],
       BARE,
     );
-    const get = (t: number, name: string, key: string): number => results.get(`${tables[t]?.title ?? ''}|${name}`)?.values[key] ?? NaN;
+    const get = (t: number, name: string, key: string): number => results.get(`${[...tables, ...floodTables][t]?.title ?? ''}|${name}`)?.values[key] ?? NaN;
     const g = 'audit, golden mix';
     const r = 'audit, realistic mix';
     print(
@@ -451,6 +535,8 @@ async function main(): Promise<void> {
         `  ${verdict(`p50 at ${settings.BENCH_RATE} lines/s:`, get(2, g, 'p50'), 0.4, false, 'ms', 3)} (p99 ${get(2, g, 'p99').toFixed(3)} ms)`,
         `  ${verdict('RSS idle:', idle.rss, 80, false, 'MB', 1)}`,
         `  ${verdict('RSS peak under load:', peak.peak, 150, false, 'MB', 1)}`,
+        `  ${verdict(`during the flood (${get(4, FLOODED, 'flood').toFixed(0)} 401/s), p50 at ${settings.BENCH_RATE} lines/s:`, get(4, FLOODED, 'p50'), 0.4, false, 'ms', 3)} (p99 ${get(4, FLOODED, 'p99').toFixed(3)} ms; without it ${get(4, QUIET, 'p50').toFixed(3)} / ${get(4, QUIET, 'p99').toFixed(3)} ms)`,
+        `  ${verdict(`during the flood (${get(3, FLOODED, 'flood').toFixed(0)} 401/s), batch ${b}:`, get(3, FLOODED, 'lps'), 20_000, true, 'lines/s')} (without it ${get(3, QUIET, 'lps').toFixed(0)})`,
       ].join('\n'),
     );
     const records = execFileSync('grep', ['-c', '^{"type"', audit.out], { encoding: 'utf8' }).trim();

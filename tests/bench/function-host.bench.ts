@@ -2,7 +2,8 @@
  * Function host benchmark: cold start (spawn to first 200 on /health/readiness) with the resident memory
  * then, and an empty handler's throughput and latency over loopback, at saturation and paced. The empty
  * function (sample-echo's GET /empty, bundled as the image runs it) is the baseline later benchmarks
- * (admission, audit) report their ratios against.
+ * (admission, audit) report their ratios against; beside it bare node:http and a bare express 5 app with
+ * the same route, each with the server's CPU time per request (from /proc, 10 ms ticks).
  *
  * Knobs: BENCH_COLD_RUNS, BENCH_ROUNDS, BENCH_REQUESTS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP,
  * BENCH_PACED_RPS, BENCH_CPU_PROFILE.
@@ -19,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
 import { codeCacheState } from '../../shared/bundle/index.js';
-import { BARE_ARGS, bundledArgs, coldStart, compiledArgs, startServer, tsxArgs } from './processes.js';
+import { BARE_ARGS, BARE_EXPRESS_ARGS, bundledArgs, coldStart, compiledArgs, cpuMs, startServer, tsxArgs, type Running } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -35,6 +36,7 @@ const settings = knobs(
 );
 
 const ENTRY = 'functions/sample-echo/index.ts';
+const BARE_EXPRESS = 'bare express 5 app (same route)';
 
 const ECHO_EVENT = { method: 'POST', headers: binaryHeaders({ id: 'bench', type: 'bench.ping' }), body: '{"vm":"alpha"}' } as const;
 
@@ -47,11 +49,26 @@ async function coldStarts(variants: ReadonlyArray<readonly [string, readonly str
   });
 }
 
-function loadRow(name: string, result: LoadResult): Measurement {
+/** A load run with the server's CPU time per request (warm-up included in both counts), in µs. */
+interface CpuLoad extends LoadResult {
+  readonly cpuUsPerRequest: number;
+}
+
+async function loadWithCpu(server: Running, spec: LoadSpec): Promise<CpuLoad> {
+  const pid = server.proc.child.pid;
+  const before = cpuMs(pid);
+  const result = await runLoad(spec);
+  const after = cpuMs(pid);
+  const requests = result.completed + result.failed + (spec.warmup ?? 0);
+  const cpuUsPerRequest = before === undefined || after === undefined ? NaN : ((after - before) * 1000) / requests;
+  return { ...result, cpuUsPerRequest };
+}
+
+function loadRow(name: string, result: CpuLoad): Measurement {
   const failures = result.failed > 0 ? `${result.failed} failed: ${JSON.stringify(result.statuses)}` : '';
   return {
     name,
-    values: { rps: result.requestsPerSecond, p50: result.latencyMs.p50, p99: result.latencyMs.p99, n: result.completed },
+    values: { rps: result.requestsPerSecond, p50: result.latencyMs.p50, p99: result.latencyMs.p99, cpu: result.cpuUsPerRequest, n: result.completed },
     note: [`stopped by ${result.stoppedBy}`, failures].filter(Boolean).join('; '),
   };
 }
@@ -64,18 +81,20 @@ async function throughput(args: readonly string[]): Promise<Measurement[]> {
     warmup: settings.BENCH_WARMUP,
   };
   const bare = await startServer(BARE_ARGS);
+  const bareExpress = await startServer(BARE_EXPRESS_ARGS);
   const fn = await startServer(args);
   try {
     // Paced: every connection starts a request each `intervalMs`, so all of them together send BENCH_PACED_RPS.
     const paced = { ...load, intervalMs: (1000 * settings.BENCH_CONCURRENCY) / settings.BENCH_PACED_RPS };
-    const variants: ReadonlyArray<readonly [string, LoadSpec]> = [
-      ['bare node:http (no framework)', { ...load, url: `${bare.url}/empty` }],
-      [EMPTY_FUNCTION_BASELINE, { ...load, url: `${fn.url}/empty` }],
-      ['binary CloudEvent echo (POST /)', { ...load, ...ECHO_EVENT, url: fn.url }],
-      [`bare node:http at ${settings.BENCH_PACED_RPS} req/s`, { ...paced, url: `${bare.url}/empty` }],
-      [`empty function at ${settings.BENCH_PACED_RPS} req/s`, { ...paced, url: `${fn.url}/empty` }],
+    const variants: ReadonlyArray<readonly [string, Running, LoadSpec]> = [
+      ['bare node:http (no framework)', bare, { ...load, url: `${bare.url}/empty` }],
+      [BARE_EXPRESS, bareExpress, { ...load, url: `${bareExpress.url}/empty` }],
+      [EMPTY_FUNCTION_BASELINE, fn, { ...load, url: `${fn.url}/empty` }],
+      ['binary CloudEvent echo (POST /)', fn, { ...load, ...ECHO_EVENT, url: fn.url }],
+      [`bare node:http at ${settings.BENCH_PACED_RPS} req/s`, bare, { ...paced, url: `${bare.url}/empty` }],
+      [`empty function at ${settings.BENCH_PACED_RPS} req/s`, fn, { ...paced, url: `${fn.url}/empty` }],
     ];
-    const runs = await interleaved(variants, settings.BENCH_ROUNDS, ([, spec]) => runLoad(spec));
+    const runs = await interleaved(variants, settings.BENCH_ROUNDS, ([, server, spec]) => loadWithCpu(server, spec));
     return variants.map(([name], i) =>
       loadRow(
         name,
@@ -83,7 +102,7 @@ async function throughput(args: readonly string[]): Promise<Measurement[]> {
       ),
     );
   } finally {
-    await Promise.all([bare.stop(), fn.stop()]);
+    await Promise.all([bare.stop(), bareExpress.stop(), fn.stop()]);
   }
 }
 
@@ -142,17 +161,23 @@ async function main(): Promise<void> {
     'bare node:http',
   );
 
+  const rows = await throughput(bundled.value);
   printComparison(
     `Requests over keep-alive loopback, bundled sample-echo as the image runs it (median-req/s run of ${settings.BENCH_ROUNDS})`,
     [
       { key: 'rps', label: 'req/s', digits: 0, ratio: true },
       { key: 'p50', label: 'p50 ms', digits: 3, ratio: true },
       { key: 'p99', label: 'p99 ms', digits: 3, ratio: true },
+      { key: 'cpu', label: 'server CPU µs/req', digits: 1, ratio: true },
       { key: 'n', label: 'requests', digits: 0 },
     ],
-    await throughput(bundled.value),
+    rows,
     EMPTY_FUNCTION_BASELINE,
   );
+  // The target: the host adds at most 15% CPU per request over a bare express 5 app with the same route.
+  const cpuOf = (name: string): number => rows.find((r) => r.name === name)?.values['cpu'] ?? NaN;
+  const overhead = cpuOf(EMPTY_FUNCTION_BASELINE) / cpuOf(BARE_EXPRESS) - 1;
+  print(`host CPU per request over bare express 5: ${(overhead * 100).toFixed(1)}% (target <= 15%)`);
 
   if (settings.BENCH_CPU_PROFILE) await profile(bundled.value);
 }

@@ -23,6 +23,8 @@ export interface LoadSpec {
   readonly maxMs: number;
   /** Unmeasured requests first, to warm up the server's JIT and the connections. */
   readonly warmup?: number;
+  /** Stops the load early (no new request once aborted; those in flight complete). */
+  readonly signal?: AbortSignal;
 }
 
 export interface LoadResult {
@@ -32,7 +34,7 @@ export interface LoadResult {
   readonly elapsedMs: number;
   readonly requestsPerSecond: number;
   readonly latencyMs: Summary;
-  readonly stoppedBy: 'count' | 'time';
+  readonly stoppedBy: 'count' | 'time' | 'signal';
 }
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
@@ -55,9 +57,10 @@ async function drive(spec: LoadSpec, url: URL, agent: Agent, limit: { count: num
   const start = nowMs();
   const deadline = start + limit.maxMs;
   const worker = async (): Promise<void> => {
-    for (let mine = 0; issued < limit.count && nowMs() < deadline; mine++) {
+    for (let mine = 0; issued < limit.count && nowMs() < deadline && spec.signal?.aborted !== true; mine++) {
       const due = start + mine * (spec.intervalMs ?? 0);
-      if (due > nowMs()) await new Promise((resolve) => setTimeout(resolve, due - nowMs()));
+      const wait = due - nowMs();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       issued += 1;
       const sent = nowMs();
       const status = await once(spec, url, agent);
@@ -75,7 +78,7 @@ async function drive(spec: LoadSpec, url: URL, agent: Agent, limit: { count: num
     elapsedMs,
     requestsPerSecond: (latencies.length / elapsedMs) * 1000,
     latencyMs: summarize(latencies),
-    stoppedBy: issued >= limit.count ? 'count' : 'time',
+    stoppedBy: issued >= limit.count ? 'count' : spec.signal?.aborted === true ? 'signal' : 'time',
   };
 }
 

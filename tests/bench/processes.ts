@@ -63,6 +63,30 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
 
 export const BARE_ARGS: readonly string[] = ['--input-type=module', '-e', BARE_SERVER];
 
+/** The same two answers from a bare express 5 app: the framework's own cost, without the host's. */
+const BARE_EXPRESS_SERVER = `
+import express from 'express';
+const app = express();
+app.get('/health/readiness', (req, res) => { res.status(200).end(); });
+app.get('/empty', (req, res) => { res.status(204).end(); });
+const server = app.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ msg: 'listening', port: server.address().port }) + '\\n'));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+export const BARE_EXPRESS_ARGS: readonly string[] = ['--input-type=module', '-e', BARE_EXPRESS_SERVER];
+
+/** CPU time (user + system) a process has used so far, in ms; undefined where /proc is missing. */
+export function cpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // Fields after the command name (which may hold spaces, closed by the last ')'): utime is the 12th, stime the 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface Running {
   readonly proc: FunctionProcess;
   readonly url: string;

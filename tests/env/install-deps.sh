@@ -7,8 +7,9 @@ cd "$(dirname "$0")/../.."
 # command -> Debian package providing it
 # (usbip: the stock USB/IP client the USB/IP tests talk to; qemu-img: disk formats for the importer;
 # docker-registry: a real OCI registry standing in for DVCR in tests; tmux: the CLI's terminal tests)
+# (docker.io: an isolated dockerd builds and starts every unit's image; debootstrap: their local base images)
 declare -A DEB=( [openssl]=openssl [ip]=iproute2 [git]=git [usbip]=usbip [qemu-img]=qemu-utils
-  [docker-registry]=docker-registry [tmux]=tmux )
+  [docker-registry]=docker-registry [tmux]=tmux [dockerd]=docker.io [debootstrap]=debootstrap )
 missing=()
 for cmd in "${!DEB[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || [[ -x /usr/sbin/$cmd ]] || missing+=("${DEB[$cmd]}")

@@ -9,31 +9,16 @@ function single(decoded: Decoded): Record<string, unknown> {
   return { mode: decoded.mode, ...decoded.event.toJSON() };
 }
 
-function structuredCases(): Array<[string, Record<string, string>, string, string]> {
-  const type = { 'content-type': 'application/cloudevents+json' };
-  const base = { id: 'e', source: '/s', type: 't', specversion: '1.0' };
-  const cases: Array<[string, Record<string, unknown>, string]> = [
-    ['an empty subject', { ...base, subject: '' }, 'invalid CloudEvent: subject must NOT have fewer than 1 characters'],
-    ['a numeric subject', { ...base, subject: 7 }, 'invalid CloudEvent: subject must be string'],
-    ['a numeric id', { ...base, id: 7 }, 'structured CloudEvent is missing id (non-empty strings)'],
-    ['an object as specversion', { ...base, specversion: { v: 1 } }, 'structured CloudEvent is missing specversion'],
-    ['an upper-case extension', { ...base, vmName: 'a' }, 'invalid CloudEvent: invalid attribute name: "vmName"'],
-    ['the 0.3 schemaurl', { ...base, schemaurl: 'https://x/s' }, 'invalid CloudEvent: cannot set schemaurl on version 1.0 event'],
-    ['data_base64 that is no string', { ...base, data_base64: 5 }, 'invalid CloudEvent: data_base64 must be string'],
-    ['both data and data_base64', { ...base, data: 1, data_base64: 'aGk=' }, 'has both data and data_base64'],
-    ['a time that is a number', { ...base, time: 1700000000 }, 'time 1700000000 is not an RFC 3339 timestamp'],
-  ];
-  return cases.map(([what, event, message]) => [`structured: ${what}`, type, JSON.stringify(event), message]);
-}
-
 function decode(headers: Record<string, string>, body = ''): Decoded {
   return decodeCloudEvents({ headers, body: Buffer.from(body) });
 }
 
 describe('decodeCloudEvents', () => {
   it.each<[string, Record<string, string>, string, Record<string, unknown>]>([
-    ['JSON data under any JSON media type', { ...ce, 'content-type': 'application/vnd.x+json;charset=UTF-8' }, '[1,2]', { data: [1, 2] }],
-    ['a JSON scalar as data', { ...ce, 'content-type': 'application/json' }, '42', { data: 42 }],
+    ['JSON data under application/json', { ...ce, 'content-type': 'application/json; charset=utf-8' }, '[1,2]', { data: [1, 2] }],
+    // The SDK parses JSON data only under application/json, and a JSON scalar not at all.
+    ['JSON data under another JSON media type as text', { ...ce, 'content-type': 'application/vnd.x+json' }, '[1,2]', { data: '[1,2]' }],
+    ['a JSON scalar as text', { ...ce, 'content-type': 'application/json' }, '42', { data: '42' }],
     ['text data as a string', { ...ce, 'content-type': 'text/plain' }, 'hello', { data: 'hello' }],
     ['other data as bytes (base64 in JSON form)', { ...ce, 'content-type': 'application/octet-stream' }, 'hi', { data_base64: 'aGk=' }],
     ['no body as no data', ce, '', { data: undefined }],
@@ -44,12 +29,11 @@ describe('decodeCloudEvents', () => {
       { vmname: 'alpha', time: '2025-01-02T03:04:05.000Z' },
     ],
     [
-      'percent-encoded header values decoded once',
-      { ...ce, 'ce-subject': 'Euro%20%E2%82%AC%20%f0%9f%98%80', 'ce-x': '100%2525' },
+      'header values as they are (the SDK does no percent-decoding)',
+      { ...ce, 'ce-subject': 'Euro%20%E2%82%AC', 'ce-x': '"quoted"' },
       '',
-      { subject: 'Euro € 😀', x: '100%25' },
+      { subject: 'Euro%20%E2%82%AC', x: '"quoted"' },
     ],
-    ['a double-quoted header value unescaped', { ...ce, 'ce-subject': '"a \\"b\\" c"' }, '', { subject: 'a "b" c' }],
     ['an empty JSON body as no data', { ...ce, 'content-type': 'application/json' }, '', { data: undefined }],
   ])('decodes a binary-mode event with %s', (_what, headers, body, expected) => {
     expect(single(decode(headers, body))).toMatchObject({ mode: 'binary', id: 'e1', type: 'vm.created', ...expected });
@@ -66,11 +50,15 @@ describe('decodeCloudEvents', () => {
     });
   });
 
-  it('decodes structured data_base64 as bytes and drops context attributes set to null', () => {
+  it('decodes structured data_base64 as the SDK does (a typed array of the bytes) and drops context attributes set to null', () => {
     const body = JSON.stringify({ id: 'e3', source: 'urn:uuid:6e8bc430', type: 't', specversion: '1.0', subject: null, data_base64: 'aGk=' });
     const decoded = decode({ 'content-type': 'application/cloudevents+json' }, body);
     if (decoded.mode !== 'structured') throw new Error('expected a structured event');
-    expect([Buffer.isBuffer(decoded.event.data), String(decoded.event.data), decoded.event.subject]).toEqual([true, 'hi', undefined]);
+    expect([ArrayBuffer.isView(decoded.event.data), Array.from(decoded.event.data as Uint32Array), decoded.event.subject]).toEqual([
+      true,
+      [104, 105],
+      undefined,
+    ]);
   });
 
   it.each<[string, unknown]>([
@@ -78,9 +66,9 @@ describe('decodeCloudEvents', () => {
     ['false', false],
     ['null', null],
     ['an empty string', ''],
-  ])('keeps structured data that is %s', (_what, data) => {
+  ])('drops structured data that is %s, as the SDK does', (_what, data) => {
     const body = JSON.stringify({ id: 'e4', source: '/s', type: 't', specversion: '1.0', data });
-    expect(single(decode({ 'content-type': 'application/cloudevents+json' }, body))).toMatchObject({ data });
+    expect(single(decode({ 'content-type': 'application/cloudevents+json' }, body))['data']).toBeUndefined();
   });
 
   it.each([
@@ -94,12 +82,13 @@ describe('decodeCloudEvents', () => {
     'http://[::1]:80/x',
     '/a%20b',
   ])('accepts the source %s (a URI reference)', (source) => {
-    expect(single(decode({ ...ce, 'ce-source': encodeURIComponent(source) }))).toMatchObject({ source });
+    expect(single(decode({ ...ce, 'ce-source': source }))).toMatchObject({ source });
   });
 
-  it.each(['a b', 'x:y z', '/a%zz', ':no-scheme', 'http://exa mple.com', 'a^b', 'http://[::1/x'])('rejects the source %j', (source) => {
+  // ajv-formats' uri-reference, as the SDK checks it: ':no-scheme' passes it (our own check refused it).
+  it.each(['a b', 'x:y z', '/a%zz', 'http://exa mple.com', 'a^b', 'http://[::1/x'])('rejects the source %j', (source) => {
     const body = JSON.stringify({ id: 'e', source, type: 't', specversion: '1.0' });
-    expect(() => decode({ 'content-type': 'application/cloudevents+json' }, body)).toThrow('invalid CloudEvent: source must match format "uri-reference"');
+    expect(() => decode({ 'content-type': 'application/cloudevents+json' }, body)).toThrow('/source: must match format "uri-reference"');
   });
 
   it('decodes each batch element on its own and keeps the id of a broken one', () => {
@@ -108,38 +97,51 @@ describe('decodeCloudEvents', () => {
     if (decoded.mode !== 'batch') throw new Error('expected a batch');
     expect(decoded.items.map((item) => (item.ok ? item.event.id : [item.id, item.error.message]))).toEqual([
       'a',
-      ['b', 'batch element 1 is missing type, specversion (non-empty strings)'],
+      ['b', "invalid batch element 1: invalid payload; (event): must have required property 'type'"],
       [undefined, 'batch element 2 must be a JSON object, got null'],
     ]);
   });
 
+  const structuredType = { 'content-type': 'application/cloudevents+json' };
+  const base = { id: 'e', source: '/s', type: 't', specversion: '1.0' };
+  const noCe = 'not a CloudEvent: expected a ce-id header';
+
   it.each<[string, Record<string, string>, string, string]>([
-    ['an empty structured body', { 'content-type': 'application/cloudevents+json' }, '', 'structured CloudEvent body is empty; expected JSON'],
-    ['a structured array', { 'content-type': 'application/cloudevents+json' }, '[]', 'structured CloudEvent must be a JSON object, got array'],
-    ['an empty ce-id', { ...ce, 'ce-id': '' }, '', 'binary-mode CloudEvent is missing ce-id (non-empty strings)'],
-    ['a bad extension name', { ...ce, 'ce-bad-name': 'x' }, '', 'invalid CloudEvent: invalid attribute name: "bad-name"'],
-    ['a date-only time', { ...ce, 'ce-time': '2025-01-02' }, '', 'binary-mode CloudEvent: ce-time "2025-01-02" is not an RFC 3339 timestamp'],
-    ['specversion 0.3', { ...ce, 'ce-specversion': '0.3' }, '', 'unsupported CloudEvents specversion "0.3"; this host accepts 1.0'],
-    ['specversion 2.0', { ...ce, 'ce-specversion': '2.0' }, '', 'unsupported CloudEvents specversion "2.0"; this host accepts 1.0'],
-    ['no ce-id at all', { 'ce-source': '/s', 'ce-type': 't', 'ce-specversion': '1.0' }, '', 'binary-mode CloudEvent is missing ce-id (non-empty strings)'],
-    ['no required header but one', { 'ce-type': 't' }, '', 'binary-mode CloudEvent is missing ce-id, ce-source, ce-specversion (non-empty strings)'],
-    ['February 30', { ...ce, 'ce-time': '2025-02-30T00:00:00Z' }, '', 'ce-time "2025-02-30T00:00:00Z" is not an RFC 3339 timestamp'],
-    ['hour 24', { ...ce, 'ce-time': '2025-01-01T24:00:00Z' }, '', 'ce-time "2025-01-01T24:00:00Z" is not an RFC 3339 timestamp'],
-    ['a time without zone', { ...ce, 'ce-time': '2025-01-01T10:00:00' }, '', 'is not an RFC 3339 timestamp'],
-    ['a truncated percent escape', { ...ce, 'ce-subject': '100%' }, '', 'ce-subject "100%" is not correctly percent-encoded UTF-8'],
-    ['an overlong UTF-8 escape', { ...ce, 'ce-subject': '%C0%A0' }, '', 'ce-subject "%C0%A0" is not correctly percent-encoded UTF-8'],
-    ['ce-datacontenttype', { ...ce, 'ce-datacontenttype': 'text/plain' }, '', 'its content type is the Content-Type header'],
-    ['a dataschema that is no URI', { ...ce, 'ce-dataschema': 'schemas/vm' }, '', 'invalid CloudEvent: dataschema must match format "uri"'],
-    ['malformed JSON data', { ...ce, 'content-type': 'application/json' }, '{"vm":', 'CloudEvent data (Content-Type application/json) is not valid JSON'],
-    ['data in no JSON at all without Content-Type', ce, 'hello', 'CloudEvent data (Content-Type unset, read as JSON) is not valid JSON'],
-    ['JSON data that is only whitespace', { ...ce, 'content-type': 'application/json' }, '  \n', 'is empty; expected JSON'],
-    ['a content type that is neither mode', { 'content-type': 'text/plain' }, 'hi', 'not a CloudEvent: expected the headers ce-id'],
-    ['a batch under the structured type', { 'content-type': 'application/cloudevents+json' }, '[{}]', 'must be a JSON object, got array'],
-    ['the CloudEvents type in another format', { 'content-type': 'application/cloudevents+avro' }, 'x', 'only application/cloudevents+json is accepted'],
-    ...structuredCases(),
+    ['an empty structured body', structuredType, '', 'structured CloudEvent body is empty; expected JSON'],
+    ['a structured array', structuredType, '[]', "invalid structured CloudEvent: invalid payload; (event): must have required property 'source'"],
+    ['an empty ce-id', { ...ce, 'ce-id': '' }, '', noCe],
+    ['a bad extension name', { ...ce, 'ce-bad-name': 'x' }, '', 'invalid binary-mode CloudEvent: invalid attribute name: "bad-name"'],
+    ['no ce-id at all', { 'ce-source': '/s', 'ce-type': 't', 'ce-specversion': '1.0' }, '', noCe],
+    ['no required header but one', { 'ce-type': 't' }, '', noCe],
+    ['a dataschema that is no URI', { ...ce, 'ce-dataschema': 'schemas/vm' }, '', '/dataschema: must match format "uri"'],
+    ['malformed JSON data', { ...ce, 'content-type': 'application/json' }, '{"vm":', 'binary-mode CloudEvent is not valid JSON'],
+    ['JSON data that is only whitespace', { ...ce, 'content-type': 'application/json' }, '  \n', 'binary-mode CloudEvent is not valid JSON'],
+    ['a content type that is neither mode', { 'content-type': 'text/plain' }, 'hi', 'got Content-Type "text/plain" and no ce-id'],
+    ['the CloudEvents type in another format', { 'content-type': 'application/cloudevents+avro' }, 'x', 'structured CloudEvent is not valid JSON'],
+    ['structured: a numeric subject', structuredType, JSON.stringify({ ...base, subject: 7 }), '/subject: must be string'],
+    ['structured: a numeric id', structuredType, JSON.stringify({ ...base, id: 7 }), '/id: must be string'],
+    ['structured: an upper-case extension', structuredType, JSON.stringify({ ...base, vmName: 'a' }), 'invalid attribute name: "vmName"'],
+    ['structured: the 0.3 schemaurl', structuredType, JSON.stringify({ ...base, schemaurl: 'https://x/s' }), 'cannot set schemaurl on version 1.0 event'],
+    ['structured: data_base64 that is no string', structuredType, JSON.stringify({ ...base, data_base64: 5 }), 'not a CloudEvent (structured CloudEvent)'],
   ])('rejects %s with a BadRequestError naming the problem', (_what, headers, body, message) => {
     const attempt = (): Decoded => decode(headers, body);
     expect(attempt).toThrow(BadRequestError);
     expect(attempt).toThrow(message);
+  });
+
+  // Where the SDK is laxer than the host's own codec was (docs/adr/0020-function-host-on-express.md).
+  it.each<[string, Record<string, string>, string]>([
+    ['a date-only time', { ...ce, 'ce-time': '2025-01-02' }, ''],
+    ['specversion 0.3', { ...ce, 'ce-specversion': '0.3' }, ''],
+    ['specversion 2.0', { ...ce, 'ce-specversion': '2.0' }, ''],
+    ['February 30 (read as March 2)', { ...ce, 'ce-time': '2025-02-30T00:00:00Z' }, ''],
+    ['a time without zone', { ...ce, 'ce-time': '2025-01-01T10:00:00' }, ''],
+    ['a truncated percent escape (values are not percent-decoded)', { ...ce, 'ce-subject': '100%' }, ''],
+    ['ce-datacontenttype', { ...ce, 'ce-datacontenttype': 'text/plain' }, ''],
+    ['text data without Content-Type', ce, 'hello'],
+    ['structured: an empty subject', structuredType, JSON.stringify({ ...base, subject: '' })],
+    ['structured: both data and data_base64', structuredType, JSON.stringify({ ...base, data: 1, data_base64: 'aGk=' })],
+  ])('follows the SDK and accepts %s', (_what, headers, body) => {
+    expect(() => decode(headers, body)).not.toThrow();
   });
 });

@@ -6,7 +6,7 @@ const base = { id: 'r1', source: '/s', type: 't' };
 
 describe('encodeReply', () => {
   it.each<[string, Partial<CloudEvent<unknown>>, string | Buffer | undefined]>([
-    ['a JSON string as a JSON document', { data: 'pong', datacontenttype: 'application/json' }, '"pong"'],
+    ['a string under a JSON type as it is (the SDK does not quote it)', { data: 'pong', datacontenttype: 'application/json' }, 'pong'],
     ['a JSON object', { data: { a: 1 } }, '{"a":1}'],
     ['text as it is', { data: 'plain', datacontenttype: 'text/plain' }, 'plain'],
     ['bytes as they are', { data: Buffer.from([1, 2, 3]), datacontenttype: 'application/octet-stream' }, Buffer.from([1, 2, 3])],

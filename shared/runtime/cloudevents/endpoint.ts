@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readBody } from '../http/body.js';
 import { errorBody } from '../http/errors.js';
 import type { Endpoint } from '../http/exchange.js';
 import { sendReply } from '../http/reply.js';
@@ -9,10 +8,9 @@ import { decodeCloudEvents, type BatchItem } from './decode.js';
 import { encodeBatchReply, encodeReply, type BatchResult } from './encode.js';
 
 /** The endpoint that decodes CloudEvents, calls the function's `handle` and encodes the reply. */
-export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, base: FunctionContext<Cfg, S>, bodyLimit: number): Endpoint {
-  return async ({ req, res }) => {
-    const body = readBody(req, bodyLimit);
-    const decoded = decodeCloudEvents({ headers: req.headers, body: Buffer.isBuffer(body) ? body : await body });
+export function cloudEventEndpoint<Cfg, S>(handle: CloudEventHandler<Cfg, S>, base: FunctionContext<Cfg, S>): Endpoint {
+  return async ({ req, res, body }) => {
+    const decoded = decodeCloudEvents({ headers: req.headers, body });
     if (decoded.mode === 'batch') {
       const ctx = requestContext(base, batchId, res);
       sendReply(res, encodeBatchReply(await handleBatch(decoded.items, handle, ctx)));

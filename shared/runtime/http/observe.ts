@@ -35,16 +35,16 @@ export function httpMetrics(registry: Registry, drain: Drain): HttpMetrics {
 }
 
 /**
- * Count and time one request under its route label (`unmatched` for 404s) and register it with the
- * drain, all undone by one `close` listener (`close` is emitted once: no `once` wrapper needed). The
- * label objects are made once per series and reused.
+ * Count and time one request under its route label (`route()`, asked once the answer is done:
+ * `unmatched` for 404s) and register it with the drain, all undone by one `close` listener (`close` is
+ * emitted once: no `once` wrapper needed). The label objects are made once per series and reused.
  */
-export function observe(metrics: HttpMetrics, drain: Drain, req: IncomingMessage, res: ServerResponse, route: string): void {
+export function observe(metrics: HttpMetrics, drain: Drain, req: IncomingMessage, res: ServerResponse, route: () => string): void {
   const start = performance.now();
   drain.track(res);
   res.on('close', () => {
     drain.release(res);
-    const labels = labelsOf(metrics, route, req.method ?? 'GET', res.writableFinished ? res.statusCode : ABORTED);
+    const labels = labelsOf(metrics, route(), req.method ?? 'GET', res.writableFinished ? res.statusCode : ABORTED);
     metrics.requests.inc(labels);
     metrics.duration.observe(labels, (performance.now() - start) / 1000);
   });

@@ -3,25 +3,19 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { TLSSocket } from 'node:tls';
 import { requestContext } from '../context.js';
 import type { FunctionContext, Route, RouteRequest, RouteResponse } from '../types.js';
-import { readBody } from './body.js';
-import { isThenable, type Endpoint } from './exchange.js';
+import { isThenable, type Endpoint, type Params } from './exchange.js';
 import { parseJson, NO_CONTENT_TYPE } from './json.js';
 import { sendReply, JSON_CONTENT_TYPE, type Reply } from './reply.js';
-import type { Params } from './router.js';
 
 /**
- * The endpoint of one plain route: framing only, the route's `handle` decides. Without a body to wait
- * for and with a handler that answers at once, the answer is written synchronously (no promise).
+ * The endpoint of one plain route: framing only, the route's `handle` decides. With a handler that
+ * answers at once, the answer is written synchronously (no promise).
  */
-export function routeEndpoint<Cfg, S>(route: Route<Cfg, S>, base: FunctionContext<Cfg, S>, bodyLimit: number): Endpoint {
-  const answer = (req: IncomingMessage, res: ServerResponse, params: Params, body: Buffer): void | Promise<void> => {
+export function routeEndpoint<Cfg, S>(route: Route<Cfg, S>, base: FunctionContext<Cfg, S>): Endpoint {
+  return ({ req, res, params, body }) => {
     const result = route.handle(new HostRouteRequest(req, body, params), requestContext(base, requestIdOf, res));
     if (isThenable(result)) return Promise.resolve(result).then((answered) => sendReply(res, toReply(answered ?? NO_ANSWER)));
     sendReply(res, toReply(result ?? NO_ANSWER));
-  };
-  return ({ req, res, params }) => {
-    const body = readBody(req, bodyLimit);
-    return Buffer.isBuffer(body) ? answer(req, res, params, body) : body.then((read) => answer(req, res, params, read));
   };
 }
 

@@ -63,3 +63,47 @@ export function binaryHeaders(attributes: { id: string; type: string; source?: s
     'content-type': 'application/json',
   };
 }
+
+export interface UnfinishedAnswer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  /** Body bytes written before the answer's headers arrived. */
+  readonly bytesSent: number;
+  /** Body bytes the request promised (its Content-Length). */
+  readonly bytesPromised: number;
+}
+
+/**
+ * A POST that promises `promised` body bytes and sends them slowly (`chunk` bytes about every
+ * millisecond, each once the socket drained), never finishing: resolves with the answer's status and headers and how
+ * much of the body had been sent by then, and drops the connection. A server that waited for the
+ * body before answering never resolves it; a test gives up through its own timeout.
+ */
+export function postUnfinished(
+  url: string,
+  o: { readonly headers?: OutgoingHttpHeaders; readonly promised: number; readonly chunk?: number },
+): Promise<UnfinishedAnswer> {
+  const piece = Buffer.alloc(o.chunk ?? 16 * 1024, 'x');
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const outgoing = httpRequest(url, { method: 'POST', agent: false, headers: { ...o.headers, 'content-length': String(o.promised) } }, (res) => {
+      answered = true;
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, headers: res.headers, bytesSent: sent, bytesPromised: o.promised });
+      outgoing.destroy();
+    });
+    outgoing.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    // One piece at a time, the next once it drained, and always short of the promise by a piece.
+    const more = (): void => {
+      if (answered || outgoing.destroyed || sent + 2 * piece.length > o.promised) return;
+      sent += piece.length;
+      if (outgoing.write(piece)) setTimeout(more, 1);
+      else outgoing.once('drain', () => setTimeout(more, 1));
+    };
+    outgoing.flushHeaders();
+    more();
+  });
+}

@@ -1,5 +1,5 @@
 /** Helpers for component tests and benchmarks of functions; never imported by production code. */
-export { send, rawExchange, binaryHeaders, type TestRequest, type TestResponse } from './http.js';
+export { send, rawExchange, binaryHeaders, postUnfinished, type TestRequest, type TestResponse, type UnfinishedAnswer } from './http.js';
 export {
   startFunctionProcess,
   startNodeProcess,

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeClient } from '../../../shared/kube/index.js';
+import { postUnfinished } from '../../../shared/runtime/testing/index.js';
 import { golden } from '../../../functions/audit/testing/golden.js';
 import { serveAudit, type ServedAudit } from '../../../functions/audit/testing/serve.js';
 import { freshNamespace, getTestEnv } from '../../env/index.js';
@@ -73,4 +74,19 @@ describe('the senders the audit function hears', () => {
     expect((await served).status).toBe(200);
     expect(audit.lines.splice(0)).toEqual([golden('vmop-stop', 'expected')]);
   });
+
+  it.each(['/vector', '/audit-webhook', '/'])(
+    'answers an unauthenticated 64 MiB body on %s with 401 from its headers, long before the body could have arrived',
+    async (path) => {
+      const before = await checks('unauthenticated');
+      const promised = 64 * 1024 * 1024;
+      const answer = await postUnfinished(`${audit.server.url}${path}`, { headers: path === '/' ? CE : { 'content-type': 'application/json' }, promised });
+      expect(answer).toMatchObject({ status: 401, headers: { connection: 'close', 'www-authenticate': expect.stringContaining('Bearer') as unknown } });
+      // The body is never finished, so any answer came from the headers; the sender was still short of most of it.
+      expect(answer.bytesSent).toBeLessThan(promised / 4);
+      expect(audit.lines).toEqual([]);
+      expect(await checks('unauthenticated')).toBe(before + 1);
+    },
+    30_000,
+  );
 });

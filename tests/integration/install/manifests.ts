@@ -1,7 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadAllYaml } from '@kubernetes/client-node';
 import { loadAll } from 'js-yaml';
 import { kubectl } from '../../env/index.js';
 
@@ -28,7 +27,9 @@ export interface PolicyRule {
 export async function kustomize(dir: string = KNATIVE_DIR): Promise<Manifest[]> {
   const res = await kubectl(['kustomize', dir]);
   if (res.code !== 0) throw new Error(`kubectl kustomize ${dir} failed:\n${res.stderr}`);
-  return loadAllYaml(res.stdout) as Manifest[];
+  // As written: the client library's loader renames fields it maps to its own types (a NetworkPolicy
+  // rule's `from` becomes `_from`), so the checks would read every rule as open to any source.
+  return parseManifests(res.stdout);
 }
 
 export const isRbacRole = (m: Manifest): boolean => m.kind === 'ClusterRole' || m.kind === 'Role';

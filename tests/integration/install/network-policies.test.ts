@@ -109,6 +109,32 @@ function closedTargets(services: ReturnType<typeof servicesTargeting>, from: (pe
   );
 }
 
+/** The namespaces an ingress rule may name: Knative's data plane (activator, gateway) and Prometheus. */
+const INGRESS_NAMESPACES = ['knative-serving', 'kourier-system', 'd8-monitoring'];
+
+/**
+ * What lets more in than the install means to: a peer that is not exactly one namespace of
+ * INGRESS_NAMESPACES (by name, pods in it optionally narrowed), or a rule open to any source on a
+ * port other than the apiserver-facing ones.
+ */
+function ingressPeersTooOpen(key: string, spec: PolicySpec, apiserverPorts: ReadonlySet<number>): string[] {
+  return (spec.ingress ?? []).flatMap((rule, i) => {
+    const where = `${key} ingress[${i}]`;
+    if (anySource(rule.from)) {
+      if (rule.ports === undefined || rule.ports.length === 0) return [`${where}: any source on every port`];
+      const others = rule.ports.map((p) => Number(p.port)).filter((port) => !apiserverPorts.has(port));
+      return others.length === 0 ? [] : [`${where}: any source on ports ${others.join(', ')}, not only the apiserver-facing ${[...apiserverPorts].join(', ')}`];
+    }
+    return (rule.from ?? [])
+      .filter((peer) => {
+        const labels = peer.namespaceSelector?.matchLabels ?? {};
+        const named = Object.keys(labels).length === 1 && peer.namespaceSelector?.matchExpressions === undefined;
+        return peer.ipBlock !== undefined || !named || !INGRESS_NAMESPACES.includes(labels['kubernetes.io/metadata.name'] ?? '');
+      })
+      .map((peer) => `${where}: peer ${JSON.stringify(peer)} is not one named namespace of INGRESS_NAMESPACES`);
+  });
+}
+
 describe('the NetworkPolicies of the install', () => {
   it('select every pod of ours on the pod network exactly once, and only the host-network DaemonSets go without', () => {
     expect(pods.length).toBeGreaterThanOrEqual(6);
@@ -152,6 +178,31 @@ describe('the NetworkPolicies of the install', () => {
     expect(metrics.length).toBeGreaterThanOrEqual(5);
     const closed = closedTargets(metrics, fromNamespace('d8-monitoring'));
     expect(closed).toEqual([]);
+  });
+
+  it("let nobody else in: each ingress peer is one named namespace of the data plane or Prometheus, and any source only on the apiserver-facing Services' target ports", () => {
+    const apiserverPorts = new Set(servicesTargeting((m) => !(m.metadata.labels?.['app.kubernetes.io/component'] === 'metrics')).flatMap((s) => s.targetPorts));
+    expect([...apiserverPorts]).toEqual([8443]);
+    const tooOpen = policies.flatMap((p) => ingressPeersTooOpen(p.key, p.spec, apiserverPorts));
+    expect(tooOpen).toEqual([]);
+    // The check itself, on rules that let too much in.
+    const broken: PolicySpec = {
+      podSelector: { matchLabels: { a: 'b' } },
+      ingress: [
+        { from: [{ namespaceSelector: {} }], ports: [{ port: 8012 }] },
+        { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'tenant' } } }] },
+        { from: [{ ipBlock: { cidr: '0.0.0.0/0' } }] },
+        { ports: [{ port: 8012 }] },
+        {},
+      ],
+    };
+    expect(ingressPeersTooOpen('broken', broken, apiserverPorts)).toEqual([
+      'broken ingress[0]: peer {"namespaceSelector":{}} is not one named namespace of INGRESS_NAMESPACES',
+      'broken ingress[1]: peer {"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"tenant"}}} is not one named namespace of INGRESS_NAMESPACES',
+      'broken ingress[2]: peer {"ipBlock":{"cidr":"0.0.0.0/0"}} is not one named namespace of INGRESS_NAMESPACES',
+      'broken ingress[3]: any source on ports 8012, not only the apiserver-facing 8443',
+      'broken ingress[4]: any source on every port',
+    ]);
   });
 
   it('let every selected pod resolve names (kube-dns) and reach the apiserver (443 and 6443)', () => {

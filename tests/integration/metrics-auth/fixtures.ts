@@ -50,12 +50,21 @@ export async function createServiceAccount(admin: KubeClient, namespace: string,
   });
 }
 
-/** A real token of the ServiceAccount (TokenRequest API, 10 minutes). */
-export async function serviceAccountToken(admin: KubeClient, namespace: string, name: string): Promise<string> {
+/** A real token of the ServiceAccount (TokenRequest API, 10 minutes unless said), for `audiences` or the apiserver's own. */
+export async function serviceAccountToken(
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+  o: { readonly audiences?: readonly string[]; readonly expirationSeconds?: number } = {},
+): Promise<string> {
   const res = (await admin.rest.request({
     method: 'POST',
     path: `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } },
+    body: {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: o.expirationSeconds ?? 600, ...(o.audiences === undefined ? {} : { audiences: o.audiences }) },
+    },
     what: `request a token of ${namespace}/${name}`,
   })) as { status?: { token?: string } };
   const token = res.status?.token;

@@ -65,7 +65,7 @@ export const MODULE_CONFIG_NAME = `virtualization-${randomBytes(3).toString('hex
 
 /**
  * Environment of the function or Job aimed at these targets, on the test apiserver. Senders are not
- * checked (SENDER_AUTH=none) here: tests/integration/pre-delete/senders.test.ts checks them.
+ * checked (SENDER_AUTH=none) here: tests/integration/pre-delete/senders.test.ts sets SENDER_AUTH=kubernetes.
  */
 export function envFor(targets: Target[], waitTimeout: string): Record<string, string> {
   return {
