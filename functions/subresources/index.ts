@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { WebSocketServer } from 'ws';
+import { launcherSelector } from '../../shared/api/internal/launcher.js';
 import { errorMessage } from '../../shared/errors/index.js';
 import {
   EventRecorder,
@@ -187,7 +188,7 @@ async function getVmOrSub(req: RouteRequest, ctx: Ctx): Promise<RouteResponse> {
         spec: { replicas: 1 },
         status: {
           replicas: 1,
-          selector: `kubevirt.internal.virtualization.deckhouse.io=virt-launcher,vm.kubevirt.internal.virtualization.deckhouse.io/name=${md.name}`,
+          selector: launcherSelector(md.name),
         },
       },
     };
