@@ -1,5 +1,6 @@
 /** The plain routes: discovery and OpenAPI documents, GET of a VM or its scale, PUT of a subresource to virt-api. */
 import { createHash } from 'node:crypto';
+import { launcherSelector } from '../../shared/api/internal/launcher.js';
 import type { Route, RouteRequest, RouteResponse } from '../../shared/runtime/index.js';
 import * as api from './api.js';
 import { guarded } from './authentication.js';
@@ -60,7 +61,7 @@ async function getVmOrSub(req: RouteRequest, ctx: Ctx): Promise<RouteResponse> {
         spec: { replicas: 1 },
         status: {
           replicas: 1,
-          selector: `kubevirt.internal.virtualization.deckhouse.io=virt-launcher,vm.kubevirt.internal.virtualization.deckhouse.io/name=${md.name}`,
+          selector: launcherSelector(md.name),
         },
       },
     };

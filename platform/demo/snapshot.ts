@@ -1,5 +1,6 @@
 /** What the live view and the demo read: VMs, images, disks, operations, nodes and launcher pods from the apiserver, audit records from the audit function's output. */
 import { open } from 'node:fs/promises';
+import { launcherSelector } from '../../shared/api/internal/launcher.js';
 import type { KubeClient } from '../../shared/kube/index.js';
 
 export interface VMRow {
@@ -141,7 +142,7 @@ export async function snapshot(kube: KubeClient, auditLog: string | undefined): 
     list(kube, `${GROUP_PATH}/virtualdisks`),
     list(kube, `${GROUP_PATH}/virtualmachineoperations`),
     list(kube, '/api/v1/nodes'),
-    list(kube, '/api/v1/pods', 'kubevirt.io=virt-launcher'),
+    list(kube, '/api/v1/pods', launcherSelector()),
     auditLog === undefined ? Promise.resolve([]) : auditRecords(auditLog),
   ]);
   const podsOn = new Map<string, number>();

@@ -89,7 +89,7 @@ function vm(i: number): unknown {
     metadata: {
       name: `vm-${i}`,
       namespace: NS,
-      labels: { [`kubevirt.${INT}/vm`]: `vm-${i}`, 'vm.kubevirt.internal.virtualization.deckhouse.io/name': `vm-${i}`, app: 'bench' },
+      labels: { [`kubevirt.${INT}/vm`]: `vm-${i}`, 'vm.internal.virtualization.deckhouse.io/name': `vm-${i}`, app: 'bench' },
       annotations: { [`kubevirt.${INT}/latest-observed-api-version`]: 'v1', [`kubevirt.${INT}/storage-observed-api-version`]: 'v1' },
       finalizers: [`kubevirt.${INT}/virtualMachineControllerFinalize`],
     },

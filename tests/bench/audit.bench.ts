@@ -116,7 +116,7 @@ async function buildWorld(): Promise<void> {
       },
     }),
   ]);
-  await applyYaml(`apiVersion: v1\nkind: Pod\nmetadata: {name: virt-launcher-vm1-x7k2p, namespace: ns1, labels: {vm.kubevirt.internal.virtualization.deckhouse.io/name: vm1}}
+  await applyYaml(`apiVersion: v1\nkind: Pod\nmetadata: {name: virt-launcher-vm1-x7k2p, namespace: ns1, labels: {vm.internal.virtualization.deckhouse.io/name: vm1}}
 spec: {nodeName: node-1, containers: [{name: d8v-compute, image: compute}]}\n`);
   await kc([
     '-n',

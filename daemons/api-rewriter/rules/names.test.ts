@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { KUBEVIRT_RULES, Renamer } from './index.js';
 import { MEMO_SIZE, mapRecord } from './names.js';
+import { CREATED_BY_LABEL, DOMAIN_ANNOTATION, LAUNCHER_LABEL, LAUNCHER_VALUE, MIGRATION_LABEL, VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
 
 const r = new Renamer(KUBEVIRT_RULES);
 const INT = 'internal.virtualization.deckhouse.io';
@@ -124,5 +125,19 @@ describe('mapRecord', () => {
     expect(mapRecord(list, upper)).toBe(list);
     expect(mapRecord(null, upper)).toBeNull();
     expect(mapRecord('x1', upper)).toBe('x1');
+  });
+});
+
+describe("a virt-launcher pod's names", () => {
+  it('are stored under the names shared/api/internal/launcher.ts gives the controller, audit, subresources and simulator', () => {
+    // What upstream virt-controller v1.6.0 writes on a launcher pod (and a migration target pod).
+    const labels = { 'kubevirt.io': 'virt-launcher', 'kubevirt.io/created-by': 'uid-1', 'vm.kubevirt.io/name': 'web', 'kubevirt.io/migrationJobUID': 'm-1' };
+    expect(r.labelMap(labels, 'rename')).toEqual({
+      [LAUNCHER_LABEL]: LAUNCHER_VALUE,
+      [CREATED_BY_LABEL]: 'uid-1',
+      [VM_NAME_LABEL]: 'web',
+      [MIGRATION_LABEL]: 'm-1',
+    });
+    expect(r.annotationMap({ 'kubevirt.io/domain': 'web' }, 'rename')).toEqual({ [DOMAIN_ANNOTATION]: 'web' });
   });
 });

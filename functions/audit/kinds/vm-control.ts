@@ -1,4 +1,5 @@
 /** "Control VM" by pod deletion: a virt-launcher pod deleted by the controller, a node or a user. */
+import { VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
 import { completeRef, commonFields } from '../common.js';
 import type { AuditEvent } from '../event.js';
 import type { Enrichment, PodView } from '../enrichment.js';
@@ -6,7 +7,8 @@ import { RecordType, vmRecord, type Heading } from '../records.js';
 import { vmDetailsByName } from '../vm-details.js';
 import { logged, NOT_LOGGED, undecidable, type Decision, type EventKind } from './kind.js';
 
-export const LAUNCHER_VM_LABEL = 'vm.kubevirt.internal.virtualization.deckhouse.io/name';
+/** The VM a launcher pod runs, as virt-controller labels it through the rewriter. */
+export const LAUNCHER_VM_LABEL = VM_NAME_LABEL;
 const CONTROLLER_PREFIX = 'system:serviceaccount:d8-virtualization';
 const NODE_PREFIX = 'system:node';
 /** KubeVirt names launcher pods `virt-launcher-<vm>-<5 random characters>`. */

@@ -95,6 +95,20 @@ describe('Control VM by pod deletion', () => {
     expect((await recordOf({ verb: 'delete', objectRef: podRef, user: { username: controller } })).name).toBe("Virtual machine 'vm1' has been stopped from OS");
   });
 
+  it("names the VM from the launcher pod's label as real virt-controller writes it, not from the pod name", async () => {
+    const objects = worldObjects();
+    const pod = structuredClone(objects.pods?.[0]) as PodView;
+    // KubeVirt cuts long VM names in the pod name: only the label names the VM.
+    const name = 'virt-launcher-vm1-cut-x7k2p';
+    if (pod.metadata === undefined) throw new Error('the world pod has no metadata');
+    pod.metadata.name = name;
+    const record = await recordOf(
+      { verb: 'delete', objectRef: { ...podRef, name }, user: { username: controller } },
+      new FakeEnrichment({ ...objects, pods: [pod] }),
+    );
+    expect(record.name).toBe("Virtual machine 'vm1' has been stopped from OS");
+  });
+
   it('reports a guest reset as restarted from OS', async () => {
     const record = await recordOf({ verb: 'delete', objectRef: podRef, user: { username: controller } }, withMessage('guest-reset'));
     expect(record).toMatchObject({ level: 'warn', name: "Virtual machine 'vm1' has been restarted from OS" });

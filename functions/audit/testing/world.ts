@@ -35,7 +35,8 @@ function vd(name: string, storageClassName: string): VDView {
 }
 
 const LAUNCHER_POD = {
-  metadata: { name: 'virt-launcher-vm1-x7k2p', namespace: 'ns1', labels: { 'vm.kubevirt.internal.virtualization.deckhouse.io/name': 'vm1' } },
+  // Labelled as real virt-controller labels it through the rewriter (tests/integration/kubevirt/real-kubevirt.test.ts).
+  metadata: { name: 'virt-launcher-vm1-x7k2p', namespace: 'ns1', labels: { 'vm.internal.virtualization.deckhouse.io/name': 'vm1' } },
   spec: { nodeName: 'node-1' },
   status: {
     containerStatuses: [{ name: 'd8v-compute', state: { terminated: { message: '{"event":"guest-shutdown","reason":"guest OS powered off"}' } } }],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
 import type { LauncherPod } from './kube.js';
-import { buildLauncherPod, CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, MIGRATION_LABEL, podState } from './launcher.js';
+import { buildLauncherPod, CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, MIGRATION_LABEL, podState } from './launcher.js';
 
 const vmi: InternalVirtualMachineInstance = {
   apiVersion: 'internal.virtualization.deckhouse.io/v1',
@@ -21,7 +21,15 @@ describe('launcher pods', () => {
   it('carries the instance placement, resources, uid label and address annotation, owned by the instance', () => {
     const p = buildLauncherPod(vmi);
     expect(p.metadata.name).toMatch(/^virt-launcher-web-[0-9a-f]{5}$/);
-    expect(p.metadata.labels).toMatchObject({ app: 'web', [CREATED_BY_LABEL]: 'u-1', 'kubevirt.io/domain': 'web', 'kubevirt.io': 'virt-launcher' });
+    // As real virt-controller labels them, through the rewriter (tests/integration/kubevirt/real-kubevirt.test.ts).
+    expect(p.metadata.labels).toMatchObject({
+      app: 'web',
+      'kubevirt.internal.virtualization.deckhouse.io/created-by': 'u-1',
+      'kubevirt.internal.virtualization.deckhouse.io': 'virt-launcher',
+      'vm.internal.virtualization.deckhouse.io/name': 'web',
+    });
+    expect(p.metadata.annotations?.['kubevirt.internal.virtualization.deckhouse.io/domain']).toBe('web');
+    expect(Object.keys(p.metadata.labels ?? {}).filter((k) => k.endsWith('/domain'))).toEqual([]);
     expect(p.metadata.labels?.[MIGRATION_LABEL]).toBeUndefined();
     expect(p.metadata.annotations?.[CILIUM_IP_ANNOTATION]).toBe('10.66.0.5');
     expect(p.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'InternalVirtualizationVirtualMachineInstance', uid: 'u-1', controller: true });

@@ -11,13 +11,14 @@ import {
   CILIUM_IP_ANNOTATION,
   COMPUTE_CONTAINER,
   CREATED_BY_LABEL,
-  DOMAIN_LABEL,
+  DOMAIN_ANNOTATION,
   LAUNCHER_LABEL,
   LAUNCHER_VALUE,
   MIGRATION_LABEL,
+  VM_NAME_LABEL,
 } from '../../../shared/api/internal/launcher.js';
 
-export { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, MIGRATION_LABEL };
+export { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_ANNOTATION, LAUNCHER_LABEL, LAUNCHER_VALUE, MIGRATION_LABEL, VM_NAME_LABEL };
 export const SIMULATED_IMAGE = 'virt-launcher (kubevirt-simulator: no guest inside)';
 
 type Spec = InternalVirtualMachineInstance['spec'];
@@ -44,7 +45,7 @@ export function buildLauncherPod(vmi: InternalVirtualMachineInstance, target?: T
     ...(vmi.metadata.labels ?? {}),
     [LAUNCHER_LABEL]: LAUNCHER_VALUE,
     [CREATED_BY_LABEL]: vmi.metadata.uid ?? '',
-    [DOMAIN_LABEL]: name,
+    [VM_NAME_LABEL]: name,
   };
   if (target !== undefined) labels[MIGRATION_LABEL] = target.migrationUid;
   const nodeSelector = { ...(spec.nodeSelector ?? {}), ...(target?.addedNodeSelector ?? {}) };
@@ -67,7 +68,7 @@ export function buildLauncherPod(vmi: InternalVirtualMachineInstance, target?: T
       name: launcherPodName(name),
       namespace: vmi.metadata.namespace,
       labels,
-      annotations: { ...(vmi.metadata.annotations ?? {}) },
+      annotations: { ...(vmi.metadata.annotations ?? {}), [DOMAIN_ANNOTATION]: name },
       ownerReferences: [{ ...ownerReferenceTo(vmi, { controller: true }) }],
     },
     spec: podSpec as LauncherPod['spec'],

@@ -25,7 +25,8 @@ import { rootLogger, type Logger } from '../../../shared/log/index.js';
 import { find, now, ref, remove, type StepContext } from './context.js';
 import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER } from './instance.js';
 import { simulatorClients, type LauncherPod, type SimulatorClients } from './kube.js';
-import { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE } from './launcher.js';
+import { launcherSelector } from '../../../shared/api/internal/launcher.js';
+import { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_ANNOTATION } from './launcher.js';
 import { advanceMigration, deleteOrphanTargets, isFinished } from './migration.js';
 
 export interface SimulatorOptions {
@@ -88,8 +89,8 @@ export class KubeVirtSimulator {
     this.watch(new Informer<VM>({ ...base, client: this.c.kvvms }), vmKey);
     this.watch(new Informer<VMI>({ ...base, client: this.c.kvvmis }), vmKey);
     if (this.options.launcherPods === true) {
-      const pods = new Informer<LauncherPod>({ ...base, client: this.c.pods, labelSelector: `${LAUNCHER_LABEL}=${LAUNCHER_VALUE}` });
-      this.watch(pods, (p) => `${p.metadata.namespace ?? ''}/${p.metadata.labels?.[DOMAIN_LABEL] ?? ''}`);
+      const pods = new Informer<LauncherPod>({ ...base, client: this.c.pods, labelSelector: launcherSelector() });
+      this.watch(pods, (p) => `${p.metadata.namespace ?? ''}/${p.metadata.annotations?.[DOMAIN_ANNOTATION] ?? ''}`);
       this.migrations = new Informer<VMIM>({ ...base, client: this.c.migrations });
       this.watch(this.migrations, (m) => `${m.metadata.namespace ?? ''}/${m.spec.vmiName}`);
     }
@@ -225,7 +226,7 @@ export class KubeVirtSimulator {
   }
 
   private podsOf(namespace: string, name: string): Promise<LauncherPod[]> {
-    return this.c.pods.list({ namespace, labelSelector: `${DOMAIN_LABEL}=${name}` }).then((l) => l.items);
+    return this.c.pods.list({ namespace, labelSelector: launcherSelector(name) }).then((l) => l.items);
   }
 
   private async createVMI(kvvm: VM): Promise<VMI> {

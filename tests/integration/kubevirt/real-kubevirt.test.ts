@@ -8,7 +8,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { buildInternalVM } from '../../../daemons/controller/reconcilers/vm/kvvm/build.js';
-import type { InternalVirtualMachine } from '../../../shared/api/internal/resources.js';
+import { launcherPods as controllerLauncherPods } from '../../../daemons/controller/kube/launcher.js';
+import { makeClients } from '../../../daemons/controller/kube/resources.js';
+import {
+  COMPUTE_CONTAINER,
+  CREATED_BY_LABEL,
+  DOMAIN_ANNOTATION,
+  LAUNCHER_LABEL,
+  LAUNCHER_VALUE,
+  VM_NAME_LABEL,
+} from '../../../shared/api/internal/launcher.js';
+import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
+import { KubeClient } from '../../../shared/kube/index.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { vm as vmOf, vmClass as classOf } from '../controller/builders.js';
@@ -80,17 +91,44 @@ describe('upstream KubeVirt v1.6.0 through the api-rewriter', () => {
       },
       { timeoutMs: 60_000 },
     );
-    expect(pod?.metadata.labels).toMatchObject({
-      [`kubevirt.${INTERNAL}`]: 'virt-launcher',
-      [`kubevirt.${INTERNAL}/created-by`]: vmi.metadata.uid,
-      [`vm.${INTERNAL}/name`]: 'web',
-    });
+    // The names shared/api/internal/launcher.ts gives our controller, audit, subresources and simulator.
+    expect(pod?.metadata.labels).toMatchObject({ [LAUNCHER_LABEL]: LAUNCHER_VALUE, [CREATED_BY_LABEL]: vmi.metadata.uid, [VM_NAME_LABEL]: 'web' });
     // The domain name is an annotation (renamed like every kubevirt.io key), not a label.
-    expect(pod?.metadata.annotations?.[`kubevirt.${INTERNAL}/domain`]).toBe('web');
+    expect(pod?.metadata.annotations?.[DOMAIN_ANNOTATION]).toBe('web');
     expect(Object.keys(pod?.metadata.labels ?? {}).filter((k) => k.endsWith('/domain'))).toEqual([]);
     // Cilium gives the guest the address IPAM chose: the template annotation reaches the pod.
     expect(pod?.metadata.annotations?.['cni.cilium.io/ipAddress']).toBe('10.66.0.5');
     expect(kv.controllerLog()).not.toMatch(/couldn't find configuration for network bindining/);
+
+    // Our controller finds this pod to read how the guest ended (as the kubelet would report it).
+    const guestShutdown = '{"event":"guest-shutdown","reason":"guest OS powered off"}';
+    await kv.ok([
+      'patch',
+      'pod',
+      pod?.metadata.name ?? '',
+      '-n',
+      NS,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        status: {
+          containerStatuses: [
+            {
+              name: COMPUTE_CONTAINER,
+              image: 'virt-launcher',
+              imageID: '',
+              ready: false,
+              restartCount: 0,
+              state: { terminated: { exitCode: 0, message: guestShutdown } },
+            },
+          ],
+        },
+      }),
+    ]);
+    const pods = makeClients(new KubeClient(kv.apiserver.kubeConfig())).pods;
+    const fullVmi = { metadata: { name: 'web', namespace: NS, uid: vmi.metadata.uid }, spec: { domain: {} } } as InternalVirtualMachineInstance;
+    expect(await controllerLauncherPods(pods).guestEvent(fullVmi, new AbortController().signal)).toBe('guest-shutdown');
   });
 
   it.each([
