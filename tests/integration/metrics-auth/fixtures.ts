@@ -4,6 +4,7 @@
  * (impersonating a ServiceAccount, or pointing at a port where nothing listens).
  */
 import { randomBytes } from 'node:crypto';
+import { waitFor } from '../../../shared/testing/wait.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -97,13 +98,4 @@ export interface Answer {
 export async function get(url: string, token?: string): Promise<Answer> {
   const res = await fetch(url, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
   return { status: res.status, headers: res.headers, text: await res.text() };
-}
-
-/** Poll until `probe` holds (never a fixed sleep); the deadline only turns a hang into a failure. */
-export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

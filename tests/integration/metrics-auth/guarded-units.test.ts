@@ -27,8 +27,8 @@ import {
   get,
   serviceAccountToken,
   unreachableKubeconfig,
-  waitFor,
 } from './fixtures.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 
 interface Running {
   readonly url: string;
@@ -83,7 +83,7 @@ const controller: Unit = {
     const daemon = runDaemon({ config, kube, signal: stop.signal });
     const { port } = await daemon.health;
     // Stopping a leader before its caches have synced is not what this test is about: wait for them.
-    if (apiserver === 'reachable') await waitFor('the controller to run its reconcilers', () => Promise.resolve(daemon.isLeading()), 60_000);
+    if (apiserver === 'reachable') await waitFor('the controller to run its reconcilers', () => daemon.isLeading(), { timeoutMs: 60_000 });
     return {
       url: `http://127.0.0.1:${port}`,
       close: async () => {

@@ -165,7 +165,8 @@ describe('the VM lifecycle handler', () => {
     state.ipAddress = '10.66.0.7';
     await lifecycleHandler(deps).handle(state, handlerContext(NOW));
     expect(state.status.resources).toEqual({
-      cpu: { cores: 4, coreFraction: '50%', requestedCores: expect.any(String), topology: { sockets: expect.any(Number), coresPerSocket: expect.any(Number) } },
+      // 4 cores at 50 %: 2 cores requested; 4 cores fit one socket.
+      cpu: { cores: 4, coreFraction: '50%', requestedCores: '2', topology: { sockets: 1, coresPerSocket: 4 } },
       memory: { size: '2Gi' },
     });
     expect(state.status.networks).toEqual([{ type: 'Main', ipAddress: '10.66.0.7' }]);

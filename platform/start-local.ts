@@ -1,0 +1,155 @@
+/** The local platform: control plane, kwok nodes, the install, DVCR, our units and the simulators, the ModuleConfig. */
+import { join } from 'node:path';
+import { KubeClient } from '../shared/kube/index.js';
+import { waitFor } from '../shared/testing/wait.js';
+import { startLocalRegistry, type LocalRegistry } from '../tests/env/local-registry.js';
+import { freePort } from '../tests/env/ports.js';
+import { moduleConfig } from './demo/objects.js';
+import { ModuleConfigTriggers, TRIGGER_NAMES, triggerIdentity } from './eventing.js';
+import { MODULE_NAMESPACE } from './identities.js';
+import { applyCrds, applyInstall, kubectlFor } from './install.js';
+import { createNodes, startKwok, startLocalCluster } from './local-cluster.js';
+import { ADMISSION_SERVICE, UNIT_ENTRIES, type Parts, type RunningPlatform } from './parts.js';
+import { LocalRouteForge } from './route-forge.js';
+import { HELPER_POD_SELECTOR, SIMULATED_STORAGE_CLASS } from './simulators/storage-simulator/config.js';
+import { prepareSimulatedUsbNode } from './simulators/usb-node.js';
+import { preDeleteOnDemand, startUnits } from './start-units.js';
+import { bundleUnits, REPO_ROOT } from './units.js';
+import { WebhookRoute } from './webhook-wiring.js';
+
+/** The simulator's ServiceAccount and RBAC (not part of the install). */
+const SIMULATOR_RBAC = join(REPO_ROOT, 'platform/simulators/kubevirt-simulator/rbac.yaml');
+/** The storage simulator's ServiceAccount and RBAC (not part of the install either). */
+const STORAGE_SIMULATOR_RBAC = join(REPO_ROOT, 'platform/simulators/storage-simulator/rbac.yaml');
+/** The default StorageClass of the local platform: its claims get directory volumes from the storage simulator. */
+const STORAGE_CLASS = {
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'StorageClass',
+  metadata: { name: SIMULATED_STORAGE_CLASS, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+  // Volumes are made (pre-bound) by the storage simulator, not by a provisioner of the controller-manager.
+  provisioner: 'kubernetes.io/no-provisioner',
+  volumeBindingMode: 'Immediate',
+  allowVolumeExpansion: true,
+  reclaimPolicy: 'Retain',
+};
+
+export async function startLocal(p: Parts): Promise<RunningPlatform> {
+  const { binDir, workDir, flags, say } = p.o;
+  // The audit function's port goes into the apiserver's flags, so it is chosen now; every other unit
+  // binds port 0 and the platform reads the port from its log.
+  const auditPort = await freePort();
+  const t = Date.now();
+  say('starting the control plane: etcd, kube-apiserver (audit webhook → our audit function), kube-controller-manager, kube-scheduler');
+  const cluster = await startLocalCluster({ binDir, workDir, supervisor: p.supervisor, auditPort });
+  const state = cluster.state;
+  say(`control plane up in ${((Date.now() - t) / 1000).toFixed(1)} s at ${state.server}`);
+  say(`  export KUBECONFIG=${state.kubeconfigPath}`);
+  const admin = (p.admin = KubeClient.fromSource({ kubeconfigPath: state.kubeconfigPath }));
+  const kubectl = kubectlFor(binDir, state.kubeconfigPath);
+
+  say(`starting kwok (simulated kubelets) with ${flags.nodes} node(s) and DVCR (docker-registry); applying the install (knative/); bundling our units`);
+  const took = async <T>(work: Promise<T>): Promise<[T, string]> => {
+    const at = Date.now();
+    const value = await work;
+    return [value, `${((Date.now() - at) / 1000).toFixed(1)} s`];
+  };
+  const [[nodes, kwokTime], [report, installTime], [bundles], [dvcr, dvcrTime]] = await Promise.all([
+    // The importer pods are the storage simulator's to run, not kwok's.
+    took(startKwok(cluster, { binDir, workDir, supervisor: p.supervisor, unmanagedPodLabel: HELPER_POD_SELECTOR }).then(() => createNodes(admin, flags.nodes))),
+    // The CRDs and the rest at once: nothing else of the install is an object of our CRDs.
+    took(
+      Promise.all([
+        applyCrds(kubectl),
+        applyInstall(kubectl, admin).then(async (r) => {
+          await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SIMULATOR_RBAC, '-f', STORAGE_SIMULATOR_RBAC]);
+          await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], auditWebhookBinding(cluster.auditWebhook.user));
+          await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], JSON.stringify(STORAGE_CLASS));
+          return r;
+        }),
+      ]).then(([, r]) => r),
+    ),
+    took(bundleUnits(UNIT_ENTRIES)),
+    took(startDvcr(p)),
+  ]);
+  p.bundles = bundles;
+  say(`  DVCR: docker-registry at ${dvcr.url} (${dvcrTime}), storage in ${join(workDir, 'dvcr')}; StorageClass ${SIMULATED_STORAGE_CLASS} (default)`);
+  say(`  nodes: ${nodes.join(', ')} (${kwokTime}); install: ${report.applied} objects applied (${installTime})`);
+  for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
+  p.routeForge = new LocalRouteForge(admin, kubectl, say, workDir);
+  const routeForgeEnv = await p.routeForge.prepare(nodes);
+  // virtualization-dra on the first node, over a SIMULATED sysfs tree (kwok nodes have no USB).
+  const draEnv = nodes[0] === undefined ? undefined : await prepareSimulatedUsbNode(join(workDir, 'dra'), nodes[0]);
+  const { units } = await startUnits(p, {
+    admin,
+    cluster,
+    auditPort,
+    simulator: true,
+    dvcr,
+    routeForgeEnv,
+    draEnv,
+    onAdmissionPort: async (admissionPort) => {
+      const route = new WebhookRoute(admin, { namespace: MODULE_NAMESPACE, name: ADMISSION_SERVICE, port: admissionPort }, (m) => say(`warning: ${m}`));
+      p.route = route;
+      const rerouted = await route.start();
+      say(
+        `  webhooks: Service ${MODULE_NAMESPACE}/${ADMISSION_SERVICE} → 127.0.0.1:${admissionPort} (ExternalName) for ${rerouted} webhook(s); caBundle from the controller's CA`,
+      );
+    },
+  });
+  p.sourceKube = KubeClient.fromSource({ kubeconfigPath: await p.tokens?.kubeconfigFor('moduleconfig-source') });
+  // The Triggers' sender identities, which Knative's OIDC feature would create.
+  await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], triggerIdentities());
+  const tokens = p.tokens;
+  p.triggers = new ModuleConfigTriggers(p.sourceKube, preDeleteOnDemand(p, units), say, (sa) =>
+    tokens === undefined ? Promise.reject(new Error('no ServiceAccount tokens')) : tokens.token(sa),
+  );
+  await p.triggers.start();
+  say('  pre-delete: started on demand, by the first update or deletion of a ModuleConfig (as its Knative Triggers would)');
+  say('applying ModuleConfig virtualization (validated by our admission webhook)');
+  await waitFor(
+    'the ModuleConfig accepted through the admission webhook',
+    async () => {
+      await kubectl(['apply', '-f', '-'], JSON.stringify(moduleConfig(flags.vmCidr)));
+      return true;
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+  return {
+    local: true,
+    server: state.server,
+    adminKubeconfig: state.kubeconfigPath,
+    admin,
+    kubectl,
+    userKubectl: async (name) => kubectlFor(binDir, await cluster.userKubeconfig(name)),
+    auditLog: units['audit']?.logPath ?? '',
+    units: { dvcr: dvcr.process, ...units },
+  };
+}
+
+/** DVCR: Debian's docker-registry on a free loopback port, storage in the work directory, supervised like the rest. */
+async function startDvcr(p: Parts): Promise<LocalRegistry> {
+  const registry = await startLocalRegistry({ dir: join(p.o.workDir, 'dvcr'), detached: true });
+  p.supervisor.add(registry.process, { graceMs: 3_000 });
+  return registry;
+}
+
+/** The binding of the apiserver's audit webhook user (a static token, local-cluster.ts) to the install's audit-sender role. */
+function auditWebhookBinding(user: string): string {
+  return JSON.stringify({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'virtualization-platform:audit-webhook' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'd8:virtualization:audit-sender' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+  });
+}
+
+/** The ServiceAccounts the Triggers deliver as (the install binds them to the pre-delete-sender role). */
+function triggerIdentities(): string {
+  const accounts = Object.values(TRIGGER_NAMES).map((trigger) => ({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: triggerIdentity(trigger), namespace: MODULE_NAMESPACE },
+  }));
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: accounts });
+}
