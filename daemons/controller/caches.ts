@@ -4,7 +4,7 @@ import type { ControllerConfig } from './config.js';
 import type { Caches } from './deps.js';
 import { ObjectCache } from './engine/cache.js';
 import { nodeView, type Clients } from './kube/resources.js';
-import { LEASE_BY_VMIP } from './reconcilers/ipam/vmip.js';
+import { LEASE_BY_VMIP } from './reconcilers/ipam/vmip/reconciler.js';
 import { VMOP_BY_VM } from './reconcilers/vmop/index.js';
 import { VMIP_BY_OWNER, ownerVMKeys } from './reconcilers/vm/handlers/ipam.js';
 import { vmIndexes } from './reconcilers/vm/state.js';

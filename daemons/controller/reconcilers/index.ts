@@ -1,8 +1,12 @@
 /** Every reconciler the controller runs: adding one is its folder's declaration.ts and one line here. */
 import type { ReconcilerDeclaration } from '../declaration.js';
 import { cviDeclaration } from './cvi/declaration.js';
-import { leaseDeclaration, vmipDeclaration } from './ipam/declarations.js';
-import { vdSnapshotDeclaration, vmSnapshotDeclaration, vmopSnapshotDeclaration, vmsopDeclaration } from './snapshot/declarations.js';
+import { leaseDeclaration } from './ipam/lease/declaration.js';
+import { vmipDeclaration } from './ipam/vmip/declaration.js';
+import { vdSnapshotDeclaration } from './snapshot/vdsnapshot/declaration.js';
+import { vmopSnapshotDeclaration } from './snapshot/vmop-snapshot/declaration.js';
+import { vmSnapshotDeclaration } from './snapshot/vmsnapshot/declaration.js';
+import { vmsopDeclaration } from './snapshot/vmsop/declaration.js';
 import { nodeUSBDeviceDeclaration } from './usb/nodeusbdevice/declaration.js';
 import { resourceSliceDeclaration } from './usb/resourceslice/declaration.js';
 import { usbDeviceDeclaration } from './usb/usbdevice/declaration.js';

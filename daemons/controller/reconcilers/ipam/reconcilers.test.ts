@@ -10,8 +10,8 @@ import { vm } from '../../../../tests/integration/controller/builders.js';
 import type { ReconcileFn } from '../../engine/runner.js';
 import { inMemoryDeps } from '../../testing/in-memory.js';
 import { VMIP_UID_LABEL } from './allocate.js';
-import { leaseReconciler } from './lease.js';
-import { vmipReconciler } from './vmip.js';
+import { leaseReconciler } from './lease/reconciler.js';
+import { vmipReconciler } from './vmip/reconciler.js';
 
 const scope = { namespace: 'ns', id: 'unit' };
 const signal = new AbortController().signal;

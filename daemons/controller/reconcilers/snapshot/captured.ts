@@ -8,7 +8,7 @@ import type { VirtualMachine } from '../../../../shared/api/resources/virtualmac
 import type { VirtualMachineSnapshot } from '../../../../shared/api/resources/snapshots.js';
 import { NotFoundError } from '../../../../shared/errors/index.js';
 import type { SnapshotDeps } from './deps.js';
-import { SnapshotSecretKey } from './vmsnapshot.js';
+import { SnapshotSecretKey } from './vmsnapshot/reconciler.js';
 
 export interface Captured {
   vm: Pick<VirtualMachine, 'apiVersion' | 'kind' | 'metadata' | 'spec'>;

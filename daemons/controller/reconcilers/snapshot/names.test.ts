@@ -3,8 +3,8 @@ import { API_VERSION } from '../../../../shared/api/resources/common.js';
 import type { VirtualDiskSnapshot } from '../../../../shared/api/resources/snapshots.js';
 import { diskFromSnapshot } from './captured.js';
 import { cloneName } from './clone.js';
-import { volumeSnapshotNameOf } from './vdsnapshot.js';
-import { diskSnapshotNameOf } from './vmsnapshot.js';
+import { volumeSnapshotNameOf } from './vdsnapshot/reconciler.js';
+import { diskSnapshotNameOf } from './vmsnapshot/reconciler.js';
 
 type CloneSpec = Parameters<typeof cloneName>[0];
 

@@ -15,9 +15,9 @@ import type { ObjectCache } from '../../engine/cache.js';
 import { storageParts } from '../provisioning/parts.js';
 import { makeSnapshotClients, type SnapshotCaches, type SnapshotDeps } from './deps.js';
 import { subresourceFilesystems } from './freeze.js';
-import { VDS_BY_DISK } from './vdsnapshot.js';
-import { VMS_BY_VM } from './vmsnapshot.js';
-import { VMSOP_BY_SNAPSHOT } from './vmsop.js';
+import { VDS_BY_DISK } from './vdsnapshot/reconciler.js';
+import { VMS_BY_VM } from './vmsnapshot/reconciler.js';
+import { VMSOP_BY_SNAPSHOT } from './vmsop/reconciler.js';
 
 export interface SnapshotParts {
   readonly deps: SnapshotDeps;
@@ -42,6 +42,16 @@ export function snapshotParts(w: Wiring): SnapshotParts {
   const own = [caches.vdSnapshots, caches.vmSnapshots, caches.vmsops, caches.volumeSnapshots].filter((c) => c !== undefined);
   return { deps, all: [...storage.all, ...(own as unknown as ObjectCache<KubeObject>[])] };
 }
+
+/** The caches every snapshot reconciler waits for (its `caches` in the declaration). */
+export const snapshotCachesAll = (w: Wiring): readonly ObjectCache<KubeObject>[] => w.shared(snapshotParts).all;
+
+/** The snapshot informers, for the declarations' sources. */
+export const snapshotCaches = (w: Wiring): SnapshotCaches => w.shared(snapshotParts).deps.snapshots.caches;
+
+/** The keys of `o`'s owners of `kind` (in `o`'s namespace). */
+export const ownedBy = (o: KubeObject, kind: string): string[] =>
+  (o.metadata.ownerReferences ?? []).filter((x) => x.kind === kind).map((x) => objectKey({ namespace: o.metadata.namespace, name: x.name }));
 
 /** Whether the apiserver serves VolumeSnapshots (404: not, the disk snapshots fail saying so); any other answer counts as served, the informer retries. */
 export async function volumeSnapshotsServed(kube: KubeClient, signal: AbortSignal, log: Logger): Promise<boolean> {

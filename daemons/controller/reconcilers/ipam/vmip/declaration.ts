@@ -1,11 +1,9 @@
-/** The two IPAM reconcilers (one folder: they share the allocation and CIDR code). */
-import { objectKey } from '../../../../shared/kube/index.js';
-import { someWorkers, type ReconcilerDeclaration } from '../../declaration.js';
-import { keyOf } from '../../engine/reconciler.js';
-import { enqueueOn, specOrMetaChanged } from '../../sources.js';
-import { autoAddressName } from '../vm/handlers/ipam.js';
-import { leaseReconciler } from './lease.js';
-import { LEASE_BY_VMIP, vmipReconciler } from './vmip.js';
+import { objectKey } from '../../../../../shared/kube/index.js';
+import { someWorkers, type ReconcilerDeclaration } from '../../../declaration.js';
+import { keyOf } from '../../../engine/reconciler.js';
+import { enqueueOn, specOrMetaChanged } from '../../../sources.js';
+import { autoAddressName } from '../../vm/handlers/ipam.js';
+import { vmipReconciler } from './reconciler.js';
 
 /** VirtualMachineIPAddress (key: namespace/name): itself, its lease, the VMs naming it, the subnets. */
 export const vmipDeclaration: ReconcilerDeclaration = {
@@ -48,16 +46,5 @@ export const vmipDeclaration: ReconcilerDeclaration = {
     cidrs.onChange(() => {
       for (const ip of caches.vmips.list()) enqueue(objectKey(ip.metadata));
     });
-  },
-};
-
-/** VirtualMachineIPAddressLease (key: its name): itself and its address. */
-export const leaseDeclaration: ReconcilerDeclaration = {
-  name: 'vmiplease',
-  workers: someWorkers,
-  reconcile: (w) => leaseReconciler(w.deps),
-  sources({ caches }, enqueue) {
-    enqueueOn(caches.leases, enqueue, (l) => [keyOf(l)], specOrMetaChanged);
-    enqueueOn(caches.vmips, enqueue, (ip) => caches.leases.byIndex(LEASE_BY_VMIP, keyOf(ip)).map(keyOf), specOrMetaChanged);
   },
 };

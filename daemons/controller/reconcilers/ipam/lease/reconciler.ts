@@ -1,13 +1,13 @@
-import { VMIPLeaseCondition } from '../../../../shared/api/conditions/index.js';
-import { Finalizer } from '../../../../shared/api/finalizers.js';
-import type { VirtualMachineIPAddressLease } from '../../../../shared/api/resources/addresses.js';
-import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer, objectKey } from '../../../../shared/kube/index.js';
-import type { Deps } from '../../deps.js';
-import { conditionOn, findCondition } from '../../engine/conditions.js';
-import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
-import type { ReconcileFn } from '../../engine/runner.js';
-import { ignoreMissing } from '../vm/handlers/deletion.js';
-import { leaseHeldBy } from './allocate.js';
+import { VMIPLeaseCondition } from '../../../../../shared/api/conditions/index.js';
+import { Finalizer } from '../../../../../shared/api/finalizers.js';
+import type { VirtualMachineIPAddressLease } from '../../../../../shared/api/resources/addresses.js';
+import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer, objectKey } from '../../../../../shared/kube/index.js';
+import type { Deps } from '../../../deps.js';
+import { conditionOn, findCondition } from '../../../engine/conditions.js';
+import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
+import type { ReconcileFn } from '../../../engine/runner.js';
+import { ignoreMissing } from '../../vm/handlers/deletion.js';
+import { leaseHeldBy } from '../allocate.js';
 
 type Status = NonNullable<VirtualMachineIPAddressLease['status']>;
 type State = ReconcileState<VirtualMachineIPAddressLease, Status>;

@@ -8,19 +8,19 @@
  * for all its disk snapshots and thawed when they are done; without an agent it waits InProgress
  * (PotentiallyInconsistent).
  */
-import { VMSnapshotCondition } from '../../../../shared/api/conditions/index.js';
-import { API_VERSION } from '../../../../shared/api/resources/common.js';
-import type { VirtualMachineSnapshot, VirtualDiskSnapshot } from '../../../../shared/api/resources/snapshots.js';
-import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
-import { AlreadyExistsError } from '../../../../shared/errors/index.js';
-import { conditionalMergePatch, hasControllerReference, ownerReferenceTo, type KubeObject, objectKey } from '../../../../shared/kube/index.js';
-import { conditionOn } from '../../engine/conditions.js';
-import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
-import type { ReconcileFn } from '../../engine/runner.js';
-import { shortName } from '../provisioning/importer.js';
-import { VMBDA_BY_VM } from '../vmbda/index.js';
-import type { SnapshotDeps } from './deps.js';
-import { FROZEN_VM, agentConnected, stillNeededFrozen } from './freeze.js';
+import { VMSnapshotCondition } from '../../../../../shared/api/conditions/index.js';
+import { API_VERSION } from '../../../../../shared/api/resources/common.js';
+import type { VirtualMachineSnapshot, VirtualDiskSnapshot } from '../../../../../shared/api/resources/snapshots.js';
+import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
+import { AlreadyExistsError } from '../../../../../shared/errors/index.js';
+import { conditionalMergePatch, hasControllerReference, ownerReferenceTo, type KubeObject, objectKey } from '../../../../../shared/kube/index.js';
+import { conditionOn } from '../../../engine/conditions.js';
+import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
+import type { ReconcileFn } from '../../../engine/runner.js';
+import { shortName } from '../../provisioning/importer.js';
+import { VMBDA_BY_VM } from '../../vmbda/index.js';
+import type { SnapshotDeps } from '../deps.js';
+import { FROZEN_VM, agentConnected, stillNeededFrozen } from '../freeze.js';
 
 type Status = NonNullable<VirtualMachineSnapshot['status']>;
 interface VMSState extends ReconcileState<VirtualMachineSnapshot, Status> {

@@ -6,15 +6,15 @@
  * removed with it (the VM is stopped). DryRun only lists what would be restored; Strict and
  * BestEffort both restore everything. Not restored: the VM's address, attachments (VMBDA).
  */
-import { VMOPCondition } from '../../../../shared/api/conditions/index.js';
-import { Finalizer } from '../../../../shared/api/finalizers.js';
-import { API_VERSION } from '../../../../shared/api/resources/common.js';
-import { AlreadyExistsError, NotFoundError } from '../../../../shared/errors/index.js';
-import { hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
-import { deepEqual } from '../../engine/merge-diff.js';
-import type { OpContext, Operation, OperationResource, Progress } from '../vmop/operation.js';
-import { diskFromSnapshot, readCaptured } from './captured.js';
-import type { SnapshotDeps } from './deps.js';
+import { VMOPCondition } from '../../../../../shared/api/conditions/index.js';
+import { Finalizer } from '../../../../../shared/api/finalizers.js';
+import { API_VERSION } from '../../../../../shared/api/resources/common.js';
+import { AlreadyExistsError, NotFoundError } from '../../../../../shared/errors/index.js';
+import { hasFinalizer, removeFinalizer } from '../../../../../shared/kube/index.js';
+import { deepEqual } from '../../../engine/merge-diff.js';
+import type { OpContext, Operation, OperationResource, Progress } from '../../vmop/operation.js';
+import { diskFromSnapshot, readCaptured } from '../captured.js';
+import type { SnapshotDeps } from '../deps.js';
 
 /** The annotation on a disk a Restore made: the operation's uid (the original's name). */
 export const RESTORED_BY = 'virtualization.deckhouse.io/vmoprestore';

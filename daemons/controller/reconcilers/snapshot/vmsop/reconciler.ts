@@ -6,17 +6,17 @@
  * (VirtualMachineSnapshotNotFound) or failed, a name is taken (nothing is overwritten), a broken
  * snapshot Secret. DryRun only lists the names. `vmsop-cleanup` while it runs.
  */
-import { VMSOPCondition } from '../../../../shared/api/conditions/index.js';
-import { Finalizer } from '../../../../shared/api/finalizers.js';
-import type { VirtualMachineSnapshotOperation } from '../../../../shared/api/resources/snapshots.js';
-import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
-import { conditionOn } from '../../engine/conditions.js';
-import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
-import type { ReconcileFn } from '../../engine/runner.js';
-import type { Progress } from '../vmop/operation.js';
-import { readCaptured } from './captured.js';
-import { createFromCaptured, dryRun, type Target } from './clone.js';
-import type { SnapshotDeps } from './deps.js';
+import { VMSOPCondition } from '../../../../../shared/api/conditions/index.js';
+import { Finalizer } from '../../../../../shared/api/finalizers.js';
+import type { VirtualMachineSnapshotOperation } from '../../../../../shared/api/resources/snapshots.js';
+import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer } from '../../../../../shared/kube/index.js';
+import { conditionOn } from '../../../engine/conditions.js';
+import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
+import type { ReconcileFn } from '../../../engine/runner.js';
+import type { Progress } from '../../vmop/operation.js';
+import { readCaptured } from '../captured.js';
+import { createFromCaptured, dryRun, type Target } from '../clone.js';
+import type { SnapshotDeps } from '../deps.js';
 
 type Status = NonNullable<VirtualMachineSnapshotOperation['status']>;
 type VMSOPState = ReconcileState<VirtualMachineSnapshotOperation, Status>;

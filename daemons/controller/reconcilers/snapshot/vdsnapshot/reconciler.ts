@@ -8,12 +8,12 @@
  * (its guest agent connected) and thawed once the VolumeSnapshot is ready or failed; without an agent,
  * or used by several running VMs, it waits InProgress (PotentiallyInconsistent).
  */
-import { VDSnapshotCondition } from '../../../../shared/api/conditions/index.js';
-import { Finalizer } from '../../../../shared/api/finalizers.js';
-import { SNAPSHOT_API, type VolumeSnapshot } from '../../../../shared/api/k8s/volume-snapshot.js';
-import type { VirtualDiskSnapshot } from '../../../../shared/api/resources/snapshots.js';
-import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.js';
-import { AlreadyExistsError, NotFoundError } from '../../../../shared/errors/index.js';
+import { VDSnapshotCondition } from '../../../../../shared/api/conditions/index.js';
+import { Finalizer } from '../../../../../shared/api/finalizers.js';
+import { SNAPSHOT_API, type VolumeSnapshot } from '../../../../../shared/api/k8s/volume-snapshot.js';
+import type { VirtualDiskSnapshot } from '../../../../../shared/api/resources/snapshots.js';
+import type { VirtualDisk } from '../../../../../shared/api/resources/virtualdisk.js';
+import { AlreadyExistsError, NotFoundError } from '../../../../../shared/errors/index.js';
 import {
   addFinalizer,
   conditionalMergePatch,
@@ -22,13 +22,13 @@ import {
   ownerReferenceTo,
   removeFinalizer,
   objectKey,
-} from '../../../../shared/kube/index.js';
-import { conditionOn } from '../../engine/conditions.js';
-import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
-import type { ReconcileFn } from '../../engine/runner.js';
-import { shortName } from '../provisioning/importer.js';
-import type { SnapshotDeps } from './deps.js';
-import { FROZEN_VM, agentConnected, stillNeededFrozen } from './freeze.js';
+} from '../../../../../shared/kube/index.js';
+import { conditionOn } from '../../../engine/conditions.js';
+import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
+import type { ReconcileFn } from '../../../engine/runner.js';
+import { shortName } from '../../provisioning/importer.js';
+import type { SnapshotDeps } from '../deps.js';
+import { FROZEN_VM, agentConnected, stillNeededFrozen } from '../freeze.js';
 
 type Status = NonNullable<VirtualDiskSnapshot['status']>;
 interface VDSState extends ReconcileState<VirtualDiskSnapshot, Status> {

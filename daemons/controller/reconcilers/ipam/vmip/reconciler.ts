@@ -1,15 +1,15 @@
-import { VMIPCondition } from '../../../../shared/api/conditions/index.js';
-import { Finalizer } from '../../../../shared/api/finalizers.js';
-import type { VirtualMachineIPAddress } from '../../../../shared/api/resources/addresses.js';
-import { addFinalizer, hasFinalizer, removeFinalizer, objectKey } from '../../../../shared/kube/index.js';
-import type { Deps } from '../../deps.js';
-import { Expectations } from '../../engine/expectations.js';
-import { conditionOn } from '../../engine/conditions.js';
-import { clone, handlerChain, type Handler, type HandlerContext, type ReconcileState } from '../../engine/reconciler.js';
-import type { ReconcileFn } from '../../engine/runner.js';
-import { VMIndex } from '../vm/state.js';
-import { Allocator, leaseHeldBy } from './allocate.js';
-import { leaseNameToIP } from '../../../../shared/api/ipv4.js';
+import { VMIPCondition } from '../../../../../shared/api/conditions/index.js';
+import { Finalizer } from '../../../../../shared/api/finalizers.js';
+import type { VirtualMachineIPAddress } from '../../../../../shared/api/resources/addresses.js';
+import { addFinalizer, hasFinalizer, removeFinalizer, objectKey } from '../../../../../shared/kube/index.js';
+import type { Deps } from '../../../deps.js';
+import { Expectations } from '../../../engine/expectations.js';
+import { conditionOn } from '../../../engine/conditions.js';
+import { clone, handlerChain, type Handler, type HandlerContext, type ReconcileState } from '../../../engine/reconciler.js';
+import type { ReconcileFn } from '../../../engine/runner.js';
+import { VMIndex } from '../../vm/state.js';
+import { Allocator, leaseHeldBy } from '../allocate.js';
+import { leaseNameToIP } from '../../../../../shared/api/ipv4.js';
 
 type Status = NonNullable<VirtualMachineIPAddress['status']>;
 interface State extends ReconcileState<VirtualMachineIPAddress, Status> {
