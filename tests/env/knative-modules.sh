@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Knative Serving's and Eventing's own CRDs, taken from their Go modules (the module zips carry
+# config/core/...) through the Go module proxy, pinned, into the test cache keyed by version; prints the
+# directory, which holds serving/ and eventing/ (one CRD file each, as released). A second run returns
+# at once; a failure names the step.
+# KNATIVE_VERSION is the one place the Knative release is named: skaffold.yaml's release URLs must use
+# the same (tests/integration/knative/real-crds.test.ts checks). Knative 1.N is module version v0.(N+27).
+# (1.16: the newest release whose Eventing module the Go module proxy serves to these machines.)
+set -euo pipefail
+
+KNATIVE_VERSION="${KNATIVE_VERSION:-1.16.0}"
+CACHE_ROOT="${VIRT_TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virt-testenv}"
+OUT="$CACHE_ROOT/knative-$KNATIVE_VERSION"
+
+fail() { printf '[knative-modules] FAILED at step "%s": %s\n' "$1" "$2" >&2; exit 1; }
+
+[[ "$KNATIVE_VERSION" =~ ^1\.([0-9]+)\.([0-9]+)$ ]] || fail "read KNATIVE_VERSION" "'$KNATIVE_VERSION' is not a version like 1.16.0"
+MODULE_VERSION="v0.$((BASH_REMATCH[1] + 27)).${BASH_REMATCH[2]}"
+
+if [[ -d "$OUT/serving" && -d "$OUT/eventing" ]]; then
+  echo "$OUT"
+  exit 0
+fi
+command -v go >/dev/null 2>&1 || fail "find Go toolchain" "no 'go' on PATH"
+mkdir -p "$CACHE_ROOT"
+TMP="$(mktemp -d "$CACHE_ROOT/.knative-XXXXXX")"
+trap 'rm -rf "$TMP"' EXIT
+# module path -> the directory of its CRDs inside the module
+declare -A CRDS=( [serving]=config/core/300-resources [eventing]=config/core/resources )
+for part in serving eventing; do
+  dir="$(cd "$TMP" && GOFLAGS=-mod=mod go mod download -json "knative.dev/$part@$MODULE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" \
+    || fail "go mod download knative.dev/$part@$MODULE_VERSION" "is the Go module proxy reachable, and does it serve that version?"
+  [[ -d "$dir/${CRDS[$part]}" ]] || fail "find the CRDs of knative.dev/$part@$MODULE_VERSION" "no ${CRDS[$part]} in $dir"
+  mkdir -p "$TMP/out/$part"
+  for f in "$dir/${CRDS[$part]}"/*.yaml; do
+    grep -q '^kind: CustomResourceDefinition' "$f" && cp "$f" "$TMP/out/$part/"
+  done
+  ls "$TMP/out/$part"/*.yaml >/dev/null 2>&1 || fail "copy the CRDs of knative.dev/$part" "none in $dir/${CRDS[$part]}"
+done
+printf '%s\n' "$KNATIVE_VERSION" > "$TMP/out/VERSION"
+rm -rf "$OUT" && mv "$TMP/out" "$OUT"
+echo "$OUT"
