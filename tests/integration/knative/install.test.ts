@@ -1,7 +1,8 @@
 /**
  * The install against Knative itself (the pinned release's Go modules, through
- * tests/env/knative-modules.sh): its CRDs, and Knative Serving's admission webhook built from the same
- * module, running out-of-cluster and called by the apiserver for every Knative Service. A control plane
+ * tests/env/knative-modules.sh): its CRDs, and Knative Serving's and Eventing's admission webhooks built
+ * from the same modules, running out-of-cluster and called by the apiserver for our Services, Triggers,
+ * ApiServerSource and SinkBinding. A control plane
  * of this test's own: the suite's shared one keeps the minimal stand-ins of
  * tests/integration/install/knative-crds, which the other install tests use; this one routes webhook
  * calls to Service endpoints (`--enable-aggregator-routing`), so a selector-less Service with an
@@ -27,13 +28,19 @@ const SERVICE_MONITOR_CRD = join(REPO, 'tests/integration/install/knative-crds/m
 let cp: ControlPlane;
 let workDir: string;
 let knativeDir: string;
-let webhook: LoggedProcess | undefined;
 
 interface KnativeService {
   readonly apiVersion: string;
   readonly kind: string;
   readonly metadata: { readonly name: string; readonly annotations?: Record<string, string> };
   readonly spec: { readonly traffic?: { readonly latestRevision?: boolean }[] };
+}
+
+interface EventingObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string> };
+  readonly spec: Record<string, unknown>;
 }
 
 /** A Service of ours, as the install has it but named apart, for probing the webhook. */
@@ -51,44 +58,69 @@ const service = (name: string, annotations: Record<string, string> = {}): string
     '',
   ].join('\n');
 
-/** Knative Serving's webhook as its Deployment runs it, out-of-cluster, on free ports. */
-async function startKnativeWebhook(): Promise<void> {
+/** Knative's two admission webhooks, as their Deployments run them (config/core/deployments/webhook.yaml). */
+const WEBHOOKS = {
+  serving: { namespace: 'knative-serving', service: 'webhook', metricsDomain: 'knative.dev/internal/serving', env: {} },
+  eventing: { namespace: 'knative-eventing', service: 'eventing-webhook', metricsDomain: 'knative.dev/eventing', env: { SINK_BINDING_SELECTION_MODE: 'exclusion' } },
+} as const;
+type Part = keyof typeof WEBHOOKS;
+const webhooks: LoggedProcess[] = [];
+
+/** A minimal valid object each webhook is called for: ready once the apiserver's call is answered. */
+const PROBES: Record<Part, string> = {
+  serving: service('probe'),
+  eventing: [
+    'apiVersion: eventing.knative.dev/v1',
+    'kind: Trigger',
+    'metadata: {name: probe, namespace: default}',
+    'spec: {broker: default, subscriber: {uri: "http://probe.default.svc"}}',
+    '',
+  ].join('\n'),
+};
+
+/**
+ * One webhook out-of-cluster on free ports: its namespace's config maps, webhook configurations and
+ * secret applied first, its Service pointed at this machine; it makes its own certificate and fills
+ * the configurations' caBundle.
+ */
+async function startKnativeWebhook(part: Part): Promise<void> {
+  const { namespace, service: name, metricsDomain, env } = WEBHOOKS[part];
+  await ok(['apply', '--server-side', '--field-manager=install-test', '-f', join(knativeDir, `${part}-config`)]);
   const port = await freePort();
   const endpoints = [
     'apiVersion: v1',
     'kind: Service',
-    'metadata: {name: webhook, namespace: knative-serving}',
-    'spec: {ports: [{name: https-webhook, port: 443, targetPort: ' + String(port) + '}]}',
+    `metadata: {name: ${name}, namespace: ${namespace}}`,
+    `spec: {ports: [{name: https-webhook, port: 443, targetPort: ${port}}]}`,
     '---',
     'apiVersion: v1',
     'kind: Endpoints',
-    'metadata: {name: webhook, namespace: knative-serving}',
+    `metadata: {name: ${name}, namespace: ${namespace}}`,
     `subsets: [{addresses: [{ip: "${advertiseAddress()}"}], ports: [{name: https-webhook, port: ${port}}]}]`,
     '',
   ].join('\n');
   const r = await kubectl(['apply', '--server-side', '--field-manager=install-test', '-f', '-'], endpoints);
-  if (r.code !== 0) throw new Error(`the webhook Service failed:\n${r.stderr}`);
-  const logPath = join(workDir, 'knative-webhook.log');
-  webhook = spawnLogged('knative-webhook', join(knativeDir, 'serving-webhook'), [`--kubeconfig=${cp.state.kubeconfigPath}`], logPath, {
+  if (r.code !== 0) throw new Error(`the ${part} webhook Service failed:\n${r.stderr}`);
+  const logPath = join(workDir, `knative-${part}-webhook.log`);
+  const proc = spawnLogged(`knative-${part}-webhook`, join(knativeDir, `${part}-webhook`), [`--kubeconfig=${cp.state.kubeconfigPath}`], logPath, {
     env: {
       ...process.env,
-      SYSTEM_NAMESPACE: 'knative-serving',
-      POD_NAME: 'webhook-test',
+      ...env,
+      SYSTEM_NAMESPACE: namespace,
+      POD_NAME: `${name}-test`,
       CONFIG_LOGGING_NAME: 'config-logging',
       CONFIG_OBSERVABILITY_NAME: 'config-observability',
-      WEBHOOK_NAME: 'webhook',
+      WEBHOOK_NAME: name,
       WEBHOOK_PORT: String(port),
-      METRICS_DOMAIN: 'knative.dev/internal/serving',
+      METRICS_DOMAIN: metricsDomain,
       METRICS_PROMETHEUS_PORT: String(await freePort()),
       PROFILING_PORT: String(await freePort()),
     },
   });
-  const proc = webhook;
-  // Ready once the apiserver's call for a Service reaches it and it answers (it fills the webhook
-  // configurations' caBundle with the certificate it made itself).
+  webhooks.push(proc);
   await waitUntil(
-    'Knative Serving webhook',
-    async () => (await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=install-test', '-f', '-'], service('probe'))).code === 0,
+    `Knative ${part} webhook`,
+    async () => (await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=install-test', '-f', '-'], PROBES[part])).code === 0,
     { timeoutMs: 180_000, intervalMs: 1_000, abortIf: () => (proc.hasExited() ? `exited; log ${logPath}:\n${tailLog(logPath)}` : undefined) },
   );
 }
@@ -117,12 +149,12 @@ beforeAll(async () => {
   await ok(['apply', '--server-side', '--field-manager=install-test', '-k', join(KNATIVE_DIR, 'crds')]);
   await ok(['apply', '--server-side', '--field-manager=install-test', '-f', join(KNATIVE_DIR, 'namespace.yaml')]);
   await ok(['wait', '--for=condition=Established', '--timeout=120s', 'crd', '--all']);
-  await ok(['apply', '--server-side', '--field-manager=install-test', '-f', join(knativeDir, 'serving-config')]);
-  await startKnativeWebhook();
+  await startKnativeWebhook('serving');
+  await startKnativeWebhook('eventing');
 }, 1_800_000);
 
 afterAll(async () => {
-  await webhook?.stop();
+  await Promise.all(webhooks.map((w) => w.stop()));
   await cp?.stop();
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
 }, 60_000);
@@ -177,6 +209,35 @@ describe('the install against Knative', () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('admission webhook "validation.webhook.serving.knative.dev" denied the request');
     expect(r.stderr).toContain('autoscaling.knative.dev/min-scale');
+  });
+
+  it("is called by the apiserver for the install's Triggers, ApiServerSource and SinkBinding: Knative Eventing's webhook accepted and defaulted them", async () => {
+    const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=virtualization-install', '-k', KNATIVE_DIR, '-o', 'json']);
+    expect(r.code).toBe(0);
+    const items = (JSON.parse(r.stdout) as { items: EventingObject[] }).items;
+    const triggers = items.filter((o) => o.kind === 'Trigger' && o.apiVersion === 'eventing.knative.dev/v1');
+    expect(triggers.length).toBeGreaterThanOrEqual(2);
+    // Set only by the Trigger's defaulting: the label naming its broker.
+    for (const t of triggers) expect([t.metadata.name, t.metadata.labels?.['eventing.knative.dev/broker']]).toEqual([t.metadata.name, t.spec['broker']]);
+    expect(items.filter((o) => o.kind === 'ApiServerSource')).toHaveLength(1);
+    const bindings = items.filter((o) => o.kind === 'SinkBinding');
+    expect(bindings).toHaveLength(1);
+    // The SinkBinding's subject namespace, left out by the install, defaulted to its own.
+    for (const b of bindings) expect((b.spec['subject'] as { namespace?: string }).namespace).toBe(b.metadata.namespace);
+  }, 120_000);
+
+  it("refuses a Trigger whose filter names an invalid attribute, by Knative Eventing's webhook", async () => {
+    const broken = [
+      'apiVersion: eventing.knative.dev/v1',
+      'kind: Trigger',
+      'metadata: {name: broken-filter, namespace: default}',
+      'spec: {broker: default, filter: {attributes: {Bad_Key: x}}, subscriber: {uri: "http://probe.default.svc"}}',
+      '',
+    ].join('\n');
+    const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=install-test', '-f', '-'], broken);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('admission webhook "validation.webhook.eventing.knative.dev" denied the request');
+    expect(r.stderr).toContain('Bad_Key');
   });
 
   it("pins one Knative release: skaffold.yaml installs the version whose CRDs are tested here", () => {
