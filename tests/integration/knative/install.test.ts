@@ -120,13 +120,24 @@ async function startKnativeWebhook(part: Part): Promise<void> {
   webhooks.push(proc);
   await waitUntil(
     `Knative ${part} webhook`,
-    async () => (await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=install-test', '-f', '-'], PROBES[part])).code === 0,
+    async () => (await dryRun(PROBES[part])).code === 0,
     { timeoutMs: 180_000, intervalMs: 1_000, abortIf: () => (proc.hasExited() ? `exited; log ${logPath}:\n${tailLog(logPath)}` : undefined) },
   );
 }
 
 const kubectl = (args: string[], stdin?: string): Promise<KubectlResult> =>
   runKubectl(cp.state, args, stdin === undefined ? {} : { stdin });
+
+/** Server-side dry run of `kubectl apply -k knative/`, the objects as the apiserver would store them. */
+async function installDryRun<T>(): Promise<{ items: T[] }> {
+  const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=virtualization-install', '-k', KNATIVE_DIR, '-o', 'json']);
+  if (r.code !== 0) throw new Error(`kubectl apply -k knative/ --dry-run=server was refused:\n${r.stderr}`);
+  return JSON.parse(r.stdout) as { items: T[] };
+}
+
+/** Server-side dry run of one manifest: what the apiserver, the CRD schemas and the webhooks say. */
+const dryRun = (yaml: string): Promise<KubectlResult> =>
+  kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=install-test', '-f', '-'], yaml);
 
 async function ok(args: string[]): Promise<string> {
   const r = await kubectl(args);
@@ -182,17 +193,14 @@ describe('the install against Knative', () => {
       '          ports: [{containerPort: http}]',
       '',
     ].join('\n');
-    const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=install-test', '-f', '-'], broken);
+    const r = await dryRun(broken);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('serving.knative.dev/v1, Kind=Service');
     expect(r.stderr).toMatch(/\.spec\.template\.spec\.containers\[0\]\.ports\[.*\]\.containerPort: expected numeric/);
   });
 
   it("is called by the apiserver for each of the install's Services: Knative's defaulting marked every one", async () => {
-    const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=virtualization-install', '-k', KNATIVE_DIR, '-o', 'json']);
-    expect(r.code).toBe(0);
-    const out = JSON.parse(r.stdout) as { items: KnativeService[] };
-    const services = out.items.filter((o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1');
+    const services = (await installDryRun<KnativeService>()).items.filter((o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1');
     expect(services.length).toBeGreaterThanOrEqual(4);
     for (const svc of services) {
       // Both set only by Knative's defaulting webhook: who created it, and the default route.
@@ -202,9 +210,7 @@ describe('the install against Knative', () => {
   }, 120_000);
 
   it("refuses a Service with a negative min-scale, by Knative's webhook (a schema cannot see annotations)", async () => {
-    const r = await kubectl(
-      ['apply', '--server-side', '--dry-run=server', '--field-manager=install-test', '-f', '-'],
-      service('broken-scale', { 'autoscaling.knative.dev/min-scale': '-1' }),
+    const r = await dryRun(service('broken-scale', { 'autoscaling.knative.dev/min-scale': '-1' }),
     );
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('admission webhook "validation.webhook.serving.knative.dev" denied the request');
@@ -212,9 +218,7 @@ describe('the install against Knative', () => {
   });
 
   it("is called by the apiserver for the install's Triggers, ApiServerSource and SinkBinding: Knative Eventing's webhook accepted and defaulted them", async () => {
-    const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=virtualization-install', '-k', KNATIVE_DIR, '-o', 'json']);
-    expect(r.code).toBe(0);
-    const items = (JSON.parse(r.stdout) as { items: EventingObject[] }).items;
+    const { items } = await installDryRun<EventingObject>();
     const triggers = items.filter((o) => o.kind === 'Trigger' && o.apiVersion === 'eventing.knative.dev/v1');
     expect(triggers.length).toBeGreaterThanOrEqual(2);
     // Set only by the Trigger's defaulting: the label naming its broker.
@@ -234,7 +238,7 @@ describe('the install against Knative', () => {
       'spec: {broker: default, filter: {attributes: {Bad_Key: x}}, subscriber: {uri: "http://probe.default.svc"}}',
       '',
     ].join('\n');
-    const r = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=install-test', '-f', '-'], broken);
+    const r = await dryRun(broken);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('admission webhook "validation.webhook.eventing.knative.dev" denied the request');
     expect(r.stderr).toContain('Bad_Key');
