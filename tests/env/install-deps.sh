@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine: Debian packages (only those missing),
-# npm dependencies (npm ci), and the Go-built kube-apiserver, kubectl and etcd (cached by version).
+# npm dependencies (npm ci), the Go-built kube-apiserver, kubectl and etcd, and Knative's webhooks (cached by version).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -34,3 +34,5 @@ elif [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.js
 fi
 
 bash tests/env/build-binaries.sh >/dev/null
+# Knative's CRDs, config and webhooks from its Go modules (tests/integration/knative), before jest runs.
+bash tests/env/knative-modules.sh >/dev/null
