@@ -78,7 +78,8 @@ rules:
 - level: Metadata
 `;
 
-function advertiseAddress(): string {
+/** The first non-loopback IPv4 address of this machine (127.0.0.1 when there is none). */
+export function advertiseAddress(): string {
   for (const addrs of Object.values(networkInterfaces())) {
     for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   }

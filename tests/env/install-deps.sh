@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine: Debian packages (only those missing),
-# npm dependencies (npm ci), the Go-built kube-apiserver, kubectl and etcd, and upstream KubeVirt's
-# virt-controller and virt-api (each cached by version).
+# npm dependencies (npm ci), the Go-built kube-apiserver, kubectl and etcd, upstream KubeVirt's
+# virt-controller and virt-api, and Knative's webhooks (each cached by version).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -36,3 +36,5 @@ fi
 
 bash tests/env/build-binaries.sh >/dev/null
 bash tests/env/build-kubevirt.sh >/dev/null
+# Knative's CRDs, config and webhooks from its Go modules (tests/integration/knative), before jest runs.
+bash tests/env/knative-modules.sh >/dev/null
