@@ -6,7 +6,9 @@ const base = { id: 'r1', source: '/s', type: 't' };
 
 describe('encodeReply', () => {
   it.each<[string, Partial<CloudEvent<unknown>>, string | Buffer | undefined]>([
-    ['a string under a JSON type as it is (the SDK does not quote it)', { data: 'pong', datacontenttype: 'application/json' }, 'pong'],
+    ['a string under a JSON type as a JSON string (the SDK alone sends it bare)', { data: 'pong', datacontenttype: 'application/json' }, '"pong"'],
+    ['a string under a +json type as a JSON string', { data: 'a"b', datacontenttype: 'application/vnd.x+json; charset=utf-8' }, '"a\\"b"'],
+    ['a string with no type as a JSON string (binary mode defaults to JSON)', { data: 'pong' }, '"pong"'],
     ['a JSON object', { data: { a: 1 } }, '{"a":1}'],
     ['text as it is', { data: 'plain', datacontenttype: 'text/plain' }, 'plain'],
     ['bytes as they are', { data: Buffer.from([1, 2, 3]), datacontenttype: 'application/octet-stream' }, Buffer.from([1, 2, 3])],
