@@ -6,7 +6,7 @@
  */
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KubeAccess } from '../shared/kube/kubeconfig.js';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeClient } from '../shared/kube/index.js';
 import { errorMessage } from '../shared/errors/index.js';
 
@@ -18,14 +18,14 @@ const REFRESH_MS = 10 * 60_000;
 export const serviceAccountUser = (sa: string, namespace = MODULE_NAMESPACE): string => `system:serviceaccount:${namespace}:${sa}`;
 
 /** How the units reach the apiserver: the admin kubeconfig's cluster entry, without its user. */
-function clusterEntry(admin: KubeAccess): string {
+function clusterEntry(admin: KubeConfig): string {
   const cluster = admin.getCurrentCluster();
   if (cluster === null) throw new Error('the kubeconfig has no current cluster');
   const lines = [`    server: "${cluster.server}"`];
-  if (cluster.caData !== undefined && cluster.caData !== '') lines.push(`    certificate-authority-data: "${cluster.caData}"`);
-  else if (cluster.caFile !== undefined && cluster.caFile !== '') lines.push(`    certificate-authority: "${cluster.caFile}"`);
+  if (cluster.caData) lines.push(`    certificate-authority-data: "${cluster.caData}"`);
+  else if (cluster.caFile) lines.push(`    certificate-authority: "${cluster.caFile}"`);
   if (cluster.skipTLSVerify) lines.push('    insecure-skip-tls-verify: true');
-  if (cluster.tlsServerName !== undefined) lines.push(`    tls-server-name: "${cluster.tlsServerName}"`);
+  if (cluster.tlsServerName) lines.push(`    tls-server-name: "${cluster.tlsServerName}"`);
   return lines.join('\n');
 }
 
@@ -56,7 +56,7 @@ ${clusterEntry(this.admin.kubeConfig)}
 users:
 - name: ${serviceAccountUser(sa, this.namespace)}
   user:
-    # Read again by shared/kube's kubeconfig reader (every 10 s per client), as a rotated token file.
+    # Re-read by client-node's KubeConfig (every 60 s), as a rotated token file.
     auth-provider: {name: tokenFile, config: {tokenFile: "${this.tokenPath(sa)}"}}
 contexts: [{name: ${sa}, context: {cluster: cluster, user: "${serviceAccountUser(sa, this.namespace)}", namespace: ${this.namespace}}}]
 current-context: ${sa}

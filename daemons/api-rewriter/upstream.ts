@@ -6,7 +6,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type net from 'node:net';
-import type { KubeAccess } from '../../shared/kube/kubeconfig.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { applyCredentials } from '../../shared/kube/kubeconfig.js';
 
 export interface UpstreamTarget {
   readonly url: URL;
@@ -33,13 +34,13 @@ function withConstantPoolKey<A extends http.Agent>(agent: A): A {
   return agent;
 }
 
-export async function upstreamFromKubeConfig(kc: KubeAccess): Promise<UpstreamTarget> {
+export async function upstreamFromKubeConfig(kc: KubeConfig): Promise<UpstreamTarget> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(cluster.server);
   const read = async (): Promise<https.RequestOptions> => {
     const options: https.RequestOptions = {};
-    await kc.applyToHTTPSOptions(options);
+    await applyCredentials(kc, options);
     return options;
   };
   const first = await read();

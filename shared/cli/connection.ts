@@ -2,11 +2,12 @@
  * The cluster a command talks to, found as kubectl finds it: `--kubeconfig`, else $KUBECONFIG (a
  * list of files, merged), else ~/.kube/config; `--context`, else the current context; `-n`, else the
  * context's namespace, else `default`. Credentials are whatever the context holds (client
- * certificates, tokens, exec plugins), applied by shared/kube.
+ * certificates, tokens, exec plugins), loaded and applied by shared/kube with client-node's KubeConfig.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../errors/index.js';
 import { KubeClient } from '../kube/index.js';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { UsageError } from './exit-codes.js';
 
 /** The options every command takes. */
@@ -28,20 +29,9 @@ export interface Connection {
 export function connect(opts: GlobalOptions): Connection {
   let kubeConfig: KubeConfig;
   try {
-    // @kubernetes/client-node, not shared/kube's small reader: a person's kubeconfig may need exec
-    // plugins and a merged $KUBECONFIG list, which only the full library supports.
-    kubeConfig = new KubeConfig();
-    if (opts.kubeconfig) kubeConfig.loadFromFile(opts.kubeconfig);
-    else kubeConfig.loadFromDefault();
+    kubeConfig = loadKubeConfig({ kubeconfigPath: opts.kubeconfig, context: opts.context });
   } catch (err: unknown) {
-    const where = opts.kubeconfig ?? process.env['KUBECONFIG'] ?? '~/.kube/config';
-    throw new UsageError(`cannot load the kubeconfig ${where}: ${errorMessage(err)}`, { cause: err });
-  }
-  if (opts.context !== undefined) {
-    if (kubeConfig.getContextObject(opts.context) === null) {
-      throw new UsageError(`the kubeconfig has no context "${opts.context}" (it has: ${kubeConfig.contexts.map((c) => c.name).join(', ') || 'none'})`);
-    }
-    kubeConfig.setCurrentContext(opts.context);
+    throw new UsageError(errorMessage(err), { cause: err });
   }
   const cluster = kubeConfig.getCurrentCluster();
   if (cluster === null) throw new UsageError(`the kubeconfig's context "${kubeConfig.getCurrentContext()}" names no cluster`);

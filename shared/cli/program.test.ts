@@ -97,7 +97,7 @@ describe('arguments', () => {
 
   it('a kubeconfig that does not exist, or a context it lacks, exits 2 naming it', async () => {
     const missing = await d8v(['restart', 'vm', '--kubeconfig', '/nonexistent/kubeconfig']);
-    expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining('cannot load the kubeconfig /nonexistent/kubeconfig') });
+    expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining('cannot read the kubeconfig /nonexistent/kubeconfig') });
     const context = await d8v(['restart', 'vm', '--kubeconfig', kubeconfigFor('http://127.0.0.1:1'), '--context', 'prod']);
     expect(context).toMatchObject({ code: 2, stderr: expect.stringContaining('no context "prod" (it has: ctx)') });
   });

@@ -150,6 +150,8 @@ export function retryAfterMsOf(err: unknown): number | undefined {
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   if (typeof err === 'string') return err;
+  // An Error of another realm (node's fs errors under jest's vm modules) fails instanceof.
+  if (typeof err === 'object' && err !== null && typeof (err as { message?: unknown }).message === 'string') return (err as Error).message;
   return String(err);
 }
 

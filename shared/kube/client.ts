@@ -1,6 +1,7 @@
 import type { ZodType } from 'zod';
 import type { KubeObject, ResourceDescriptor } from './descriptor.js';
-import { readKubeConfig, type KubeAccess, type KubeConfigLoad } from './kubeconfig.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfig, type KubeConfigLoad } from './kubeconfig.js';
 import { ResourceClient } from './resource-client.js';
 import { RestTransport } from './rest.js';
 
@@ -14,14 +15,14 @@ export class KubeClient {
   readonly rest: RestTransport;
 
   constructor(
-    readonly kubeConfig: KubeAccess,
+    readonly kubeConfig: KubeConfig,
     options: KubeClientOptions = {},
   ) {
     this.rest = new RestTransport(kubeConfig, options.requestTimeoutMs);
   }
 
   static fromSource(source: KubeConfigLoad = {}, options: KubeClientOptions = {}): KubeClient {
-    return new KubeClient(readKubeConfig(source), options);
+    return new KubeClient(loadKubeConfig(source), options);
   }
 
   /** A typed client for one resource; every write is attributed to `fieldManager`. */

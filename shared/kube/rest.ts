@@ -2,7 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { ProtocolError, UnavailableError } from '../errors/index.js';
 import { readAll } from '../http/body.js';
-import type { KubeAccess } from './kubeconfig.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { applyCredentials } from './kubeconfig.js';
 import { apiError, statusFromBody, transportError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -43,7 +44,7 @@ export class RestTransport {
    * @param now the clock that refresh interval is measured with (milliseconds; tests drive a fake).
    */
   constructor(
-    private readonly kubeConfig: KubeAccess,
+    private readonly kubeConfig: KubeConfig,
     private readonly defaultTimeoutMs = 30_000,
     private readonly credentialsRefreshMs = 10_000,
     private readonly now: () => number = Date.now,
@@ -54,7 +55,7 @@ export class RestTransport {
     const now = this.now();
     if (this.credentials === undefined || now - this.credentials.readAt >= this.credentialsRefreshMs) {
       const options: https.RequestOptions = {};
-      const read = this.kubeConfig.applyToHTTPSOptions(options).then(() => options);
+      const read = applyCredentials(this.kubeConfig, options).then(() => options);
       this.credentials = { readAt: now, options: read };
       read.catch(() => (this.credentials = undefined));
     }
@@ -101,7 +102,7 @@ export class RestTransport {
     }
     const tls = await this.tlsOptions();
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    // applyToHTTPSOptions always writes the object form of headers (never the raw array form).
+    // client-node writes the object form of headers (never the raw array form).
     const headers: http.OutgoingHttpHeaders = { ...(tls.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
     if (body !== undefined) {
       headers['Content-Type'] = req.contentType ?? 'application/json';
