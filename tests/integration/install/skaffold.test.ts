@@ -27,7 +27,7 @@ interface SkaffoldConfig {
   apiVersion: string;
   metadata: { name: string };
   build?: { artifacts?: Artifact[] };
-  manifests?: { rawYaml?: string[] };
+  manifests?: { rawYaml?: string[]; kustomize?: { paths: string[] } };
   profiles?: Array<{ name: string; activation?: Array<{ command?: string }>; patches?: Array<{ value?: unknown }> }>;
 }
 
@@ -145,7 +145,8 @@ describe('skaffold render, offline', () => {
 });
 
 describe('skaffold diagnose', () => {
-  it('reads both configurations and every artifact offline', async () => {
+  // The full diagnose resolves the Dockerfile's base images in a registry: only --yaml-only runs offline.
+  it('reads both configurations and every artifact offline (--yaml-only)', async () => {
     const out = await runOk(['diagnose', '--yaml-only', '--update-check=false']);
     const docs = loadAll(out) as SkaffoldConfig[];
     expect(docs.map((d) => d.metadata.name)).toEqual(['knative-platform', 'virtualization']);
@@ -165,15 +166,17 @@ describe('a broken skaffold.yaml', () => {
     expect(res.stderr + res.stdout).toContain('skaffold/v9alpha1');
   });
 
-  it('with an artifact whose context does not exist is refused, naming the directory', async () => {
+  // (An artifact whose context does not exist is not caught offline: skaffold checks contexts only
+  // when it builds or, in a full `diagnose`, after resolving the Dockerfile's base images in a registry.)
+  it('with a kustomize directory of the install that does not exist is refused, naming it', async () => {
     const res = await withBrokenCopy(
       (docs) => {
-        docs[1].build!.artifacts![0].context = 'no-such-unit-dir';
+        docs[1].manifests!.kustomize!.paths = ['knative/standalone', 'knative/no-such-dir'];
       },
-      (file) => run(['diagnose', '--update-check=false', '--filename', file]),
+      (file) => run(['render', ...OFFLINE, '--filename', file]),
     );
     expect(res.code).not.toBe(0);
-    expect(res.stderr + res.stdout).toContain('no-such-unit-dir');
+    expect(res.stderr + res.stdout).toContain('knative/no-such-dir');
   });
 
   it('with a local Knative copy missing is refused, naming the file', async () => {
