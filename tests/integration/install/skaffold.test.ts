@@ -5,14 +5,14 @@
  * pinned release (tests/env/knative-platform.sh). `skaffold diagnose` reads the same configuration; a
  * broken skaffold.yaml is refused with an error naming the problem.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { dump, loadAll } from 'js-yaml';
-import { ensureBinaries, ensureKnativePlatform, ensureSkaffold } from '../../env/binaries.js';
+import { ensureBinaries, ensureKnativePlatform, ensureSkaffold, SKAFFOLD_SCRIPT } from '../../env/binaries.js';
 import { containersOf, keyOf, type Manifest } from './manifests.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -188,5 +188,27 @@ describe('a broken skaffold.yaml', () => {
     );
     expect(res.code).not.toBe(0);
     expect(res.stderr + res.stdout).toContain('no-such-release.yaml');
+  });
+});
+
+describe('building skaffold', () => {
+  it('returns the cached binary at once, and with it missing and no Go module proxy names it and how to build it', async () => {
+    const cached = spawnSync('bash', [SKAFFOLD_SCRIPT], { encoding: 'utf8' });
+    expect(cached.status).toBe(0);
+    expect(cached.stdout.trim()).toBe(join(skaffold, '..'));
+    const empty = await mkdtemp(join(tmpdir(), 'skaffold-offline-'));
+    try {
+      // An empty cache and module cache, and no proxy: nothing to build from.
+      const offline = spawnSync('bash', [SKAFFOLD_SCRIPT], {
+        encoding: 'utf8',
+        env: { ...process.env, VIRT_TESTENV_CACHE: join(empty, 'cache'), GOMODCACHE: join(empty, 'mod'), GOPROXY: 'off' },
+      });
+      expect(offline.status).not.toBe(0);
+      expect(offline.stderr).toContain(`missing: ${join(empty, 'cache')}/skaffold-`);
+      expect(offline.stderr).toContain('Go module proxy is not reachable');
+      expect(offline.stderr).toContain("build it with 'bash tests/env/build-skaffold.sh'");
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
   });
 });
