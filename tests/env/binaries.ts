@@ -36,3 +36,19 @@ export function ensureKubeVirtBinaries(): Promise<string> {
   if (process.env['VIRT_TESTENV_KUBEVIRT_DIR']) return Promise.resolve(process.env['VIRT_TESTENV_KUBEVIRT_DIR']);
   return runBuildScript(KUBEVIRT_SCRIPT, 'the KubeVirt binaries');
 }
+
+export const SKAFFOLD_SCRIPT = fileURLToPath(new URL('./build-skaffold.sh', import.meta.url));
+
+/** Ensure skaffold v2 is built (cached beside the other binaries, keyed by version) and return its directory. */
+export function ensureSkaffold(): Promise<string> {
+  if (process.env['VIRT_TESTENV_SKAFFOLD_DIR']) return Promise.resolve(process.env['VIRT_TESTENV_SKAFFOLD_DIR']);
+  return runBuildScript(SKAFFOLD_SCRIPT, 'skaffold');
+}
+
+/**
+ * Ensure the Knative platform skaffold.yaml installs is assembled from the Go modules of the pinned
+ * release (tests/env/knative-version) into the untracked .knative-platform/, and return that directory.
+ */
+export function ensureKnativePlatform(): Promise<string> {
+  return runBuildScript(fileURLToPath(new URL('./knative-platform.sh', import.meta.url)), 'the Knative platform manifests');
+}

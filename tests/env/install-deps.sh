@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine: Debian packages (only those missing),
 # npm dependencies (npm ci), the Go-built kube-apiserver, kubectl and etcd, upstream KubeVirt's
-# virt-controller and virt-api, and Knative's webhooks (each cached by version).
+# virt-controller and virt-api, Knative's webhooks, skaffold (each cached by version), and the Knative
+# platform skaffold.yaml installs (.knative-platform/, from the pinned release's Go modules).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -38,3 +39,5 @@ bash tests/env/build-binaries.sh >/dev/null
 bash tests/env/build-kubevirt.sh >/dev/null
 # Knative's CRDs, config and webhooks from its Go modules (tests/integration/knative), before jest runs.
 bash tests/env/knative-modules.sh >/dev/null
+bash tests/env/build-skaffold.sh >/dev/null
+bash tests/env/knative-platform.sh >/dev/null

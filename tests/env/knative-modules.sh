@@ -5,12 +5,12 @@
 # released), <part>-config/ (its namespace, config maps, webhook configurations and webhook secret) and
 # <part>-webhook (its admission webhook, built from the same module, run out-of-cluster by the tests).
 # A second run returns at once; a failure names the step.
-# KNATIVE_VERSION is the one place the Knative release is named: skaffold.yaml's release URLs must use
-# the same (tests/integration/knative/install.test.ts checks). Knative 1.N is module version v0.(N+27).
+# The Knative release is named in one place, tests/env/knative-version (KNATIVE_VERSION overrides it), which
+# knative-platform.sh (skaffold.yaml's local copies) reads too. Knative 1.N is module version v0.(N+27).
 # (1.16: the newest release whose Eventing module the Go module proxy serves to these machines.)
 set -euo pipefail
 
-KNATIVE_VERSION="${KNATIVE_VERSION:-1.16.0}"
+KNATIVE_VERSION="${KNATIVE_VERSION:-$(cat "$(dirname "$0")/knative-version")}"
 CACHE_ROOT="${VIRT_TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virt-testenv}"
 OUT="$CACHE_ROOT/knative-$KNATIVE_VERSION"
 

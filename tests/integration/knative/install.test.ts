@@ -244,8 +244,9 @@ describe('the install against Knative', () => {
     expect(r.stderr).toContain('Bad_Key');
   });
 
-  it("pins one Knative release: skaffold.yaml installs the version whose CRDs are tested here", () => {
+  it("pins one Knative release: tests/env/knative-version names the modules tested here and skaffold.yaml's remote part", () => {
     const version = readFileSync(join(knativeDir, 'VERSION'), 'utf8').trim();
+    expect(version).toBe(readFileSync(join(REPO, 'tests/env/knative-version'), 'utf8').trim());
     const releases = [...readFileSync(join(REPO, 'skaffold.yaml'), 'utf8').matchAll(/\/knative\/[a-z-]+\/releases\/download\/knative-v([0-9.]+)\//g)];
     expect(releases.length).toBeGreaterThan(0);
     expect(new Set(releases.map((m) => m[1]))).toEqual(new Set([version]));
