@@ -11,9 +11,10 @@ import { randomBytes } from 'node:crypto';
 import { createCA, issueCert, type CertAuthority } from '../tests/env/certs.js';
 import { startControlPlane, type ControlPlaneState } from '../tests/env/control-plane.js';
 import { freePort } from '../tests/env/ports.js';
-import { logShowsPortInUse, spawnLogged, tailLog, waitUntil } from '../tests/env/process.js';
+import { logShowsPortInUse, spawnLogged, tailLog } from '../tests/env/process.js';
 import type { KubeClient } from '../shared/kube/index.js';
 import type { Supervisor } from './supervisor.js';
+import { waitFor } from '../shared/testing/wait.js';
 
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 /** Pod addresses of the simulated nodes: one /24 of this per node. */
@@ -174,7 +175,7 @@ export async function startKwok(
       { detached: true },
     );
     try {
-      await waitUntil('kwok /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, {
+      await waitFor('kwok /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, {
         timeoutMs: START_TIMEOUT_MS,
         intervalMs: 200,
         abortIf: () => (proc.hasExited() ? `kwok exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),

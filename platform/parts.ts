@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import type { KubeClient } from '../shared/kube/index.js';
-import { tailLog, waitUntil, type LoggedProcess } from '../tests/env/process.js';
+import { tailLog, type LoggedProcess } from '../tests/env/process.js';
 import type { ModuleConfigTriggers } from './eventing.js';
 import type { PlatformFlags } from './flags.js';
 import type { ServiceAccountTokens } from './identities.js';
@@ -15,6 +15,7 @@ import type { SecretFiles } from './secret-files.js';
 import { Supervisor } from './supervisor.js';
 import { statusOf, type Bundles } from './units.js';
 import type { WebhookRoute } from './webhook-wiring.js';
+import { waitFor } from '../shared/testing/wait.js';
 
 export const ADMISSION_SERVICE = 'admission-webhook';
 export const ADMISSION_SECRET = 'admission-tls';
@@ -102,7 +103,7 @@ export async function answers(port: number | undefined, scheme: 'http' | 'https'
 /** The port a unit started with port 0 has bound, once it says so in its log. */
 export async function portOf(proc: LoggedProcess, read: () => number | undefined): Promise<number> {
   let port: number | undefined;
-  await waitUntil(`${proc.name} listening`, () => Promise.resolve((port = read()) !== undefined), {
+  await waitFor(`${proc.name} listening`, () => Promise.resolve((port = read()) !== undefined), {
     timeoutMs: 120_000,
     intervalMs: 100,
     abortIf: () => (proc.hasExited() ? `${proc.name} exited while starting; its log ${proc.logPath} ends with:\n${tailLog(proc.logPath, 15)}` : undefined),

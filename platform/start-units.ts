@@ -3,7 +3,7 @@ import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeClient } from '../shared/kube/index.js';
 import { freePort } from '../tests/env/ports.js';
-import { waitUntil, type LoggedProcess } from '../tests/env/process.js';
+import { type LoggedProcess } from '../tests/env/process.js';
 import type { LocalRegistry } from '../tests/env/local-registry.js';
 import type { Subscriber } from './eventing.js';
 import { MODULE_NAMESPACE, ServiceAccountTokens } from './identities.js';
@@ -13,6 +13,7 @@ import { SecretFiles } from './secret-files.js';
 import { SIMULATED_STORAGE_CLASS } from './simulators/storage-simulator/config.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
 import { logHas, numberFromLog, startUnit, waitReady, type UnitSpec } from './units.js';
+import { waitFor } from '../shared/testing/wait.js';
 
 /** The USB/IP handshake's shared secret, kept by the controller (its CERT_SHARED_SECRETS default). */
 const USBIP_SECRET = 'virtualization-dra-usbip';
@@ -251,7 +252,7 @@ async function draUnit(p: Parts, draEnv: Record<string, string>, admin: KubeClie
 /** Start dra once the controller has made its Secret, as kubelet starts a pod only once its Secret volume can be mounted. */
 async function startDra(p: Parts, dra: UnitSpec, logDir: string, logOf: (name: string) => string): Promise<LoggedProcess> {
   const secretFile = p.usbipSecret?.path('secret') ?? '';
-  await waitUntil(
+  await waitFor(
     `Secret ${MODULE_NAMESPACE}/${USBIP_SECRET} from the controller`,
     () =>
       access(secretFile).then(

@@ -15,8 +15,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IMAGE_ENV } from '../shared/bundle/image-env.js';
 import { bundleEntries } from '../shared/bundle/index.js';
-import { spawnLogged, tailLog, waitUntil, type LoggedProcess } from '../tests/env/process.js';
+import { spawnLogged, tailLog, type LoggedProcess } from '../tests/env/process.js';
 import type { Supervisor } from './supervisor.js';
+import { waitFor } from '../shared/testing/wait.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 const START_TIMEOUT_MS = Number(process.env['VIRT_PLATFORM_UNIT_TIMEOUT_MS'] ?? 120_000);
@@ -71,7 +72,7 @@ export function startUnit(spec: UnitSpec, opts: { logDir: string; supervisor: Su
 }
 
 export async function waitReady(spec: UnitSpec, proc: LoggedProcess): Promise<void> {
-  await waitUntil(`${spec.name} ready`, spec.ready, {
+  await waitFor(`${spec.name} ready`, spec.ready, {
     timeoutMs: START_TIMEOUT_MS,
     intervalMs: 200,
     abortIf: () => (proc.hasExited() ? `${spec.name} exited while starting; its log ${proc.logPath} ends with:\n${tailLog(proc.logPath, 15)}` : undefined),

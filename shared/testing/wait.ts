@@ -8,12 +8,16 @@ export interface WaitOptions {
   readonly timeoutMs?: number;
   /** Pause between probes (default 50 ms). */
   readonly intervalMs?: number;
+  /** Checked before each probe: a reason stops the wait at once (e.g. the process being waited on exited). */
+  readonly abortIf?: () => string | undefined;
 }
 
 export async function waitFor<T>(what: string, probe: () => T | Promise<T>, opts: WaitOptions = {}): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   let lastError: unknown;
   for (;;) {
+    const abort = opts.abortIf?.();
+    if (abort !== undefined) throw new Error(`${what}: ${abort}`, { cause: lastError });
     try {
       const value = await probe();
       if (value) return value as Exclude<T, undefined | null | false | 0 | ''>;

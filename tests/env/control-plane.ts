@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { request } from 'node:https';
 import { createCA, createKey, issueCert } from './certs.js';
 import { freePort } from './ports.js';
-import { logShowsPortInUse, spawnLogged, tailLog, waitUntil, type LoggedProcess } from './process.js';
+import { logShowsPortInUse, spawnLogged, tailLog, type LoggedProcess } from './process.js';
+import { waitFor } from '../../shared/testing/wait.js';
 
 /** Everything a test process needs to reach the control plane; written to DIR/state.json. */
 export interface ControlPlaneState {
@@ -129,7 +130,7 @@ async function startEtcd(binDir: string, workDir: string, detached: boolean): Pr
       { detached },
     );
     try {
-      await waitUntil('etcd health', async () => (await fetch(`${url}/health`)).ok, {
+      await waitFor('etcd health', async () => (await fetch(`${url}/health`)).ok, {
         timeoutMs: START_TIMEOUT_MS,
         abortIf: () => (proc.hasExited() ? `etcd exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
       });
@@ -156,7 +157,7 @@ export async function startApiServer(
     const proc = spawnLogged(name, join(state.binDir, 'kube-apiserver'), args, logPath, { detached: opts.detached === true });
     const server = `https://127.0.0.1:${port}`;
     try {
-      await waitUntil(`${name} /readyz`, async () => (await httpsStatus(`${server}/readyz`, caPem)) === 200, {
+      await waitFor(`${name} /readyz`, async () => (await httpsStatus(`${server}/readyz`, caPem)) === 200, {
         timeoutMs: START_TIMEOUT_MS,
         intervalMs: 200,
         abortIf: () => (proc.hasExited() ? `${name} exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
@@ -345,7 +346,7 @@ async function startControllerManager(opts: {
       { detached: opts.detached === true },
     );
     try {
-      await waitUntil('kube-controller-manager /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
+      await waitFor('kube-controller-manager /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
         timeoutMs: START_TIMEOUT_MS,
         intervalMs: 200,
         abortIf: () => (proc.hasExited() ? `kube-controller-manager exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
@@ -385,7 +386,7 @@ async function startScheduler(opts: { binDir: string; workDir: string; kubeconfi
       { detached: opts.detached === true },
     );
     try {
-      await waitUntil('kube-scheduler /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
+      await waitFor('kube-scheduler /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
         timeoutMs: START_TIMEOUT_MS,
         intervalMs: 200,
         abortIf: () => (proc.hasExited() ? `kube-scheduler exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),

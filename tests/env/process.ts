@@ -87,22 +87,6 @@ export function tailLog(path: string, lines = 25): string {
   }
 }
 
-/** Poll `probe` every `intervalMs` until it returns true; throws with `what` after `timeoutMs`. */
-export async function waitUntil(
-  what: string,
-  probe: () => Promise<boolean>,
-  opts: { timeoutMs: number; intervalMs?: number; abortIf?: () => string | undefined },
-): Promise<void> {
-  const deadline = Date.now() + opts.timeoutMs;
-  for (;;) {
-    const abort = opts.abortIf?.();
-    if (abort !== undefined) throw new Error(`${what}: ${abort}`);
-    if (await probe().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${opts.timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
-  }
-}
-
 /** Whether a log says that a listen address was taken (so the caller retries on other ports). */
 export function logShowsPortInUse(path: string): boolean {
   return /address already in use/i.test(tailLog(path, 60));

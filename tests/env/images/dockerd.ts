@@ -10,7 +10,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { cacheRoot } from './cache.js';
-import { spawnLogged, tailLog, waitUntil, type LoggedProcess } from '../process.js';
+import { spawnLogged, tailLog, type LoggedProcess } from '../process.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 
 export const DOCKERD_BINARY = '/usr/sbin/dockerd';
 /** Debian's client, of the same release as the engine (another `docker` on PATH may be newer). */
@@ -110,7 +111,7 @@ async function waitForOtherRun(pidFile: string, dir: string): Promise<void> {
   } else {
     process.stderr.write(`[dockerd] waiting for another test run's dockerd (pid ${other}) to finish with ${dir}\n`);
   }
-  await waitUntil(`dockerd pid ${other} (${pidFile}) to end`, () => Promise.resolve(runningPid(pidFile) === undefined), {
+  await waitFor(`dockerd pid ${other} (${pidFile}) to end`, () => Promise.resolve(runningPid(pidFile) === undefined), {
     timeoutMs: OTHER_RUN_TIMEOUT_MS,
     intervalMs: 1_000,
   });
@@ -144,7 +145,7 @@ export async function startDockerd(): Promise<Dockerd> {
   );
   const docker: Dockerd['docker'] = (args, opts) => runDocker(host, args, opts);
   try {
-    await waitUntil('dockerd', async () => (await docker(['version', '--format', '{{.Server.Version}}'])).code === 0, {
+    await waitFor('dockerd', async () => (await docker(['version', '--format', '{{.Server.Version}}'])).code === 0, {
       timeoutMs: START_TIMEOUT_MS,
       intervalMs: 250,
       abortIf: () => (proc.hasExited() ? `exited while starting; log ${logPath}:\n${tailLog(logPath)}` : undefined),

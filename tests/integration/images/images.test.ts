@@ -18,8 +18,8 @@ import { ensureBaseImages } from '../../env/images/base-images.js';
 import { dockerdUnavailable, startDockerd, type Dockerd } from '../../env/images/dockerd.js';
 import { kubectl } from '../../env/index.js';
 import { freePort } from '../../env/ports.js';
-import { waitUntil } from '../../env/process.js';
 import { imageUnits, REPO, type ImageUnit } from './units.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 
 const unavailable = dockerdUnavailable();
 if (unavailable !== undefined) process.stderr.write(`[images] skipped: ${unavailable}\n`);
@@ -160,7 +160,7 @@ describeWithDocker('images', () => {
 
   async function waitAsync(what: string, probe: () => Promise<boolean>, abort: () => Promise<string | undefined>): Promise<void> {
     let reason: string | undefined;
-    await waitUntil(
+    await waitFor(
       what,
       async () => {
         reason = await abort();

@@ -18,7 +18,8 @@ import { getTestEnv } from '../../env/index.js';
 import { advertiseAddress, startControlPlane, type ControlPlane } from '../../env/control-plane.js';
 import { runKubectl, type KubectlResult } from '../../env/kubectl.js';
 import { freePort } from '../../env/ports.js';
-import { spawnLogged, tailLog, waitUntil, type LoggedProcess } from '../../env/process.js';
+import { spawnLogged, tailLog, type LoggedProcess } from '../../env/process.js';
+import { waitFor } from '../../../shared/testing/wait.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const KNATIVE_DIR = join(REPO, 'knative');
@@ -118,7 +119,7 @@ async function startKnativeWebhook(part: Part): Promise<void> {
     },
   });
   webhooks.push(proc);
-  await waitUntil(
+  await waitFor(
     `Knative ${part} webhook`,
     async () => (await dryRun(PROBES[part])).code === 0,
     { timeoutMs: 180_000, intervalMs: 1_000, abortIf: () => (proc.hasExited() ? `exited; log ${logPath}:\n${tailLog(logPath)}` : undefined) },
