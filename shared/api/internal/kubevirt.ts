@@ -45,7 +45,7 @@ const VolumeSchema = z.looseObject({
   name: z.string(),
   persistentVolumeClaim: opt(z.looseObject({ claimName: z.string(), readOnly: bool(), hotpluggable: bool() })),
   containerDisk: opt(z.looseObject({ image: z.string(), hotpluggable: bool() })),
-  cloudInitNoCloud: opt(z.looseObject({ userData: str(), userDataSecretRef: opt(z.looseObject({ name: z.string() })) })),
+  cloudInitNoCloud: opt(z.looseObject({ userData: str(), secretRef: opt(z.looseObject({ name: z.string() })) })),
   sysprep: opt(z.looseObject({ secret: opt(z.looseObject({ name: z.string() })) })),
 });
 

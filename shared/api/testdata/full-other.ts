@@ -119,7 +119,7 @@ const vmiSpec = {
   volumes: [
     { name: 'vd-root', persistentVolumeClaim: { claimName: 'vd-root-1234', readOnly: false, hotpluggable: true } },
     { name: 'cvi-ubuntu', containerDisk: { image: 'dvcr/cvi/ubuntu:uid', hotpluggable: false } },
-    { name: 'cloudinit', cloudInitNoCloud: { userData: '#cloud-config\n', userDataSecretRef: { name: 'ci' } } },
+    { name: 'cloudinit', cloudInitNoCloud: { userData: '#cloud-config\n', secretRef: { name: 'ci' } } },
     { name: 'sysprep', sysprep: { secret: { name: 'unattend' } } },
   ],
   networks: [{ name: 'default', pod: {} }],
@@ -143,7 +143,7 @@ export const FULL_INTERNAL = [
       runStrategy: 'Manual',
       conditions: [kvCondition],
       stateChangeRequests: [{ action: 'Stop', uid: 'u-1', data: { force: 'true' } }],
-      volumeRequests: [{ addVolumeOptions: { name: 'x' } }],
+      volumeRequests: [{ addVolumeOptions: { name: 'x', disk: { name: 'x', disk: { bus: 'scsi' } }, volumeSource: { persistentVolumeClaim: { claimName: 'vd-x', hotpluggable: true } } } }],
       observedGeneration: 2,
       desiredGeneration: 2,
     },

@@ -40,6 +40,12 @@ export const ADDITIONS: readonly SchemaAddition[] = [
     },
     why: "USB hot-plug: the controller reports a device attached, and its guest address, from these (shared/api/internal/kubevirt.ts); upstream v1.6.0's DeviceStatusInfo has only name and deviceResourceClaimStatus",
   },
+  ...(['virtualmachines.kubevirt.io', 'virtualmachineinstances.kubevirt.io'] as const).map((crd) => ({
+    crd,
+    at: crd === 'virtualmachines.kubevirt.io' ? ['spec', 'template', 'spec', 'volumes', 'containerDisk'] : ['spec', 'volumes', 'containerDisk'],
+    properties: { hotpluggable: { type: 'boolean', description: 'Deckhouse addition: the image volume was hot-plugged (attached to a running VM).' } },
+    why: "image hot-plug: the subresources API's addvolume for a VirtualImage or ClusterVirtualImage writes containerDisk.hotpluggable (functions/subresources/options.ts), as the original's KubeVirt build takes it; upstream v1.6.0's ContainerDiskSource has no such field, and the apiserver would prune it",
+  })),
 ];
 
 /** Apply the additions of one upstream CRD (before renaming) to every version's schema. */

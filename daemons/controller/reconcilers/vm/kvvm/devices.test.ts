@@ -82,7 +82,7 @@ describe('machine and provisioning of the internal VM', () => {
     ],
     [
       { type: 'UserDataRef', userDataRef: { kind: 'Secret', name: 'ci' } },
-      { name: 'cloudinit', cloudInitNoCloud: { userDataSecretRef: { name: 'ci' } } },
+      { name: 'cloudinit', cloudInitNoCloud: { secretRef: { name: 'ci' } } },
     ],
     [
       { type: 'SysprepRef', sysprepRef: { kind: 'Secret', name: 'sp' } },

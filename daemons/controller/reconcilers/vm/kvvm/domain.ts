@@ -66,7 +66,7 @@ export function provisioningOf(provisioning: VMSpec['provisioning'], cdromBus: s
   }
   const source =
     provisioning.type === 'UserDataRef' && provisioning.userDataRef !== undefined
-      ? { userDataSecretRef: { name: provisioning.userDataRef.name } }
+      ? { secretRef: { name: provisioning.userDataRef.name } }
       : { userData: provisioning.userData ?? '' };
   return { disk: { name: 'cloudinit', disk: { bus: diskBus } }, volume: { name: 'cloudinit', cloudInitNoCloud: source } };
 }
