@@ -1,31 +1,58 @@
 /** Names and v3 extensions of the certificates `issueCertificate` builds (RFC 5280 4.1.2.4, 4.2.1). */
 import { isIPv4, isIPv6 } from 'node:net';
-import { boolean, explicit, ia5String, implicit, namedBits, octetString, oid, sequence, set, utf8String } from './der.js';
+import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
+import {
+  AttributeTypeAndValue,
+  AttributeValue,
+  AuthorityKeyIdentifier,
+  BasicConstraints,
+  ExtendedKeyUsage,
+  Extension,
+  Extensions,
+  GeneralName,
+  id_ce_authorityKeyIdentifier,
+  id_ce_basicConstraints,
+  id_ce_extKeyUsage,
+  id_ce_keyUsage,
+  id_ce_subjectAltName,
+  id_ce_subjectKeyIdentifier,
+  id_kp_clientAuth,
+  id_kp_serverAuth,
+  KeyIdentifier,
+  KeyUsage,
+  KeyUsageFlags,
+  Name,
+  RelativeDistinguishedName,
+  SubjectAlternativeName,
+  SubjectKeyIdentifier,
+} from '@peculiar/asn1-x509';
 
 export type CertificateUsage = 'ca' | 'server' | 'client' | 'server-client';
 
+const ORGANIZATION = '2.5.4.10';
+const COMMON_NAME = '2.5.4.3';
+
 /** A Name: one RDN per organization (O), then the common name (CN), all UTF8String. */
-export function distinguishedName(commonName: string, organizations: readonly string[] = []): Buffer {
-  const rdn = (type: string, value: string): Buffer => set(sequence(oid(type), utf8String(value)));
-  return sequence(...organizations.map((o) => rdn('2.5.4.10', o)), rdn('2.5.4.3', commonName));
+export function distinguishedName(commonName: string, organizations: readonly string[] = []): Name {
+  const rdn = (type: string, value: string): RelativeDistinguishedName =>
+    new RelativeDistinguishedName([new AttributeTypeAndValue({ type, value: new AttributeValue({ utf8String: value }) })]);
+  return new Name([...organizations.map((o) => rdn(ORGANIZATION, o)), rdn(COMMON_NAME, commonName)]);
 }
 
-/** The 4 or 16 octets of an IPv4 or IPv6 address (zone ids are refused), or undefined when it is not one. */
-export function ipAddressBytes(ip: string): Buffer | undefined {
-  if (isIPv4(ip)) return Buffer.from(ip.split('.').map(Number));
-  if (!isIPv6(ip) || ip.includes('%')) return undefined;
+/** Whether `ip` is an IPv4 or IPv6 literal a certificate can carry (zone ids are refused). */
+export function isIpAddress(ip: string): boolean {
+  return isIPv4(ip) || (isIPv6(ip) && !ip.includes('%'));
+}
+
+/**
+ * An IPv6 literal with an embedded IPv4 tail (`fd00::ffff:10.0.0.1`) written with hex groups only
+ * (`fd00::ffff:a00:1`): @peculiar/asn1-x509's converter misreads the dotted tail. Other input as is.
+ */
+export function hexGroups(ip: string): string {
   const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
-  const text = v4
-    ? `${ip.slice(0, v4.index)}${((Number(v4[1]) << 8) | Number(v4[2])).toString(16)}:${((Number(v4[3]) << 8) | Number(v4[4])).toString(16)}`
-    : ip;
-  const [head = '', tail] = text.split('::');
-  const groups = (part: string): string[] => (part ? part.split(':') : []);
-  const left = groups(head);
-  const right = tail === undefined ? [] : groups(tail);
-  const all = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  const bytes = Buffer.alloc(16);
-  all.forEach((g, i) => bytes.writeUInt16BE(parseInt(g, 16), i * 2));
-  return bytes;
+  if (!isIPv6(ip) || !v4) return ip;
+  const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
+  return `${ip.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
 const LABEL = '[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?';
@@ -36,48 +63,40 @@ export function isDnsName(name: string): boolean {
   return name.length <= 253 && DNS_NAME.test(name);
 }
 
-function extension(id: string, critical: boolean, value: Buffer): Buffer {
-  return sequence(oid(id), ...(critical ? [boolean(true)] : []), octetString(value));
+function extension(extnID: string, critical: boolean, value: object): Extension {
+  return new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
 }
 
-const KEY_USAGE_BIT = { digitalSignature: 0, keyEncipherment: 2, keyCertSign: 5, cRLSign: 6 } as const;
-const SERVER_AUTH = '1.3.6.1.5.5.7.3.1';
-const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 const PURPOSES: Record<Exclude<CertificateUsage, 'ca'>, readonly string[]> = {
-  server: [SERVER_AUTH],
-  client: [CLIENT_AUTH],
-  'server-client': [SERVER_AUTH, CLIENT_AUTH],
+  server: [id_kp_serverAuth],
+  client: [id_kp_clientAuth],
+  'server-client': [id_kp_serverAuth, id_kp_clientAuth],
 };
 
 export interface ExtensionInput {
   usage: CertificateUsage;
   dnsNames: readonly string[];
-  /** Already encoded as 4 or 16 octets each. */
-  ipAddresses: readonly Buffer[];
+  /** Checked with `isIpAddress`. */
+  ipAddresses: readonly string[];
   subjectKeyId: Buffer;
   authorityKeyId: Buffer;
 }
 
-/** The `[3] EXPLICIT Extensions` field of a TBSCertificate. */
-export function extensions(input: ExtensionInput): Buffer {
+/** The Extensions of a TBSCertificate. */
+export function extensions(input: ExtensionInput): Extensions {
   const ca = input.usage === 'ca';
-  const bits = ca
-    ? [KEY_USAGE_BIT.digitalSignature, KEY_USAGE_BIT.keyCertSign, KEY_USAGE_BIT.cRLSign]
-    : [KEY_USAGE_BIT.digitalSignature, KEY_USAGE_BIT.keyEncipherment];
+  const { digitalSignature, keyEncipherment, keyCertSign, cRLSign } = KeyUsageFlags;
   const list = [
-    extension('2.5.29.19', true, sequence(...(ca ? [boolean(true)] : []))), // basicConstraints
-    extension('2.5.29.15', true, namedBits(bits)), // keyUsage
+    extension(id_ce_basicConstraints, true, new BasicConstraints({ cA: ca })),
+    extension(id_ce_keyUsage, true, new KeyUsage(ca ? digitalSignature | keyCertSign | cRLSign : digitalSignature | keyEncipherment)),
   ];
-  if (input.usage !== 'ca') {
-    const purposes = PURPOSES[input.usage];
-    list.push(extension('2.5.29.37', false, sequence(...purposes.map(oid)))); // extKeyUsage
-  }
+  if (input.usage !== 'ca') list.push(extension(id_ce_extKeyUsage, false, new ExtendedKeyUsage([...PURPOSES[input.usage]])));
   const names = [
-    ...input.dnsNames.map((n) => implicit(2, ia5String(n))), // dNSName [2]
-    ...input.ipAddresses.map((ip) => implicit(7, octetString(ip))), // iPAddress [7]
+    ...input.dnsNames.map((dNSName) => new GeneralName({ dNSName })),
+    ...input.ipAddresses.map((ip) => new GeneralName({ iPAddress: hexGroups(ip) })),
   ];
-  if (names.length) list.push(extension('2.5.29.17', false, sequence(...names))); // subjectAltName
-  list.push(extension('2.5.29.14', false, octetString(input.subjectKeyId))); // subjectKeyIdentifier
-  list.push(extension('2.5.29.35', false, sequence(implicit(0, octetString(input.authorityKeyId))))); // authorityKeyIdentifier
-  return explicit(3, sequence(...list));
+  if (names.length) list.push(extension(id_ce_subjectAltName, false, new SubjectAlternativeName(names)));
+  list.push(extension(id_ce_subjectKeyIdentifier, false, new SubjectKeyIdentifier(input.subjectKeyId)));
+  list.push(extension(id_ce_authorityKeyIdentifier, false, new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(input.authorityKeyId) })));
+  return new Extensions(list);
 }

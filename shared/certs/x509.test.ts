@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -90,6 +90,47 @@ describe('issueCertificate, checked by openssl', () => {
       expect(ski).toBeDefined();
       expect(leafText).toMatch(new RegExp(`Authority Key Identifier: \\s+(keyid:)?${ski}`));
       expect(leafText).toContain('TLS Web Server Authentication, TLS Web Client Authentication');
+    });
+  });
+});
+
+describe('issueCertificate under a CA it did not issue', () => {
+  it('signs with an openssl-made CA, repeating its PrintableString subject as the issuer, and openssl verifies the leaf', async () => {
+    await withFiles({}, async (dir) => {
+      await openssl(dir, [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        'ca.key',
+        '-out',
+        'ca.pem',
+        '-days',
+        '30',
+        '-subj',
+        '/C=DE/O=Example/CN=outside-ca',
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      ]);
+      const ca = { certPem: await readFile(join(dir, 'ca.pem'), 'utf8'), keyPem: await readFile(join(dir, 'ca.key'), 'utf8') };
+      const notBefore = new Date(new X509Certificate(ca.certPem).validFrom);
+      const leaf = issueCertificate({
+        commonName: 'svc',
+        dnsNames: ['svc'],
+        usage: 'server',
+        issuer: ca,
+        notBefore,
+        notAfter: new Date(notBefore.getTime() + DAY),
+      });
+      await writeFile(join(dir, 'leaf.pem'), leaf.certPem);
+      expect(await openssl(dir, ['verify', '-x509_strict', '-purpose', 'sslserver', '-CAfile', 'ca.pem', 'leaf.pem'])).toBe('leaf.pem: OK\n');
+      expect(new X509Certificate(leaf.certPem).issuer).toBe('C=DE\nO=Example\nCN=outside-ca');
     });
   });
 });

@@ -1,13 +1,15 @@
 /**
  * Issue X.509 v3 certificates (a self-signed CA, or leaves and intermediates signed by one) with
- * ECDSA P-256 and SHA-256, using only node:crypto: the TBSCertificate is built with our DER encoder.
+ * ECDSA P-256 and SHA-256: the structures are encoded by @peculiar/asn1-x509, keys and signatures are
+ * node:crypto's.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
 import type { FieldProblem } from '../errors/index.js';
 import { errorMessage } from '../errors/index.js';
-import { bitString, explicit, integer, oid, sequence, time } from './der.js';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { AlgorithmIdentifier, Certificate, SubjectPublicKeyInfo, TBSCertificate, Validity, Version, type Name } from '@peculiar/asn1-x509';
 import { CertificateOptionsError } from './errors.js';
-import { distinguishedName, extensions, ipAddressBytes, isDnsName, type CertificateUsage } from './extensions.js';
+import { distinguishedName, extensions, isDnsName, isIpAddress, type CertificateUsage } from './extensions.js';
 import { keyIdentifier, parseCertificate, type CertificateFields } from './parse.js';
 
 export type { CertificateUsage } from './extensions.js';
@@ -41,7 +43,8 @@ export interface IssueOptions {
 }
 
 /** ecdsa-with-SHA256 (RFC 5758 3.2): the AlgorithmIdentifier has no parameters. */
-const ECDSA_WITH_SHA256 = sequence(oid('1.2.840.10045.4.3.2'));
+const ECDSA_WITH_SHA256 = '1.2.840.10045.4.3.2';
+const ecdsaWithSha256 = (): AlgorithmIdentifier => new AlgorithmIdentifier({ algorithm: ECDSA_WITH_SHA256 });
 const USAGES: readonly CertificateUsage[] = ['ca', 'server', 'client', 'server-client'];
 
 /** A fresh ECDSA P-256 key pair. */
@@ -54,7 +57,7 @@ function isP256(key: KeyObject): boolean {
 }
 
 interface Signer {
-  name: Buffer;
+  name: Name;
   keyId: Buffer;
   key: KeyObject;
   fields: CertificateFields | undefined;
@@ -87,7 +90,7 @@ function loadIssuer(issuer: CertificatePair, problems: FieldProblem[]): Signer |
     problems.push({ path: 'issuer.certPem', message: errorMessage(err) });
     return undefined;
   }
-  return { name: fields.subject, keyId: fields.subjectKeyId ?? keyIdentifier(fields.spki), key, fields };
+  return { name: fields.subjectName, keyId: fields.subjectKeyId ?? keyIdentifier(fields.publicKey), key, fields };
 }
 
 function toSecond(date: Date): Date {
@@ -110,7 +113,7 @@ function checkValidity(opts: IssueOptions, signer: Signer | undefined, problems:
   }
 }
 
-function checkNames(opts: IssueOptions, problems: FieldProblem[]): Buffer[] {
+function checkNames(opts: IssueOptions, problems: FieldProblem[]): void {
   const limit = (path: string, value: unknown): void => {
     if (typeof value !== 'string' || value.length === 0 || value.length > 64) {
       problems.push({ path, message: 'must be 1 to 64 characters' });
@@ -121,24 +124,21 @@ function checkNames(opts: IssueOptions, problems: FieldProblem[]): Buffer[] {
   (opts.dnsNames ?? []).forEach((n, i) => {
     if (!isDnsName(n)) problems.push({ path: `dnsNames[${i}]`, message: `"${n}" is not a DNS name` });
   });
-  const ips = (opts.ipAddresses ?? []).map((ip, i) => {
-    const bytes = ipAddressBytes(ip);
-    if (!bytes) problems.push({ path: `ipAddresses[${i}]`, message: `"${ip}" is not an IPv4 or IPv6 address` });
-    return bytes ?? Buffer.alloc(0);
+  (opts.ipAddresses ?? []).forEach((ip, i) => {
+    if (!isIpAddress(ip)) problems.push({ path: `ipAddresses[${i}]`, message: `"${ip}" is not an IPv4 or IPv6 address` });
   });
   if (!USAGES.includes(opts.usage)) problems.push({ path: 'usage', message: `must be one of ${USAGES.join(', ')}` });
   const serving = opts.usage === 'server' || opts.usage === 'server-client';
   if (serving && !opts.dnsNames?.length && !opts.ipAddresses?.length) {
     problems.push({ path: 'dnsNames', message: `a ${opts.usage} certificate needs at least one DNS name or IP address` });
   }
-  return ips;
 }
 
 /** 16 random octets with the top bit clear (a positive INTEGER) and the next one set (always 16 octets). */
-function serialNumber(): Buffer {
-  const serial = randomBytes(16);
+function serialNumber(): ArrayBuffer {
+  const serial = new Uint8Array(randomBytes(16));
   serial[0] = (serial[0] & 0x7f) | 0x40;
-  return serial;
+  return serial.buffer;
 }
 
 /**
@@ -152,25 +152,37 @@ export function issueCertificate(opts: IssueOptions): CertificatePair {
   if (!isP256(privateKey)) problems.push({ path: 'key', message: 'must be an ECDSA P-256 private key' });
   const issuer = opts.issuer ? loadIssuer(opts.issuer, problems) : undefined;
   checkValidity(opts, issuer, problems);
-  const ipAddresses = checkNames(opts, problems);
+  checkNames(opts, problems);
   if (problems.length) throw new CertificateOptionsError('certificate options', problems);
 
-  const spki = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
+  const spki = AsnConvert.parse(createPublicKey(privateKey).export({ type: 'spki', format: 'der' }), SubjectPublicKeyInfo);
   const subject = distinguishedName(opts.commonName, opts.organizations);
-  const subjectKeyId = keyIdentifier(spki);
+  const subjectKeyId = keyIdentifier(spki.subjectPublicKey);
   const signer: Signer = issuer ?? { name: subject, keyId: subjectKeyId, key: privateKey, fields: undefined };
-  const tbs = sequence(
-    explicit(0, integer(2n)), // version v3
-    integer(serialNumber()),
-    ECDSA_WITH_SHA256,
-    signer.name,
-    sequence(time(toSecond(opts.notBefore)), time(toSecond(opts.notAfter))),
+  const tbsCertificate = new TBSCertificate({
+    version: Version.v3,
+    serialNumber: serialNumber(),
+    signature: ecdsaWithSha256(),
+    issuer: signer.name,
+    validity: new Validity({ notBefore: toSecond(opts.notBefore), notAfter: toSecond(opts.notAfter) }),
     subject,
-    spki,
-    extensions({ usage: opts.usage, dnsNames: opts.dnsNames ?? [], ipAddresses, subjectKeyId, authorityKeyId: signer.keyId }),
-  );
+    subjectPublicKeyInfo: spki,
+    extensions: extensions({
+      usage: opts.usage,
+      dnsNames: opts.dnsNames ?? [],
+      ipAddresses: opts.ipAddresses ?? [],
+      subjectKeyId,
+      authorityKeyId: signer.keyId,
+    }),
+  });
+  const tbs = Buffer.from(AsnConvert.serialize(tbsCertificate));
   const signature = sign('sha256', tbs, { key: signer.key, dsaEncoding: 'der' });
-  const der = sequence(tbs, ECDSA_WITH_SHA256, bitString(signature));
+  const cert = new Certificate({
+    tbsCertificate,
+    signatureAlgorithm: ecdsaWithSha256(),
+    signatureValue: signature.buffer.slice(signature.byteOffset, signature.byteOffset + signature.byteLength),
+  });
+  const der = Buffer.from(AsnConvert.serialize(cert));
   return {
     certPem: toPem('CERTIFICATE', der),
     keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
