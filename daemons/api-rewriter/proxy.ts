@@ -15,7 +15,6 @@ import {
   planRequest,
   restoreDocument,
   restoreListBody,
-  restoreObjectText,
   rewriteObject,
   rewritePatch,
   type Renamer,
@@ -324,14 +323,10 @@ function restoreBody(opts: ProxyOptions, plan: RequestPlan, raw: Buffer): Buffer
   if (raw.length === 0 || !needsParsing(opts.renamer, plan.body, raw)) return [raw];
   opts.metrics.bodiesParsed.inc({ side: 'response' });
   try {
-    // A named object (GET of one VM) is never a list: no scan for `items`; one of a renamed kind is
-    // restored on its text (rules/text.ts), anything else parsed.
+    // A named object (GET of one VM) is never a list: no scan for `items`, it is parsed.
     const pieces = plan.endpoint.name === undefined ? restoreListBody(opts.renamer, plan, raw) : undefined;
     if (pieces !== undefined) return pieces;
-    const text = raw.toString('utf8');
-    const restored = plan.endpoint.kind === 'resource' && plan.endpoint.name !== undefined ? restoreObjectText(opts.renamer, text) : undefined;
-    if (restored !== undefined) return restored;
-    return JSON.stringify(restoreDocument(opts.renamer, plan, JSON.parse(text)));
+    return JSON.stringify(restoreDocument(opts.renamer, plan, JSON.parse(raw.toString('utf8'))));
   } catch (err: unknown) {
     if (!(err instanceof SyntaxError)) throw err;
     opts.metrics.rewriteErrors.inc({ side: 'response', reason: 'invalid_json' });

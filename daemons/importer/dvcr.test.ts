@@ -5,9 +5,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import tar from 'tar-stream';
 import { MEDIA, RegistryClient } from '../../shared/oci/client.js';
 import { parseImageReference } from '../../shared/oci/reference.js';
-import { TAR_END, tarHeader, tarPadding } from '../../shared/oci/tar.js';
 import { startLocalRegistry, type LocalRegistry } from '../../tests/env/local-registry.js';
 import { ANNOTATION_FORMAT, ANNOTATION_VIRTUAL_SIZE } from './dvcr.js';
 import { runImport } from './run.js';
@@ -54,18 +54,40 @@ async function pushOneLayer(repo: string, layer: Buffer, shape: 'docker' | 'oci'
   );
 }
 
+/** A tar archive of these files, packed by tar-stream. */
+async function tarOf(files: Array<[string, Buffer]>): Promise<Buffer> {
+  const pack = tar.pack();
+  for (const [name, content] of files) pack.entry({ name }, content);
+  pack.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+describe('the tar framing of layers (tar-stream)', () => {
+  it('writes a disk of 8 GiB and more with a base-256 size and reads the size back', async () => {
+    const size = 10 * 2 ** 30;
+    const pack = tar.pack();
+    pack.entry({ name: 'disk/disk.img', size });
+    const header = (await (pack as AsyncIterable<Buffer>)[Symbol.asyncIterator]().next()).value as Buffer;
+    expect(header.length).toBe(512);
+    expect(header[124]).toBe(0x80);
+    const extract = tar.extract();
+    extract.write(header);
+    for await (const entry of extract) {
+      expect(entry.header.size).toBe(size);
+      break;
+    }
+  });
+});
+
 /** A containerDisk: one gzip layer with an unrelated file and disk/<name>. */
 async function pushContainerDisk(repo: string, name: string, content: Buffer): Promise<void> {
-  const tar = Buffer.concat([
-    tarHeader({ name: 'etc/hostname', size: 2 }),
-    Buffer.from('x\n'),
-    tarPadding(2),
-    tarHeader({ name: `disk/${name}`, size: content.length }),
-    content,
-    tarPadding(content.length),
-    TAR_END,
+  const layer = await tarOf([
+    ['etc/hostname', Buffer.from('x\n')],
+    [`disk/${name}`, content],
   ]);
-  await pushOneLayer(repo, gzipSync(tar), 'docker');
+  await pushOneLayer(repo, gzipSync(layer), 'docker');
 }
 
 describe('DVCR as the destination', () => {
@@ -140,7 +162,7 @@ describe('a container image as the source', () => {
   });
 
   it('fails with NotADiskImage for an image without disk/, SourceNotFound for a missing tag', async () => {
-    await pushOneLayer('images/app', Buffer.concat([tarHeader({ name: 'bin/app', size: 3 }), Buffer.from('abc'), tarPadding(3), TAR_END]), 'oci');
+    await pushOneLayer('images/app', await tarOf([['bin/app', Buffer.from('abc')]]), 'oci');
     const dest = { IMPORTER_DESTINATION_PATH: join(scratch, 'never.img') };
     const noDisk = await importFailure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/app:v1`, ...dest })));
     expect(noDisk.reason).toBe('NotADiskImage');
@@ -186,7 +208,13 @@ describe('a registry source that breaks the protocol', () => {
     const dest = { IMPORTER_DESTINATION_PATH: join(scratch, 'never.img') };
     const junk = await importFailure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/junk:v1`, ...dest })));
     expect(junk.reason).toBe('NotADiskImage');
-    expect(junk.message).toMatch(/is not a readable tar archive \(tar header: "AAAAAAAA" is not an octal number\)/);
+    expect(junk.message).toMatch(/images\/junk:v1: layer sha256:[0-9a-f]{64} is not a readable tar archive \(Invalid tar header/);
+
+    const whole = await tarOf([['disk/disk.img', Buffer.alloc(10_000, 7)]]);
+    await pushOneLayer('images/cut', whole.subarray(0, 512 + 4096), 'oci');
+    const cut = await importFailure(runImport(contextFor({ IMPORTER_SOURCE: 'registry', IMPORTER_ENDPOINT: `${registry.url}/images/cut:v1`, ...dest })));
+    expect(cut.reason).toBe('NotADiskImage');
+    expect(cut.message).toMatch(/images\/cut:v1: layer sha256:[0-9a-f]{64} is not a readable tar archive \(Unexpected end of data\)/);
 
     const liar = createServer((_req, res) => res.writeHead(200, { 'content-type': MEDIA.ociManifest }).end('<html>not json</html>'));
     await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));

@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
+import tar from 'tar-stream';
 import { MEDIA, RegistryClient, type Manifest } from '../../shared/oci/client.js';
 import { formatImageReference, type ImageReference } from '../../shared/oci/reference.js';
-import { TAR_END, tarHeader, tarPadding } from '../../shared/oci/tar.js';
 import type { Progress } from './progress.js';
 
 export const DISK_FILE = 'disk/disk.img';
@@ -24,23 +24,17 @@ export interface PushedImage {
   readonly layerSize: number;
 }
 
-async function* layerOf(path: string, size: number, onChunk: (b: Buffer) => void): AsyncGenerator<Buffer> {
-  const parts = [
-    tarHeader({ name: 'disk/', size: 0, type: '5', mode: 0o755, uid: QEMU_UID, gid: QEMU_UID }),
-    tarHeader({ name: DISK_FILE, size, mode: 0o644, uid: QEMU_UID, gid: QEMU_UID }),
-  ];
-  for (const p of parts) {
-    onChunk(p);
-    yield p;
-  }
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    onChunk(chunk);
-    yield chunk;
-  }
-  for (const p of [tarPadding(size), TAR_END]) {
-    onChunk(p);
-    yield p;
-  }
+/** The layer as tar-stream packs it: `disk/` and the disk file, owned by qemu, dated the epoch (so one
+ *  disk always makes one digest). */
+function layerOf(path: string, size: number): AsyncIterable<Buffer> {
+  const pack = tar.pack();
+  const owner = { uid: QEMU_UID, gid: QEMU_UID, mtime: new Date(0) };
+  pack.entry({ name: 'disk/', type: 'directory', mode: 0o755, ...owner });
+  const file = pack.entry({ name: DISK_FILE, size, mode: 0o644, ...owner }, (err) => (err ? pack.destroy(err) : pack.finalize()));
+  const disk = createReadStream(path, { highWaterMark: 1 << 20 });
+  disk.on('error', (err) => file.destroy(err));
+  disk.pipe(file);
+  return pack as AsyncIterable<Buffer>;
 }
 
 export async function pushDisk(
@@ -52,11 +46,14 @@ export async function pushDisk(
   const hash = createHash('sha256');
   let layerSize = 0;
   const body = Readable.from(
-    layerOf(file.path, file.size, (chunk) => {
-      hash.update(chunk);
-      layerSize += chunk.length;
-      progress?.add(chunk.length);
-    }),
+    (async function* (): AsyncGenerator<Buffer> {
+      for await (const chunk of layerOf(file.path, file.size)) {
+        hash.update(chunk);
+        layerSize += chunk.length;
+        progress?.add(chunk.length);
+        yield chunk;
+      }
+    })(),
   );
   let layerDigest = '';
   await client.pushBlobStream(body, () => (layerDigest = `sha256:${hash.digest('hex')}`));

@@ -9,12 +9,12 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Readable } from 'node:stream';
+import tar from 'tar-stream';
 import { ProtocolError, TimeoutError, UnavailableError, ValidationError, errorMessage } from '../../shared/errors/index.js';
 import { credentialsFromDockerConfig } from '../../shared/oci/auth.js';
 import { MEDIA, RegistryClient, type Descriptor, type Manifest } from '../../shared/oci/client.js';
 import { send, type TlsOptions } from '../../shared/oci/http.js';
 import { parseImageReference } from '../../shared/oci/reference.js';
-import { tarEntries } from '../../shared/oci/tar.js';
 import type { ImporterConfig } from './config.js';
 import { ImportError } from './errors.js';
 
@@ -128,21 +128,36 @@ async function* diskFileOf(client: RegistryClient, manifest: Manifest, ref: stri
       sourceFailure(err, `cannot read a layer of ${ref}`);
     }
     const gzip = layer.mediaType === MEDIA.ociLayerGzip || layer.mediaType === MEDIA.dockerLayerGzip || layer.mediaType.endsWith('+gzip');
-    const stream: AsyncIterable<Buffer> = gzip ? Readable.from(res.body).pipe(createGunzip()) : res.body;
+    const stream: Readable = gzip ? res.body.pipe(createGunzip()) : res.body;
+    // Failures reading the layer (the network; gzip's Z_* errors) are told apart from tar-stream's own
+    // (a broken header, the archive ending inside an entry) by where they come from.
+    const extract = tar.extract();
+    const failures = new Set<unknown>();
+    for (const s of new Set([res.body, stream])) {
+      s.on('error', (err: unknown) => {
+        failures.add(err);
+        extract.destroy(err as Error);
+      });
+    }
+    stream.pipe(extract);
     try {
-      for await (const entry of tarEntries(stream)) {
-        if ((entry.type === '0' || entry.type === '\0') && /^disk\/[^/]+$/.test(entry.name)) {
-          onSize?.(entry.size);
-          yield* entry.body;
-          res.body.destroy();
+      for await (const entry of extract) {
+        if (entry.header.type === 'file' && /^(\.\/)?disk\/[^/]+$/.test(entry.header.name)) {
+          onSize?.(entry.header.size ?? 0);
+          yield* entry as AsyncIterable<Buffer>;
           return;
         }
+        entry.resume();
       }
     } catch (err: unknown) {
-      if (err instanceof ProtocolError || (typeof err === 'object' && err !== null && 'code' in err && String(err.code).startsWith('Z_'))) {
+      const gunzip = typeof err === 'object' && err !== null && 'code' in err && String(err.code).startsWith('Z_');
+      if (!failures.has(err) || gunzip) {
         throw new ImportError('NotADiskImage', `${ref}: layer ${layer.digest} is not a readable tar archive (${errorMessage(err)})`, { cause: err });
       }
       throw err;
+    } finally {
+      extract.destroy();
+      res.body.destroy();
     }
   }
   throw new ImportError('NotADiskImage', `${ref} holds no disk image (no file under disk/ in its layers)`);

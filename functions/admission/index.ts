@@ -12,7 +12,7 @@ import { answerReview } from './answer.js';
 import { answerConversion } from './conversion.js';
 import { admissionConfig, type AdmissionConfig } from './config.js';
 import { KubeLookups } from './kube/lookups.js';
-import { TtlCache } from '../../shared/cache/ttl-cache.js';
+import { LookupCache } from '../../shared/cache/lookup-cache.js';
 import type { ClusterFacts, Lookups, RuleContext } from './lookups.js';
 import { WEBHOOKS, type Webhook } from './webhooks.js';
 
@@ -28,7 +28,7 @@ export type LookupsFactory = (config: Readonly<AdmissionConfig>) => { lookups: L
 const kubeLookups: LookupsFactory = (config) => {
   const source = config.KUBECONFIG === undefined ? { inCluster: true } : { kubeconfigPath: config.KUBECONFIG };
   const kube = KubeClient.fromSource(source, { requestTimeoutMs: config.LOOKUP_TIMEOUT_MS });
-  const cache = new TtlCache({ ttlMs: config.LOOKUP_CACHE_TTL_MS, staleMs: config.LOOKUP_CACHE_STALE_MS, maxEntries: config.LOOKUP_CACHE_MAX_ENTRIES });
+  const cache = new LookupCache({ ttlMs: config.LOOKUP_CACHE_TTL_MS, staleMs: config.LOOKUP_CACHE_STALE_MS, maxEntries: config.LOOKUP_CACHE_MAX_ENTRIES });
   return { lookups: new KubeLookups(kube, cache), close: () => kube.close() };
 };
 

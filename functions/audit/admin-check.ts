@@ -3,7 +3,7 @@
  * user update ModuleConfigs (deckhouse.io), or else VirtualMachineClasses (virtualization.deckhouse.io)?
  * Answers are remembered per user and groups for a short while; failures are not remembered.
  */
-import { TtlCache } from '../../shared/cache/ttl-cache.js';
+import { LookupCache } from '../../shared/cache/lookup-cache.js';
 import type { Logger } from '../../shared/log/index.js';
 import type { RestRequest } from '../../shared/kube/index.js';
 import type { UserRef } from './enrichment.js';
@@ -31,10 +31,10 @@ function allowedOf(response: unknown): boolean {
 }
 
 export class AdminCheck {
-  private readonly memo: TtlCache;
+  private readonly memo: LookupCache;
 
   constructor(private readonly options: AdminCheckOptions) {
-    this.memo = new TtlCache({
+    this.memo = new LookupCache({
       ttlMs: options.ttlMs,
       maxEntries: options.capacity ?? 10_000,
       ...(options.now ? { now: options.now } : {}),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
-import { TtlCache } from '../cache/ttl-cache.js';
+import { LookupCache } from '../cache/lookup-cache.js';
 import { UnavailableError } from '../errors/index.js';
 import { AccessGuard, bearerToken, denialReply, tokenKey, type AccessDecision, type VerdictCache } from './guard.js';
 import { METRICS_ATTRIBUTES } from './metrics.js';
@@ -46,7 +46,7 @@ function setup(opts: { maxEntries?: number } = {}): Setup {
   const reviewer = new FakeReviewer({ 'good-token': 'scraper', 'other-token': 'stranger' }, new Set(['scraper']));
   const clock = { now: 0 };
   const keys: string[] = [];
-  const cache = new TtlCache({ ttlMs: 10_000, staleMs: 0, maxEntries: opts.maxEntries ?? 100, now: () => clock.now });
+  const cache = new LookupCache({ ttlMs: 10_000, staleMs: 0, maxEntries: opts.maxEntries ?? 100, now: () => clock.now });
   const recording: VerdictCache = {
     get: (key, load, ttlOf) => {
       keys.push(key);
@@ -127,7 +127,7 @@ describe('AccessGuard', () => {
     const { guard, reviewer, clock } = setup();
     await guard.check('Bearer good-token');
     await guard.check('Bearer other-token');
-    clock.now = 5_000;
+    clock.now = 5_001;
     await guard.check('Bearer good-token');
     await guard.check('Bearer other-token');
     expect(reviewer.calls.filter((c) => c.startsWith('authenticate'))).toEqual([
@@ -135,7 +135,7 @@ describe('AccessGuard', () => {
       'authenticate other-token',
       'authenticate other-token',
     ]);
-    clock.now = 10_000;
+    clock.now = 10_001;
     await guard.check('Bearer good-token');
     expect(reviewer.calls.filter((c) => c.startsWith('authenticate'))).toHaveLength(4);
   });
@@ -161,7 +161,7 @@ describe('AccessGuard', () => {
     const { guard, reviewer, clock, logs } = setup();
     expect(statusOf(await guard.check('Bearer good-token'))).toBe(200);
     reviewer.down = true;
-    clock.now = 10_000;
+    clock.now = 10_001;
     const down = await guard.check('Bearer good-token');
     expect(down).toMatchObject({ allowed: false, status: 503, code: 'UNAVAILABLE' });
     expect(statusOf(await guard.check('Bearer good-token'))).toBe(503);

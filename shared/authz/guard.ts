@@ -5,7 +5,7 @@
  * get a verdict is never remembered and never lets a request through.
  */
 import { createHash } from 'node:crypto';
-import { TtlCache } from '../cache/ttl-cache.js';
+import { LookupCache } from '../cache/lookup-cache.js';
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { describeAttributes, type AccessAttributes } from './reviews.js';
@@ -25,8 +25,8 @@ export interface RequestGuard {
   close(): void;
 }
 
-/** The part of shared/cache's TtlCache the guard uses. */
-export type VerdictCache = Pick<TtlCache, 'get' | 'clear' | 'size'>;
+/** The part of shared/cache's LookupCache the guard uses. */
+export type VerdictCache = Pick<LookupCache, 'get' | 'clear' | 'size'>;
 
 export interface AccessGuardOptions {
   readonly reviewer: Reviewer;
@@ -40,7 +40,7 @@ export interface AccessGuardOptions {
   readonly log: Logger;
   /** Milliseconds, monotonic; for tests. */
   readonly now?: () => number;
-  /** Where verdicts are kept (with staleMs 0); a TtlCache of its own unless given (tests watch the keys). */
+  /** Where verdicts are kept (with staleMs 0); a LookupCache of its own unless given (tests watch the keys). */
   readonly cache?: VerdictCache;
   /** Called when the guard is closed (e.g. to close the KubeClient behind the reviewer). */
   readonly onClose?: () => void;
@@ -75,7 +75,7 @@ export class AccessGuard implements RequestGuard {
     // staleMs 0: an expired verdict is never answered, not even while it is read again.
     this.verdicts =
       options.cache ??
-      new TtlCache({
+      new LookupCache({
         ttlMs: this.allowedTtlMs,
         staleMs: 0,
         maxEntries: options.maxEntries ?? 1024,

@@ -4,7 +4,6 @@ import { Readable } from 'node:stream';
 import { RegistryError, MEDIA, RegistryClient } from './client.js';
 import { readBody } from './http.js';
 import { parseImageReference } from './reference.js';
-import { TAR_END, tarEntries, tarHeader, tarPadding } from './tar.js';
 import { startLocalRegistry, type LocalRegistry } from '../../tests/env/local-registry.js';
 
 describe('parseImageReference', () => {
@@ -24,58 +23,6 @@ describe('parseImageReference', () => {
     ['host.example/repo:bad tag', /tag/],
   ])('refuses %s with the reason', (text, message) => {
     expect(() => parseImageReference(text)).toThrow(message);
-  });
-});
-
-async function collect(source: AsyncIterable<Buffer>): Promise<Array<{ name: string; data: string }>> {
-  const out: Array<{ name: string; data: string }> = [];
-  for await (const entry of tarEntries(source)) {
-    const parts: Buffer[] = [];
-    for await (const chunk of entry.body) parts.push(chunk);
-    out.push({ name: entry.name, data: Buffer.concat(parts).toString() });
-  }
-  return out;
-}
-
-describe('tar', () => {
-  const archive = Buffer.concat([
-    tarHeader({ name: 'disk/', size: 0, type: '5' }),
-    tarHeader({ name: 'disk/disk.img', size: 5 }),
-    Buffer.from('hello'),
-    tarPadding(5),
-    tarHeader({ name: 'other', size: 600 }),
-    Buffer.alloc(600, 'x'),
-    tarPadding(600),
-    TAR_END,
-  ]);
-
-  it('reads back what it writes, in chunks of any size', async () => {
-    for (const size of [1, 7, 512, 100_000]) {
-      const chunks: Buffer[] = [];
-      for (let i = 0; i < archive.length; i += size) chunks.push(archive.subarray(i, i + size));
-      const entries = await collect(Readable.from(chunks));
-      expect(entries.map((e) => [e.name, e.data.length])).toEqual([
-        ['disk/', 0],
-        ['disk/disk.img', 5],
-        ['other', 600],
-      ]);
-      expect(entries[1]?.data).toBe('hello');
-    }
-  });
-
-  it('writes sizes of 8 GiB and more in base-256 and reads them back', async () => {
-    const header = tarHeader({ name: 'big', size: 10 * 2 ** 30 });
-    expect(header[124]).toBe(0x80);
-    const it = tarEntries(Readable.from([header]));
-    const first = await it.next();
-    expect(first.done !== true && first.value.size).toBe(10 * 2 ** 30);
-  });
-
-  it('refuses a damaged header and a file cut short', async () => {
-    const damaged = Buffer.from(archive);
-    damaged[520] = 0x41;
-    await expect(collect(Readable.from([damaged]))).rejects.toThrow(/checksum mismatch/);
-    await expect(collect(Readable.from([archive.subarray(0, 1024 + 3)]))).rejects.toThrow(/ends 2 bytes into a file/);
   });
 });
 

@@ -10,4 +10,3 @@ export { AdmissionReviewError, renameAdmissionResponse, restoreAdmissionRequest 
 export { needsParsing, restoreDocument, rewriteWatchEvent } from './document.js';
 export { WatchTransform, type WatchTransformOptions } from './watch.js';
 export { ListRestoreStream, restoreListBody, type ListStreamState } from './list.js';
-export { restoreObjectText } from './text.js';

@@ -30,7 +30,7 @@ import {
   type ResourceClient,
   type ResourceDescriptor,
 } from '../../../shared/kube/index.js';
-import type { TtlCache } from '../../../shared/cache/ttl-cache.js';
+import type { LookupCache } from '../../../shared/cache/lookup-cache.js';
 import {
   LookupError,
   type KubeVersion,
@@ -49,7 +49,7 @@ const FIELD_MANAGER = 'virtualization-admission';
 export class KubeLookups implements Lookups {
   constructor(
     private readonly kube: KubeClient,
-    private readonly cache: TtlCache,
+    private readonly cache: LookupCache,
   ) {}
 
   private client<T extends KubeObject>(d: ResourceDescriptor, schema: ZodType<T>): ResourceClient<T> {

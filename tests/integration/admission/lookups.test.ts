@@ -26,7 +26,7 @@ import { validate } from '../../../functions/admission/admit.js';
 import { clusterFacts } from '../../../functions/admission/index.js';
 import { admissionConfig } from '../../../functions/admission/config.js';
 import { KubeLookups } from '../../../functions/admission/kube/lookups.js';
-import { TtlCache } from '../../../shared/cache/ttl-cache.js';
+import { LookupCache } from '../../../shared/cache/lookup-cache.js';
 import { virtualMachineValidator } from '../../../functions/admission/rules/virtualmachine/index.js';
 import { request, vm, vmClass } from '../../../functions/admission/testing/objects.js';
 import { freshNamespace, getTestEnv, issueCert, kubectl } from '../../env/index.js';
@@ -37,7 +37,7 @@ let ns = '';
 function lookupsFor(kubeconfigPath: string): KubeLookups {
   const kube = KubeClient.fromSource({ kubeconfigPath }, { requestTimeoutMs: 5_000 });
   clients.push(kube);
-  return new KubeLookups(kube, new TtlCache({ ttlMs: 0, maxEntries: 100 }));
+  return new KubeLookups(kube, new LookupCache({ ttlMs: 0, maxEntries: 100 }));
 }
 
 /** A kubeconfig for a user no role is bound to. */

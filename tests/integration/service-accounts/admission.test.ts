@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeClient } from '../../../shared/kube/index.js';
-import { TtlCache } from '../../../shared/cache/ttl-cache.js';
+import { LookupCache } from '../../../shared/cache/lookup-cache.js';
 import { KubeLookups } from '../../../functions/admission/kube/lookups.js';
 import type { Lookups } from '../../../functions/admission/lookups.js';
 import { freshNamespace, installDeckhouseCrds, kubectl, newKubeConfig } from '../../env/index.js';
@@ -125,7 +125,7 @@ describe('the admission lookups with only the admission ServiceAccount rights', 
 
   it('answer every lookup from the apiserver, which refuses none of their requests', async () => {
     const since = Date.now();
-    const lookups = new KubeLookups(kube, new TtlCache({ ttlMs: 0, maxEntries: 100 }));
+    const lookups = new KubeLookups(kube, new LookupCache({ ttlMs: 0, maxEntries: 100 }));
     const answers = Object.fromEntries(
       await Promise.all(Object.entries(everyLookup()).map(async ([name, run]) => [name, await run(lookups)] as const)),
     ) as Record<keyof Lookups, unknown>;
