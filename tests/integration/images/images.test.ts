@@ -48,6 +48,7 @@ const NO_CLUSTER_KUBECONFIG = [
 describe('image units', () => {
   it('come from skaffold.yaml: every function and daemon of the install, each with its UNIT', () => {
     expect(UNITS.map((u) => u.unit).sort()).toEqual([
+      'daemons/api-rewriter',
       'daemons/controller',
       'daemons/dra',
       'daemons/route-forge',
@@ -58,6 +59,8 @@ describe('image units', () => {
     ]);
     expect(UNITS.find((u) => u.unit === 'daemons/dra')?.runAsUser).toBe(0);
     expect(UNITS.find((u) => u.unit === 'daemons/controller')?.runAsUser).toBeUndefined();
+    // A sidecar only (knative/kubevirt/): the user of the pod it runs in, virt-operator's.
+    expect(UNITS.find((u) => u.unit === 'daemons/api-rewriter')?.runAsUser).toBeUndefined();
   });
 
   it('refuses a skaffold.yaml artifact without a UNIT build arg, naming the image', () => {
