@@ -76,7 +76,12 @@ async function servedKinds(kube: KubeClient, apiVersions: readonly string[]): Pr
 export async function applyInstall(kubectl: Kubectl, admin: KubeClient): Promise<InstallReport> {
   // js-yaml, not the client library's loader: that one maps objects onto its models, renaming fields
   // such as a NetworkPolicy rule's `from` (to `_from`).
-  const all = (loadAll(await kubectl(['kustomize', KNATIVE_DIR])) as Array<Manifest | null>).filter((m): m is Manifest => m !== null);
+  // KubeVirt's configuration object (knative/kubevirt/config, the install's second step) goes with the
+  // rest: applyCrds has applied its CRD and waited until it is Established.
+  const all: Manifest[] = [];
+  for (const dir of [KNATIVE_DIR, `${KNATIVE_DIR}kubevirt/config`]) {
+    all.push(...(loadAll(await kubectl(['kustomize', dir])) as Array<Manifest | null>).filter((m): m is Manifest => m !== null));
+  }
   const rest = all.filter((m) => m.kind !== 'CustomResourceDefinition');
   const served = await servedKinds(admin, [...new Set(rest.map((m) => m.apiVersion))]);
   const apply: Manifest[] = [];

@@ -48,6 +48,7 @@ const NO_CLUSTER_KUBECONFIG = [
 describe('image units', () => {
   it('come from skaffold.yaml: every function and daemon of the install, each with its UNIT', () => {
     expect(UNITS.map((u) => u.unit).sort()).toEqual([
+      'daemons/api-rewriter',
       'daemons/controller',
       'daemons/dra',
       'daemons/route-forge',
@@ -58,6 +59,8 @@ describe('image units', () => {
     ]);
     expect(UNITS.find((u) => u.unit === 'daemons/dra')?.runAsUser).toBe(0);
     expect(UNITS.find((u) => u.unit === 'daemons/controller')?.runAsUser).toBeUndefined();
+    // A sidecar only (knative/kubevirt/): the user of the pod it runs in, virt-operator's.
+    expect(UNITS.find((u) => u.unit === 'daemons/api-rewriter')?.runAsUser).toBeUndefined();
   });
 
   it('refuses a skaffold.yaml artifact without a UNIT build arg, naming the image', () => {
@@ -189,8 +192,9 @@ describeWithDocker('images', () => {
   it.each(daemons.map((u) => [u.unit, u] as const))(
     '%s prints its start line with no cluster and exits 0 on SIGTERM',
     async (_name, unit) => {
-      const name = await run(unit, { HEALTH_PORT: '0', NODE_NAME: 'image-test' }, 'none');
-      await waitAsync(`${unit.unit} start line`, async () => (await logs(name)).includes('"msg":"started'), exitedEarly(name));
+      // PROXY_PORT: the api-rewriter's proxy, on a free port too (host network); its start line is its own ("kube-api-rewriter started: ...").
+      const name = await run(unit, { HEALTH_PORT: '0', PROXY_PORT: '0', NODE_NAME: 'image-test' }, 'none');
+      await waitAsync(`${unit.unit} start line`, async () => /"msg":"(kube-api-rewriter )?started/.test(await logs(name)), exitedEarly(name));
       expect(await stop(name)).toBe(0);
     },
     START_TIMEOUT_MS * 2,

@@ -32,20 +32,37 @@ const Config = z.object({
 
 const PodUser = z.object({
   kind: z.string(),
-  spec: z.object({ template: z.object({ spec: z.object({ securityContext: z.object({ runAsUser: z.number().optional() }).optional() }) }) }),
+  spec: z.object({
+    template: z.object({
+      spec: z.object({
+        securityContext: z.object({ runAsUser: z.number().optional() }).optional(),
+        containers: z.array(z.object({ image: z.string() })),
+      }),
+    }),
+  }),
 });
 
-function podUser(unit: string): number | undefined {
-  const dir = join(REPO, 'knative', unit);
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
-    for (const doc of loadAll(readFileSync(join(dir, file), 'utf8'))) {
+function yamlFilesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? yamlFilesUnder(join(dir, e.name)) : e.name.endsWith('.yaml') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** The pod user of the install's Deployment or DaemonSet that runs `image` (a daemon's own, or the pod it is a sidecar of). */
+function podUser(unit: string, image: string): number | undefined {
+  for (const file of yamlFilesUnder(join(REPO, 'knative'))) {
+    for (const doc of loadAll(readFileSync(file, 'utf8'))) {
       const workload = PodUser.safeParse(doc);
-      if (workload.success && ['Deployment', 'DaemonSet'].includes(workload.data.kind)) {
+      if (
+        workload.success &&
+        ['Deployment', 'DaemonSet'].includes(workload.data.kind) &&
+        workload.data.spec.template.spec.containers.some((c) => c.image === image)
+      ) {
         return workload.data.spec.template.spec.securityContext?.runAsUser;
       }
     }
   }
-  throw new Error(`no Deployment or DaemonSet in knative/${unit}/ for ${unit}`);
+  throw new Error(`no Deployment or DaemonSet under knative/ runs ${image} (${unit})`);
 }
 
 /** Every artifact of skaffold.yaml's `virtualization` config; throws naming what does not fit. */
@@ -58,7 +75,7 @@ export function imageUnits(skaffoldYaml = readFileSync(join(REPO, 'skaffold.yaml
     const match = /^(functions|daemons)\/[a-z-]+$/.exec(unit ?? '');
     if (unit === undefined || match === null) throw new Error(`skaffold.yaml: ${image} has no build arg UNIT like functions/<name> or daemons/<name>`);
     const kind = match[1] === 'functions' ? 'function' : 'daemon';
-    const runAsUser = kind === 'daemon' ? podUser(unit) : undefined;
+    const runAsUser = kind === 'daemon' ? podUser(unit, image) : undefined;
     return { unit, kind, image, buildArgs, ...(runAsUser !== undefined ? { runAsUser } : {}) };
   });
 }

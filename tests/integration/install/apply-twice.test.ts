@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { kubectl, startExtraApiServer, type ExtraApiServer, type KubectlOptions } from '../../env/index.js';
-import { kubectlOk, prepareApiServer } from './knative-crds.js';
+import { applyInstall, kubectlOk, prepareApiServer } from './knative-crds.js';
 import { KNATIVE_DIR } from './manifests.js';
 import { objectKey } from '../../../shared/kube/index.js';
 
@@ -12,13 +12,21 @@ let extra: ExtraApiServer;
 let opts: KubectlOptions;
 
 const SERVER_SIDE = ['--server-side', '--field-manager=virtualization-install'];
-const apply = (flags: string[]): Promise<string> => kubectlOk(['apply', ...flags, '-k', KNATIVE_DIR], opts);
+const KUBEVIRT_CONFIG_DIR = `${KNATIVE_DIR}kubevirt/config`;
+
+interface Resource {
+  kind: string;
+  metadata: { namespace?: string; name: string; resourceVersion: string };
+}
 
 async function resourceVersions(): Promise<Map<string, string>> {
-  const list = JSON.parse(await kubectlOk(['get', '-k', KNATIVE_DIR, '-o', 'json'], opts)) as {
-    items: Array<{ kind: string; metadata: { namespace?: string; name: string; resourceVersion: string } }>;
-  };
-  return new Map(list.items.map((o) => [`${o.kind}/${objectKey({ namespace: o.metadata.namespace, name: o.metadata.name })}`, o.metadata.resourceVersion]));
+  const items: Resource[] = [];
+  for (const dir of [KNATIVE_DIR, KUBEVIRT_CONFIG_DIR]) {
+    // One object (knative/kubevirt/config) comes back as itself, several as a List.
+    const got = JSON.parse(await kubectlOk(['get', '-k', dir, '-o', 'json'], opts)) as Resource & { items?: Resource[] };
+    items.push(...(got.items ?? [got]));
+  }
+  return new Map(items.map((o) => [`${o.kind}/${objectKey({ namespace: o.metadata.namespace, name: o.metadata.name })}`, o.metadata.resourceVersion]));
 }
 
 beforeAll(async () => {
@@ -32,13 +40,15 @@ afterAll(async () => {
 });
 
 describe('applying the install twice', () => {
-  it('server-side changes nothing the second time: every object keeps its resourceVersion and kubectl diff is empty', async () => {
-    await apply(SERVER_SIDE);
+  it("server-side (the install, then KubeVirt's configuration object) changes nothing the second time: every object keeps its resourceVersion and kubectl diff is empty", async () => {
+    await applyInstall(opts);
     const first = await resourceVersions();
-    await apply(SERVER_SIDE);
+    expect(first.has('InternalVirtualizationKubeVirt/d8-virtualization/config')).toBe(true);
+    await applyInstall(opts);
     expect(await resourceVersions()).toEqual(first);
-    const diff = await kubectl(['diff', ...SERVER_SIDE, '-k', KNATIVE_DIR], opts);
-    expect(diff).toMatchObject({ code: 0, stdout: '' });
+    for (const dir of [KNATIVE_DIR, KUBEVIRT_CONFIG_DIR]) {
+      expect(await kubectl(['diff', ...SERVER_SIDE, '-k', dir], opts)).toMatchObject({ code: 0, stdout: '' });
+    }
   }, 120_000);
 
   it('with plain `kubectl apply -k knative/` is refused, naming a KubeVirt CRD too large for the last-applied annotation: the install is server-side only', async () => {

@@ -24,8 +24,7 @@ import {
 } from '../../env/index.js';
 import { SecretFiles } from '../../../platform/secret-files.js';
 import { routeWebhooksToLocal } from '../../../platform/webhook-wiring.js';
-import { kubectlOk, prepareApiServer } from './knative-crds.js';
-import { KNATIVE_DIR } from './manifests.js';
+import { applyInstall, kubectlOk, prepareApiServer } from './knative-crds.js';
 
 export const NS = 'd8-virtualization';
 export const CONTROLLER_SA = `system:serviceaccount:${NS}:controller`;
@@ -61,7 +60,7 @@ export async function installWithCertificates(name: string, config: Record<strin
   const k = (args: string[], stdin?: string): Promise<string> => kubectlOk(args, { ...opts, ...(stdin === undefined ? {} : { stdin }) });
   await prepareApiServer(opts);
   await installDeckhouseCrds(extra.kubeconfigPath);
-  await k(['apply', '--server-side', '--field-manager=virtualization-install', '-k', KNATIVE_DIR]);
+  await applyInstall(opts);
   const admin = new KubeClient(newKubeConfig(extra.kubeconfigPath));
   const impersonating = (user: string): KubeClient => new KubeClient(impersonatingKubeConfig(user, extra.kubeconfigPath));
 

@@ -25,4 +25,17 @@ export async function prepareApiServer(opts?: KubectlOptions): Promise<void> {
   await run(['apply', '--server-side', '--field-manager=install-test', '-f', `${KNATIVE_DIR}namespace.yaml`], opts);
 }
 
+/** The CRD of KubeVirt's configuration object, which the install's second step applies. */
+export const KUBEVIRT_CONFIG_CRD = 'customresourcedefinition/internalvirtualizationkubevirts.internal.virtualization.deckhouse.io';
+
+/**
+ * The install as the README says: `kubectl apply -k knative/`, then, once KubeVirt's CRD is
+ * Established, KubeVirt's configuration object (`-k knative/kubevirt/config`), server-side.
+ */
+export async function applyInstall(opts: KubectlOptions, flags: readonly string[] = ['--field-manager=virtualization-install']): Promise<void> {
+  await run(['apply', '--server-side', ...flags, '-k', KNATIVE_DIR], opts);
+  await run(['wait', '--for=condition=Established', '--timeout=60s', KUBEVIRT_CONFIG_CRD], opts);
+  await run(['apply', '--server-side', ...flags, '-k', `${KNATIVE_DIR}kubevirt/config`], opts);
+}
+
 export { run as kubectlOk };

@@ -4,7 +4,7 @@
  * reach them), through our api-rewriter, as the install runs them: they speak kubevirt.io, the
  * apiserver stores internal.virtualization.deckhouse.io. The apiserver calls virt-api's admission
  * webhooks through the rewriter's webhook proxy. KubeVirt's configuration is the install's
- * (knative/kubevirt/kubevirt-config.yaml), in namespace `kubevirt`: out of a cluster KubeVirt takes
+ * (knative/kubevirt/config/kubevirt-config.yaml), in namespace `kubevirt`: out of a cluster KubeVirt takes
  * its namespace from a service-account file it does not have, and falls back to that name.
  */
 import { randomBytes } from 'node:crypto';
@@ -23,7 +23,7 @@ import { KNATIVE_DIR } from '../install/manifests.js';
 /** Where KubeVirt runs out of a cluster (client-go util.GetNamespace's fallback). */
 export const KUBEVIRT_NAMESPACE = 'kubevirt';
 export const INTERNAL = 'internal.virtualization.deckhouse.io';
-export const KUBEVIRT_CONFIG_FILE = join(KNATIVE_DIR, 'kubevirt', 'kubevirt-config.yaml');
+export const KUBEVIRT_CONFIG_FILE = join(KNATIVE_DIR, 'kubevirt', 'config', 'kubevirt-config.yaml');
 
 export interface RealKubeVirt {
   readonly apiserver: ExtraApiServer;
