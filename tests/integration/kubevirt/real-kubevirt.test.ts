@@ -101,6 +101,18 @@ describe('upstream KubeVirt v1.6.0 through the api-rewriter', () => {
     expect(kv.controllerLog()).not.toMatch(/couldn't find configuration for network bindining/);
 
     // Our controller finds this pod to read how the guest ended (as the kubelet would report it).
+    // A finalizer holds the pod: once its VMI has ended, virt-controller may replace the VMI, and the
+    // garbage collector would delete this pod before it is read (a race seen under load).
+    await kv.ok([
+      'patch',
+      'pod',
+      pod?.metadata.name ?? '',
+      '-n',
+      NS,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ metadata: { finalizers: ['test.virtualization.deckhouse.io/hold'] } }),
+    ]);
     const guestShutdown = '{"event":"guest-shutdown","reason":"guest OS powered off"}';
     await kv.ok([
       'patch',
