@@ -26,7 +26,7 @@ function runDaemon(env: NodeJS.ProcessEnv): Promise<Run> {
   };
   child.stdout.on('data', take);
   child.stderr.on('data', take);
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })));
 }
 
 describe('runDaemonIfMain', () => {

@@ -11,7 +11,8 @@ function runBuildScript(script: string, what: string, env: NodeJS.ProcessEnv = p
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     child.on('error', (err) => reject(new Error(`could not run ${script}: ${err.message}`, { cause: err })));
-    child.on('exit', (code) => {
+    // 'close', not 'exit': the process may exit before its stdout has been read to the end (seen on a busy machine).
+    child.on('close', (code) => {
       const dir = out.trim().split('\n').pop() ?? '';
       if (code === 0 && dir !== '') resolve(dir);
       else reject(new Error(`building ${what} failed (exit ${code}); the step is named above`));
