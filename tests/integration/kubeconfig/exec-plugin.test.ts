@@ -90,12 +90,16 @@ describe('an exec credential plugin in the kubeconfig', () => {
   it('authenticates the controller as its ServiceAccount: it takes its leader-election Lease', async () => {
     const plugin = await serviceAccountPlugin(MODULE_NAMESPACE, 'controller');
     const lease = `exec-plugin-${randomBytes(3).toString('hex')}`;
+    // Watching a namespace of its own: a controller of the whole cluster would reconcile the VMs of
+    // every other test running on this control plane beside their own controllers.
+    const own = await freshNamespace('exec-plugin-controller');
     controller = spawnController('exec-plugin-controller', {
       KUBECONFIG: plugin.path,
       LEADER_ELECTION: 'true',
       POD_NAMESPACE: MODULE_NAMESPACE,
       LEADER_ELECTION_LEASE_NAME: lease,
       MODULE_CONFIG_WATCH: 'false',
+      WATCH_NAMESPACE: own,
     });
     const holder = await eventually(async () => {
       const got = await kubectl(['get', 'lease', lease, '-n', MODULE_NAMESPACE, '-o', 'jsonpath={.spec.holderIdentity}']);
@@ -134,7 +138,12 @@ describe('an exec credential plugin in the kubeconfig', () => {
     expect(ran.code).toBe(1);
     expect(ran.stderr).toContain(`credentials for user "broken" (exec plugin ${join(dir, 'broken.sh')}) failed: no session for this cluster: run login first`);
 
-    const failing = spawnController('exec-plugin-broken', { KUBECONFIG: broken.path, LEADER_ELECTION: 'false', MODULE_CONFIG_WATCH: 'false' });
+    const failing = spawnController('exec-plugin-broken', {
+      KUBECONFIG: broken.path,
+      LEADER_ELECTION: 'false',
+      MODULE_CONFIG_WATCH: 'false',
+      WATCH_NAMESPACE: await freshNamespace('exec-plugin-broken'),
+    });
     try {
       const line = await failing.waitForLog((l) => JSON.stringify(l).includes('exec plugin'), 60_000);
       expect(JSON.stringify(line)).toContain('no session for this cluster: run login first');
