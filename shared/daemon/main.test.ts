@@ -20,9 +20,11 @@ function runDaemon(env: NodeJS.ProcessEnv): Promise<Run> {
   delete clean['KUBERNETES_SERVICE_PORT'];
   const child = spawn(process.execPath, ['--import', TSX, FIXTURE], { env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  let termSent = false;
   const take = (chunk: Buffer): void => {
     out += chunk.toString('utf8');
-    if (out.includes('"msg":"started"')) child.kill('SIGTERM');
+    // Once: a second SIGTERM, sent for a later chunk of output, would find the default handler again.
+    if (!termSent && out.includes('"msg":"started"')) termSent = child.kill('SIGTERM');
   };
   child.stdout.on('data', take);
   child.stderr.on('data', take);
