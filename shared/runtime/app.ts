@@ -80,8 +80,7 @@ export function buildApp<C extends z.ZodObject, S>({ def, ctx, host, drain, metr
   for (const route of own) router[routerMethod(route.method)](route.path, ...gate, ...handlers(route));
   app.use(router);
   app.use((req, _res, next) => next(new NotFoundError(`no route for ${req.method} ${req.path}`)));
-  // express tells an error handler by its four parameters; this one answers every error itself.
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  // express tells an error handler by its four parameters (`_next` unused); this one answers every error itself.
   const answer: ErrorRequestHandler = (err: unknown, req, res, _next) => answerError(log, req, res, req.path, hostError(err));
   app.use(answer);
   return app;
