@@ -17,7 +17,9 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import { childLogger } from '../../../shared/log/index.js';
 import { newKubeConfig } from '../../env/index.js';
 
-export const TEST_MANAGER = 'dra-test';
+import { TEST_MANAGER } from './kubelet-client.js';
+
+export { TEST_MANAGER };
 
 export interface FixtureNode {
   name: string;

@@ -7,7 +7,9 @@ import { credentials, type Client, type ServiceError } from '@grpc/grpc-js';
 import { kubeletProtos, type DraVersion } from '../../../daemons/dra/plugin/protos.js';
 import { PodNodeSchema, ResourceClaimSchema, podDescriptor, resourceClaimDescriptor } from '../../../shared/api/k8s/resource.js';
 import type { KubeClient } from '../../../shared/kube/index.js';
-import { TEST_MANAGER } from './harness.js';
+
+/** The field manager of the DRA tests' own writes (here, not in harness.ts: the DRA bench imports this file without jest). */
+export const TEST_MANAGER = 'dra-test';
 
 type Callback<T> = (err: ServiceError | null, value?: T) => void;
 type UnaryMethod = (req: unknown, cb: Callback<unknown>) => void;
