@@ -4,6 +4,12 @@ import { env, parseConfig } from '../../../shared/config/index.js';
 /** Environment of the simulator: every key documented, with a default. */
 export const SimulatorConfigSchema = z.object({
   KUBECONFIG: env.optionalString().describe('Kubeconfig file; in-cluster service account when unset.'),
+  ROLE: z
+    .enum(['all', 'node-agent'])
+    .default('all')
+    .describe(
+      "What to play: `all` (virt-controller and virt-handler, simulated) or `node-agent` (only virt-handler's part, on the instances, launcher pods and migrations a real virt-controller made; implies launcher pods).",
+    ),
   WATCH_NAMESPACE: env.optionalString().describe('Simulate the VMs of this namespace only; every namespace when unset.'),
   LAUNCHER_PODS: env.bool(true).describe('Give each instance a virt-launcher pod placed by the scheduler (false: instances run at once, no pods).'),
   AUTO_RUN_NODE: env.optionalString().describe('Without launcher pods: the node every new instance runs on at once.'),

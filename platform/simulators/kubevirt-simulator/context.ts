@@ -41,3 +41,25 @@ export async function remove(del: () => Promise<void>): Promise<void> {
     if (!(err instanceof NotFoundError)) throw err;
   }
 }
+
+export interface Condition {
+  type: string;
+  status: string;
+  reason?: string | undefined;
+  message?: string | undefined;
+  lastTransitionTime?: string | null | undefined;
+}
+
+/**
+ * `existing` with `set` put in (by type; a condition whose status did not change keeps its time).
+ * Status arrays are replaced whole by a merge patch, so a writer keeps the others' conditions.
+ */
+export function withConditions(existing: readonly Condition[] | undefined, set: readonly Condition[]): Condition[] {
+  const out = (existing ?? []).filter((c) => !set.some((s) => s.type === c.type));
+  for (const s of set) {
+    const before = existing?.find((c) => c.type === s.type);
+    const same = before !== undefined && before.status === s.status;
+    out.push({ ...s, lastTransitionTime: same && before.lastTransitionTime != null ? before.lastTransitionTime : now() });
+  }
+  return out;
+}

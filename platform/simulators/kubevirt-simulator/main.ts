@@ -32,6 +32,7 @@ async function virtApiStandIn(config: SimulatorConfig): Promise<VirtApiStandIn |
 
 runDaemonIfMain(import.meta.url, 'kubevirt simulator', loadConfig, async ({ config, kube, signal }) => {
   const simulator = new KubeVirtSimulator(kube, {
+    role: config.ROLE,
     namespace: config.WATCH_NAMESPACE,
     launcherPods: config.LAUNCHER_PODS,
     autoRunOn: config.AUTO_RUN_NODE,

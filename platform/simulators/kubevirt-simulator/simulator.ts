@@ -23,13 +23,23 @@ import { errorMessage } from '../../../shared/errors/index.js';
 import { Informer, ownerReferenceTo, type KubeClient, type KubeObject } from '../../../shared/kube/index.js';
 import { rootLogger, type Logger } from '../../../shared/log/index.js';
 import { find, now, ref, remove, type StepContext } from './context.js';
-import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER } from './instance.js';
 import { simulatorClients, type LauncherPod, type SimulatorClients } from './kube.js';
 import { launcherSelector } from '../../../shared/api/internal/launcher.js';
 import { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_ANNOTATION } from './launcher.js';
-import { advanceMigration, deleteOrphanTargets, isFinished } from './migration.js';
+import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER } from './virt-controller/instance.js';
+import { advanceMigration, deleteOrphanTargets, isFinished } from './virt-controller/migration.js';
+import { runGuest } from './virt-handler/guest.js';
+import { handleMigration } from './virt-handler/migration.js';
+
+/**
+ * What the simulator plays: `all` (virt-controller and virt-handler, simulated) or `node-agent`
+ * (virt-handler only, on the instances, pods and migrations a real virt-controller made).
+ */
+export type SimulatorRole = 'all' | 'node-agent';
 
 export interface SimulatorOptions {
+  /** Default `all`. `node-agent` needs launcher pods (real virt-controller makes them). */
+  role?: SimulatorRole;
   /** Only this namespace; every namespace when unset. */
   namespace?: string | undefined;
   /** Play virt-launcher pods (placed by the scheduler, run by the node simulator) and live migrations. */
@@ -86,16 +96,23 @@ export class KubeVirtSimulator {
   async start(): Promise<void> {
     const base = { namespace: this.options.namespace, signal: this.abort.signal, logger: this.log };
     const vmKey = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
-    this.watch(new Informer<VM>({ ...base, client: this.c.kvvms }), vmKey);
+    const nodeAgent = this.nodeAgent();
+    if (!nodeAgent) this.watch(new Informer<VM>({ ...base, client: this.c.kvvms }), vmKey);
     this.watch(new Informer<VMI>({ ...base, client: this.c.kvvmis }), vmKey);
-    if (this.options.launcherPods === true) {
+    if (this.options.launcherPods === true || nodeAgent) {
       const pods = new Informer<LauncherPod>({ ...base, client: this.c.pods, labelSelector: launcherSelector() });
       this.watch(pods, (p) => `${p.metadata.namespace ?? ''}/${p.metadata.annotations?.[DOMAIN_ANNOTATION] ?? ''}`);
+    }
+    if (this.options.launcherPods === true && !nodeAgent) {
       this.migrations = new Informer<VMIM>({ ...base, client: this.c.migrations });
       this.watch(this.migrations, (m) => `${m.metadata.namespace ?? ''}/${m.spec.vmiName}`);
     }
     await Promise.all(this.informers.map((i) => i.synced));
-    this.log.info({ namespace: this.options.namespace ?? '(all)', launcherPods: this.options.launcherPods === true }, 'kubevirt simulator started');
+    const role = this.options.role ?? 'all';
+    this.log.info(
+      { namespace: this.options.namespace ?? '(all)', role, launcherPods: this.options.launcherPods === true || nodeAgent },
+      'kubevirt simulator started',
+    );
   }
 
   async stop(): Promise<void> {
@@ -104,6 +121,10 @@ export class KubeVirtSimulator {
     this.timers.clear();
     await Promise.all(this.informers.map((i) => i.stop()));
     await Promise.allSettled([...this.chains.values()]);
+  }
+
+  private nodeAgent(): boolean {
+    return this.options.role === 'node-agent';
   }
 
   private watch<T extends KubeObject>(inf: Informer<T>, keyOf: (o: T) => string): void {
@@ -157,14 +178,29 @@ export class KubeVirtSimulator {
     }
   }
 
+  /** virt-handler's part: the guest on its node and its migrations (every role runs it, with launcher pods). */
+  private async handle(vmi: VMI | undefined, launchers: readonly LauncherPod[]): Promise<void> {
+    if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined) return;
+    await runGuest(this.step, vmi, launchers);
+    await handleMigration(this.step, vmi, launchers);
+  }
+
+  /** The node agent's loop for one instance: only virt-handler's part, on what real virt-controller made. */
+  private async syncNode(namespace: string, name: string): Promise<void> {
+    const vmi = await find(() => this.c.kvvmis.get(ref(namespace, name)));
+    if (vmi === undefined) return;
+    await this.handle(vmi, await this.podsOf(namespace, name));
+  }
+
   /**
-   * virt-controller's loop for one VM: an instance being deleted is finalized first (launcher pods
+   * virt-controller's loop for one VM (then virt-handler's part): an instance being deleted is finalized first (launcher pods
    * removed, then the finalizer), then the state change requests (a Start waits until the stopped
    * instance is gone), then runStrategy Always, then the instance and its migrations.
    */
   private async sync(key: string): Promise<void> {
     if (this.abort.signal.aborted) return;
     const [namespace = '', name = ''] = key.split('/');
+    if (this.nodeAgent()) return this.syncNode(namespace, name);
     const pods = this.options.launcherPods === true;
     const kvvm = await find(() => this.c.kvvms.get(ref(namespace, name)));
     let vmi = await find(() => this.c.kvvmis.get(ref(namespace, name)));
@@ -194,13 +230,17 @@ export class KubeVirtSimulator {
     if (pods) {
       await deleteStrayPods(this.step, vmi, launchers);
       if (vmi !== undefined) unschedulable = (await advanceInstance(this.step, vmi, launchers)).unschedulable;
+      // Each step reads the instance afresh: the one before may have changed it.
+      if (vmi !== undefined) await this.handle(await find(() => this.c.kvvmis.get(ref(namespace, name))), launchers);
       const live = (this.migrations?.store.list() ?? []).filter((m) => m.metadata.namespace === namespace && m.spec.vmiName === name && !isFinished(m));
       await deleteOrphanTargets(this.step, vmi, live, launchers);
-      const current = live.find((m) => m.metadata.deletionTimestamp === undefined);
-      if (current !== undefined) {
-        const fresh = await find(() => this.c.migrations.get(ref(namespace, current.metadata.name ?? '')));
-        if (fresh !== undefined && !isFinished(fresh)) await advanceMigration(this.step, fresh, vmi, launchers);
+      const open = live.find((m) => m.metadata.deletionTimestamp === undefined);
+      if (open !== undefined) {
+        const fresh = await find(() => this.c.migrations.get(ref(namespace, open.metadata.name ?? '')));
+        const current = await find(() => this.c.kvvmis.get(ref(namespace, name)));
+        if (fresh !== undefined && !isFinished(fresh)) await advanceMigration(this.step, fresh, current, launchers);
       }
+      if (vmi !== undefined) vmi = await find(() => this.c.kvvmis.get(ref(namespace, name)));
     }
     await this.reportPrintable(kvvm, vmi, unschedulable);
   }

@@ -133,6 +133,10 @@ export const MigrationStateSchema = z.looseObject({
   sourcePod: str(),
   targetPod: str(),
   migrationUid: str(),
+  /** virt-handler on the target node: where the source sends the guest (set once the target is prepared). */
+  targetNodeAddress: str(),
+  /** virt-handler on the target node: when the migrated guest ran there. */
+  targetNodeDomainReadyTimestamp: z.string().nullable().optional(),
 });
 
 export const VMIStatusSchema = z.looseObject({

@@ -21,6 +21,10 @@ export const VM_NAME_LABEL = 'vm.internal.virtualization.deckhouse.io/name';
 export const DOMAIN_ANNOTATION = `${KUBEVIRT}/domain`;
 /** The uid of the migration a target pod was made for (upstream `kubevirt.io/migrationJobUID`). */
 export const MIGRATION_LABEL = `${KUBEVIRT}/migrationJobUID`;
+/** On the instance: the node its guest runs on (upstream `kubevirt.io/nodeName`, virt-controller and virt-handler write it). */
+export const NODE_NAME_LABEL = `${KUBEVIRT}/nodeName`;
+/** On the instance during a migration: the target node, whose virt-handler prepares it (upstream `kubevirt.io/migrationTargetNodeName`). */
+export const MIGRATION_TARGET_NODE_LABEL = `${KUBEVIRT}/migrationTargetNodeName`;
 /** The container running the guest; its termination message says how the guest ended. */
 export const COMPUTE_CONTAINER = 'compute';
 /** Template annotation through which Cilium gives the pod (and the guest) the VM's address. */

@@ -1,13 +1,14 @@
 /**
- * virt-controller and virt-handler for one running instance, with launcher pods: the instance gets a
- * pod, the real scheduler places it, the node simulator (kwok) runs it, and the guest "boots":
- * Pending → Scheduling → Scheduled → Running, the guest agent reporting the address. A pod that ends
- * or vanishes under a running instance fails it.
+ * virt-controller's part of one instance, with launcher pods (not run in node-agent mode, where the
+ * real virt-controller does it): the instance gets a pod, the real scheduler places it, and the
+ * instance goes Pending → Scheduling → Scheduled on the pod's node; from there virt-handler
+ * (../virt-handler/) runs the guest. A pod that ends or vanishes under the instance fails it; an
+ * instance being deleted loses its pods first, then its finalizer.
  */
-import type { InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
-import { find, now, ref, remove, type StepContext } from './context.js';
-import type { LauncherPod } from './kube.js';
-import { buildLauncherPod, CILIUM_IP_ANNOTATION, CREATED_BY_LABEL, MIGRATION_LABEL, podState, unschedulableMessage } from './launcher.js';
+import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
+import { find, ref, remove, withConditions, type StepContext } from '../context.js';
+import type { LauncherPod } from '../kube.js';
+import { activePod, buildLauncherPod, podsOf, podState, unschedulableMessage } from '../launcher.js';
 
 type VMI = InternalVirtualMachineInstance;
 
@@ -19,25 +20,11 @@ export interface InstanceView {
   unschedulable: boolean;
 }
 
-const uidOf = (vmi: VMI): string => vmi.metadata.uid ?? '';
-const isOf =
-  (vmi: VMI) =>
-  (p: LauncherPod): boolean =>
-    p.metadata.labels?.[CREATED_BY_LABEL] === uidOf(vmi);
-
-/** The pod the guest runs in now: the one the instance lists as active, else its first (non-migration) pod. */
-export function activePod(vmi: VMI, pods: readonly LauncherPod[]): LauncherPod | undefined {
-  const mine = pods.filter(isOf(vmi));
-  const active = Object.keys(vmi.status?.activePods ?? {});
-  if (active.length > 0) return mine.find((p) => active.includes(p.metadata.uid ?? ''));
-  return mine.find((p) => p.metadata.labels?.[MIGRATION_LABEL] === undefined);
-}
-
 /** Pods of an instance that no longer exists (a restart made a new one): KubeVirt tears them down. */
 export async function deleteStrayPods(ctx: StepContext, vmi: VMI | undefined, pods: readonly LauncherPod[]): Promise<void> {
+  const mine = new Set(vmi === undefined ? [] : podsOf(vmi, pods));
   for (const p of pods) {
-    if (p.metadata.deletionTimestamp !== undefined) continue;
-    if (vmi !== undefined && isOf(vmi)(p)) continue;
+    if (p.metadata.deletionTimestamp !== undefined || mine.has(p)) continue;
     ctx.log.info({ pod: p.metadata.name }, 'deleting the launcher pod of a gone instance');
     await remove(() => ctx.c.pods.delete(ref(p.metadata.namespace ?? '', p.metadata.name ?? '')));
   }
@@ -48,7 +35,7 @@ export async function deleteStrayPods(ctx: StepContext, vmi: VMI | undefined, po
  * none is left the finalizer goes, so the instance disappears after its pods, as with KubeVirt.
  */
 export async function finalizeInstance(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]): Promise<void> {
-  const mine = pods.filter(isOf(vmi));
+  const mine = podsOf(vmi, pods);
   for (const p of mine) {
     if (p.metadata.deletionTimestamp === undefined) await remove(() => ctx.c.pods.delete(ref(p.metadata.namespace ?? '', p.metadata.name ?? '')));
   }
@@ -62,7 +49,7 @@ export async function finalizeInstance(ctx: StepContext, vmi: VMI, pods: readonl
   );
 }
 
-/** One step of the instance's life; the next event (or timer) brings the next step. */
+/** One step of virt-controller's part of the instance; the next event (or timer) brings the next step. */
 export async function advanceInstance(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]): Promise<InstanceView> {
   const phase = vmi.status?.phase ?? '';
   if (vmi.metadata.deletionTimestamp !== undefined || phase === 'Succeeded' || phase === 'Failed') return { unschedulable: false };
@@ -70,7 +57,10 @@ export async function advanceInstance(ctx: StepContext, vmi: VMI, pods: readonly
   const pod = activePod(vmi, pods);
   const state = pod === undefined ? undefined : podState(pod);
   const patch = (status: Record<string, unknown>): Promise<VMI> =>
-    ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), { status });
+    ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
+      metadata: { resourceVersion: vmi.metadata.resourceVersion },
+      status,
+    });
 
   if (phase === '' || phase === 'Pending') {
     if (pod === undefined) {
@@ -86,35 +76,27 @@ export async function advanceInstance(ctx: StepContext, vmi: VMI, pods: readonly
     return { unschedulable: false };
   }
   const node = pod.spec?.nodeName ?? '';
+  const conditions = vmi.status?.conditions;
   if (phase === 'Scheduling') {
     if (state === 'unschedulable') {
       const message = unschedulableMessage(pod) ?? 'no node fits';
-      await patch({ conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] });
+      await patch({ conditions: withConditions(conditions, [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }]) });
       return { unschedulable: true };
     }
     if (state === 'bound' || state === 'running') {
       ctx.log.info({ vm: key, node }, 'instance scheduled');
-      await patch({ phase: 'Scheduled', nodeName: node, conditions: [{ type: 'PodScheduled', status: 'True' }] });
+      await patch({
+        phase: 'Scheduled',
+        nodeName: node,
+        activePods: { [pod.metadata.uid ?? '']: node },
+        conditions: withConditions(conditions, [{ type: 'PodScheduled', status: 'True' }]),
+      });
     }
     return { unschedulable: false };
   }
-  if (phase === 'Scheduled' && state === 'running') {
-    const bootKey = `boot:${uidOf(vmi)}`;
-    if (!ctx.elapsed(bootKey, ctx.bootDelayMs, key)) return { unschedulable: false };
-    ctx.forget(bootKey);
-    const ip = vmi.metadata.annotations?.[CILIUM_IP_ANNOTATION] ?? pod.status?.podIP ?? '';
-    ctx.log.info({ vm: key, node, ip }, 'guest running; the guest agent reports its address');
-    await patch({
-      phase: 'Running',
-      nodeName: node,
-      interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip], infoSource: 'domain, guest-agent' }],
-      conditions: [
-        { type: 'Ready', status: 'True', lastTransitionTime: now() },
-        { type: 'AgentConnected', status: 'True', lastTransitionTime: now() },
-      ],
-      guestOSInfo: { id: 'simulated', name: 'kubevirt-simulator', prettyName: 'Simulated guest (no hypervisor)' },
-      activePods: { [pod.metadata.uid ?? '']: node },
-    });
+  // The instance is ready while its guest runs in a ready pod (virt-controller reads the pod's readiness).
+  if (phase === 'Running' && state === 'running' && conditions?.find((c) => c.type === 'Ready')?.status !== 'True') {
+    await patch({ conditions: withConditions(conditions, [{ type: 'Ready', status: 'True' }]) });
   }
   return { unschedulable: false };
 }

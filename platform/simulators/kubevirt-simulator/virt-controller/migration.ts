@@ -1,15 +1,18 @@
 /**
- * A live migration as KubeVirt runs it, with launcher pods: a target pod kept off the source node,
- * placed by the real scheduler; phases Pending → Scheduling → Scheduled → TargetReady → Running →
- * Succeeded, the instance's migrationState filled along the way and its node switched at the end.
- * A target that cannot be placed fails the migration after a timeout; a deleted migration is
- * cancelled (its target pod removed).
+ * virt-controller's migration controller (not run in node-agent mode): a live migration gets a
+ * target pod kept off the source node, placed by the real scheduler, and moves through KubeVirt's
+ * phases on what virt-handler (../virt-handler/migration.ts) writes on the instance, as KubeVirt
+ * v1.6's controller does: Pending → Scheduling (target pod made) → Scheduled (target pod runs) →
+ * PreparingTarget (the instance handed to the target: `migrationState` with source and target) →
+ * TargetReady (the target's handler gave its address) → Running (the source's handler started) →
+ * Succeeded (it completed) or Failed. A target that cannot be placed fails the migration after a
+ * timeout; a deleted migration is cancelled (its target pod removed).
  */
-import type { InternalVirtualMachineInstance, InternalVirtualMachineInstanceMigration } from '../../../shared/api/internal/resources.js';
-import { now, ref, remove, type StepContext } from './context.js';
-import type { LauncherPod } from './kube.js';
-import { activePod } from './instance.js';
-import { buildLauncherPod, MIGRATION_LABEL, podState } from './launcher.js';
+import type { InternalVirtualMachineInstance, InternalVirtualMachineInstanceMigration } from '../../../../shared/api/internal/resources.js';
+import { now, ref, remove, type StepContext } from '../context.js';
+import type { LauncherPod } from '../kube.js';
+import { activePod, buildLauncherPod, MIGRATION_LABEL, podState } from '../launcher.js';
+import { MIGRATION_TARGET_NODE_LABEL } from '../../../../shared/api/internal/launcher.js';
 
 type VMI = InternalVirtualMachineInstance;
 type VMIM = InternalVirtualMachineInstanceMigration;
@@ -28,16 +31,9 @@ export async function deleteOrphanTargets(ctx: StepContext, vmi: VMI | undefined
     await remove(() => ctx.c.pods.delete(ref(p.metadata.namespace ?? '', p.metadata.name ?? '')));
   }
   const state = vmi?.status?.migrationState;
-  if (
-    vmi !== undefined &&
-    state?.migrationUid &&
-    state.startTimestamp &&
-    state.completed !== true &&
-    state.failed !== true &&
-    !liveUids.has(state.migrationUid)
-  ) {
+  if (vmi !== undefined && state?.migrationUid && state.completed !== true && state.failed !== true && !liveUids.has(state.migrationUid)) {
     await ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
-      status: { migrationState: { ...state, abortStatus: 'Succeeded', failed: true, endTimestamp: now() } },
+      status: { migrationState: { ...state, abortStatus: 'Succeeded', failed: true, completed: true, endTimestamp: now() } },
     });
   }
 }
@@ -57,17 +53,13 @@ export async function advanceMigration(ctx: StepContext, m: VMIM, vmi: VMI | und
     await setPhase('Failed', { conditions: [{ type: 'Failed', status: 'True', reason: 'MigrationFailed', message: why }] });
   };
   if (vmi === undefined || vmi.status?.phase !== 'Running') return fail('the instance is not running');
+  const state = vmi.status.migrationState;
+  const mine = state?.migrationUid === m.metadata.uid ? state : undefined;
+  if (mine?.failed === true) return fail('virt-handler reported the migration failed');
+  if (mine?.completed === true) return setPhase('Succeeded', { migrationState: mine });
   const source = activePod(vmi, pods);
   const target = pods.find((p) => p.metadata.labels?.[MIGRATION_LABEL] === m.metadata.uid);
   const targetState = target === undefined ? undefined : podState(target);
-  const state = {
-    sourceNode: vmi.status.nodeName,
-    sourcePod: source?.metadata.name,
-    targetPod: target?.metadata.name,
-    targetNode: target?.spec?.nodeName,
-    migrationUid: m.metadata.uid,
-    mode: 'PreCopy',
-  };
   if (phase === '' || phase === 'Pending') {
     if (target === undefined) {
       const pod = buildLauncherPod(vmi, {
@@ -90,32 +82,24 @@ export async function advanceMigration(ctx: StepContext, m: VMIM, vmi: VMI | und
       return;
     }
     ctx.forget(waitKey);
-    return setPhase('Scheduled', { migrationState: state });
-  }
-  if (phase === 'Scheduled' || phase === 'PreparingTarget') {
-    if (targetState === 'running') return setPhase('TargetReady', { migrationState: state });
+    if (targetState === 'running') return setPhase('Scheduled');
     return;
   }
-  const vmiRef = ref(namespace, vmi.metadata.name ?? '');
-  if (phase === 'TargetReady') {
-    await ctx.c.kvvmis.mergePatch(vmiRef, { status: { migrationState: { ...state, startTimestamp: now(), completed: false, failed: false } } });
-    return setPhase('Running', { migrationState: { ...state, startTimestamp: now() } });
-  }
-  if (phase === 'Running') {
-    const syncKey = `sync:${m.metadata.uid ?? ''}`;
-    if (!ctx.elapsed(syncKey, ctx.migrationDelayMs, key)) return;
-    ctx.forget(syncKey);
-    const started = vmi.status.migrationState?.startTimestamp ?? now();
-    const done = { ...state, startTimestamp: started, endTimestamp: now(), completed: true, failed: false };
-    await ctx.c.kvvmis.mergePatch(vmiRef, {
-      status: {
-        nodeName: target.spec?.nodeName,
-        migrationState: done,
-        // A merge patch merges maps: the source pod's entry is removed explicitly.
-        activePods: { ...(source !== undefined ? { [source.metadata.uid ?? '']: null } : {}), [target.metadata.uid ?? '']: target.spec?.nodeName ?? '' },
-      },
+  if (phase === 'Scheduled') {
+    // The hand-off: the target's virt-handler sees the instance through the label and the state.
+    const handoff = {
+      migrationUid: m.metadata.uid,
+      sourceNode: vmi.status.nodeName,
+      sourcePod: source?.metadata.name,
+      targetNode: target.spec?.nodeName,
+      targetPod: target.metadata.name,
+    };
+    await ctx.c.kvvmis.mergePatch(ref(namespace, vmi.metadata.name ?? ''), {
+      metadata: { labels: { [MIGRATION_TARGET_NODE_LABEL]: target.spec?.nodeName ?? '' }, resourceVersion: vmi.metadata.resourceVersion },
+      status: { migrationState: handoff },
     });
-    if (source !== undefined) await remove(() => ctx.c.pods.delete(ref(namespace, source.metadata.name ?? '')));
-    await setPhase('Succeeded', { migrationState: done });
+    return setPhase('PreparingTarget', { migrationState: handoff });
   }
+  if (phase === 'PreparingTarget' && mine?.targetNodeAddress) return setPhase('TargetReady', { migrationState: mine });
+  if (phase === 'TargetReady' && mine?.startTimestamp) return setPhase('Running', { migrationState: mine });
 }

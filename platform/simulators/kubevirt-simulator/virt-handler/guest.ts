@@ -1,0 +1,69 @@
+/**
+ * virt-handler's part of one instance on its node: once virt-controller has scheduled the instance
+ * (phase Scheduled, `nodeName`) and kwok runs its launcher pod, the guest "boots" and the handler
+ * reports what KubeVirt v1.6's virt-handler writes on the instance: phase Running, the interfaces
+ * with the address the guest agent reports (the template's `cni.cilium.io/ipAddress`: the IP our
+ * IPAM gave; the pod IP otherwise), the guest OS info, `AgentConnected`, the machine type, the SELinux
+ * context (`none`: no SELinux here; virt-controller needs one to render a migration target) and a
+ * volume status per volume with its target device. It never makes or deletes instances or pods.
+ */
+import { NODE_NAME_LABEL } from '../../../../shared/api/internal/launcher.js';
+import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
+import { ref, withConditions, type StepContext } from '../context.js';
+import type { LauncherPod } from '../kube.js';
+import { activePod, CILIUM_IP_ANNOTATION, podState } from '../launcher.js';
+
+type VMI = InternalVirtualMachineInstance;
+
+/** `sda`, `sdb`, … (or `vda` … on virtio), in the order of the disks, as libvirt names them. */
+function volumeTargets(vmi: VMI): Map<string, string> {
+  const disks = (vmi.spec.domain.devices?.['disks'] ?? []) as { name: string; disk?: { bus?: string }; cdrom?: { bus?: string } }[];
+  const counters = new Map<string, number>();
+  const out = new Map<string, string>();
+  for (const d of disks) {
+    const prefix = (d.disk?.bus ?? d.cdrom?.bus) === 'virtio' ? 'vd' : 'sd';
+    const n = counters.get(prefix) ?? 0;
+    counters.set(prefix, n + 1);
+    out.set(d.name, `${prefix}${String.fromCharCode(97 + n)}`);
+  }
+  return out;
+}
+
+/** The volume status with an entry for every volume of the spec (entries others wrote, hot-plugged ones, kept). */
+export function volumeStatus(vmi: VMI): Record<string, unknown>[] {
+  const existing = vmi.status?.volumeStatus ?? [];
+  const targets = volumeTargets(vmi);
+  const have = new Set(existing.map((v) => v['name']));
+  const added = (vmi.spec.volumes ?? [])
+    .map((v) => v.name)
+    .filter((name) => !have.has(name))
+    .map((name) => ({ name, target: targets.get(name) ?? '' }));
+  return [...existing, ...added];
+}
+
+/** One step of the guest on its node; the next event (or timer) brings the next step. */
+export async function runGuest(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]): Promise<void> {
+  if (vmi.metadata.deletionTimestamp !== undefined || vmi.status?.phase !== 'Scheduled') return;
+  const node = vmi.status.nodeName ?? '';
+  const pod = activePod(vmi, pods);
+  if (node === '' || pod === undefined || podState(pod) !== 'running') return;
+  const key = `${vmi.metadata.namespace ?? ''}/${vmi.metadata.name ?? ''}`;
+  const bootKey = `boot:${vmi.metadata.uid ?? ''}`;
+  if (!ctx.elapsed(bootKey, ctx.bootDelayMs, key)) return;
+  ctx.forget(bootKey);
+  const ip = vmi.metadata.annotations?.[CILIUM_IP_ANNOTATION] ?? pod.status?.podIP ?? '';
+  ctx.log.info({ vm: key, node, ip }, 'guest running; the guest agent reports its address');
+  const machine = vmi.spec.domain['machine'] as { type?: string } | undefined;
+  await ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
+    metadata: { labels: { [NODE_NAME_LABEL]: node }, resourceVersion: vmi.metadata.resourceVersion },
+    status: {
+      phase: 'Running',
+      interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip], infoSource: 'domain, guest-agent' }],
+      conditions: withConditions(vmi.status.conditions, [{ type: 'AgentConnected', status: 'True' }]),
+      guestOSInfo: { id: 'simulated', name: 'kubevirt-simulator', prettyName: 'Simulated guest (no hypervisor)' },
+      machine: { type: machine?.type ?? 'q35' },
+      selinuxContext: 'none',
+      volumeStatus: volumeStatus(vmi),
+    },
+  });
+}

@@ -1,0 +1,50 @@
+/**
+ * virt-handler's part of a live migration, on what virt-controller's migration controller wrote on
+ * the instance (`migrationState` with the target node and pod, after the hand-off), as KubeVirt
+ * v1.6's handlers do it: the target's handler, once its pod runs, prepares and gives its address
+ * (`targetNodeAddress`); the source's handler then starts (`startTimestamp`, mode PreCopy) and, after
+ * the copy (MIGRATION_DELAY), the migration completes: `completed`, `endTimestamp`, the target's
+ * domain detected and ready, and the instance's node (status and label) is the target. The source
+ * launcher then exits: here its pod is deleted, as kwok runs no launcher process that could end it.
+ */
+import { MIGRATION_TARGET_NODE_LABEL, NODE_NAME_LABEL } from '../../../../shared/api/internal/launcher.js';
+import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
+import { now, ref, remove, type StepContext } from '../context.js';
+import type { LauncherPod } from '../kube.js';
+import { podState } from '../launcher.js';
+
+type VMI = InternalVirtualMachineInstance;
+
+/** One step of the migration of `vmi`, when one is handed off and unfinished. */
+export async function handleMigration(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]): Promise<void> {
+  const state = vmi.status?.migrationState;
+  if (vmi.status?.phase !== 'Running' || !state?.targetNode || !state.migrationUid || state.completed === true || state.failed === true) return;
+  const namespace = vmi.metadata.namespace ?? '';
+  const key = `${namespace}/${vmi.metadata.name ?? ''}`;
+  const patch = (status: Record<string, unknown>, labels?: Record<string, string | null>): Promise<VMI> =>
+    ctx.c.kvvmis.mergePatch(ref(namespace, vmi.metadata.name ?? ''), {
+      metadata: { resourceVersion: vmi.metadata.resourceVersion, ...(labels === undefined ? {} : { labels }) },
+      status,
+    });
+  const target = pods.find((p) => p.metadata.name === state.targetPod);
+  if (!state.targetNodeAddress) {
+    if (target === undefined || podState(target) !== 'running') return;
+    ctx.log.info({ vm: key, node: state.targetNode }, 'migration target prepared');
+    await patch({ migrationState: { ...state, targetNodeAddress: target.status?.podIP ?? '127.0.0.1', targetNodeDomainDetected: false } });
+    return;
+  }
+  if (!state.startTimestamp) {
+    ctx.log.info({ vm: key, from: state.sourceNode, to: state.targetNode }, 'migration started');
+    await patch({ migrationState: { ...state, startTimestamp: now(), mode: 'PreCopy' } });
+    return;
+  }
+  const copyKey = `copy:${state.migrationUid}`;
+  if (!ctx.elapsed(copyKey, ctx.migrationDelayMs, key)) return;
+  ctx.forget(copyKey);
+  const at = now();
+  const done = { ...state, endTimestamp: at, completed: true, failed: false, targetNodeDomainDetected: true, targetNodeDomainReadyTimestamp: at };
+  ctx.log.info({ vm: key, node: state.targetNode }, 'migration completed; the guest runs on the target');
+  await patch({ nodeName: state.targetNode, migrationState: done }, { [NODE_NAME_LABEL]: state.targetNode, [MIGRATION_TARGET_NODE_LABEL]: null });
+  const source = state.sourcePod;
+  if (source) await remove(() => ctx.c.pods.delete(ref(namespace, source)));
+}
