@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { createCA, issueCert, type CertAuthority } from '../tests/env/certs.js';
 import { startControlPlane, type ControlPlaneState } from '../tests/env/control-plane.js';
 import { freePort } from '../tests/env/ports.js';
-import { logShowsPortInUse, spawnLogged, tailLog } from '../tests/env/process.js';
+import { logShowsPortInUse, spawnLogged, tailLog, type LoggedProcess } from '../tests/env/process.js';
 import type { KubeClient } from '../shared/kube/index.js';
 import type { Supervisor } from './supervisor.js';
 import { waitFor } from '../shared/testing/wait.js';
@@ -121,17 +121,33 @@ export async function startLocalCluster(opts: {
 const KWOK_RUNNING_STAGES = ['pod-ready', 'pod-complete'];
 
 /**
- * The release's default stages (cached with the binary) with every pod carrying the label `unmanaged`
- * left out of the stages that run a pod: another simulator plays those pods' kubelet (the storage
+ * A digest in every container status, as a kubelet reports the image it pulled (kwok pulls none:
+ * one made-up digest for every image). virt-controller renders a migration target only from the
+ * source pod's container-disk digests ("no reproducible image digest can be detected" otherwise).
+ */
+export const SIMULATED_IMAGE_ID = `sha256:${'0'.repeat(64)}`;
+
+/**
+ * The release's default stages (cached with the binary) with image digests in the container
+ * statuses (SIMULATED_IMAGE_ID) and, when `unmanaged` is given, every pod carrying that label left
+ * out of the stages that run a pod: another simulator plays those pods' kubelet (the storage
  * simulator runs the importer pods as programs). Their deletion is still finished by kwok.
  */
-export async function writeKwokStages(source: string, target: string, unmanaged: string): Promise<void> {
+export async function writeKwokStages(source: string, target: string, unmanaged?: string): Promise<void> {
   const docs = loadAll(await readFile(source, 'utf8')).filter((d) => d !== null && d !== undefined) as Array<{
     metadata?: { name?: string };
-    spec?: { selector?: { matchExpressions?: object[] } };
+    spec?: { selector?: { matchExpressions?: object[] }; next?: { statusTemplate?: string } };
   }>;
   for (const d of docs) {
     if (!KWOK_RUNNING_STAGES.includes(d.metadata?.name ?? '')) continue;
+    const next = d.spec?.next;
+    if (next?.statusTemplate !== undefined) {
+      next.statusTemplate = next.statusTemplate.replace(
+        /\n( *)- image: (\{\{ \.image \| Quote \}\})\n/g,
+        `\n$1- image: $2\n$1  imageID: "${SIMULATED_IMAGE_ID}"\n`,
+      );
+    }
+    if (unmanaged === undefined) continue;
     const selector = (d.spec ??= {}).selector ?? (d.spec.selector = {});
     (selector.matchExpressions ??= []).push({ key: `.metadata.labels[${JSON.stringify(unmanaged)}]`, operator: 'DoesNotExist' });
   }
@@ -148,13 +164,15 @@ export async function startKwok(
 ): Promise<void> {
   // kwok plays every node's kubelet: it acts as a node would (system:node:…, group system:nodes).
   const kubeconfig = await cluster.userKubeconfig('system:node:kwok', ['system:nodes', 'system:masters']);
+  const proc = await startKwokProcess({ ...opts, kubeconfig });
+  opts.supervisor.add(proc, { graceMs: 3_000 });
+}
+
+/** The kwok process against the apiserver of `kubeconfig` (see startKwok); resolves once it is healthy. */
+export async function startKwokProcess(opts: { binDir: string; workDir: string; kubeconfig: string; unmanagedPodLabel?: string }): Promise<LoggedProcess> {
   const dir = join(opts.binDir, `kwok-${KWOK_VERSION}`);
-  let stages = join(dir, 'stages.yaml');
-  if (opts.unmanagedPodLabel !== undefined) {
-    const edited = join(opts.workDir, 'kwok-stages.yaml');
-    await writeKwokStages(stages, edited, opts.unmanagedPodLabel);
-    stages = edited;
-  }
+  const stages = join(opts.workDir, 'kwok-stages.yaml');
+  await writeKwokStages(join(dir, 'stages.yaml'), stages, opts.unmanagedPodLabel);
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const logPath = join(opts.workDir, `kwok-${attempt}.log`);
@@ -162,7 +180,7 @@ export async function startKwok(
       'kwok',
       join(dir, 'kwok'),
       [
-        `--kubeconfig=${kubeconfig}`,
+        `--kubeconfig=${opts.kubeconfig}`,
         `--config=${stages}`,
         '--manage-all-nodes=false',
         `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
@@ -180,8 +198,7 @@ export async function startKwok(
         intervalMs: 200,
         abortIf: () => (proc.hasExited() ? `kwok exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
       });
-      opts.supervisor.add(proc, { graceMs: 3_000 });
-      return;
+      return proc;
     } catch (err: unknown) {
       await proc.kill();
       if (attempt < 5 && logShowsPortInUse(logPath)) continue;
@@ -212,8 +229,8 @@ export async function createNodes(admin: KubeClient, count: number): Promise<str
       spec: { podCIDR: `10.244.${i}.0/24`, podCIDRs: [`10.244.${i}.0/24`] },
       // Nodes may carry their status on create; kwok keeps capacity and allocatable as given.
       status: {
-        capacity: { cpu: '8', memory: '32Gi', pods: '110' },
-        allocatable: { cpu: '8', memory: '32Gi', pods: '110' },
+        capacity: { cpu: '8', memory: '32Gi', pods: '110', 'ephemeral-storage': '100Gi' },
+        allocatable: { cpu: '8', memory: '32Gi', pods: '110', 'ephemeral-storage': '100Gi' },
         nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', osImage: 'kwok simulated node' },
       },
     };

@@ -309,7 +309,8 @@ export async function startControlPlane(binDir: string, workDir: string, opts: C
  * client certificate in system:masters; the service-account key signs tokens for the token
  * controller. Ready when its /healthz answers (self-signed serving certificate in its work dir).
  */
-async function startControllerManager(opts: {
+/** kube-controller-manager (every controller, no leader election) against the apiserver of `kubeconfig`; resolves once it is healthy. */
+export async function startControllerManager(opts: {
   binDir: string;
   workDir: string;
   kubeconfig: string;
@@ -364,7 +365,8 @@ async function startControllerManager(opts: {
  * kube-scheduler with its defaults (one instance, no leader election), so that pods are placed on
  * nodes. Ready when its /healthz answers (self-signed serving certificate in its work dir).
  */
-async function startScheduler(opts: { binDir: string; workDir: string; kubeconfig: string; detached?: boolean }): Promise<LoggedProcess> {
+/** kube-scheduler against the apiserver of `kubeconfig` (no leader election); resolves once it is healthy. */
+export async function startScheduler(opts: { binDir: string; workDir: string; kubeconfig: string; detached?: boolean }): Promise<LoggedProcess> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const logPath = join(opts.workDir, `kube-scheduler-${attempt}.log`);

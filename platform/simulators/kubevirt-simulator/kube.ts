@@ -1,7 +1,8 @@
 /** The clients of the simulator: KubeVirt's internal objects (shared/api) and the launcher pods. */
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
-import { podDescriptor } from '../../../shared/api/k8s/resource.js';
+import { nodeDescriptor, podDescriptor } from '../../../shared/api/k8s/resource.js';
+import { AgentNodeSchema, type AgentNode } from './virt-handler/node.js';
 import {
   InternalVirtualMachineInstanceMigrationSchema,
   InternalVirtualMachineInstanceSchema,
@@ -42,6 +43,7 @@ export interface SimulatorClients {
   kvvmis: ResourceClient<InternalVirtualMachineInstance>;
   migrations: ResourceClient<InternalVirtualMachineInstanceMigration>;
   pods: ResourceClient<LauncherPod>;
+  nodes: ResourceClient<AgentNode>;
 }
 
 export function simulatorClients(kube: KubeClient): SimulatorClients {
@@ -50,5 +52,6 @@ export function simulatorClients(kube: KubeClient): SimulatorClients {
     kvvmis: kube.resource(descriptorOf(internalVirtualMachineInstance), InternalVirtualMachineInstanceSchema, FIELD_MANAGER),
     migrations: kube.resource(descriptorOf(internalVirtualMachineInstanceMigration), InternalVirtualMachineInstanceMigrationSchema, FIELD_MANAGER),
     pods: kube.resource(podDescriptor, LauncherPodSchema, FIELD_MANAGER),
+    nodes: kube.resource(nodeDescriptor, AgentNodeSchema, FIELD_MANAGER),
   };
 }

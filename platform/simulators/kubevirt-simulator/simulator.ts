@@ -30,6 +30,7 @@ import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER 
 import { advanceMigration, deleteOrphanTargets, isFinished } from './virt-controller/migration.js';
 import { runGuest } from './virt-handler/guest.js';
 import { handleMigration } from './virt-handler/migration.js';
+import { beat, type AgentNode, type NodeOffer } from './virt-handler/node.js';
 
 /**
  * What the simulator plays: `all` (virt-controller and virt-handler, simulated) or `node-agent`
@@ -40,6 +41,12 @@ export type SimulatorRole = 'all' | 'node-agent';
 export interface SimulatorOptions {
   /** Default `all`. `node-agent` needs launcher pods (real virt-controller makes them). */
   role?: SimulatorRole;
+  /** Node agent: the nodes it plays virt-handler on (a label selector); every node when unset. */
+  nodeSelector?: string | undefined;
+  /** Node agent: what its nodes offer (node labeller labels). Default: a few CPU models, q35 machines. */
+  nodeOffer?: NodeOffer;
+  /** Node agent: how often the heartbeat is renewed. Default 30 s (virt-controller's timeout is 5 min). */
+  heartbeatMs?: number;
   /** Only this namespace; every namespace when unset. */
   namespace?: string | undefined;
   /** Play virt-launcher pods (placed by the scheduler, run by the node simulator) and live migrations. */
@@ -60,6 +67,11 @@ type VMI = InternalVirtualMachineInstance;
 type VMIM = InternalVirtualMachineInstanceMigration;
 
 const RETRY_MS = { first: 200, max: 10_000 };
+/** What a simulated node offers KubeVirt unless told otherwise: the classes' usual CPU models, q35 machines. */
+const DEFAULT_OFFER: NodeOffer = {
+  cpuModels: ['Nehalem', 'Westmere', 'SandyBridge', 'IvyBridge', 'Haswell', 'Broadwell', 'Skylake-Client', 'Cascadelake-Server', 'EPYC'],
+  machineTypes: ['q35', 'pc-q35-rhel9.4.0'],
+};
 
 export class KubeVirtSimulator {
   private readonly c: SimulatorClients;
@@ -67,6 +79,7 @@ export class KubeVirtSimulator {
   private readonly abort = new AbortController();
   private readonly informers: Informer<KubeObject>[] = [];
   private migrations: Informer<VMIM> | undefined;
+  private nodes: Informer<AgentNode> | undefined;
   private readonly chains = new Map<string, Promise<void>>();
   private readonly failures = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -103,11 +116,18 @@ export class KubeVirtSimulator {
       const pods = new Informer<LauncherPod>({ ...base, client: this.c.pods, labelSelector: launcherSelector() });
       this.watch(pods, (p) => `${p.metadata.namespace ?? ''}/${p.metadata.annotations?.[DOMAIN_ANNOTATION] ?? ''}`);
     }
+    if (nodeAgent) {
+      const nodes = new Informer<AgentNode>({ signal: this.abort.signal, logger: this.log, client: this.c.nodes, labelSelector: this.options.nodeSelector });
+      nodes.on('add', (n) => this.enqueueNode(n.metadata.name ?? ''));
+      this.informers.push(nodes.start() as unknown as Informer<KubeObject>);
+      this.nodes = nodes;
+    }
     if (this.options.launcherPods === true && !nodeAgent) {
       this.migrations = new Informer<VMIM>({ ...base, client: this.c.migrations });
       this.watch(this.migrations, (m) => `${m.metadata.namespace ?? ''}/${m.spec.vmiName}`);
     }
     await Promise.all(this.informers.map((i) => i.synced));
+    if (nodeAgent) this.heartbeat();
     const role = this.options.role ?? 'all';
     this.log.info(
       { namespace: this.options.namespace ?? '(all)', role, launcherPods: this.options.launcherPods === true || nodeAgent },
@@ -121,6 +141,25 @@ export class KubeVirtSimulator {
     this.timers.clear();
     await Promise.all(this.informers.map((i) => i.stop()));
     await Promise.allSettled([...this.chains.values()]);
+  }
+
+  /** virt-handler on every node it plays: labels, devices and a fresh heartbeat, again and again. */
+  private heartbeat(): void {
+    for (const n of this.nodes?.store.list() ?? []) this.enqueueNode(n.metadata.name ?? '');
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!this.abort.signal.aborted) this.heartbeat();
+    }, this.options.heartbeatMs ?? 30_000);
+    this.timers.add(timer);
+  }
+
+  private enqueueNode(name: string): void {
+    const node = this.nodes?.store.list().find((n) => n.metadata.name === name);
+    if (node === undefined || this.abort.signal.aborted) return;
+    const offer = this.options.nodeOffer ?? DEFAULT_OFFER;
+    void beat(this.c.nodes, node, offer).catch((err: unknown) =>
+      this.log.warn({ node: name, err: errorMessage(err) }, 'node heartbeat failed; next beat tries again'),
+    );
   }
 
   private nodeAgent(): boolean {
@@ -180,8 +219,9 @@ export class KubeVirtSimulator {
 
   /** virt-handler's part: the guest on its node and its migrations (every role runs it, with launcher pods). */
   private async handle(vmi: VMI | undefined, launchers: readonly LauncherPod[]): Promise<void> {
-    if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined) return;
+    if (vmi === undefined) return;
     await runGuest(this.step, vmi, launchers);
+    if (vmi.metadata.deletionTimestamp !== undefined) return;
     await handleMigration(this.step, vmi, launchers);
   }
 

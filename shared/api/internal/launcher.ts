@@ -25,6 +25,13 @@ export const MIGRATION_LABEL = `${KUBEVIRT}/migrationJobUID`;
 export const NODE_NAME_LABEL = `${KUBEVIRT}/nodeName`;
 /** On the instance during a migration: the target node, whose virt-handler prepares it (upstream `kubevirt.io/migrationTargetNodeName`). */
 export const MIGRATION_TARGET_NODE_LABEL = `${KUBEVIRT}/migrationTargetNodeName`;
+/**
+ * On the instance template: live migration allowed although the pod network is bridged (upstream
+ * `kubevirt.io/allow-pod-bridge-network-live-migration`). Written by our controller straight to the
+ * apiserver, so in its stored name: written as upstream's, virt-controller's next update (through the
+ * rewriter) renamed it and our controller put it back, for ever (seen with real KubeVirt).
+ */
+export const ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION = `${KUBEVIRT}/allow-pod-bridge-network-live-migration`;
 /** The container running the guest; its termination message says how the guest ended. */
 export const COMPUTE_CONTAINER = 'compute';
 /** Template annotation through which Cilium gives the pod (and the guest) the VM's address. */

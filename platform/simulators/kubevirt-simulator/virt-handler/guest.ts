@@ -41,8 +41,30 @@ export function volumeStatus(vmi: VMI): Record<string, unknown>[] {
   return [...existing, ...added];
 }
 
+/**
+ * A guest that ends under virt-handler: the instance deleted (the handler shuts the domain down:
+ * `Succeeded`), or its launcher pod gone or ended while it ran (`Failed`, PodTerminating). Once the
+ * instance is final virt-controller removes its pods and finalizers.
+ */
+async function endGuest(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]): Promise<boolean> {
+  const phase = vmi.status?.phase ?? '';
+  if (phase !== 'Running' && !(phase === 'Scheduled' && vmi.metadata.deletionTimestamp !== undefined)) return false;
+  const pod = activePod(vmi, pods);
+  const state = pod === undefined ? 'gone' : podState(pod);
+  const deleted = vmi.metadata.deletionTimestamp !== undefined;
+  if (!deleted && state !== 'gone' && state !== 'ended' && state !== 'deleting') return false;
+  const key = `${vmi.metadata.namespace ?? ''}/${vmi.metadata.name ?? ''}`;
+  ctx.log.info({ vm: key, deleted, pod: state }, deleted ? 'guest shut down: the instance is deleted' : 'the launcher pod is gone: the guest failed');
+  await ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
+    metadata: { resourceVersion: vmi.metadata.resourceVersion },
+    status: deleted ? { phase: 'Succeeded' } : { phase: 'Failed', reason: 'PodTerminating' },
+  });
+  return true;
+}
+
 /** One step of the guest on its node; the next event (or timer) brings the next step. */
 export async function runGuest(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]): Promise<void> {
+  if (await endGuest(ctx, vmi, pods)) return;
   if (vmi.metadata.deletionTimestamp !== undefined || vmi.status?.phase !== 'Scheduled') return;
   const node = vmi.status.nodeName ?? '';
   const pod = activePod(vmi, pods);

@@ -2,7 +2,7 @@ import { INTERNAL_API_VERSION, type InternalVirtualMachine } from '../../../../.
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineClass } from '../../../../../shared/api/resources/virtualmachineclass.js';
 import { ownerReferenceTo } from '../../../../../shared/kube/index.js';
-import { CILIUM_IP_ANNOTATION } from '../../../../../shared/api/internal/launcher.js';
+import { ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION, CILIUM_IP_ANNOTATION } from '../../../../../shared/api/internal/launcher.js';
 import { cpuModelOf, effectiveCoreFraction, requestedCpu, topologyOf } from './cpu.js';
 import { bootOrders, busesOf, diskAndVolume, type ResolvedDevice } from './devices.js';
 import { osShapeOf, provisioningOf } from './domain.js';
@@ -58,7 +58,7 @@ export function buildTemplate(input: BuildInput): Template {
   const parts = input.devices.map((d, i) => diskAndVolume(d, buses, d.bootOrder ?? orders[i]));
   const provisioning = provisioningOf(spec.provisioning, buses.cdrom, buses.disk);
   if (provisioning !== undefined) parts.push(provisioning);
-  const annotations: Record<string, string> = { 'kubevirt.io/allow-pod-bridge-network-live-migration': 'true' };
+  const annotations: Record<string, string> = { [ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION]: 'true' };
   if (input.ipAddress !== undefined) annotations[CILIUM_IP_ANNOTATION] = input.ipAddress;
   return {
     metadata: {

@@ -1,0 +1,180 @@
+/**
+ * The system with real KubeVirt: upstream virt-api and virt-controller (v1.6.0) behind our
+ * api-rewriter with the install's KubeVirt configuration, kube-scheduler and kwok nodes, our
+ * controller, and the simulator only as virt-handler (role node-agent). A user's VM through our API
+ * becomes KubeVirt's own VMI and launcher pod, the scheduler places it, the node agent runs it, and
+ * it is Running with the address our IPAM gave; a Restart and a live Migrate complete through real
+ * KubeVirt objects (the migration target pod made by virt-controller). Without the bpfbridge binding
+ * in KubeVirt's configuration the same VM never runs, and says why.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clients } from '../../../daemons/controller/kube/resources.js';
+import { createNodes, startKwokProcess } from '../../../platform/local-cluster.js';
+import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
+import { CREATED_BY_LABEL, MIGRATION_LABEL, VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
+import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { startControllerManager, startScheduler } from '../../env/control-plane.js';
+import { getTestEnv } from '../../env/index.js';
+import type { LoggedProcess } from '../../env/process.js';
+import { clusterImage, makeClusterImageReady, vm as vmOf, vmClass as classOf, vmop } from '../controller/builders.js';
+import { newScope, SCOPE_LABEL, startTestController, testClients, type Scope, type TestController } from '../controller/fixtures.js';
+import { INTERNAL, KUBEVIRT_NAMESPACE, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
+
+const CIDR = '10.66.0.0/24';
+const WAIT = { timeoutMs: 100_000 };
+
+let kv: RealKubeVirt;
+let kube: KubeClient;
+let c: Clients;
+let scope: Scope;
+let ctl: TestController | undefined;
+let agent: KubeVirtSimulator | undefined;
+const processes: LoggedProcess[] = [];
+let className = '';
+let imageName = '';
+
+beforeAll(async () => {
+  kv = await startRealKubeVirt('kv-system');
+  const env = getTestEnv();
+  const workDir = join(env.workDir, `kv-system-${process.pid}`);
+  await mkdir(workDir, { recursive: true });
+  const kubeconfig = kv.apiserver.kubeconfigPath;
+  // The node lifecycle controller lifts the not-ready taint the apiserver puts on new nodes; the garbage collector follows owners.
+  const kcm = { binDir: env.binDir, workDir, kubeconfig, saKey: join(env.workDir, 'pki', 'sa.key'), rootCa: env.servingCaPath };
+  processes.push(await startControllerManager(kcm));
+  processes.push(await startScheduler({ binDir: env.binDir, workDir, kubeconfig }));
+  processes.push(await startKwokProcess({ binDir: env.binDir, workDir, kubeconfig }));
+  kube = new KubeClient(kv.apiserver.kubeConfig());
+  c = testClients(kube);
+  scope = newScope('kv-system');
+  await kv.ok(['create', 'namespace', scope.namespace]);
+  // The class places VMs on the nodes of the test's scope.
+  for (const n of await createNodes(kube, 2)) await kv.ok(['label', 'node', n, `${SCOPE_LABEL}=${scope.id}`]);
+  className = (await c.classes.create(classOf(scope, 'generic'))).metadata.name ?? '';
+  imageName = (await c.clusterImages.create(clusterImage(scope, 'ubuntu'))).metadata.name ?? '';
+  await makeClusterImageReady(c, imageName);
+  ctl = await startTestController(kube, scope, { VIRTUAL_MACHINE_CIDRS: CIDR });
+  agent = new KubeVirtSimulator(kube, { role: 'node-agent', namespace: scope.namespace, migrationDelayMs: 500 });
+  await agent.start();
+}, 300_000);
+
+afterAll(async () => {
+  await agent?.stop();
+  await ctl?.stop();
+  for (const p of processes.reverse()) await p.stop();
+  kube?.close();
+  await kv?.stop();
+});
+
+/** What a failed wait shows: the VM's status, KubeVirt's VMI, the launcher pods and virt-controller's last words. */
+async function diagnose(name: string): Promise<string> {
+  const get = async (args: string[]): Promise<string> => (await kv.kubectl([...args, '-n', scope.namespace, '-o', 'yaml'])).stdout;
+  return [
+    await get(['get', 'virtualmachines.virtualization.deckhouse.io', name]),
+    await get(['get', `internalvirtualizationvirtualmachineinstances.${INTERNAL}`, name]),
+    await get(['get', 'pods', '-l', `${VM_NAME_LABEL}=${name}`]),
+    (await kv.kubectl(['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.spec.taints} {.status.allocatable} {.metadata.labels}{"\\n"}{end}']))
+      .stdout,
+    kv.controllerLog().split('\n').slice(-30).join('\n'),
+  ].join('\n---\n');
+}
+
+/** `check` on `name` until it holds; a timeout names what was seen. */
+async function until<T>(name: string, what: string, check: () => Promise<T | undefined>): Promise<T> {
+  try {
+    return await waitFor(`${name}: ${what}`, check, WAIT);
+  } catch (err: unknown) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await diagnose(name)}`);
+  }
+}
+
+const vmWhen = (name: string, what: string, check: (v: VirtualMachine) => boolean): Promise<VirtualMachine> =>
+  until(name, what, async () => {
+    const v = await c.vms.get({ namespace: scope.namespace, name });
+    return check(v) ? v : undefined;
+  });
+
+interface Pod {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: { nodeName?: string };
+  status?: { phase?: string };
+}
+async function launcherPods(vmName: string): Promise<Pod[]> {
+  const out = await kv.ok(['get', 'pods', '-n', scope.namespace, '-l', `${VM_NAME_LABEL}=${vmName}`, '-o', 'json']);
+  return (JSON.parse(out) as { items: Pod[] }).items;
+}
+
+describe('our VMs on upstream KubeVirt v1.6.0, the simulator only as node agent', () => {
+  it('runs a VM made through our API on a kwok node with its IPAM address, then restarts and live-migrates it through real KubeVirt objects', async () => {
+    await c.vms.create(vmOf(scope, 'web', className, { blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: imageName }] }));
+    const running = await vmWhen('web', 'Running with an address', (v) => v.status?.phase === 'Running' && (v.status.ipAddress ?? '') !== '');
+    expect(running.status?.ipAddress?.startsWith('10.66.0.')).toBe(true);
+    const [pod] = await launcherPods('web');
+    const vmi = await c.kvvmis.get({ namespace: scope.namespace, name: 'web' });
+    // KubeVirt's own virt-controller made the pod (its labels, our IPAM's address) and the scheduler placed it.
+    expect(pod?.metadata.labels?.[CREATED_BY_LABEL]).toBe(vmi.metadata.uid);
+    expect(pod?.spec.nodeName).toBe(vmi.status?.nodeName);
+    expect(vmi.status?.interfaces?.[0]?.ipAddress).toBe(running.status?.ipAddress);
+    expect(running.status?.nodeName).toBe(vmi.status?.nodeName);
+
+    await c.vmops.create(vmop(scope, 'restart-web', 'web', 'Restart'));
+    await until(
+      'web',
+      'the Restart completed',
+      async () => (await c.vmops.get({ namespace: scope.namespace, name: 'restart-web' })).status?.phase === 'Completed' || undefined,
+    );
+    const restarted = await c.kvvmis.get({ namespace: scope.namespace, name: 'web' });
+    expect(restarted.metadata.uid).not.toBe(vmi.metadata.uid);
+    await vmWhen('web', 'Running again', (v) => v.status?.phase === 'Running');
+
+    const before = restarted.status?.nodeName;
+    await c.vmops.create(vmop(scope, 'migrate-web', 'web', 'Migrate'));
+    await until(
+      'web',
+      'the Migrate completed',
+      async () => (await c.vmops.get({ namespace: scope.namespace, name: 'migrate-web' })).status?.phase === 'Completed' || undefined,
+    );
+    const moved = await c.kvvmis.get({ namespace: scope.namespace, name: 'web' });
+    expect(moved.status?.nodeName).not.toBe(before);
+    expect(moved.status?.migrationState?.completed).toBe(true);
+    // The target pod is virt-controller's: it carries the migration's uid.
+    const target = (await launcherPods('web')).find((p) => p.metadata.labels?.[MIGRATION_LABEL] === moved.status?.migrationState?.migrationUid);
+    expect(target?.spec.nodeName).toBe(moved.status?.nodeName);
+    await vmWhen('web', `Running on ${moved.status?.nodeName ?? ''}`, (v) => v.status?.phase === 'Running' && v.status.nodeName === moved.status?.nodeName);
+  }, 420_000);
+
+  it('never runs a VM while KubeVirt lacks the bpfbridge binding, and says why', async () => {
+    await kv.ok([
+      'patch',
+      `internalvirtualizationkubevirts.${INTERNAL}`,
+      'config',
+      '-n',
+      KUBEVIRT_NAMESPACE,
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'remove', path: '/spec/configuration/network/binding/bpfbridge' }]),
+    ]);
+    const rv = (
+      JSON.parse(await kv.ok(['get', `internalvirtualizationkubevirts.${INTERNAL}`, 'config', '-n', KUBEVIRT_NAMESPACE, '-o', 'json'])) as {
+        metadata: { resourceVersion: string };
+      }
+    ).metadata.resourceVersion;
+    await waitFor('virt-controller to read the new configuration', () => kv.controllerLog().includes(`resource version '${rv}'`), WAIT);
+    await c.vms.create(vmOf(scope, 'nobinding', className, { blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: imageName }] }));
+    const condition = await waitFor(
+      'the VMI to say why it has no pod',
+      async () => {
+        const vmi = await c.kvvmis.get({ namespace: scope.namespace, name: 'nobinding' }).catch(() => undefined);
+        return vmi?.status?.conditions?.find((x) => x.type === 'Synchronized' && x.status === 'False');
+      },
+      WAIT,
+    );
+    expect(condition.message).toContain('bpfbridge');
+    expect(await launcherPods('nobinding')).toEqual([]);
+    expect((await c.vms.get({ namespace: scope.namespace, name: 'nobinding' })).status?.phase).not.toBe('Running');
+  });
+});
