@@ -88,7 +88,7 @@ async function until<T>(name: string, what: string, check: () => Promise<T | und
   try {
     return await waitFor(`${name}: ${what}`, check, WAIT);
   } catch (err: unknown) {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await diagnose(name)}`);
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await diagnose(name)}`, { cause: err });
   }
 }
 
