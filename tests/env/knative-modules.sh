@@ -5,7 +5,7 @@
 # released), <part>-config/ (its namespace, config maps, webhook configurations and webhook secret) and
 # <part>-webhook (its admission webhook, built from the same module, run out-of-cluster by the tests);
 # and Serving's queue-proxy (`queue-proxy`, the data-plane sidecar in front of a revision's container,
-# which tests/system/knative-scaled-webhook runs in front of our admission function).
+# which tests/integration/knative/scaled-webhook.test.ts runs in front of our admission function).
 # A second run returns at once; each part is checked on its own; a failure names the step.
 # The Knative release is named in one place, tests/env/knative-version (KNATIVE_VERSION overrides it), which
 # knative-platform.sh (skaffold.yaml's local copies) reads too. Knative 1.N is module version v0.(N+27).
