@@ -46,7 +46,8 @@ for part in serving eventing; do
   MOD="knative.dev/$part@$MODULE_VERSION"
   missing="$(missing_bins "$part" | tr '\n' ' ')"
   manifests_present "$part" && [[ -z "$missing" ]] && continue
-  go_download_or_stop "download $MOD" "$MOD" "knative.dev/$part's manifests or ${missing:-binaries} in $OUT" "$HOW"
+  names="$(for b in $missing; do printf '%s ' "${b#*:}"; done)"
+  go_download_or_stop "download $MOD" "$MOD" "knative.dev/$part's manifests or binaries (${names% }) in $OUT" "$HOW"
   dir="$(go mod download -json "$MOD" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
   if ! manifests_present "$part"; then
     [[ -d "$dir/${CRDS[$part]}" ]] || fail "find the CRDs of $MOD" "no ${CRDS[$part]} in $dir"
