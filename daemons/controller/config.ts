@@ -7,7 +7,7 @@ import { parseServingSecrets } from './certificates/run.js';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const servingSecrets = z
   .string()
-  .default('admission-tls:admission-webhook,subresources-tls:subresources-api')
+  .default('admission-tls:admission-webhook,serving-certs:admission-webhook,subresources-tls:subresources-api')
   .transform(parseServingSecrets)
   .refine((list) => list.every((s) => DNS_LABEL.test(s.secret) && DNS_LABEL.test(s.service)), 'every entry must be `secret:service`, both DNS labels');
 

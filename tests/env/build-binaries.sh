@@ -6,16 +6,13 @@
 # Recipe and its reasons: ../shared/facts/testenv.md sections 1 and 2 (throwaway modules with the
 # staging replaces for kube-apiserver; etcd's server module as a plain dependency).
 set -euo pipefail
+source "$(dirname "$0")/go-build-lib.sh"
 
 KUBE_VERSION="${KUBE_VERSION:-1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-3.7.1}"
 KWOK_VERSION="${KWOK_VERSION:-0.8.0}"
-CACHE_ROOT="${VIRT_TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virt-testenv}"
 OUT="$CACHE_ROOT/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION"
 KWOK_DIR="$OUT/kwok-$KWOK_VERSION"
-
-step() { printf '[build-binaries] %s\n' "$*" >&2; }
-fail() { printf '[build-binaries] FAILED at step "%s": %s\n' "$1" "$2" >&2; exit 1; }
 
 KUBE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 missing_kube() { local b; for b in "${KUBE_BINS[@]}"; do [[ -x "$OUT/$b" ]] || echo "$b"; done; }
@@ -25,14 +22,12 @@ if [[ -z "$(missing_kube)" && -x "$OUT/etcd" ]] && kwok_present; then
   exit 0
 fi
 
-command -v go >/dev/null 2>&1 || fail "find Go toolchain" "no 'go' on PATH; install Go >= 1.26 (https://go.dev/doc/install)"
-GO_MINOR=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
-[[ -n "$GO_MINOR" && "$GO_MINOR" -ge 26 ]] || fail "check Go version" "Go >= 1.26 needed, found $(go env GOVERSION)"
+go_toolchain "the test binaries in $OUT" "install Go >= 1.26 (https://go.dev/doc/install)"
 
 mkdir -p "$OUT"
 WORK="$CACHE_ROOT/work"
 mkdir -p "$WORK"
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+export GOFLAGS=-mod=mod
 start=$(date +%s)
 
 # ---- kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (one module, one build) ----
@@ -58,7 +53,7 @@ if [[ -n "$MISSING_KUBE" ]]; then
   go get "${PKGS[@]/%/@v$KUBE_VERSION}" >&2 \
     || fail "go get k8s.io/kubernetes@v$KUBE_VERSION" "dependency resolution failed (output above)"
   MAJOR=${KUBE_VERSION%%.*}; REST=${KUBE_VERSION#*.}; MINOR=${REST%%.*}
-  LD="-s -w"
+  LD="$GO_LDFLAGS"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     LD="$LD -X $pkg.gitVersion=v$KUBE_VERSION -X $pkg.gitMajor=$MAJOR -X $pkg.gitMinor=$MINOR -X $pkg.gitTreeState=clean -X $pkg.buildDate=2026-01-01T00:00:00Z"
   done
@@ -78,7 +73,7 @@ if [[ ! -x "$OUT/etcd" ]]; then
   go mod init example.invalid/etcdb >/dev/null 2>&1 || fail "go mod init (etcd)" "see $EMOD"
   go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" >&2 || fail "go get go.etcd.io/etcd/server/v3@v$ETCD_VERSION" "output above"
   step "etcd: compiling"
-  go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3 >&2 || fail "go build etcd" "output above"
+  go build -trimpath -ldflags "$GO_LDFLAGS" -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3 >&2 || fail "go build etcd" "output above"
   mv "$OUT/etcd.tmp" "$OUT/etcd"
 fi
 
@@ -86,7 +81,7 @@ fi
 if ! kwok_present; then
   step "kwok $KWOK_VERSION: compiling (cold, empty Go caches: about 8 minutes on 2 busy cores)"
   mkdir -p "$KWOK_DIR" && rm -rf "$KWOK_DIR/.tmp"
-  GOFLAGS= GOBIN="$KWOK_DIR/.tmp" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION" >&2 \
+  GOFLAGS= GOBIN="$KWOK_DIR/.tmp" go install -trimpath -ldflags "$GO_LDFLAGS" "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION" >&2 \
     || fail "go install sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION" "output above"
   # kwok does nothing without stages: the release's default "fast" node and pod stages plus the node
   # heartbeat through Leases, exactly as the module at this version ships them (kwokctl does the same).

@@ -12,14 +12,13 @@
 # (<KNATIVE_IMAGE_REPO>/<import path>:v<version>), as the release build resolves them.
 # Prints the directory. A second run with the same versions returns at once; a failure names the step.
 set -euo pipefail
+source "$(dirname "$0")/go-build-lib.sh"
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="$(cd "$HERE/../.." && pwd)/.knative-platform"
 KNATIVE_VERSION="${KNATIVE_VERSION:-$(cat "$HERE/knative-version")}"
 PROMETHEUS_OPERATOR_VERSION="${PROMETHEUS_OPERATOR_VERSION:-0.81.0}"
 KNATIVE_IMAGE_REPO="${KNATIVE_IMAGE_REPO:-gcr.io/knative-releases}"
-
-fail() { printf '[knative-platform] FAILED at step "%s": %s\n' "$1" "$2" >&2; exit 1; }
 
 [[ "$KNATIVE_VERSION" =~ ^1\.([0-9]+)\.([0-9]+)$ ]] || fail "read tests/env/knative-version" "'$KNATIVE_VERSION' is not a version like 1.16.0"
 MODULE_VERSION="v0.$((BASH_REMATCH[1] + 27)).${BASH_REMATCH[2]}"

@@ -83,6 +83,10 @@ describe('certificates from the install, with no manual step', () => {
     await waitFor('caBundle in every webhook', async () => (await caBundles()).every((b) => b === bundle));
     // The subresources Secret exists too, for the APIService the subresources unit will add.
     expect((await c.secrets.get({ namespace: NS, name: 'subresources-tls' })).data?.['tls.crt']).toBeDefined();
+    // What Knative's queue-proxy serves where the webhooks call (docs/adr/0023): the same names and CA.
+    const queueProxy = new X509Certificate(secretText(await c.secrets.get({ namespace: NS, name: 'serving-certs' }), 'tls.crt') ?? '');
+    expect(queueProxy.subjectAltName).toContain('DNS:admission-webhook.d8-virtualization.svc');
+    expect(queueProxy.verify(new X509Certificate(secretText(ca, 'tls.crt') ?? '').publicKey)).toBe(true);
   });
 
   it('issues the client certificate the subresources API shows virt-api: a virt-api trusting the CA takes its calls, refuses them without it', async () => {

@@ -38,7 +38,7 @@ describe('wiring of the install', () => {
     expect(find('Namespace', NAMESPACE)).toBeDefined();
   });
 
-  it('points every webhook at the admission Service on 443, which selects the admission function pods on their TLS port', () => {
+  it("points every webhook at the admission Service on 443, which selects the admission pods on their queue-proxy's TLS port (the function behind it on plain HTTP)", () => {
     const configs = objects.filter((m) => m.kind.endsWith('WebhookConfiguration'));
     const services = configs.flatMap((c) =>
       (c['webhooks'] as Array<{ clientConfig: { service: { name: string; namespace: string; port: number; path: string } } }>).map(
@@ -54,7 +54,9 @@ describe('wiring of the install', () => {
     const ksvc = objects.find((m) => isKnativeService(m) && m.metadata.name === 'admission');
     const port = (ksvc?.['spec'] as { template: { spec: { containers: Array<{ ports: Array<{ containerPort: number }> }> } } }).template.spec.containers[0]
       ?.ports[0]?.containerPort;
-    expect(spec.ports).toEqual([expect.objectContaining({ port: 443, targetPort: port })]);
+    // Knative's queue-proxy: TLS on 8112, forwarding to the container's port (docs/adr/0023).
+    expect(spec.ports).toEqual([expect.objectContaining({ port: 443, targetPort: 8112 })]);
+    expect(port).toBe(8080);
   });
 
   it('registers exactly the paths the admission function serves', () => {
