@@ -34,7 +34,6 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { load } from 'js-yaml';
 import { z } from 'zod';
 import { env, parseConfig } from '../../shared/config/index.js';
 import { REPO_ROOT } from '../../shared/runtime/testing/index.js';
@@ -52,7 +51,7 @@ import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profil
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
 import { codeCacheState, writeCodeCache } from '../../shared/bundle/index.js';
-import { BARE_ARGS, bundledArgs } from './processes.js';
+import { BARE_ARGS, bundledArgs, knativeServiceEnv } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -159,16 +158,6 @@ spec: {nodeName: node-1, containers: [{name: handler, image: handler}]}\n`);
   await applyYaml(`apiVersion: internal.virtualization.deckhouse.io/v1\nkind: InternalVirtualizationVirtualMachineInstance
 metadata: {name: vm1, namespace: ns1, annotations: {integrity.virtualization.deckhouse.io/core-spec-checksum: "${annotations['reference_checksum']}", integrity.virtualization.deckhouse.io/core-spec-checksum-applied: "${annotations['current_checksum']}"}}\nspec: {domain: {devices: {}}}\n`);
   await kc(['create', 'clusterrolebinding', 'bench-alice', '--clusterrole=cluster-admin', '--user=alice']);
-}
-
-/** The literal env values the Knative Service gives the function (NODE_OPTIONS among them), so the bench runs what ships. */
-function serviceEnv(): Record<string, string> {
-  const service = load(readFileSync(join(REPO_ROOT, 'knative/functions/audit.yaml'), 'utf8')) as {
-    spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } };
-  };
-  const env: Record<string, string> = {};
-  for (const e of service.spec?.template?.spec?.containers?.[0]?.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
-  return env;
 }
 
 /** Stands for a per-request counter in a body template, so that every request has fresh auditIDs. */
@@ -443,7 +432,7 @@ async function main(): Promise<void> {
     const token = await serviceAccountToken(admin, LOG_SHIPPER.namespace, LOG_SHIPPER.name, { expirationSeconds: 6 * 3600 }).finally(() => admin.close());
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
     const defaults = parseConfig(auditConfigSchema, {});
-    const shipped = serviceEnv();
+    const shipped = knativeServiceEnv('knative/functions/audit.yaml');
     const auditArgs = await bundledArgs('functions/audit/index.ts', 'bundled');
     // The image is built with the Service's V8 flags for its code cache (skaffold.yaml), so is this.
     await writeCodeCache(auditArgs[0] ?? '', shipped['NODE_OPTIONS']);
