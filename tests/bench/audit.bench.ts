@@ -31,8 +31,8 @@
  * BENCH_FLOOD_CONNECTIONS, BENCH_CPU_PROFILE.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { openSync, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { env, parseConfig } from '../../shared/config/index.js';
@@ -416,7 +416,9 @@ async function profileOnePerRequest(
   } finally {
     await stopPinned(audit); // the profile is written as the process exits
   }
-  print(formatProfile('CPU profile of the audit at one line per request (realistic mix)', summarizeProfileDir(dir, 40)));
+  const kept = join(REPO_ROOT, 'dist', '.bench', 'audit-one-per-request.cpuprofile');
+  await copyFile(join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile')) ?? 'missing.cpuprofile'), kept);
+  print(formatProfile(`CPU profile of the audit at one line per request (realistic mix), kept in ${kept}`, summarizeProfileDir(dir, 40)));
 }
 
 async function main(): Promise<void> {
