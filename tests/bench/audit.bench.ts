@@ -65,7 +65,8 @@ const settings = knobs(
     BENCH_FLOOD_CONNECTIONS: env.int(8, 1).describe('Connections of the unauthenticated flood in the flood rows'),
     BENCH_CPU_PROFILE: env
       .bool(false)
-      .describe('Also load a second audit process, under --cpu-prof, at one line per request (realistic mix) and print its top self-time frames'),
+      .describe('Also load a second audit process, under --cpu-prof, at one line per request (BENCH_CPU_PROFILE_MIX) and print its top self-time frames'),
+    BENCH_CPU_PROFILE_MIX: z.enum(['golden', 'realistic']).default('realistic').describe('The mix of the profiled load'),
   }),
 );
 
@@ -402,7 +403,7 @@ async function profileOnePerRequest(
   const audit = await startPinned([...cpuProfileArgs(dir), ...args], join(workDir, 'profiled.out'), extraEnv);
   try {
     await checkEnrichment(audit, headers);
-    const body = cyclingBodies(1, 'realistic');
+    const body = cyclingBodies(1, settings.BENCH_CPU_PROFILE_MIX);
     await runLoad({
       url: `${audit.url}/vector`,
       method: 'POST',
@@ -416,9 +417,11 @@ async function profileOnePerRequest(
   } finally {
     await stopPinned(audit); // the profile is written as the process exits
   }
-  const kept = join(REPO_ROOT, 'dist', '.bench', 'audit-one-per-request.cpuprofile');
+  const kept = join(REPO_ROOT, 'dist', '.bench', `audit-one-per-request-${settings.BENCH_CPU_PROFILE_MIX}.cpuprofile`);
   await copyFile(join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile')) ?? 'missing.cpuprofile'), kept);
-  print(formatProfile(`CPU profile of the audit at one line per request (realistic mix), kept in ${kept}`, summarizeProfileDir(dir, 40)));
+  print(
+    formatProfile(`CPU profile of the audit at one line per request (${settings.BENCH_CPU_PROFILE_MIX} mix), kept in ${kept}`, summarizeProfileDir(dir, 40)),
+  );
 }
 
 async function main(): Promise<void> {
