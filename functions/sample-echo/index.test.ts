@@ -23,14 +23,14 @@ function fakeContext(): HandlerContext<ReturnType<typeof parseConfig<typeof echo
 }
 
 describe('sample-echo', () => {
-  it('declares a CloudEvent handler, one empty GET route and readiness and shutdown hooks', () => {
+  it('declares a CloudEvent handler, an empty GET and POST route and readiness and shutdown hooks', () => {
     expect([declaration.name, typeof declaration.handle, typeof declaration.readiness, typeof declaration.shutdown]).toEqual([
       'sample-echo',
       'function',
       'function',
       'function',
     ]);
-    expect(declaration.routes?.map((r) => `${r.method} ${r.path}`)).toEqual(['get /empty']);
+    expect(declaration.routes?.map((r) => `${r.method} ${r.path}`)).toEqual(['get /empty', 'post /empty']);
   });
 
   it('replies with the same data under the suffixed type, its own source and a new id, and counts it', async () => {
@@ -41,12 +41,21 @@ describe('sample-echo', () => {
     expect([reply?.id === 'in-1', await ctx.state.echoed.get()]).toEqual([false, 1]);
   });
 
-  it('echoes a binary-mode event and answers 204 on /empty when served', async () => {
+  it('echoes a binary-mode event and answers 204 on GET and POST /empty (413 past the body limit) when served', async () => {
     const host = await serve(sampleEcho, { env: { PORT: '0', HOST: '127.0.0.1' } });
     try {
       const echo = await send(host.url, { method: 'POST', headers: binaryHeaders({ id: 'h1', type: 'ping' }), body: '"pong"' });
       const empty = await send(`${host.url}/empty`);
-      expect([echo.status, echo.headers['ce-type'], echo.body, empty.status]).toEqual([200, 'ping.echo', '"pong"', 204]);
+      const posted = await send(`${host.url}/empty`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[{"message":"{}"}]' });
+      const tooLarge = await send(`${host.url}/empty`, { method: 'POST', body: 'x'.repeat(2 << 20) });
+      expect([echo.status, echo.headers['ce-type'], echo.body, empty.status, posted.status, tooLarge.status]).toEqual([
+        200,
+        'ping.echo',
+        '"pong"',
+        204,
+        204,
+        413,
+      ]);
     } finally {
       await host.close();
     }

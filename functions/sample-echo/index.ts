@@ -17,7 +17,9 @@ export interface EchoState {
 
 /**
  * Echoes every CloudEvent back (same data, type suffixed `.echo`, its own id and source) and serves an
- * empty route, `GET /empty`, that answers 204: the baseline of the function-host benchmark.
+ * empty route, `GET /empty`, that answers 204: the baseline of the function-host benchmark; `POST /empty`
+ * reads the body (the host's default limit) and answers 204 too, the host's part of a POST in other
+ * benchmarks (audit).
  */
 export const sampleEcho = defineFunction({
   name: 'sample-echo',
@@ -32,7 +34,10 @@ export const sampleEcho = defineFunction({
     state.echoed.inc();
     return event.cloneWith({ id: randomUUID(), type: `${event.type}.echo`, source: config.ECHO_SOURCE });
   },
-  routes: [{ method: 'get', path: '/empty', handle: () => undefined }],
+  routes: [
+    { method: 'get', path: '/empty', handle: () => undefined },
+    { method: 'post', path: '/empty', handle: () => undefined },
+  ],
   readiness: () => true,
   shutdown: async ({ log, state }) => {
     log.info({ echoed: await state.echoed.get() }, 'sample-echo stopped');

@@ -234,6 +234,25 @@ describe('informer on bad input', () => {
     expect(restarts).toEqual([expect.objectContaining({ failure: 'gone', relist: true })]);
   });
 
+  it('stores each page of a chunked list before it asks for the next, and watches from the resourceVersion of the last page', async () => {
+    const api = new FakeApiServer();
+    let secondPage: (() => void) | undefined;
+    api.lists.push((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'WidgetList', metadata: { resourceVersion: '5', continue: 'page-2' }, items: [widget('a', '5'), widget('b', '5')] }));
+    });
+    api.lists.push((res) => (secondPage = () => list(res, [widget('c', '5')], '5')));
+    const { inf, seen } = await informerOn(api);
+    inf.start();
+
+    await waitFor('the second page asked for', () => secondPage !== undefined);
+    expect([seen.events, inf.stats.lists]).toEqual([['add a@5', 'add b@5'], 0]);
+    secondPage?.();
+    await waitFor('the watch', () => api.watchCalls.length === 1);
+    expect(seen.events).toEqual(['add a@5', 'add b@5', 'add c@5']);
+    expect([api.listCalls.map((q) => q.get('continue')), api.watchCalls[0]?.get('resourceVersion'), inf.stats.lists]).toEqual([[null, 'page-2'], '5', 1]);
+  });
+
   it('waits at least what a 429 Retry-After asks, counts it as throttled, and retries a 503 with backoff', async () => {
     const api = new FakeApiServer();
     api.lists.push((res) => status(res, 429, 'TooManyRequests', { 'Retry-After': '1' }));

@@ -218,18 +218,20 @@ export class Informer<T extends KubeObject> {
 
   private async relist(signal: AbortSignal): Promise<void> {
     const { client, namespace, labelSelector, fieldSelector } = this.options;
-    const list = await client.listRaw({ namespace, labelSelector, fieldSelector, signal });
-    this.stats.lists++;
     const seen = new Set<string>();
-    for (const raw of list.items) {
-      seen.add(objectKey(metaOf(raw)));
-      this.receive(raw);
-    }
+    // Page by page: each raw page is stored (trimmed) before the next is read, not all pages first.
+    const resourceVersion = await client.listPages({ namespace, labelSelector, fieldSelector, signal }, (items) => {
+      for (const raw of items) {
+        seen.add(objectKey(metaOf(raw)));
+        this.receive(raw);
+      }
+    });
+    this.stats.lists++;
     for (const key of new Set([...this.store.keys(), ...this.store.invalidKeys()])) {
       const gone = seen.has(key) ? undefined : this.store.delete(key);
       if (gone) this.emit('delete', gone);
     }
-    this.resourceVersion = list.resourceVersion;
+    this.resourceVersion = resourceVersion;
     this.settleSynced();
   }
 

@@ -106,9 +106,19 @@ export class ResourceClient<T extends KubeObject> {
     return { items: raw.items.map((item) => this.parse(item)), resourceVersion: raw.resourceVersion };
   }
 
-  /** List every page without validating items (the informer validates one by one). */
+  /** List every page without validating items. */
   async listRaw(opts: ListOptions = {}): Promise<ListResult<unknown>> {
     const items: unknown[] = [];
+    const resourceVersion = await this.listPages(opts, (page) => items.push(...page));
+    return { items, resourceVersion };
+  }
+
+  /**
+   * List every page, handing each page's raw items to `onPage` as it arrives (the informer validates
+   * and trims them one page at a time, so a list of 10,000 objects never holds them all whole at
+   * once); resolves with the list's resourceVersion.
+   */
+  async listPages(opts: ListOptions, onPage: (items: unknown[]) => void): Promise<string> {
     let resourceVersion = '';
     let token: string | undefined;
     do {
@@ -119,11 +129,11 @@ export class ResourceClient<T extends KubeObject> {
         signal: opts.signal,
         what: `list ${this.descriptor.kind}`,
       })) as RawList;
-      items.push(...(page.items ?? []));
+      onPage(page.items ?? []);
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       token = page.metadata?.continue || undefined;
     } while (token !== undefined);
-    return { items, resourceVersion };
+    return resourceVersion;
   }
 
   async create(obj: T, opts: WriteOptions = {}): Promise<T> {

@@ -5,6 +5,9 @@
  * (decision + transport only), and lookups from a real apiserver through the function's cache
  * (LOOKUP_CACHE_TTL_MS, as deployed).
  * Targets (issue 4): p99 under 5 ms at 1,000 reviews/s on one core; over 3,000 reviews/s saturated.
+ * Memory (issue 37): RSS idle (caches warm, before the load) and peak (VmHWM after it) of each process;
+ * the admission function adds its decisions and lookup cache to the host, so its targets are the empty
+ * function's own figures plus 10 MB idle and 20 MB at peak.
  *
  * Paced load is open-loop (requests sent on a fixed schedule whatever the answers), latency measured
  * from each request's send. Plain HTTP for every row; the deployed webhook adds TLS on keep-alive
@@ -25,7 +28,19 @@ import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane, type ControlPlaneState } from '../env/control-plane.js';
 import { installCrds, installDeckhouseCrds } from '../env/crds.js';
 import { runKubectl } from '../env/kubectl.js';
-import { EMPTY_FUNCTION_BASELINE, interleaved, knobs, medianBy, nowMs, print, printComparison, summarize, type Measurement, type Summary } from './lib.js';
+import {
+  EMPTY_FUNCTION_BASELINE,
+  interleaved,
+  knobs,
+  medianBy,
+  nowMs,
+  print,
+  printComparison,
+  processMemoryMb,
+  summarize,
+  type Measurement,
+  type Summary,
+} from './lib.js';
 import { runLoad, type LoadResult } from './load.js';
 import { bundledArgs, startServer, type Running } from './processes.js';
 
@@ -235,7 +250,14 @@ async function main(): Promise<void> {
         `review body ${body.length} bytes, cache TTL ${settings.BENCH_CACHE_TTL_MS} ms`,
     );
 
+    const processes: ReadonlyArray<readonly [string, Running]> = [
+      [EMPTY_FUNCTION_BASELINE, empty],
+      [MEMORY, memory],
+      [APISERVER, apiserver],
+    ];
+    const idle = processes.map(([, r]) => processMemoryMb(r.proc.child.pid ?? 0).rss);
     const { saturated, paced: pacedRows } = await measure(variants);
+    const memoryRows = processes.map(([name, r], i) => ({ name, values: { idle: idle[i] ?? NaN, peak: processMemoryMb(r.proc.child.pid ?? 0).peak } }));
     printComparison(
       `Saturated: ${settings.BENCH_CONCURRENCY} keep-alive connections (median-req/s run of ${settings.BENCH_ROUNDS})`,
       [
@@ -258,6 +280,22 @@ async function main(): Promise<void> {
       EMPTY_FUNCTION_BASELINE,
     );
     verdict(saturated, pacedRows);
+    printComparison(
+      'Resident memory (MB): idle with caches warm, peak (VmHWM) after the load',
+      [
+        { key: 'idle', label: 'idle', digits: 1, ratio: true },
+        { key: 'peak', label: 'peak', digits: 1, ratio: true },
+      ],
+      memoryRows,
+      EMPTY_FUNCTION_BASELINE,
+    );
+    const base = memoryRows[0]?.values ?? { idle: NaN, peak: NaN };
+    for (const m of memoryRows.slice(1)) {
+      const ok = m.values.idle <= base.idle + 10 && m.values.peak <= base.peak + 20;
+      print(
+        `${m.name}: RSS idle ${m.values.idle.toFixed(1)} MB (target <= ${(base.idle + 10).toFixed(1)}), peak ${m.values.peak.toFixed(1)} MB (target <= ${(base.peak + 20).toFixed(1)}) ${ok ? 'MET' : 'MISSED'}`,
+      );
+    }
   } finally {
     for (const r of running) await r.stop();
     await cp.stop();

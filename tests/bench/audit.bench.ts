@@ -7,7 +7,9 @@
  * carries fresh auditIDs, so no line is a duplicate and every record-producing line inserts into the
  * full filter (evicting the oldest key).
  *
- * Rows, each a ratio to a bare node:http sink (`BARE_ARGS`) receiving the same bodies in the same run:
+ * Rows, each a ratio to a bare node:http sink (`BARE_ARGS`) receiving the same bodies in the same run
+ * (at one line per request also the function host's empty POST handler, sample-echo's `POST /empty`
+ * bundled and pinned the same way, so the audit's own work per event is its CPU minus the host's):
  * - throughput at BENCH_BATCH lines per POST /vector and at one line per request, for the golden mix
  *   (every line a golden case, each yielding a record) and a realistic mix (half of the lines are
  *   controller/node/reader traffic the filters pass but that yields no record);
@@ -20,16 +22,18 @@
  * Every request of the load carries the log shipper's ServiceAccount token (the install's sender
  * RBAC applied), as the function checks senders in its shipped defaults.
  * Targets (issue 17): filter full >= 20,000 lines/s at batch 100; one line per request >= 4,500
- * lines/s; CPU per line <= 150 us; p50 at 500 lines/s <= 0.4 ms; RSS idle <= 80 MB, peak <= 150 MB.
+ * lines/s; CPU per line <= 150 us; p50 at 500 lines/s <= 0.4 ms. Issue 37: the audit's own CPU per
+ * event at one line per request (minus the host's empty handler) <= 80 us; batch 100 >= 2x the Go
+ * original's 2,965 / 18,638 lines/s (golden / realistic); RSS idle <= 55 MB, peak <= 90 MB.
+ * Each run adds a dated row to tests/bench/RESULTS.md (section audit; BENCH_RESULTS=false: not).
  *
  * Knobs: BENCH_ROUNDS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP, BENCH_BATCH, BENCH_RATE, BENCH_CPU,
- * BENCH_FLOOD_CONNECTIONS.
+ * BENCH_FLOOD_CONNECTIONS, BENCH_CPU_PROFILE.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { openSync, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { load } from 'js-yaml';
 import { z } from 'zod';
 import { env, parseConfig } from '../../shared/config/index.js';
 import { REPO_ROOT } from '../../shared/runtime/testing/index.js';
@@ -42,11 +46,12 @@ import { STATE_ENV } from '../env/state.js';
 import { applySenderRbac, applyYaml, installDeckhouseCrds, kc, LOG_SHIPPER, vmManifest } from '../integration/audit/fixtures.js';
 import { serviceAccountToken } from '../integration/metrics-auth/fixtures.js';
 import { KubeClient } from '../../shared/kube/index.js';
-import { interleaved, knobs, medianBy, print, printComparison, processCpuSeconds, processMemoryMb, type Measurement } from './lib.js';
+import { codeCell, interleaved, knobs, medianBy, print, printComparison, processCpuSeconds, processMemoryMb, recordResult, type Measurement } from './lib.js';
+import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
 import { codeCacheState, writeCodeCache } from '../../shared/bundle/index.js';
-import { BARE_ARGS, bundledArgs } from './processes.js';
+import { BARE_ARGS, bundledArgs, knativeServiceEnv } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -58,6 +63,10 @@ const settings = knobs(
     BENCH_RATE: env.int(500, 1).describe('Lines per second (one per request) in the latency rows'),
     BENCH_CPU: env.int(1, 0).describe('The CPU core the function processes are pinned to (taskset)'),
     BENCH_FLOOD_CONNECTIONS: env.int(8, 1).describe('Connections of the unauthenticated flood in the flood rows'),
+    BENCH_CPU_PROFILE: env
+      .bool(false)
+      .describe('Also load a second audit process, under --cpu-prof, at one line per request (BENCH_CPU_PROFILE_MIX) and print its top self-time frames'),
+    BENCH_CPU_PROFILE_MIX: z.enum(['golden', 'realistic']).default('realistic').describe('The mix of the profiled load'),
   }),
 );
 
@@ -148,18 +157,8 @@ spec: {nodeName: node-1, containers: [{name: handler, image: handler}]}\n`);
   await applyYaml('apiVersion: deckhouse.io/v1alpha1\nkind: ModuleConfig\nmetadata: {name: virtualization}\nspec: {enabled: true}\n');
   const annotations = JSON.parse(golden('integrity-check-failed', 'expected')) as Record<string, string>;
   await applyYaml(`apiVersion: internal.virtualization.deckhouse.io/v1\nkind: InternalVirtualizationVirtualMachineInstance
-metadata: {name: vm1, namespace: ns1, annotations: {integrity.virtualization.deckhouse.io/core-spec-checksum: "${annotations['reference_checksum']}", integrity.virtualization.deckhouse.io/core-spec-checksum-applied: "${annotations['current_checksum']}"}}\nspec: {}\n`);
+metadata: {name: vm1, namespace: ns1, annotations: {integrity.virtualization.deckhouse.io/core-spec-checksum: "${annotations['reference_checksum']}", integrity.virtualization.deckhouse.io/core-spec-checksum-applied: "${annotations['current_checksum']}"}}\nspec: {domain: {devices: {}}}\n`);
   await kc(['create', 'clusterrolebinding', 'bench-alice', '--clusterrole=cluster-admin', '--user=alice']);
-}
-
-/** The literal env values the Knative Service gives the function (NODE_OPTIONS among them), so the bench runs what ships. */
-function serviceEnv(): Record<string, string> {
-  const service = load(readFileSync(join(REPO_ROOT, 'knative/functions/audit.yaml'), 'utf8')) as {
-    spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } };
-  };
-  const env: Record<string, string> = {};
-  for (const e of service.spec?.template?.spec?.containers?.[0]?.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
-  return env;
 }
 
 /** Stands for a per-request counter in a body template, so that every request has fresh auditIDs. */
@@ -390,6 +389,41 @@ function verdict(label: string, value: number, target: number, higherIsBetter: b
   return `${label} ${value.toFixed(digits)} ${unit} (target ${higherIsBetter ? '>=' : '<='} ${target}) ${met ? 'MET' : 'MISSED'}`;
 }
 
+/**
+ * Where the CPU of one line per request goes: a second audit process under --cpu-prof (not a measured
+ * row: the profiler slows it), informers warm, loaded with the realistic mix; its top frames printed.
+ */
+async function profileOnePerRequest(
+  args: readonly string[],
+  extraEnv: Record<string, string>,
+  headers: Record<string, string>,
+  workDir: string,
+): Promise<void> {
+  const dir = join(workDir, 'profile');
+  const audit = await startPinned([...cpuProfileArgs(dir), ...args], join(workDir, 'profiled.out'), extraEnv);
+  try {
+    await checkEnrichment(audit, headers);
+    const body = cyclingBodies(1, settings.BENCH_CPU_PROFILE_MIX);
+    await runLoad({
+      url: `${audit.url}/vector`,
+      method: 'POST',
+      headers,
+      body,
+      concurrency: settings.BENCH_CONCURRENCY,
+      requests: 1e9,
+      maxMs: settings.BENCH_MAX_SECONDS * 1000,
+      warmup: settings.BENCH_WARMUP,
+    });
+  } finally {
+    await stopPinned(audit); // the profile is written as the process exits
+  }
+  const kept = join(REPO_ROOT, 'dist', '.bench', `audit-one-per-request-${settings.BENCH_CPU_PROFILE_MIX}.cpuprofile`);
+  await copyFile(join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile')) ?? 'missing.cpuprofile'), kept);
+  print(
+    formatProfile(`CPU profile of the audit at one line per request (${settings.BENCH_CPU_PROFILE_MIX} mix), kept in ${kept}`, summarizeProfileDir(dir, 40)),
+  );
+}
+
 async function main(): Promise<void> {
   const workDir = await mkdtemp('/tmp/audit-bench-');
   const cp = await startControlPlane(await ensureBinaries(), workDir);
@@ -403,7 +437,7 @@ async function main(): Promise<void> {
     const token = await serviceAccountToken(admin, LOG_SHIPPER.namespace, LOG_SHIPPER.name, { expirationSeconds: 6 * 3600 }).finally(() => admin.close());
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
     const defaults = parseConfig(auditConfigSchema, {});
-    const shipped = serviceEnv();
+    const shipped = knativeServiceEnv('knative/functions/audit.yaml');
     const auditArgs = await bundledArgs('functions/audit/index.ts', 'bundled');
     // The image is built with the Service's V8 flags for its code cache (skaffold.yaml), so is this.
     await writeCodeCache(auditArgs[0] ?? '', shipped['NODE_OPTIONS']);
@@ -414,6 +448,8 @@ async function main(): Promise<void> {
     running.push(audit);
     const bare = await startPinned(BARE_ARGS, join(workDir, 'bare.out'), {});
     running.push(bare);
+    const host = await startPinned(await bundledArgs('functions/sample-echo/index.ts', 'bundled'), join(workDir, 'host.out'), {});
+    running.push(host);
     print(
       `audit benchmark: node ${process.version}, processes pinned to CPU ${settings.BENCH_CPU}, shipped defaults ` +
         `(duplicate filter ${defaults.AUDIT_DEDUP_CAPACITY} keys, ${defaults.AUDIT_DEDUP_TTL_MS / 1000} s), ` +
@@ -423,6 +459,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 1_000));
     const idle = processMemoryMb(audit.child.pid ?? 0);
     const bareIdle = processMemoryMb(bare.child.pid ?? 0);
+    const hostIdle = processMemoryMb(host.child.pid ?? 0);
     await fillDuplicateFilter(audit, defaults.AUDIT_DEDUP_CAPACITY, headers);
     const afterFill = processMemoryMb(audit.child.pid ?? 0);
     const bareAfterFill = processMemoryMb(bare.child.pid ?? 0);
@@ -441,6 +478,11 @@ async function main(): Promise<void> {
     const c = settings.BENCH_CONCURRENCY;
     const b = settings.BENCH_BATCH;
     const BARE = 'bare node:http sink, same bodies';
+    const HOST = 'function host, empty POST handler, same bodies';
+    const hostTo = (lines: number, concurrency: number, extra: Partial<LoadSpec> = {}): LoadSpec => ({
+      ...to(host, 'golden', lines, concurrency, extra),
+      url: `${host.url}/empty`,
+    });
     const tables: Array<{ title: string; variants: Variant[] }> = [
       {
         title: `Throughput, filter full, batches of ${b} lines, ${c} connections`,
@@ -454,6 +496,7 @@ async function main(): Promise<void> {
         title: `Throughput, filter full, one line per request, ${c} connections`,
         variants: [
           { name: BARE, target: bare, spec: to(bare, 'golden', 1, c, { warmup: settings.BENCH_WARMUP * 10 }), lines: 1 },
+          { name: HOST, target: host, spec: hostTo(1, c, { warmup: settings.BENCH_WARMUP * 10 }), lines: 1 },
           { name: 'audit, golden mix', target: audit, spec: to(audit, 'golden', 1, c, { warmup: settings.BENCH_WARMUP * 10 }), lines: 1 },
           { name: 'audit, realistic mix', target: audit, spec: to(audit, 'realistic', 1, c, { warmup: settings.BENCH_WARMUP * 10 }), lines: 1 },
         ],
@@ -462,6 +505,7 @@ async function main(): Promise<void> {
         title: `Latency at ${settings.BENCH_RATE} lines/s, one line per request, 1 connection`,
         variants: [
           { name: BARE, target: bare, spec: to(bare, 'golden', 1, 1, { intervalMs: 1000 / settings.BENCH_RATE }), lines: 1 },
+          { name: HOST, target: host, spec: hostTo(1, 1, { intervalMs: 1000 / settings.BENCH_RATE }), lines: 1 },
           { name: 'audit, golden mix', target: audit, spec: to(audit, 'golden', 1, 1, { intervalMs: 1000 / settings.BENCH_RATE }), lines: 1 },
         ],
       },
@@ -507,6 +551,7 @@ async function main(): Promise<void> {
     for (const table of floodTables) await measureTable(table, [...columns, { key: 'flood', label: 'flood 401/s', digits: 0, ratio: false }], QUIET);
     const peak = processMemoryMb(audit.child.pid ?? 0);
     const barePeak = processMemoryMb(bare.child.pid ?? 0);
+    const hostPeak = processMemoryMb(host.child.pid ?? 0);
     printComparison(
       'Resident memory (MB); the fill sends batches of 1000 lines (the bare sink gets nothing then)',
       [
@@ -516,6 +561,7 @@ async function main(): Promise<void> {
       ],
       [
         { name: BARE, values: { idle: bareIdle.rss, fill: bareAfterFill.peak, peak: barePeak.peak } },
+        { name: HOST, values: { idle: hostIdle.rss, fill: hostIdle.peak, peak: hostPeak.peak } },
         { name: 'audit', values: { idle: idle.rss, fill: afterFill.peak, peak: peak.peak } },
       ],
       BARE,
@@ -523,6 +569,8 @@ async function main(): Promise<void> {
     const get = (t: number, name: string, key: string): number => results.get(`${[...tables, ...floodTables][t]?.title ?? ''}|${name}`)?.values[key] ?? NaN;
     const g = 'audit, golden mix';
     const r = 'audit, realistic mix';
+    // The audit's own work per event: its CPU per line at one line per request minus the host's empty POST handler's.
+    const own = (name: string): number => get(1, name, 'cpu') - get(1, HOST, 'cpu');
     print(
       [
         'targets (shipped defaults, filter full):',
@@ -533,14 +581,29 @@ async function main(): Promise<void> {
         `  ${verdict(`CPU per line at ${settings.BENCH_RATE} lines/s:`, get(2, g, 'cpu'), 150, false, 'us', 1)}`,
         `  ${verdict(`CPU per line, batch ${b}, golden mix:`, get(0, g, 'cpu'), 150, false, 'us', 1)}`,
         `  ${verdict(`p50 at ${settings.BENCH_RATE} lines/s:`, get(2, g, 'p50'), 0.4, false, 'ms', 3)} (p99 ${get(2, g, 'p99').toFixed(3)} ms)`,
-        `  ${verdict('RSS idle:', idle.rss, 80, false, 'MB', 1)}`,
-        `  ${verdict('RSS peak under load:', peak.peak, 150, false, 'MB', 1)}`,
+        `  ${verdict("one line per request, golden mix, the audit's own CPU per event (minus the host's):", own(g), 80, false, 'us', 1)} (audit ${get(1, g, 'cpu').toFixed(1)}, host ${get(1, HOST, 'cpu').toFixed(1)} us)`,
+        `  ${verdict("one line per request, realistic mix, the audit's own CPU per event (minus the host's):", own(r), 80, false, 'us', 1)} (audit ${get(1, r, 'cpu').toFixed(1)} us)`,
+        `  ${verdict(`batch ${b}, golden mix, against the Go original's 2,965 lines/s:`, get(0, g, 'lps') / 2_965, 2, true, 'x', 1)}`,
+        `  ${verdict(`batch ${b}, realistic mix, against the Go original's 18,638 lines/s:`, get(0, r, 'lps') / 18_638, 2, true, 'x', 1)}`,
+        `  ${verdict('RSS idle:', idle.rss, 55, false, 'MB', 1)}`,
+        `  ${verdict('RSS peak under load:', peak.peak, 90, false, 'MB', 1)}`,
         `  ${verdict(`during the flood (${get(4, FLOODED, 'flood').toFixed(0)} 401/s), p50 at ${settings.BENCH_RATE} lines/s:`, get(4, FLOODED, 'p50'), 0.4, false, 'ms', 3)} (p99 ${get(4, FLOODED, 'p99').toFixed(3)} ms; without it ${get(4, QUIET, 'p50').toFixed(3)} / ${get(4, QUIET, 'p99').toFixed(3)} ms)`,
         `  ${verdict(`during the flood (${get(3, FLOODED, 'flood').toFixed(0)} 401/s), batch ${b}:`, get(3, FLOODED, 'lps'), 20_000, true, 'lines/s')} (without it ${get(3, QUIET, 'lps').toFixed(0)})`,
       ].join('\n'),
     );
     const records = execFileSync('grep', ['-c', '^{"type"', audit.out], { encoding: 'utf8' }).trim();
     print(`record lines written: ${records} (${(statSync(audit.out).size / 1e6).toFixed(0)} MB of output)`);
+    const n0 = (v: number): string => v.toLocaleString('en-US', { maximumFractionDigits: 0 });
+    recordResult('audit', [
+      codeCell(),
+      `${n0(get(0, g, 'lps'))} / ${n0(get(0, r, 'lps'))}`,
+      `${n0(get(1, g, 'lps'))} / ${n0(get(1, r, 'lps'))} (host ${n0(get(1, HOST, 'lps'))})`,
+      `${get(1, g, 'cpu').toFixed(0)} / ${get(1, HOST, 'cpu').toFixed(0)} / ${own(g).toFixed(0)}; realistic ${own(r).toFixed(0)} µs`,
+      `${get(2, g, 'cpu').toFixed(0)} (bare ${get(2, BARE, 'cpu').toFixed(0)}) µs`,
+      `${get(2, g, 'p50').toFixed(3)} / ${get(2, g, 'p99').toFixed(3)} ms`,
+      `${idle.rss.toFixed(1)} / ${peak.peak.toFixed(1)} MB`,
+    ]);
+    if (settings.BENCH_CPU_PROFILE) await profileOnePerRequest(auditArgs, { ...shipped, KUBECONFIG: cp.state.kubeconfigPath }, headers, workDir);
   } finally {
     for (const p of running) await stopPinned(p);
     await cp.stop();

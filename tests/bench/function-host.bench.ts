@@ -5,6 +5,10 @@
  * (admission, audit) report their ratios against; beside it bare node:http and a bare express 5 app with
  * the same route, each with the server's CPU time per request (from /proc, 10 ms ticks).
  *
+ * The cold start also of a function as it ships with client-node loaded for its credentials (the
+ * audit, bundled, its Knative Service's env, a kubeconfig whose apiserver it does not ask at start).
+ * Each run adds a dated row to tests/bench/RESULTS.md (section function-host; BENCH_RESULTS=false: not).
+ *
  * Knobs: BENCH_COLD_RUNS, BENCH_ROUNDS, BENCH_REQUESTS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP,
  * BENCH_PACED_RPS, BENCH_CPU_PROFILE.
  * Worst case: about 5 x BENCH_ROUNDS x BENCH_MAX_SECONDS of load, 2 x BENCH_MAX_SECONDS profiled, plus
@@ -14,13 +18,36 @@ import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 import { binaryHeaders } from '../../shared/runtime/testing/index.js';
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
-import { EMPTY_FUNCTION_BASELINE, interleaved, knobs, medianBy, print, printComparison, summarize, timed, type Measurement } from './lib.js';
-import { mkdtemp, rm } from 'node:fs/promises';
+import {
+  codeCell,
+  EMPTY_FUNCTION_BASELINE,
+  interleaved,
+  knobs,
+  medianBy,
+  print,
+  printComparison,
+  recordResult,
+  summarize,
+  timed,
+  type Measurement,
+} from './lib.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
-import { codeCacheState } from '../../shared/bundle/index.js';
-import { BARE_ARGS, BARE_EXPRESS_ARGS, bundledArgs, coldStart, compiledArgs, cpuMs, startServer, tsxArgs, type Running } from './processes.js';
+import { codeCacheState, writeCodeCache } from '../../shared/bundle/index.js';
+import {
+  BARE_ARGS,
+  BARE_EXPRESS_ARGS,
+  bundledArgs,
+  coldStart,
+  compiledArgs,
+  cpuMs,
+  knativeServiceEnv,
+  startServer,
+  tsxArgs,
+  type Running,
+} from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -36,12 +63,38 @@ const settings = knobs(
 );
 
 const ENTRY = 'functions/sample-echo/index.ts';
+/** A function as it ships with client-node loaded for its credentials (the audit: KubeConfig at init, informers on first use). */
+const SHIPPED_ENTRY = 'functions/audit/index.ts';
+const SHIPPED = 'audit bundled as it ships (client-node KubeConfig, its Service env)';
+
+/**
+ * A kubeconfig whose apiserver is never asked at start (the audit's informers start with its first
+ * batch): the cold start is the process's own, not a cluster's. Port 9 (discard) on loopback.
+ */
+async function idleKubeconfig(dir: string): Promise<string> {
+  const file = join(dir, 'kubeconfig');
+  await writeFile(
+    file,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "https://127.0.0.1:9", insecure-skip-tls-verify: true}}]',
+      'users: [{name: u, user: {token: bench}}]',
+      'contexts: [{name: c, context: {cluster: c, user: u}}]',
+      'current-context: c',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
 const BARE_EXPRESS = 'bare express 5 app (same route)';
 
 const ECHO_EVENT = { method: 'POST', headers: binaryHeaders({ id: 'bench', type: 'bench.ping' }), body: '{"vm":"alpha"}' } as const;
 
-async function coldStarts(variants: ReadonlyArray<readonly [string, readonly string[]]>): Promise<Measurement[]> {
-  const runs = await interleaved(variants, settings.BENCH_COLD_RUNS, ([, args]) => coldStart(args));
+type ColdVariant = readonly [name: string, args: readonly string[], env?: Record<string, string>];
+
+async function coldStarts(variants: readonly ColdVariant[]): Promise<Measurement[]> {
+  const runs = await interleaved(variants, settings.BENCH_COLD_RUNS, ([, args, env]) => coldStart(args, env));
   return variants.map(([name], i) => {
     const s = summarize((runs[i] ?? []).map((r) => r.ms));
     const rss = summarize((runs[i] ?? []).flatMap((r) => (r.rssMiB === undefined ? [] : [r.rssMiB])));
@@ -142,8 +195,14 @@ async function main(): Promise<void> {
   print(
     `bundled ${ENTRY} with esbuild in ${(bundled.ms / 1000).toFixed(1)} s -> ${bundled.value.join(' ')} (code cache: ${await codeCacheState(bundled.value[0] ?? '')})`,
   );
+  const shipped = await bundledArgs(SHIPPED_ENTRY, 'bundled');
+  const shippedEnv = knativeServiceEnv('knative/functions/audit.yaml');
+  // The image's code cache is made with the Service's V8 flags (skaffold.yaml), so is this one.
+  await writeCodeCache(shipped[0] ?? '', shippedEnv['NODE_OPTIONS']);
+  const kubeDir = await mkdtemp(join(tmpdir(), 'function-host-kubeconfig-'));
   const cold = await coldStarts([
     ['bare node:http', BARE_ARGS],
+    [SHIPPED, shipped, { ...shippedEnv, KUBECONFIG: await idleKubeconfig(kubeDir) }],
     ['sample-echo bundled, packages inlined (one file)', bundled.value],
     ['sample-echo bundled, packages external', external],
     ['sample-echo compiled (node dist/...js)', build.value],
@@ -160,6 +219,7 @@ async function main(): Promise<void> {
     cold,
     'bare node:http',
   );
+  await rm(kubeDir, { recursive: true, force: true });
 
   const rows = await throughput(bundled.value);
   printComparison(
@@ -178,6 +238,17 @@ async function main(): Promise<void> {
   const cpuOf = (name: string): number => rows.find((r) => r.name === name)?.values['cpu'] ?? NaN;
   const overhead = cpuOf(EMPTY_FUNCTION_BASELINE) / cpuOf(BARE_EXPRESS) - 1;
   print(`host CPU per request over bare express 5: ${(overhead * 100).toFixed(1)}% (target <= 15%)`);
+  const n0 = (v: number | undefined): string => (v ?? NaN).toLocaleString('en-US', { maximumFractionDigits: 0 });
+  const rowOf = (name: string): Measurement['values'] => rows.find((r) => r.name === name)?.values ?? {};
+  const coldOf = (name: string): Measurement['values'] => cold.find((r) => r.name === name)?.values ?? {};
+  const empty = rowOf(EMPTY_FUNCTION_BASELINE);
+  const echo = rowOf('binary CloudEvent echo (POST /)');
+  recordResult('function-host', [
+    codeCell(),
+    `${n0(empty['rps'])} req/s, ${(empty['cpu'] ?? NaN).toFixed(1)} µs/req (bare express ${n0(rowOf(BARE_EXPRESS)['rps'])}, bare node:http ${n0(rowOf('bare node:http (no framework)')['rps'])})`,
+    `${n0(echo['rps'])} req/s, ${(echo['cpu'] ?? NaN).toFixed(1)} µs/req`,
+    `${n0(coldOf(SHIPPED)['median'])} ms, ${(coldOf(SHIPPED)['rss'] ?? NaN).toFixed(1)} MiB (bare node:http ${n0(coldOf('bare node:http')['median'])} ms, ${(coldOf('bare node:http')['rss'] ?? NaN).toFixed(1)} MiB)`,
+  ]);
 
   if (settings.BENCH_CPU_PROFILE) await profile(bundled.value);
 }

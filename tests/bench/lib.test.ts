@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { interleaved, medianBy, percentile, ratio, summarize } from './lib.js';
+import { dateCell, insertResultRow, interleaved, medianBy, percentile, ratio, summarize } from './lib.js';
 
 describe('benchmark helpers', () => {
   it('takes nearest-rank percentiles of sorted values', () => {
@@ -29,5 +29,31 @@ describe('benchmark helpers', () => {
         ['b2', 'b4'],
       ],
     ]);
+  });
+
+  const RESULTS = [
+    '# results',
+    '',
+    '## audit (`npm run bench -- audit`)',
+    'text',
+    '',
+    '| date (UTC) | a | machine |',
+    '|---|---|---|',
+    '| old | 1 | x |',
+    '',
+    '## dra',
+    '',
+  ].join('\n');
+
+  it('inserts a results row as the newest row of the table of its section', () => {
+    const out = insertResultRow(RESULTS, 'audit', ['2026-12-06 05:00', '2 | 3', 'load 1']).split('\n');
+    expect(out.slice(5, 9)).toEqual(['| date (UTC) | a | machine |', '|---|---|---|', '| 2026-12-06 05:00 | 2 / 3 | load 1 |', '| old | 1 | x |']);
+    expect(dateCell(new Date('2026-12-06T05:07:59Z'))).toBe('2026-12-06 05:07');
+  });
+
+  it('refuses a row for a missing section, a section without a dated table, or the wrong number of cells', () => {
+    expect(() => insertResultRow(RESULTS, 'nope', ['a'])).toThrow('no section "## nope"');
+    expect(() => insertResultRow(RESULTS, 'dra', ['a'])).toThrow('section "dra" has no table whose first column is the date');
+    expect(() => insertResultRow(RESULTS, 'audit', ['a', 'b'])).toThrow('section "audit" has 3 columns, the row has 2');
   });
 });

@@ -2,7 +2,9 @@
  * Shared helpers for benchmarks: timing, percentiles, knobs, and tables that show every figure as a
  * ratio to a baseline measured in the same run (so results compare across machines).
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { parseConfig } from '../../shared/config/index.js';
@@ -152,4 +154,64 @@ export function machineCpuSeconds(): { busy: number; idle: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
   const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line.split(/\s+/).slice(1).map(Number);
   return { busy: (user + nice + system + irq + softirq + steal) / CLOCK_TICKS, idle: (idle + iowait) / CLOCK_TICKS };
+}
+
+/** tests/bench/RESULTS.md, where every run of a benchmark leaves a dated row. */
+export const RESULTS_FILE = new URL('./RESULTS.md', import.meta.url);
+
+/**
+ * Insert `cells` as the newest row of the first table under the heading `## <section> (` of the
+ * results file (`markdown`), after the table's separator line (newest first). Throws naming the
+ * section, or the column counts, when the row does not fit the table.
+ */
+export function insertResultRow(markdown: string, section: string, cells: readonly string[]): string {
+  const lines = markdown.split('\n');
+  const heading = lines.findIndex((l) => l.startsWith(`## ${section} (`) || l === `## ${section}`);
+  if (heading < 0) throw new Error(`results: no section "## ${section}" in RESULTS.md`);
+  const header = lines.findIndex((l, i) => i > heading && l.startsWith('| date'));
+  const next = lines.findIndex((l, i) => i > heading && l.startsWith('## '));
+  if (header < 0 || (next >= 0 && header > next)) throw new Error(`results: section "${section}" has no table whose first column is the date`);
+  const columns = (lines[header] ?? '').split('|').length - 2;
+  if (cells.length !== columns) throw new Error(`results: section "${section}" has ${columns} columns, the row has ${cells.length}`);
+  const row = `| ${cells.map((c) => c.replaceAll('|', '/').replaceAll('\n', ' ')).join(' | ')} |`;
+  lines.splice(header + 2, 0, row);
+  return lines.join('\n');
+}
+
+/** The machine column of a results row: the 1-minute load average now and the core count. */
+export function machineCell(): string {
+  const [one = ''] = readFileSync('/proc/loadavg', 'utf8').split(' ');
+  return `load ${one}, ${String(availableParallelism())} cores`;
+}
+
+/** Today's UTC date and time to the minute, the first cell of a results row. */
+export function dateCell(now = new Date()): string {
+  return now.toISOString().slice(0, 16).replace('T', ' ');
+}
+
+/**
+ * Record one run in RESULTS.md: `[date, ...cells, machine]` as the newest row of `section`'s first
+ * table (BENCH_RESULTS=false: printed only, e.g. for a run with knobs changed to try something).
+ */
+export function recordResult(section: string, cells: readonly string[]): void {
+  const row = [dateCell(), ...cells, machineCell()];
+  const write = process.env['BENCH_RESULTS'] !== 'false';
+  if (write) writeFileSync(RESULTS_FILE, insertResultRow(readFileSync(RESULTS_FILE, 'utf8'), section, row));
+  print(`results row ${write ? 'added to' : '(not written, BENCH_RESULTS=false) for'} tests/bench/RESULTS.md, section ${section}: | ${row.join(' | ')} |`);
+}
+
+/** The code column of a results row: BENCH_NOTE when set, else HEAD's short hash and subject (and whether the tree had changes). */
+export function codeCell(): string {
+  const note = process.env['BENCH_NOTE'];
+  if (note !== undefined && note !== '') return note;
+  const git = (args: string[]): string => {
+    try {
+      return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  const head = git(['log', '-1', '--format=%h %s']);
+  const subject = head.length > 70 ? `${head.slice(0, 67)}...` : head;
+  return `${subject || 'unknown commit'}${git(['status', '--porcelain', '--untracked-files=no']) === '' ? '' : ' + uncommitted changes'}`;
 }

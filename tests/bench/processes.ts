@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { load } from 'js-yaml';
 import { bundleEntries, type PackageMode } from '../../shared/bundle/index.js';
 import { listeningPort, REPO_ROOT, send, startNodeProcess, type FunctionProcess } from '../../shared/runtime/testing/index.js';
 import { nowMs } from './lib.js';
@@ -113,14 +114,27 @@ export interface ColdStart {
   readonly rssMiB: number | undefined;
 }
 
-/** Start a server, time it until ready, read its resident memory, stop it. */
-export async function coldStart(args: readonly string[]): Promise<ColdStart> {
+/** Start a server (with `env` beside the defaults), time it until ready, read its resident memory, stop it. */
+export async function coldStart(args: readonly string[], env: Record<string, string> = {}): Promise<ColdStart> {
   const start = nowMs();
-  const server = await startServer(args);
+  const server = await startServer(args, env);
   const ms = nowMs() - start;
   const rssMiB = residentMiB(server.proc.child.pid);
   await server.stop();
   return { ms, rssMiB };
+}
+
+/**
+ * The literal env values a Knative Service (`knative/functions/<name>.yaml`) gives its container,
+ * NODE_OPTIONS among them, so that a benchmark runs the function as it ships.
+ */
+export function knativeServiceEnv(file: string): Record<string, string> {
+  const service = load(readFileSync(join(REPO_ROOT, file), 'utf8')) as {
+    spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } };
+  };
+  const env: Record<string, string> = {};
+  for (const e of service.spec?.template?.spec?.containers?.[0]?.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  return env;
 }
 
 /** VmRSS of a process from /proc, in MiB. */

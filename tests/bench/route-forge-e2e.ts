@@ -41,7 +41,13 @@ async function pool(tasks: readonly (() => Promise<unknown>)[], limit: number): 
   await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
 }
 
-export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise<void> {
+/** What the daemon process did: start to a complete table, and its memory under drift. */
+export interface EndToEndResult {
+  readonly convergedMs: number;
+  readonly memory: RepairMemory;
+}
+
+export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise<EndToEndResult> {
   const workDir = await mkdtemp(join(tmpdir(), 'bench-route-forge-'));
   const cp = await startControlPlane(await ensureBinaries(), workDir);
   const kube = new KubeClient(newKubeConfig(cp.state.kubeconfigPath));
@@ -106,7 +112,7 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
           `${synced.toFixed(0)} ms, ${(synced / opts.baselineMs).toFixed(1)}x the ip -batch baseline (${opts.baselineMs.toFixed(0)} ms); ` +
           `health server up at ${at('started: health and metrics served')}, informers synced at ${at('informers synced')}`,
       );
-      await repairMemory(ns, proc.child.pid ?? 0, opts);
+      return { convergedMs: synced, memory: await repairMemory(ns, proc.child.pid ?? 0, opts) };
     } finally {
       proc.child.kill('SIGTERM');
       await proc.exited;
@@ -122,9 +128,19 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
  * The daemon's RSS at convergence, then after each of `opts.repairs` routes deleted by hand has come
  * back (targets: at convergence <= 150 MB for 10,000 routes; after 1,000 repairs within 10% of it).
  */
-async function repairMemory(ns: TestNetns, pid: number, opts: EndToEndOptions): Promise<void> {
+export interface RepairMemory {
+  /** RSS (MB) at convergence, after the 20th repair, after the last, and the peak (VmHWM). */
+  readonly converged: number;
+  readonly after20: number;
+  readonly after: number;
+  readonly peak: number;
+  readonly repairs: number;
+}
+
+async function repairMemory(ns: TestNetns, pid: number, opts: EndToEndOptions): Promise<RepairMemory> {
   const converged = processMemoryMb(pid);
   const samples: string[] = [];
+  let after20 = Number.NaN;
   const start = nowMs();
   for (let k = 0; k < opts.repairs; k++) {
     const dst = `${opts.vmIP((k * 7919) % opts.routes)}/32`;
@@ -133,6 +149,7 @@ async function repairMemory(ns: TestNetns, pid: number, opts: EndToEndOptions): 
       if (nowMs() - start > 60_000 + k * 1_000) throw new Error(`route-forge did not repair ${dst}`);
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
+    if (k + 1 === 20) after20 = processMemoryMb(pid).rss;
     if (k + 1 === 20 || (k + 1) % 250 === 0 || k + 1 === opts.repairs) samples.push(`${k + 1}: ${processMemoryMb(pid).rss.toFixed(0)} MB`);
   }
   const after = processMemoryMb(pid);
@@ -141,4 +158,5 @@ async function repairMemory(ns: TestNetns, pid: number, opts: EndToEndOptions): 
       `at convergence ${converged.rss.toFixed(0)} MB (target <= 150 MB); after repairs ${samples.join(', ')}; ` +
       `${(after.rss / converged.rss).toFixed(2)}x convergence (target <= 1.10x); peak ${after.peak.toFixed(0)} MB`,
   );
+  return { converged: converged.rss, after20, after: after.rss, peak: after.peak, repairs: opts.repairs };
 }

@@ -12,6 +12,8 @@
  * benchmark's business); BENCH_E2E=true adds, for information, the whole daemon process started
  * against a control plane holding the VMs, until its table is complete.
  *
+ * Each run adds a dated row to tests/bench/RESULTS.md (section route-forge; BENCH_RESULTS=false: not).
+ *
  * Knobs: BENCH_ROUTES, BENCH_NODES, BENCH_ROUNDS, BENCH_REPAIRS, BENCH_E2E.
  */
 import { spawn } from 'node:child_process';
@@ -25,7 +27,7 @@ import type { VmAddress } from '../../daemons/route-forge/model.js';
 import { Syncer } from '../../daemons/route-forge/syncer.js';
 import { formatIPv4, parseIPv4 } from '../../shared/api/ipv4.js';
 import { createNetns, setUpNode, type TestNetns } from '../../shared/testing/netns.js';
-import { interleaved, knobs, medianBy, nowMs, print, printComparison, summarize, type Measurement } from './lib.js';
+import { codeCell, interleaved, knobs, medianBy, nowMs, print, printComparison, recordResult, summarize, type Measurement } from './lib.js';
 import { runEndToEnd } from './route-forge-e2e.js';
 
 const settings = knobs(
@@ -197,17 +199,28 @@ async function main(): Promise<void> {
       `\n== drift repair with ${settings.BENCH_ROUTES} routes in place: route deleted -> restored (target p99 < 1000 ms) ==\n` +
         `n ${repairs.n}  p50 ${repairs.p50.toFixed(1)} ms  p90 ${repairs.p90.toFixed(1)} ms  p99 ${repairs.p99.toFixed(1)} ms  max ${repairs.max.toFixed(1)} ms`,
     );
-    if (settings.BENCH_E2E)
-      await runEndToEnd(ns, {
-        routes: settings.BENCH_ROUTES,
-        nodes: settings.BENCH_NODES,
-        table: TABLE,
-        cidr: CIDR,
-        nodeIP,
-        vmIP,
-        baselineMs: rows[0]?.values['ms'] ?? Number.NaN,
-        repairs: settings.BENCH_E2E_REPAIRS,
-      });
+    const e2e = !settings.BENCH_E2E
+      ? undefined
+      : await runEndToEnd(ns, {
+          routes: settings.BENCH_ROUTES,
+          nodes: settings.BENCH_NODES,
+          table: TABLE,
+          cidr: CIDR,
+          nodeIP,
+          vmIP,
+          baselineMs: rows[0]?.values['ms'] ?? Number.NaN,
+          repairs: settings.BENCH_E2E_REPAIRS,
+        });
+    const m = e2e?.memory;
+    recordResult('route-forge', [
+      codeCell(),
+      `${settings.BENCH_ROUTES.toLocaleString('en-US')} routes: ${(rows[1]?.values['ms'] ?? NaN).toFixed(0)} ms, ${((rows[1]?.values['ms'] ?? NaN) / (rows[0]?.values['ms'] ?? NaN)).toFixed(2)}x ip -batch`,
+      `${repairs.p50.toFixed(1)} / ${repairs.p99.toFixed(1)} ms`,
+      e2e === undefined ? '-' : `${(e2e.convergedMs / 1000).toFixed(1)} s`,
+      m === undefined
+        ? '-'
+        : `${m.converged.toFixed(0)} / ${m.after20.toFixed(0)} / ${m.after.toFixed(0)} MB (${m.repairs} repairs: ${(m.after / m.converged).toFixed(2)}x), peak ${m.peak.toFixed(0)} MB`,
+    ]);
   } finally {
     await ns.remove();
   }
