@@ -16,6 +16,7 @@ import { VMIndex, deviceKey } from '../vm/state.js';
 import { hasHelpers, removeHelpers, runStep, type StorageDeps } from './helpers.js';
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type HelperOutcome, type ImportResult } from './importer.js';
 import { pickStorageClass } from './kube.js';
+import { settleProgress } from './progress.js';
 import { diskPVC, ensurePVC, pvcNameOf } from './pvc.js';
 import { resolveSource, type SourceProblem } from './source.js';
 
@@ -51,6 +52,7 @@ export function imageReconciler<T extends AnyImage>(d: StorageDeps, k: ImageKind
     init: (img) => ({ obj: img, status: clone<ImageStatus | undefined>(img.status) ?? {} }),
     handlers: [deletion(d, k), inUse(d, k), final(d), provision(d, k)],
     statusOf: (img) => img.status,
+    settle: (s) => settleProgress(s.status),
     writeStatus: async (img, patch, signal) => {
       // Conditional: a status decided on a stale copy is refused (409) and decided again.
       const body = conditionalMergePatch({ status: patch }, img.metadata.resourceVersion);
@@ -245,7 +247,6 @@ async function report(
   if (o.state === 'failed') {
     conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: failureReason(o.reason, kind.pull), message: `${o.reason}: ${o.message}` });
     s.status.phase = 'Failed';
-    delete s.status.progress;
     return { stop: true };
   }
   if (kind.upload) {
@@ -278,7 +279,6 @@ function succeed(s: ImageState, ctx: { now: Date }, r: ImportResult): HandlerOut
   s.status.cdrom = r.format === 'iso';
   const stored = r.storedSize ?? r.virtualSize;
   s.status.size = { stored: formatBytes(stored), storedBytes: String(stored), unpacked: formatBytes(r.virtualSize), unpackedBytes: String(r.virtualSize) };
-  s.status.progress = '100%';
   s.status.phase = 'Ready';
   delete s.status.imageUploadURLs;
   conditionOn(s, ctx, { type: C.Ready.type, status: 'True', reason: C.Ready.reason.Ready });

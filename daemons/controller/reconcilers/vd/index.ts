@@ -19,6 +19,7 @@ import { hasHelpers, removeHelpers, runStep, type StorageDeps } from '../provisi
 import { failureReason, progressOf } from '../provisioning/image-reconciler.js';
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type ImportSource } from '../provisioning/importer.js';
 import { pickStorageClass, type PVC } from '../provisioning/kube.js';
+import { settleProgress } from '../provisioning/progress.js';
 import { diskPVC, ensurePVC, pvcNameOf, pvcSizes } from '../provisioning/pvc.js';
 import { resolveSnapshot, resolveSource, type SourceProblem } from '../provisioning/source.js';
 import { SNAPSHOT_API_GROUP } from '../../../../shared/api/k8s/volume-snapshot.js';
@@ -39,6 +40,7 @@ export function vdReconciler(d: StorageDeps): ReconcileFn {
     init: (vd) => ({ obj: vd, status: clone(vd.status) ?? {} }),
     handlers: [deletion(d), inUse(d), final(d), storageClass(d), provision(d), resize(d)],
     statusOf: (vd) => vd.status,
+    settle: (s) => settleProgress(s.status),
     writeStatus: async (vd, patch, signal) => {
       const body = conditionalMergePatch({ status: patch }, vd.metadata.resourceVersion);
       d.caches.disks.remember(
@@ -158,7 +160,6 @@ const DATASOURCE_REASON: Record<SourceProblem, (kind: string) => string> = {
 function fail(s: VDState, ctx: HandlerContext, message: string, reason: string = C.Ready.reason.ProvisioningFailed): HandlerOutcome {
   conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason, message });
   s.status.phase = 'Failed';
-  delete s.status.progress;
   return { stop: true };
 }
 
@@ -328,7 +329,6 @@ function bound(d: StorageDeps, s: VDState, ctx: HandlerContext): HandlerOutcome 
   }
   s.status.capacity = pvcSizes(pvc).capacity ?? pvcSizes(pvc).requested;
   s.status.phase = 'Ready';
-  if (s.obj.spec.dataSource !== undefined) s.status.progress = '100%';
   delete s.status.imageUploadURLs;
   conditionOn(s, ctx, { type: C.Ready.type, status: 'True', reason: C.Ready.reason.Ready });
   return {};
