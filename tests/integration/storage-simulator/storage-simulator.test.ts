@@ -65,7 +65,7 @@ beforeAll(async () => {
   // The local platform's classes as npm start makes them, under names of this run (no default among them).
   for (const m of SIMULATED_STORAGE_CLASSES) {
     const meta = m['metadata'] as { name: string };
-    await classes().create({ ...m, metadata: { name: local(meta.name) } } as never);
+    await classes().create({ ...m, metadata: { name: local(meta.name) } });
   }
   const all = [storageClass, ...SIMULATED_STORAGE_CLASSES.map((m) => local((m['metadata'] as { name: string }).name))];
   sim = new StorageSimulator(kube, { volumesDir, storageClasses: all, namespace: ns, requireNode: false });
