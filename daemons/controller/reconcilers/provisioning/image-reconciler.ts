@@ -17,7 +17,7 @@ import { hasHelpers, removeHelpers, runStep, type StorageDeps } from './helpers.
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type HelperOutcome, type ImportResult } from './importer.js';
 import { pickStorageClass } from './kube.js';
 import { settleProgress } from './progress.js';
-import { diskPVC, ensurePVC, pvcNameOf } from './pvc.js';
+import { diskPVC, ensurePVCWithinQuota, pvcNameOf } from './pvc.js';
 import { resolveSource, type SourceProblem } from './source.js';
 
 type AnyImage = VirtualImage | ClusterVirtualImage;
@@ -198,7 +198,8 @@ function provision<T extends AnyImage>(d: StorageDeps, k: ImageKind<T>): Handler
       if (pvcStorage === undefined || storageClass === undefined) return succeed(s, ctx, first.result);
       // Step 2 (PVC storage): DVCR into the image's claim, sized to the image.
       const pvcName = pvcNameOf('vi', img);
-      await ensurePVC(d, diskPVC(img, pvcName, String(sizeForImage(first.result.virtualSize)), storageClass), ctx.signal);
+      const claim = await ensurePVCWithinQuota(d, s, ctx, diskPVC(img, pvcName, String(sizeForImage(first.result.virtualSize)), storageClass));
+      if (claim === undefined) return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
       s.status.target = { ...s.status.target, persistentVolumeClaimName: pvcName };
       const second = await runStep(
         d,

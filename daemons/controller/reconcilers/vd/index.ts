@@ -20,7 +20,7 @@ import { failureReason, progressOf } from '../provisioning/image-reconciler.js';
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type ImportSource } from '../provisioning/importer.js';
 import { pickStorageClass, type PVC } from '../provisioning/kube.js';
 import { settleProgress } from '../provisioning/progress.js';
-import { diskPVC, ensurePVC, pvcNameOf, pvcSizes } from '../provisioning/pvc.js';
+import { diskPVC, ensurePVCWithinQuota, pvcNameOf, pvcSizes } from '../provisioning/pvc.js';
 import { resolveSnapshot, resolveSource, type SourceProblem } from '../provisioning/source.js';
 import { SNAPSHOT_API_GROUP } from '../../../../shared/api/k8s/volume-snapshot.js';
 
@@ -249,7 +249,8 @@ function provision(d: StorageDeps): Handler<VDState> {
         return { stop: true };
       }
       const size = String(vd.spec.persistentVolumeClaim?.size ?? sizeForImage(fill?.virtualSize ?? 0));
-      s.pvc = await ensurePVC(d, diskPVC(vd, pvcName, size, s.status.storageClassName ?? ''), ctx.signal);
+      s.pvc = await ensurePVCWithinQuota(d, s, ctx, diskPVC(vd, pvcName, size, s.status.storageClassName ?? ''));
+      if (s.pvc === undefined) return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
       s.status.target = { persistentVolumeClaimName: pvcName };
       if (fill !== undefined) {
         // Step 2: the data into the PVC.
@@ -298,7 +299,8 @@ async function fromSnapshot(d: StorageDeps, s: VDState, ctx: HandlerContext, nam
   const size = want ?? plan.restoreSize;
   if (size === undefined) return fail(s, ctx, `VolumeSnapshot ${plan.volumeSnapshotName} has no restore size: set spec.persistentVolumeClaim.size`);
   const source = { apiGroup: SNAPSHOT_API_GROUP, kind: 'VolumeSnapshot', name: plan.volumeSnapshotName };
-  s.pvc = await ensurePVC(d, diskPVC(vd, pvcName, size, s.status.storageClassName ?? '', source), ctx.signal);
+  s.pvc = await ensurePVCWithinQuota(d, s, ctx, diskPVC(vd, pvcName, size, s.status.storageClassName ?? '', source));
+  if (s.pvc === undefined) return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
   s.status.target = { persistentVolumeClaimName: pvcName };
   return bound(d, s, ctx);
 }

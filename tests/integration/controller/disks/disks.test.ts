@@ -10,6 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { z } from 'zod';
+import { ObjectMetaSchema } from '../../../../shared/api/k8s/core.js';
 import { API_VERSION } from '../../../../shared/api/resources/common.js';
 import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.js';
 import type { ClusterVirtualImage, VirtualImage } from '../../../../shared/api/resources/virtualimage.js';
@@ -602,5 +604,78 @@ describe('the progress contract', () => {
     expectProgressContract(await phasesUntilDone(() => c.disks.get({ namespace: ns, name: 'prog-http' })), { running: true });
     expectProgressContract(await fromImage, { running: false });
     expectProgressContract(await phasesUntilDone(() => c.disks.get({ namespace: ns, name: 'prog-blank' })), { running: false });
+  });
+});
+
+describe('quota', () => {
+  it('a disk and an image on PVC that a ResourceQuota refuses report QuotaExceeded with the apiserver message; once the quota has room, they go on', async () => {
+    const quotaClass = `quota-${scope.id}`;
+    await sc.storageClasses.create({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: quotaClass, labels: { [SCOPE_LABEL]: scope.id } },
+      provisioner: 'kubernetes.io/no-provisioner',
+      volumeBindingMode: 'Immediate',
+    });
+    const quotas = kube.resource(
+      { group: '', version: 'v1', plural: 'resourcequotas', kind: 'ResourceQuota', namespaced: true },
+      z.looseObject({ metadata: ObjectMetaSchema, status: z.looseObject({ hard: z.record(z.string(), z.string()).optional() }).optional() }),
+      TEST_FIELD_MANAGER,
+    );
+    // No claims at all of this class in the namespace (other classes are not limited).
+    const key = `${quotaClass}.storageclass.storage.k8s.io/persistentvolumeclaims`;
+    await quotas.create({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'no-claims', namespace: ns }, spec: { hard: { [key]: '0' } } });
+    await eventually(
+      async () => (await quotas.get({ namespace: ns, name: 'no-claims' })).status?.hard?.[key] === '0',
+      'quota counted by the controller-manager',
+    );
+    try {
+      await c.disks.create(disk('over-quota', { persistentVolumeClaim: { size: '8Mi', storageClassName: quotaClass } }));
+      await c.images.create({
+        apiVersion: API_VERSION,
+        kind: 'VirtualImage',
+        metadata: { name: 'over-quota', namespace: ns },
+        spec: {
+          storage: 'PersistentVolumeClaim',
+          persistentVolumeClaim: { storageClassName: quotaClass },
+          dataSource: { type: 'HTTP', http: { url: `${files.url}/disk.raw` } },
+        },
+      });
+      const refused = <
+        T extends {
+          metadata: { generation?: number };
+          status?: { phase?: string; conditions?: { type: string; reason?: string; observedGeneration?: number }[] };
+        },
+      >(
+        o: T,
+      ): T | false => {
+        const ready = o.status?.conditions?.find((x) => x.type === 'Ready');
+        return ready?.reason === 'QuotaExceeded' && ready.observedGeneration === o.metadata.generation && o.status?.phase === 'Pending' && o;
+      };
+      for (const get of [() => c.disks.get({ namespace: ns, name: 'over-quota' }), () => c.images.get({ namespace: ns, name: 'over-quota' })]) {
+        const got = await eventually(async () => refused(await get()), 'QuotaExceeded', IMPORT);
+        expect(got.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({
+          status: 'False',
+          message: expect.stringMatching(
+            /^Persistentvolumeclaims ".*" is forbidden: exceeded quota: no-claims, requested: .*persistentvolumeclaims=1/,
+          ) as unknown,
+        });
+        expect(got.status?.progress).toBeUndefined();
+      }
+      // The blank disk of the unlimited class beside it is untouched.
+      expect((await c.disks.get({ namespace: ns, name: 'blank' })).status?.phase).toBe('Ready');
+    } finally {
+      await quotas.delete({ namespace: ns, name: 'no-claims' });
+    }
+    const claimed = await eventually(async () => {
+      const got = await c.disks.get({ namespace: ns, name: 'over-quota' });
+      return (
+        got.status?.target?.persistentVolumeClaimName !== undefined && got.status.conditions?.find((x) => x.type === 'Ready')?.reason !== 'QuotaExceeded' && got
+      );
+    }, 'the disk past the quota');
+    expect(claimed.status?.phase).toBe('Provisioning');
+    await c.disks.delete({ namespace: ns, name: 'over-quota' });
+    await c.images.delete({ namespace: ns, name: 'over-quota' });
+    await sc.storageClasses.delete({ name: quotaClass });
   });
 });
