@@ -64,7 +64,7 @@ const storageClass = (name: string, binding: string, parameters: Record<string, 
   // The default class keeps the static provisioner name it always had (a class's provisioner cannot change);
   // WaitForFirstConsumer needs a dynamic one, or the scheduler never picks a node for the claim.
   provisioner: isDefault ? 'kubernetes.io/no-provisioner' : SIMULATED_PROVISIONER,
-  parameters,
+  ...(Object.keys(parameters).length === 0 ? {} : { parameters }),
   volumeBindingMode: binding,
   allowVolumeExpansion: true,
   reclaimPolicy: 'Retain',
@@ -72,7 +72,8 @@ const storageClass = (name: string, binding: string, parameters: Record<string, 
 
 /** The classes `npm start` creates; the simulator provisions their claims. */
 export const SIMULATED_STORAGE_CLASSES: readonly Record<string, unknown>[] = [
-  storageClass(SIMULATED_STORAGE_CLASS, 'Immediate', { accessModes: 'ReadWriteOnce,ReadWriteOncePod', volumeModes: 'Filesystem,Block' }, true),
+  // Exactly as it always was (parameters and provisioner cannot change on a kept cluster): the undeclared modes.
+  storageClass(SIMULATED_STORAGE_CLASS, 'Immediate', {}, true),
   storageClass(SIMULATED_RWX_CLASS, 'Immediate', { accessModes: 'ReadWriteOnce,ReadWriteOncePod,ReadWriteMany,ReadOnlyMany', volumeModes: 'Filesystem,Block' }),
   storageClass(SIMULATED_WFFC_CLASS, 'WaitForFirstConsumer', { accessModes: 'ReadWriteOnce,ReadWriteOncePod', volumeModes: 'Filesystem,Block' }),
 ];
