@@ -3,15 +3,17 @@ import { join } from 'node:path';
 import { KubeClient } from '../shared/kube/index.js';
 import { waitFor } from '../shared/testing/wait.js';
 import { startLocalRegistry, type LocalRegistry } from '../tests/env/local-registry.js';
+import { SNAPSHOT_CRD_DIR } from '../tests/env/crds.js';
 import { freePort } from '../tests/env/ports.js';
 import { moduleConfig } from './demo/objects.js';
 import { ModuleConfigTriggers, TRIGGER_NAMES, triggerIdentity } from './eventing.js';
 import { MODULE_NAMESPACE } from './identities.js';
-import { applyCrds, applyInstall, kubectlFor } from './install.js';
+import { applyCrds, applyInstall, kubectlFor, type Kubectl } from './install.js';
 import { createNodes, startKwok, startLocalCluster } from './local-cluster.js';
 import { ADMISSION_SERVICE, UNIT_ENTRIES, type Parts, type RunningPlatform } from './parts.js';
 import { LocalRouteForge } from './route-forge.js';
-import { HELPER_POD_SELECTOR, SIMULATED_STORAGE_CLASS } from './simulators/storage-simulator/config.js';
+import { HELPER_POD_SELECTOR } from './simulators/storage-simulator/config.js';
+import { SIMULATED_CLASS_NAMES, SIMULATED_STORAGE_CLASSES, SIMULATED_STORAGE_CLASS } from './simulators/storage-simulator/classes.js';
 import { prepareSimulatedUsbNode } from './simulators/usb-node.js';
 import { preDeleteOnDemand, startUnits } from './start-units.js';
 import { bundleUnits, REPO_ROOT } from './units.js';
@@ -21,17 +23,20 @@ import { WebhookRoute } from './webhook-wiring.js';
 const SIMULATOR_RBAC = join(REPO_ROOT, 'platform/simulators/kubevirt-simulator/rbac.yaml');
 /** The storage simulator's ServiceAccount and RBAC (not part of the install either). */
 const STORAGE_SIMULATOR_RBAC = join(REPO_ROOT, 'platform/simulators/storage-simulator/rbac.yaml');
-/** The default StorageClass of the local platform: its claims get directory volumes from the storage simulator. */
-const STORAGE_CLASS = {
-  apiVersion: 'storage.k8s.io/v1',
-  kind: 'StorageClass',
-  metadata: { name: SIMULATED_STORAGE_CLASS, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
-  // Volumes are made (pre-bound) by the storage simulator, not by a provisioner of the controller-manager.
-  provisioner: 'kubernetes.io/no-provisioner',
-  volumeBindingMode: 'Immediate',
-  allowVolumeExpansion: true,
-  reclaimPolicy: 'Retain',
-};
+
+/** snapshot.storage.k8s.io/v1, which the snapshot kinds need (no CSI snapshot controller runs here: the controller sees the kinds served). */
+async function applySnapshotCrds(kubectl: Kubectl): Promise<void> {
+  const names = await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SNAPSHOT_CRD_DIR, '-o', 'name']);
+  await kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    ...names
+      .trim()
+      .split('\n')
+      .filter((n) => n !== ''),
+  ]);
+}
 
 export async function startLocal(p: Parts): Promise<RunningPlatform> {
   const { binDir, workDir, flags, say } = p.o;
@@ -59,11 +64,14 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
     // The CRDs and the rest at once: nothing else of the install is an object of our CRDs.
     took(
       Promise.all([
-        applyCrds(kubectl),
+        applyCrds(kubectl).then(() => applySnapshotCrds(kubectl)),
         applyInstall(kubectl, admin).then(async (r) => {
           await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SIMULATOR_RBAC, '-f', STORAGE_SIMULATOR_RBAC]);
           await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], auditWebhookBinding(cluster.auditWebhook.user));
-          await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], JSON.stringify(STORAGE_CLASS));
+          await kubectl(
+            ['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'],
+            JSON.stringify({ apiVersion: 'v1', kind: 'List', items: SIMULATED_STORAGE_CLASSES }),
+          );
           return r;
         }),
       ]).then(([, r]) => r),
@@ -72,7 +80,9 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
     took(startDvcr(p)),
   ]);
   p.bundles = bundles;
-  say(`  DVCR: docker-registry at ${dvcr.url} (${dvcrTime}), storage in ${join(workDir, 'dvcr')}; StorageClass ${SIMULATED_STORAGE_CLASS} (default)`);
+  say(
+    `  DVCR: docker-registry at ${dvcr.url} (${dvcrTime}), storage in ${join(workDir, 'dvcr')}; StorageClasses ${SIMULATED_CLASS_NAMES.join(', ')} (${SIMULATED_STORAGE_CLASS} the default); VolumeSnapshot CRDs`,
+  );
   say(`  nodes: ${nodes.join(', ')} (${kwokTime}); install: ${report.applied} objects applied (${installTime})`);
   for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
   p.routeForge = new LocalRouteForge(admin, kubectl, say, workDir);

@@ -10,7 +10,7 @@ import { MODULE_NAMESPACE, ServiceAccountTokens } from './identities.js';
 import { POD_CIDR, SERVICE_CIDR, type LocalCluster } from './local-cluster.js';
 import { ADMISSION_SECRET, IMPORTER_ENTRY, answers, portOf, type Parts } from './parts.js';
 import { SecretFiles } from './secret-files.js';
-import { SIMULATED_STORAGE_CLASS } from './simulators/storage-simulator/config.js';
+import { SIMULATED_CLASS_NAMES } from './simulators/storage-simulator/classes.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
 import { logHas, numberFromLog, startUnit, waitReady, type UnitSpec } from './units.js';
 import { waitFor } from '../shared/testing/wait.js';
@@ -179,7 +179,7 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
         env: {
           KUBECONFIG: storageSimulatorKc,
           VOLUMES_DIR: join(workDir, 'volumes'),
-          STORAGE_CLASSES: SIMULATED_STORAGE_CLASS,
+          STORAGE_CLASSES: SIMULATED_CLASS_NAMES.join(','),
           REQUIRE_NODE: 'true',
           ...(p.bundles?.files.get(IMPORTER_ENTRY) !== undefined ? { IMPORTER_PROGRAM: p.bundles.files.get(IMPORTER_ENTRY) ?? '' } : {}),
         },

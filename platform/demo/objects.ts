@@ -7,6 +7,8 @@ export const DEMO_DISK = 'demo-root';
 export const DEMO_IMAGE = 'demo-image';
 /** The root disk's size (the image's content fills its start). */
 export const DISK_SIZE = '1Gi';
+/** A blank data disk, hot-plugged into the running VM. */
+export const DEMO_DATA_DISK = 'demo-data';
 export const DEMO_CLASS = 'generic';
 /** A user bound to the Admin role of the role model in the demo namespace: creates and operates the VM. */
 export const OPERATOR = { name: 'alice', role: 'd8:user-authz:virtualization:admin' };
@@ -99,5 +101,24 @@ export function operation(name: string, type: 'Restart' | 'Migrate' | 'Stop'): M
     kind: 'VirtualMachineOperation',
     metadata: { name, namespace: DEMO_NAMESPACE },
     spec: { type, virtualMachineName: DEMO_VM },
+  };
+}
+
+/** A blank data disk, hot-plugged later by an attachment. */
+export function dataDisk(): Manifest {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualDisk',
+    metadata: { name: DEMO_DATA_DISK, namespace: DEMO_NAMESPACE },
+    spec: { persistentVolumeClaim: { size: '100Mi' } },
+  };
+}
+
+export function attachment(): Manifest {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualMachineBlockDeviceAttachment',
+    metadata: { name: DEMO_DATA_DISK, namespace: DEMO_NAMESPACE },
+    spec: { virtualMachineName: DEMO_VM, blockDeviceRef: { kind: 'VirtualDisk', name: DEMO_DATA_DISK } },
   };
 }

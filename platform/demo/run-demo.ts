@@ -2,7 +2,7 @@
  * The demo: a VirtualMachineClass, an image imported over HTTP from a local server into DVCR (its
  * progress shown by the live view), a disk filled from it, a VM booting from that disk that the
  * controller, the scheduler, kwok and the KubeVirt simulator bring to Running, a
- * Restart and a Migrate operation, and a forbidden action by a user bound to the User role; then the
+ * Restart and a Migrate operation, a blank data disk hot-plugged (Attached), and a forbidden action by a user bound to the User role; then the
  * audit records of the create, the restart and the refusal. Every write goes through the apiserver
  * as the acting user (kubectl), so the webhooks, RBAC and the audit webhook see what a person would do.
  */
@@ -16,6 +16,7 @@ import type { Kubectl } from '../install.js';
 import { auditRecords, operationRow, vmRow, type OperationRow, type VMRow } from './snapshot.js';
 import {
   DEMO_CLASS,
+  DEMO_DATA_DISK,
   DEMO_DISK,
   DEMO_IMAGE,
   DEMO_NAMESPACE,
@@ -23,6 +24,8 @@ import {
   DEMO_VM,
   OPERATOR,
   VIEWER,
+  attachment,
+  dataDisk,
   disk,
   image,
   namespace,
@@ -141,6 +144,8 @@ async function storyUntilRunning(d: DemoDeps, serving: Promise<ServedImage | und
   // The VM right away: it waits for its disk, as a user's would.
   d.say(`▶ ${OPERATOR.name}: VirtualMachine ${DEMO_VM} (1 core, 1Gi, runPolicy AlwaysOn) booting from ${DEMO_DISK}`);
   await operator(['apply', '-f', '-'], yaml(vm()));
+  d.say(`▶ ${OPERATOR.name}: VirtualDisk ${DEMO_DATA_DISK} (blank, 100Mi), to be hot-plugged later`);
+  await operator(['apply', '-f', '-'], yaml(dataDisk()));
   const imageImportMs = server === undefined ? undefined : await imageReady(d, imageAt);
   await diskReady(d);
   const first = await waitFor(
@@ -220,6 +225,24 @@ async function diskReady(d: DemoDeps): Promise<void> {
   );
 }
 
+/** The data disk hot-plugged into the running VM: Attached once KubeVirt (the simulator's virt-api) reports the volume Ready. */
+async function hotPlug(d: DemoDeps): Promise<void> {
+  d.say(`▶ ${OPERATOR.name}: VirtualMachineBlockDeviceAttachment ${DEMO_DATA_DISK} (hot-plug ${DEMO_DATA_DISK} into ${DEMO_VM})`);
+  await d.kubectl.operator(['apply', '-f', '-'], yaml(attachment()));
+  const path = `${GROUP}/namespaces/${DEMO_NAMESPACE}/virtualmachineblockdeviceattachments/${DEMO_DATA_DISK}`;
+  await waitFor(
+    `attachment ${DEMO_DATA_DISK} Attached`,
+    async () => {
+      const a = (await d.admin.rest.request({ method: 'GET', path, what: 'get the demo attachment' })) as { status?: StorageStatus };
+      if (a.status?.phase === 'Failed')
+        throw new Error(`attachment ${DEMO_DATA_DISK} Failed: ${a.status.conditions?.find((c) => c.type === 'Attached')?.message ?? ''}`);
+      return a.status?.phase === 'Attached';
+    },
+    WAIT,
+  );
+  d.say(`✓ ${DEMO_DATA_DISK} hot-plugged: attachment Attached, the volume Ready in the instance's volumeStatus`);
+}
+
 async function afterRunning(d: DemoDeps, first: VMRow, imageImportMs: number | undefined): Promise<DemoResult> {
   const { operator, viewer } = d.kubectl;
   const vmRunningAfterMs = Date.now() - d.t0;
@@ -250,6 +273,7 @@ async function afterRunning(d: DemoDeps, first: VMRow, imageImportMs: number | u
     WAIT,
   );
   d.say(`✓ migrated: ${restarted.node} → ${migrated.node}, same IP ${migrated.ip}`);
+  await hotPlug(d);
 
   d.say(`▶ ${VIEWER.name} (User role) tries to stop ${DEMO_VM}`);
   const refusal = await viewer(['apply', '-f', '-'], yaml(operation(`stop-${DEMO_VM}`, 'Stop'))).then(

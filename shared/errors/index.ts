@@ -133,11 +133,20 @@ export class KubeApiError extends AppError {
   /** Retry-After of the answer (429 TooManyRequests carries one), in milliseconds. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, status: number, reason?: string, options?: { cause?: unknown; retryAfterMs?: number | undefined }) {
+  /** The apiserver's own message (without what was attempted), when it sent one. */
+  readonly serverMessage: string | undefined;
+
+  constructor(
+    message: string,
+    status: number,
+    reason?: string,
+    options?: { cause?: unknown; retryAfterMs?: number | undefined; serverMessage?: string | undefined },
+  ) {
     super(message, options);
     this.status = status;
     this.reason = reason;
     this.retryAfterMs = options?.retryAfterMs;
+    this.serverMessage = options?.serverMessage;
   }
 }
 

@@ -77,7 +77,7 @@ export function apiError(what: string, status: StatusBody): AppError {
     return status.reason === 'AlreadyExists' ? new AlreadyExistsError(text) : new ConflictError(text, { reason: status.reason });
   }
   if (status.status >= 500) return new UnavailableError(text, { upstreamStatus: status.status, reason: status.reason, retryAfterMs });
-  return new KubeApiError(text, status.status, status.reason, { retryAfterMs });
+  return new KubeApiError(text, status.status, status.reason, { retryAfterMs, serverMessage: status.message });
 }
 
 /** Map a transport failure (no HTTP answer) to UnavailableError, or TimeoutError for a deadline. */

@@ -34,3 +34,24 @@ describe('handlerChain', () => {
     expect([c.handled, c.writes]).toEqual([[], []]);
   });
 });
+
+describe('handlerChain settle', () => {
+  it('settles the status after a handler stopped the chain, before the one write', async () => {
+    const writes: unknown[] = [];
+    const obj: Obj = { metadata: { namespace: 'ns', name: 'a', resourceVersion: '1' }, status: {} };
+    const reconcile = handlerChain<Obj, { phase?: string }, State>({
+      name: 't',
+      load: () => obj,
+      init: (o) => ({ obj: o, status: {} }),
+      handlers: [
+        { name: 'stop', handle: (s) => ((s.status.phase = 'pending'), { stop: true }) },
+        { name: 'never', handle: (s) => void (s.status.phase = 'never') },
+      ],
+      settle: (s) => void (s.status.phase = s.status.phase?.toUpperCase()),
+      statusOf: (o) => o.status,
+      writeStatus: (_o, patch) => Promise.resolve(void writes.push(patch)),
+    });
+    await reconcile('ns/a', new AbortController().signal);
+    expect(writes).toEqual([{ phase: 'PENDING' }]);
+  });
+});

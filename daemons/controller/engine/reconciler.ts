@@ -50,6 +50,8 @@ export interface ReconcilerSpec<O extends KubeObject, St, S extends ReconcileSta
   init(obj: O): S;
   readonly handlers: readonly Handler<S>[];
   statusOf(obj: O): St | undefined;
+  /** Runs after the handlers (also when one stopped the chain or failed), before the status write: invariants of the status as a whole. */
+  settle?(state: S): void;
   /** Write a JSON merge patch of the status through /status. */
   writeStatus(obj: O, statusPatch: unknown, signal: AbortSignal): Promise<void>;
   readonly logger?: Logger;
@@ -88,6 +90,7 @@ export function handlerChain<O extends KubeObject, St, S extends ReconcileState<
         break;
       }
     }
+    spec.settle?.(state);
     if (!state.gone && state.deferStatus !== true && !signal.aborted) failure = (await writeStatus(spec, state, signal)) ?? failure;
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrowing what a handler threw, as it was
     if (failure !== undefined) throw failure;

@@ -5,14 +5,16 @@
  */
 import { readFile } from 'node:fs/promises';
 import { runDaemonIfMain } from '../../../shared/daemon/main.js';
-import { untilAborted } from '../../../shared/kube/index.js';
+import { untilAborted, type KubeClient } from '../../../shared/kube/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
 import { loadConfig, type SimulatorConfig } from './config.js';
 import { KubeVirtSimulator } from './simulator.js';
+import { simulatorClients } from './kube.js';
 import { VirtApiStandIn } from './virt-api/virt-api-stand-in.js';
+import { kubevirtVolumes } from './virt-api/volumes.js';
 
 /** The virt-api stand-in, when configured (VIRT_API_PORT). */
-async function virtApiStandIn(config: SimulatorConfig): Promise<VirtApiStandIn | undefined> {
+async function virtApiStandIn(config: SimulatorConfig, kube: KubeClient): Promise<VirtApiStandIn | undefined> {
   if (config.VIRT_API_PORT === undefined) return undefined;
   const { VIRT_API_TLS_CERT_FILE: certFile, VIRT_API_TLS_KEY_FILE: keyFile, VIRT_API_CLIENT_CA_FILE: caFile } = config;
   const tls =
@@ -25,6 +27,7 @@ async function virtApiStandIn(config: SimulatorConfig): Promise<VirtApiStandIn |
     // The client CA is followed in its file: in npm start it is the module CA, issued after the start.
     ...(tls === undefined ? {} : { tls, clientCaFile: caFile }),
     log: rootLogger.child({ component: 'virt-api-stand-in' }),
+    volumes: kubevirtVolumes(simulatorClients(kube).kvvmis),
   });
   await standIn.start();
   return standIn;
@@ -40,7 +43,7 @@ runDaemonIfMain(import.meta.url, 'kubevirt simulator', loadConfig, async ({ conf
     migrationDelayMs: config.MIGRATION_DELAY,
     unschedulableTimeoutMs: config.MIGRATION_UNSCHEDULABLE_TIMEOUT,
   });
-  const virtApi = await virtApiStandIn(config);
+  const virtApi = await virtApiStandIn(config, kube);
   try {
     await simulator.start();
     await untilAborted(signal);

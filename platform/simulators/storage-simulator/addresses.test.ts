@@ -27,7 +27,11 @@ describe('config', () => {
   it('needs a volumes directory and defaults the rest', () => {
     expect(() => loadConfig({})).toThrow(/VOLUMES_DIR/);
     const c = loadConfig({ VOLUMES_DIR: '/tmp/v' });
-    expect(c).toMatchObject({ STORAGE_CLASSES: ['local-simulated'], POD_SELECTOR: 'virtualization.deckhouse.io/helper', REQUIRE_NODE: true });
+    expect(c).toMatchObject({
+      STORAGE_CLASSES: ['local-simulated', 'local-simulated-rwx', 'local-simulated-wffc'],
+      POD_SELECTOR: 'virtualization.deckhouse.io/helper',
+      REQUIRE_NODE: true,
+    });
   });
 
   it('reports every bad key together', () => {

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
 import { podDescriptor } from '../../../shared/api/k8s/resource.js';
-import type { KubeClient, ResourceClient } from '../../../shared/kube/index.js';
+import { eventDescriptor, eventSchema, type KubeClient, type KubeEvent, type ResourceClient } from '../../../shared/kube/index.js';
 
 export const FIELD_MANAGER = 'storage-simulator';
 /** Marks the PersistentVolumes the simulator made (value: its instance), so it deletes only those. */
@@ -54,10 +54,22 @@ export const PVSchema = z.looseObject({
 });
 export type PV = z.infer<typeof PVSchema>;
 
+export const StorageClassSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  provisioner: z.string().optional(),
+  volumeBindingMode: z.string().optional(),
+  parameters: z.record(z.string(), z.string()).optional(),
+});
+export type StorageClass = z.infer<typeof StorageClassSchema>;
+
 export interface StorageSimulatorClients {
   pods: ResourceClient<Pod>;
   pvcs: ResourceClient<PVC>;
   pvs: ResourceClient<PV>;
+  storageClasses: ResourceClient<StorageClass>;
+  events: ResourceClient<KubeEvent>;
 }
 
 export function storageSimulatorClients(kube: KubeClient): StorageSimulatorClients {
@@ -69,5 +81,11 @@ export function storageSimulatorClients(kube: KubeClient): StorageSimulatorClien
       FIELD_MANAGER,
     ),
     pvs: kube.resource({ group: '', version: 'v1', plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false }, PVSchema, FIELD_MANAGER),
+    storageClasses: kube.resource(
+      { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', kind: 'StorageClass', namespaced: false },
+      StorageClassSchema,
+      FIELD_MANAGER,
+    ),
+    events: kube.resource(eventDescriptor, eventSchema, FIELD_MANAGER),
   };
 }

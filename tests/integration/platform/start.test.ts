@@ -151,6 +151,8 @@ describe('npm start', () => {
       expect(last?.status?.podIP).toMatch(/^127\./);
     }
     expect(output).toMatch(/✓ image demo-image Ready in \d+\.\d s: qcow2/);
+    // The data disk hot-plugged into the running VM: Attached once the simulator's virt-api reported the volume Ready.
+    expect(output).toMatch(/✓ demo-data hot-plugged: attachment Attached/);
     expect(output).not.toMatch(/not built yet/);
 
     // The Restart and the Migrate operations completed; the migration moved the VM to another node.

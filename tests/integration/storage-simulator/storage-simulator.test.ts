@@ -16,6 +16,13 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import { makeImage } from '../../../shared/testing/disk-images.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { HELPER_POD_SELECTOR } from '../../../platform/simulators/storage-simulator/config.js';
+import {
+  SELECTED_NODE,
+  SIMULATED_RWX_CLASS,
+  SIMULATED_STORAGE_CLASS,
+  SIMULATED_STORAGE_CLASSES,
+  SIMULATED_WFFC_CLASS,
+} from '../../../platform/simulators/storage-simulator/classes.js';
 import { storageSimulatorClients, type Pod, type PVC } from '../../../platform/simulators/storage-simulator/kube.js';
 import { StorageSimulator } from '../../../platform/simulators/storage-simulator/simulator.js';
 import { freshNamespace, newKubeConfig } from '../../env/index.js';
@@ -36,6 +43,8 @@ let storageClass: string;
 let volumesDir: string;
 let imagesDir: string;
 let sim: StorageSimulator;
+/** A class of the local platform under this run's name. */
+const local = (name: string): string => `${name}-${ns}`;
 const c = (): ReturnType<typeof storageSimulatorClients> => storageSimulatorClients(kube);
 const classes = (): ReturnType<KubeClient['resource']> =>
   kube.resource({ group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', kind: 'StorageClass', namespaced: false }, StorageClassSchema, 'test');
@@ -53,15 +62,22 @@ beforeAll(async () => {
   } as never);
   volumesDir = mkdtempSync(join(tmpdir(), 'storage-sim-volumes-'));
   imagesDir = mkdtempSync(join(tmpdir(), 'storage-sim-images-'));
-  sim = new StorageSimulator(kube, { volumesDir, storageClasses: [storageClass], namespace: ns, requireNode: false });
+  // The local platform's classes as npm start makes them, under names of this run (no default among them).
+  for (const m of SIMULATED_STORAGE_CLASSES) {
+    const meta = m['metadata'] as { name: string };
+    await classes().create({ ...m, metadata: { name: local(meta.name) } });
+  }
+  const all = [storageClass, ...SIMULATED_STORAGE_CLASSES.map((m) => local((m['metadata'] as { name: string }).name))];
+  sim = new StorageSimulator(kube, { volumesDir, storageClasses: all, namespace: ns, requireNode: false });
   await sim.start();
 });
 
 afterAll(async () => {
   await sim.stop();
-  await classes()
-    .delete({ name: storageClass })
-    .catch(() => undefined);
+  for (const name of [storageClass, local(SIMULATED_STORAGE_CLASS), local(SIMULATED_RWX_CLASS), local(SIMULATED_WFFC_CLASS)])
+    await classes()
+      .delete({ name })
+      .catch(() => undefined);
   kube.close();
   rmSync(volumesDir, { recursive: true, force: true });
   rmSync(imagesDir, { recursive: true, force: true });
@@ -88,14 +104,29 @@ function helperPod(name: string, env: Record<string, string>, claim?: string, la
   };
 }
 
-function claim(name: string, cls: string): PVC {
+function claim(name: string, cls: string, modes: { accessModes?: string[]; volumeMode?: string } = {}): PVC {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: { name, namespace: ns },
-    spec: { storageClassName: cls, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } },
+    spec: {
+      storageClassName: cls,
+      accessModes: modes.accessModes ?? ['ReadWriteOnce'],
+      ...(modes.volumeMode === undefined ? {} : { volumeMode: modes.volumeMode }),
+      resources: { requests: { storage: '64Mi' } },
+    },
   };
 }
+
+const boundClaim = (name: string): Promise<PVC> =>
+  waitFor(
+    `claim ${name} Bound`,
+    async () => {
+      const pvc = await c().pvcs.get({ namespace: ns, name });
+      return pvc.status?.phase === 'Bound' && pvc;
+    },
+    WAIT,
+  );
 
 async function statusOf(name: string): Promise<z.infer<typeof StatusSchema>> {
   const pod = await c().pods.get({ namespace: ns, name });
@@ -182,5 +213,41 @@ describe('the provisioner part', () => {
     await c().pvcs.delete({ namespace: ns, name: 'vol' });
     await waitFor('the volume deleted', () => gone(() => c().pvs.get({ name: pvName })), WAIT);
     await waitFor('its directory removed', () => !existsSync(join(volumesDir, ns, 'vol')), WAIT);
+  });
+
+  it('the RWX class gives a ReadWriteMany Block claim its volume; the RWO class gives that claim none and a ProvisioningFailed Event naming the mode', async () => {
+    const rwxBlock = { accessModes: ['ReadWriteMany'], volumeMode: 'Block' };
+    await c().pvcs.create(claim('shared', local(SIMULATED_RWX_CLASS), rwxBlock));
+    const bound = await boundClaim('shared');
+    const pv = (await c().pvs.get({ name: bound.spec.volumeName ?? '' })) as PVC & { spec: { accessModes?: string[]; volumeMode?: string } };
+    expect([pv.spec.accessModes, pv.spec.volumeMode]).toEqual([['ReadWriteMany'], 'Block']);
+
+    await c().pvcs.create(claim('not-shared', local(SIMULATED_STORAGE_CLASS), rwxBlock));
+    const event = await waitFor(
+      'a ProvisioningFailed Event on the claim',
+      async () =>
+        (await c().events.list({ namespace: ns })).items.find(
+          (e) => e.regarding?.name === 'not-shared' && e.reason === 'ProvisioningFailed' && e.reportingController === 'storage-simulator',
+        ),
+      WAIT,
+    );
+    expect(event).toMatchObject({ type: 'Warning', note: expect.stringContaining('cannot give access mode ReadWriteMany') as unknown });
+    expect((await c().pvcs.get({ namespace: ns, name: 'not-shared' })).spec.volumeName ?? '').toBe('');
+    expect((await c().pvs.list()).items.some((v) => v.spec.claimRef?.name === 'not-shared')).toBe(false);
+  });
+
+  it('a WaitForFirstConsumer claim waits for the node the scheduler picks, then gets a volume pinned to that node', async () => {
+    await c().pvcs.create(claim('late', local(SIMULATED_WFFC_CLASS)));
+    // Nothing is made while no consumer is scheduled (the other claims of this run are served meanwhile).
+    await c().pvcs.create(claim('early', local(SIMULATED_STORAGE_CLASS)));
+    await boundClaim('early');
+    expect((await c().pvs.list()).items.some((v) => v.spec.claimRef?.name === 'late')).toBe(false);
+    // The scheduler's part: the consumer pod placed on node-a.
+    await c().pvcs.mergePatch({ namespace: ns, name: 'late' }, { metadata: { annotations: { [SELECTED_NODE]: 'node-a' } } });
+    const bound = await boundClaim('late');
+    const pv = (await c().pvs.get({ name: bound.spec.volumeName ?? '' })) as { spec: { nodeAffinity?: unknown } };
+    expect(pv.spec.nodeAffinity).toEqual({
+      required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-a'] }] }] },
+    });
   });
 });

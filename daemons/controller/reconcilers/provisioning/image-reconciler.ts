@@ -16,7 +16,8 @@ import { VMIndex, deviceKey } from '../vm/state.js';
 import { hasHelpers, removeHelpers, runStep, type StorageDeps } from './helpers.js';
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type HelperOutcome, type ImportResult } from './importer.js';
 import { pickStorageClass } from './kube.js';
-import { diskPVC, ensurePVC, pvcNameOf } from './pvc.js';
+import { settleProgress } from './progress.js';
+import { diskPVC, ensurePVCWithinQuota, pvcNameOf } from './pvc.js';
 import { resolveSource, type SourceProblem } from './source.js';
 
 type AnyImage = VirtualImage | ClusterVirtualImage;
@@ -51,6 +52,7 @@ export function imageReconciler<T extends AnyImage>(d: StorageDeps, k: ImageKind
     init: (img) => ({ obj: img, status: clone<ImageStatus | undefined>(img.status) ?? {} }),
     handlers: [deletion(d, k), inUse(d, k), final(d), provision(d, k)],
     statusOf: (img) => img.status,
+    settle: (s) => settleProgress(s.status),
     writeStatus: async (img, patch, signal) => {
       // Conditional: a status decided on a stale copy is refused (409) and decided again.
       const body = conditionalMergePatch({ status: patch }, img.metadata.resourceVersion);
@@ -196,7 +198,8 @@ function provision<T extends AnyImage>(d: StorageDeps, k: ImageKind<T>): Handler
       if (pvcStorage === undefined || storageClass === undefined) return succeed(s, ctx, first.result);
       // Step 2 (PVC storage): DVCR into the image's claim, sized to the image.
       const pvcName = pvcNameOf('vi', img);
-      await ensurePVC(d, diskPVC(img, pvcName, String(sizeForImage(first.result.virtualSize)), storageClass), ctx.signal);
+      const claim = await ensurePVCWithinQuota(d, s, ctx, diskPVC(img, pvcName, String(sizeForImage(first.result.virtualSize)), storageClass));
+      if (claim === undefined) return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
       s.status.target = { ...s.status.target, persistentVolumeClaimName: pvcName };
       const second = await runStep(
         d,
@@ -245,7 +248,6 @@ async function report(
   if (o.state === 'failed') {
     conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: failureReason(o.reason, kind.pull), message: `${o.reason}: ${o.message}` });
     s.status.phase = 'Failed';
-    delete s.status.progress;
     return { stop: true };
   }
   if (kind.upload) {
@@ -278,7 +280,6 @@ function succeed(s: ImageState, ctx: { now: Date }, r: ImportResult): HandlerOut
   s.status.cdrom = r.format === 'iso';
   const stored = r.storedSize ?? r.virtualSize;
   s.status.size = { stored: formatBytes(stored), storedBytes: String(stored), unpacked: formatBytes(r.virtualSize), unpackedBytes: String(r.virtualSize) };
-  s.status.progress = '100%';
   s.status.phase = 'Ready';
   delete s.status.imageUploadURLs;
   conditionOn(s, ctx, { type: C.Ready.type, status: 'True', reason: C.Ready.reason.Ready });

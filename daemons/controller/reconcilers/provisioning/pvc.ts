@@ -1,5 +1,7 @@
 /** The PersistentVolumeClaims that hold disks and PVC-stored images. */
-import { AlreadyExistsError } from '../../../../shared/errors/index.js';
+import type { Condition } from '../../../../shared/api/k8s/core.js';
+import { AlreadyExistsError, KubeApiError } from '../../../../shared/errors/index.js';
+import { conditionOn } from '../../engine/conditions.js';
 import { ownerReferenceTo, type KubeObject, objectKey } from '../../../../shared/kube/index.js';
 import { shortName } from './importer.js';
 import type { StorageDeps } from './helpers.js';
@@ -41,6 +43,39 @@ export async function ensurePVC(d: StorageDeps, want: PVC, signal: AbortSignal):
   } catch (err: unknown) {
     if (!(err instanceof AlreadyExistsError)) throw err;
     return d.storage.caches.pvcs.remember(await d.storage.clients.pvcs.get({ namespace: want.metadata.namespace, name: want.metadata.name ?? '' }, { signal }));
+  }
+}
+
+/**
+ * The apiserver's message when a ResourceQuota refused a claim, first letter capitalized (the
+ * original's shape), else undefined. Quota admission answers 403 Forbidden with `exceeded quota:` in
+ * the message and no other mark (no reason or cause of its own), so the text is what tells it apart.
+ */
+export function quotaRejection(err: unknown): string | undefined {
+  if (!(err instanceof KubeApiError) || err.status !== 403) return undefined;
+  const m = err.serverMessage ?? '';
+  return m.includes('exceeded quota') ? m.charAt(0).toUpperCase() + m.slice(1) : undefined;
+}
+
+interface QuotaState {
+  readonly obj: { metadata: { generation?: number | undefined } };
+  status: { phase?: string | undefined; conditions?: Condition[] | undefined };
+}
+
+/**
+ * The object's claim, made if missing; a claim a ResourceQuota refuses leaves the object Pending with
+ * a fresh Ready=False `QuotaExceeded` condition carrying the apiserver's message, and gives undefined
+ * (looked at again after `DEPENDENCY_RECHECK_INTERVAL`, when the quota may have room).
+ */
+export async function ensurePVCWithinQuota(d: StorageDeps, s: QuotaState, ctx: { now: Date; signal: AbortSignal }, want: PVC): Promise<PVC | undefined> {
+  try {
+    return await ensurePVC(d, want, ctx.signal);
+  } catch (err: unknown) {
+    const message = quotaRejection(err);
+    if (message === undefined) throw err;
+    conditionOn(s, ctx, { type: 'Ready', status: 'False', reason: 'QuotaExceeded', message });
+    s.status.phase = 'Pending';
+    return undefined;
   }
 }
 

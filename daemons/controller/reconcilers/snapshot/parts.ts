@@ -7,11 +7,13 @@
  */
 import { volumeSnapshotDescriptor } from '../../../../shared/api/k8s/volume-snapshot.js';
 import { NotFoundError } from '../../../../shared/errors/index.js';
-import { objectKey, type KubeClient, type KubeObject } from '../../../../shared/kube/index.js';
+import { conditionalMergePatch, objectKey, type KubeClient, type KubeObject, type ResourceClient } from '../../../../shared/kube/index.js';
 import type { Logger } from '../../../../shared/log/index.js';
 import { scopesOf } from '../../caches.js';
 import type { Wiring } from '../../declaration.js';
 import type { ObjectCache } from '../../engine/cache.js';
+import { handlerChain, type ReconcileState, type ReconcilerSpec } from '../../engine/reconciler.js';
+import type { ReconcileFn } from '../../engine/runner.js';
 import { storageParts } from '../provisioning/parts.js';
 import { makeSnapshotClients, type SnapshotCaches, type SnapshotDeps } from './deps.js';
 import { subresourceFilesystems } from './freeze.js';
@@ -48,6 +50,27 @@ export const snapshotCachesAll = (w: Wiring): readonly ObjectCache<KubeObject>[]
 
 /** The snapshot informers, for the declarations' sources. */
 export const snapshotCaches = (w: Wiring): SnapshotCaches => w.shared(snapshotParts).deps.snapshots.caches;
+
+/**
+ * A snapshot kind's handler chain: the object from its cache, and the status written as a merge patch
+ * through /status, conditional on the version decided on (a stale decision is refused and made again).
+ */
+export function snapshotChain<O extends KubeObject & { status?: St | undefined }, St, S extends ReconcileState<O, St>>(
+  cache: ObjectCache<O>,
+  client: Pick<ResourceClient<O>, 'mergePatch'>,
+  spec: Pick<ReconcilerSpec<O, St, S>, 'name' | 'init' | 'handlers'>,
+): ReconcileFn {
+  return handlerChain<O, St, S>({
+    ...spec,
+    load: (key) => cache.get(key),
+    invalid: (key) => cache.invalid(key),
+    statusOf: (o) => o.status,
+    writeStatus: async (o, patch, signal) => {
+      const body = conditionalMergePatch({ status: patch }, o.metadata.resourceVersion);
+      cache.remember(await client.mergePatch({ namespace: o.metadata.namespace, name: o.metadata.name ?? '' }, body, { subresource: 'status', signal }));
+    },
+  });
+}
 
 /** The keys of `o`'s owners of `kind` (in `o`'s namespace). */
 export const ownedBy = (o: KubeObject, kind: string): string[] =>

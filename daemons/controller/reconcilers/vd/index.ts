@@ -19,7 +19,8 @@ import { hasHelpers, removeHelpers, runStep, type StorageDeps } from '../provisi
 import { failureReason, progressOf } from '../provisioning/image-reconciler.js';
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type ImportSource } from '../provisioning/importer.js';
 import { pickStorageClass, type PVC } from '../provisioning/kube.js';
-import { diskPVC, ensurePVC, pvcNameOf, pvcSizes } from '../provisioning/pvc.js';
+import { settleProgress } from '../provisioning/progress.js';
+import { diskPVC, ensurePVCWithinQuota, pvcNameOf, pvcSizes } from '../provisioning/pvc.js';
 import { resolveSnapshot, resolveSource, type SourceProblem } from '../provisioning/source.js';
 import { SNAPSHOT_API_GROUP } from '../../../../shared/api/k8s/volume-snapshot.js';
 
@@ -39,6 +40,7 @@ export function vdReconciler(d: StorageDeps): ReconcileFn {
     init: (vd) => ({ obj: vd, status: clone(vd.status) ?? {} }),
     handlers: [deletion(d), inUse(d), final(d), storageClass(d), provision(d), resize(d)],
     statusOf: (vd) => vd.status,
+    settle: (s) => settleProgress(s.status),
     writeStatus: async (vd, patch, signal) => {
       const body = conditionalMergePatch({ status: patch }, vd.metadata.resourceVersion);
       d.caches.disks.remember(
@@ -158,7 +160,6 @@ const DATASOURCE_REASON: Record<SourceProblem, (kind: string) => string> = {
 function fail(s: VDState, ctx: HandlerContext, message: string, reason: string = C.Ready.reason.ProvisioningFailed): HandlerOutcome {
   conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason, message });
   s.status.phase = 'Failed';
-  delete s.status.progress;
   return { stop: true };
 }
 
@@ -248,7 +249,8 @@ function provision(d: StorageDeps): Handler<VDState> {
         return { stop: true };
       }
       const size = String(vd.spec.persistentVolumeClaim?.size ?? sizeForImage(fill?.virtualSize ?? 0));
-      s.pvc = await ensurePVC(d, diskPVC(vd, pvcName, size, s.status.storageClassName ?? ''), ctx.signal);
+      s.pvc = await ensurePVCWithinQuota(d, s, ctx, diskPVC(vd, pvcName, size, s.status.storageClassName ?? ''));
+      if (s.pvc === undefined) return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
       s.status.target = { persistentVolumeClaimName: pvcName };
       if (fill !== undefined) {
         // Step 2: the data into the PVC.
@@ -297,7 +299,8 @@ async function fromSnapshot(d: StorageDeps, s: VDState, ctx: HandlerContext, nam
   const size = want ?? plan.restoreSize;
   if (size === undefined) return fail(s, ctx, `VolumeSnapshot ${plan.volumeSnapshotName} has no restore size: set spec.persistentVolumeClaim.size`);
   const source = { apiGroup: SNAPSHOT_API_GROUP, kind: 'VolumeSnapshot', name: plan.volumeSnapshotName };
-  s.pvc = await ensurePVC(d, diskPVC(vd, pvcName, size, s.status.storageClassName ?? '', source), ctx.signal);
+  s.pvc = await ensurePVCWithinQuota(d, s, ctx, diskPVC(vd, pvcName, size, s.status.storageClassName ?? '', source));
+  if (s.pvc === undefined) return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
   s.status.target = { persistentVolumeClaimName: pvcName };
   return bound(d, s, ctx);
 }
@@ -328,7 +331,6 @@ function bound(d: StorageDeps, s: VDState, ctx: HandlerContext): HandlerOutcome 
   }
   s.status.capacity = pvcSizes(pvc).capacity ?? pvcSizes(pvc).requested;
   s.status.phase = 'Ready';
-  if (s.obj.spec.dataSource !== undefined) s.status.progress = '100%';
   delete s.status.imageUploadURLs;
   conditionOn(s, ctx, { type: C.Ready.type, status: 'True', reason: C.Ready.reason.Ready });
   return {};

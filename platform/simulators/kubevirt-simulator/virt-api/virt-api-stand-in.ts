@@ -2,7 +2,8 @@
  * VirtApiStandIn: a stand-in for KubeVirt's virt-api, which cannot run here (no KubeVirt). It serves
  * the part of `subresources.kubevirt.io/v1` the subresources API calls, over mutual TLS: freeze,
  * unfreeze, addvolume, removevolume, addresourceclaim, removeresourceclaim and evacuatecancel answer
- * 200 and are recorded (path, identity headers, body); console is a serial console with a login
+ * 200 and are recorded (path, identity headers, body), and addvolume/removevolume change the instance
+ * as KubeVirt would when given `volumes`; console is a serial console with a login
  * prompt, vnc an RFB server with a grey screen, portforward/<port> echoes the bytes it gets. Streams
  * are WebSockets with subprotocol plain.kubevirt.io, binary messages; console and portforward also
  * take an `Upgrade: SPDY/3.1` (101, then raw bytes: no SPDY framing, see spdySession).
@@ -13,9 +14,11 @@ import { createServer as createHttpsServer, Server as HttpsServer } from 'node:h
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { errorMessage, httpStatusOf } from '../../../../shared/errors/index.js';
 import type { Logger } from '../../../../shared/log/index.js';
 import { RfbServerSession } from './rfb.js';
 import { SerialConsoleSession } from './serial-console.js';
+import type { VolumeCalls } from './volumes.js';
 
 /** The log line (with `port`) that says the stand-in serves. */
 export const VIRT_API_LISTENING = 'virt-api stand-in listening';
@@ -54,6 +57,8 @@ export interface VirtApiStandInOptions {
    */
   readonly clientCaFile?: string;
   readonly log: Logger;
+  /** What addvolume/removevolume do to the instance, as KubeVirt (`volumes.ts`); without it they are only recorded. */
+  readonly volumes?: VolumeCalls;
   /** How many recorded calls are kept (oldest dropped). */
   readonly keepCalls?: number;
 }
@@ -173,6 +178,15 @@ export class VirtApiStandIn {
       { sub, namespace: call.namespace, name: call.name, user: call.remoteUser, for: call.originatingUser, body },
       'virt-api stand-in call',
     );
+    const volumes = this.options.volumes;
+    if (volumes !== undefined && (sub === 'addvolume' || sub === 'removevolume')) {
+      try {
+        await (sub === 'addvolume' ? volumes.addVolume(call.namespace, call.name, body) : volumes.removeVolume(call.namespace, call.name, body));
+      } catch (err: unknown) {
+        this.options.log.info({ err, sub, namespace: call.namespace, name: call.name }, 'virt-api stand-in call refused');
+        return answer(httpStatusOf(err), errorMessage(err));
+      }
+    }
     res.writeHead(200);
     res.end();
   }

@@ -10,6 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { z } from 'zod';
+import { ObjectMetaSchema } from '../../../../shared/api/k8s/core.js';
 import { API_VERSION } from '../../../../shared/api/resources/common.js';
 import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.js';
 import type { ClusterVirtualImage, VirtualImage } from '../../../../shared/api/resources/virtualimage.js';
@@ -24,7 +26,7 @@ import { KubeVirtSimulator } from '../../../../platform/simulators/kubevirt-simu
 import { freshNamespace } from '../../../env/index.js';
 import { node, vm, vmClass } from '../builders.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, testClients, type Scope } from '../fixtures.js';
-import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
+import { KubeVirtHotplug } from './kubevirt-hotplug.js';
 import { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
 
 const MiB = 1024 * 1024;
@@ -42,7 +44,7 @@ let files: FileServer;
 let filesDir: string;
 let storage: StorageSimulator;
 let volumesDir: string;
-let hotplug: KubeVirtHotplugFake;
+let hotplug: KubeVirtHotplug;
 let ctl: { running: RunningController; abort: AbortController };
 let kubevirt: KubeVirtSimulator;
 let storageClass: string;
@@ -77,7 +79,8 @@ beforeAll(async () => {
   volumesDir = mkdtempSync(join(tmpdir(), 'disks-volumes-'));
   storage = new StorageSimulator(kube, { volumesDir, storageClasses: [storageClass], namespace: ns, requireNode: false });
   await storage.start();
-  hotplug = new KubeVirtHotplugFake(c);
+  hotplug = new KubeVirtHotplug(c.kvvmis);
+  await hotplug.start();
   const abort = new AbortController();
   const config = controllerConfig(scope, {
     STORAGE_RECONCILERS: 'true',
@@ -97,6 +100,7 @@ afterAll(async () => {
   await kubevirt.stop();
   ctl.abort.abort();
   await ctl.running.stop();
+  await hotplug.stop();
   await storage.stop();
   rmSync(volumesDir, { recursive: true, force: true });
   await files.close();
@@ -439,6 +443,17 @@ describe('attachments', () => {
           .digest('hex'),
       }),
     ]);
+    // KubeVirt's part (the simulator's virt-api): the volume and its SCSI disk in the instance, reported Ready on a target.
+    const vmi = await c.kvvmis.get({ namespace: ns, name: 'guest' });
+    expect(vmi.spec.volumes?.find((v) => v.name === 'vd-blank')).toMatchObject({
+      persistentVolumeClaim: { claimName: blank.status?.target?.persistentVolumeClaimName, hotpluggable: true },
+    });
+    expect(vmi.spec.domain?.devices?.disks?.find((x) => x.name === 'vd-blank')).toMatchObject({ disk: { bus: 'scsi' }, errorPolicy: 'report' });
+    expect(vmi.status?.volumeStatus?.find((v) => (v as { name?: string }).name === 'vd-blank')).toMatchObject({
+      phase: 'Ready',
+      reason: 'VolumeReady',
+      target: expect.stringMatching(/^sd[a-z]$/) as unknown,
+    });
     await eventually(async () => {
       const got = await c.disks.get({ namespace: ns, name: 'blank' });
       return got.status?.attachedToVirtualMachines?.some((a) => a.name === 'guest' && a.mounted === true);
@@ -458,8 +473,32 @@ describe('attachments', () => {
     await sc.vmbdas.delete({ namespace: ns, name: 'hot' });
     await eventually(() => gone(() => sc.vmbdas.get({ namespace: ns, name: 'hot' })), 'VMBDA gone');
     expect(hotplug.calls.filter((x) => x.op === 'remove')).toEqual([{ op: 'remove', namespace: ns, vm: 'guest', name: 'vd-blank' }]);
-    const vmi = await c.kvvmis.get({ namespace: ns, name: 'guest' });
-    expect(vmi.spec.volumes?.some((v) => v.name === 'vd-blank')).toBe(false);
+    const after = await c.kvvmis.get({ namespace: ns, name: 'guest' });
+    expect(after.spec.volumes?.some((v) => v.name === 'vd-blank')).toBe(false);
+    expect(after.spec.domain?.devices?.disks?.some((x) => x.name === 'vd-blank')).toBe(false);
+    expect(after.status?.volumeStatus?.some((v) => (v as { name?: string }).name === 'vd-blank')).toBe(false);
+  });
+
+  it("KubeVirt's virt-api (simulated) refuses a broken addvolume or the removal of a volume the instance lacks, naming the problem, and changes nothing", async () => {
+    const before = await c.kvvmis.get({ namespace: ns, name: 'guest' });
+    const put = async (sub: string, body: string): Promise<{ status: number; message: string }> => {
+      const res = await fetch(`${hotplug.virtApi.url}/apis/subresources.kubevirt.io/v1/namespaces/${ns}/virtualmachines/guest/${sub}`, { method: 'PUT', body });
+      return { status: res.status, message: ((await res.json()) as { message: string }).message };
+    };
+    expect(await put('addvolume', JSON.stringify({ name: 'x', disk: { name: 'x' } }))).toEqual({
+      status: 400,
+      message: expect.stringMatching(/^AddVolumeOptions: volumeSource: /) as unknown,
+    });
+    expect(await put('addvolume', JSON.stringify({ disk: {}, volumeSource: { persistentVolumeClaim: { claimName: 'p' } } }))).toEqual({
+      status: 400,
+      message: expect.stringMatching(/^AddVolumeOptions: name: /) as unknown,
+    });
+    expect(await put('removevolume', JSON.stringify({ name: 'never-added' }))).toEqual({
+      status: 400,
+      message: expect.stringMatching(/never-added: it does not exist/) as unknown,
+    });
+    const after = await c.kvvmis.get({ namespace: ns, name: 'guest' });
+    expect([after.spec.volumes, after.status?.volumeStatus]).toEqual([before.spec.volumes, before.status?.volumeStatus]);
   });
 
   it('a VMBDA for a disk that does not exist waits Pending and says so', async () => {
@@ -474,5 +513,169 @@ describe('attachments', () => {
       return a.status?.phase === 'Pending' && a;
     }, 'VMBDA Pending');
     expect(got.status?.conditions?.find((x) => x.type === 'BlockDeviceReady')).toMatchObject({ status: 'False', message: 'VirtualDisk ghost not found' });
+  });
+});
+
+/** Every (phase, progress) an object shows, read every 100 ms until it is Ready or Failed. */
+async function phasesUntilDone(get: () => Promise<{ status?: { phase?: string; progress?: string } | undefined }>): Promise<[string, string | undefined][]> {
+  const seen: [string, string | undefined][] = [];
+  await eventually(
+    async () => {
+      const s = (await get()).status;
+      const last = seen.at(-1);
+      const now: [string, string | undefined] = [s?.phase ?? '', s?.progress];
+      if (last?.[0] !== now[0] || last[1] !== now[1]) seen.push(now);
+      if (s?.phase === 'Ready' || s?.phase === 'Failed') return true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return false;
+    },
+    'Ready or Failed',
+    4 * IMPORT,
+  );
+  return seen;
+}
+
+/** The original's contract: nothing while Pending, below 100% before Ready, exactly 100% once Ready; and a percentage in between was seen. */
+function expectProgressContract(seen: [string, string | undefined][], { running }: { running: boolean }): void {
+  for (const [phase, progress] of seen) {
+    if (phase === 'Pending' || phase === '') expect([phase, progress]).toEqual([phase, undefined]);
+    else if (phase === 'Ready') expect([phase, progress]).toEqual(['Ready', '100%']);
+    else if (progress !== undefined) expect([phase, Number.parseFloat(progress) < 100]).toEqual([phase, true]);
+  }
+  expect(seen.at(-1)).toEqual(['Ready', '100%']);
+  if (running) {
+    const between = seen.filter(([phase, p]) => phase === 'Provisioning' && p !== undefined && Number.parseFloat(p) > 0 && Number.parseFloat(p) < 100);
+    expect(between.length).toBeGreaterThan(0);
+  }
+}
+
+describe('the progress contract', () => {
+  let slow: FileServer;
+  beforeAll(async () => {
+    // A remote mirror's pace: 16 MiB at 2 MiB/s keeps the importer running for seconds.
+    slow = await serveDir(filesDir, { bytesPerSecond: 2 * MiB });
+  });
+  afterAll(async () => {
+    await slow.close();
+  });
+
+  it('a ClusterVirtualImage shows no progress while Pending, the importer percentage while Provisioning, 100% once Ready', async () => {
+    const copy: ClusterVirtualImage = {
+      ...cvi('prog-copy', ''),
+      spec: { dataSource: { type: 'ObjectRef', objectRef: { kind: 'ClusterVirtualImage', name: `prog-${scope.id}` } } },
+    };
+    await c.clusterImages.create(copy);
+    const copyName = copy.metadata.name ?? '';
+    await eventually(async () => (await c.clusterImages.get({ name: copyName })).status?.phase === 'Pending', 'copy Pending');
+    const copySeen = phasesUntilDone(() => c.clusterImages.get({ name: copyName }));
+    await c.clusterImages.create(cvi('prog', `${slow.url}/disk.raw`));
+    expectProgressContract(await phasesUntilDone(() => c.clusterImages.get({ name: `prog-${scope.id}` })), { running: true });
+    expectProgressContract(await copySeen, { running: false });
+  });
+
+  it('a VirtualImage on a PVC shows the percentage of both steps below 100% and 100% once Ready', async () => {
+    await c.images.create({
+      apiVersion: API_VERSION,
+      kind: 'VirtualImage',
+      metadata: { name: 'prog-pvc', namespace: ns },
+      spec: {
+        storage: 'PersistentVolumeClaim',
+        persistentVolumeClaim: { storageClassName: storageClass },
+        dataSource: { type: 'HTTP', http: { url: `${slow.url}/disk.raw` } },
+      },
+    });
+    expectProgressContract(await phasesUntilDone(() => c.images.get({ namespace: ns, name: 'prog-pvc' })), { running: true });
+  });
+
+  it('a VirtualDisk waits Pending without progress, shows the percentage below 100% while Provisioning, 100% once Ready; a blank one shows 100%', async () => {
+    await c.disks.create(
+      disk('prog-from-image', {
+        dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'prog-src' } },
+        persistentVolumeClaim: { storageClassName: storageClass },
+      }),
+    );
+    await eventually(async () => (await c.disks.get({ namespace: ns, name: 'prog-from-image' })).status?.phase === 'Pending', 'disk Pending');
+    const fromImage = phasesUntilDone(() => c.disks.get({ namespace: ns, name: 'prog-from-image' }));
+    await c.images.create({ ...vi('prog-src', `${slow.url}/disk.raw`) });
+    await c.disks.create(
+      disk('prog-http', { dataSource: { type: 'HTTP', http: { url: `${slow.url}/disk.raw` } }, persistentVolumeClaim: { storageClassName: storageClass } }),
+    );
+    await c.disks.create(disk('prog-blank', { persistentVolumeClaim: { size: '8Mi', storageClassName: storageClass } }));
+    expectProgressContract(await phasesUntilDone(() => c.disks.get({ namespace: ns, name: 'prog-http' })), { running: true });
+    expectProgressContract(await fromImage, { running: false });
+    expectProgressContract(await phasesUntilDone(() => c.disks.get({ namespace: ns, name: 'prog-blank' })), { running: false });
+  });
+});
+
+describe('quota', () => {
+  it('a disk and an image on PVC that a ResourceQuota refuses report QuotaExceeded with the apiserver message; once the quota has room, they go on', async () => {
+    const quotaClass = `quota-${scope.id}`;
+    await sc.storageClasses.create({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: quotaClass, labels: { [SCOPE_LABEL]: scope.id } },
+      provisioner: 'kubernetes.io/no-provisioner',
+      volumeBindingMode: 'Immediate',
+    });
+    const quotas = kube.resource(
+      { group: '', version: 'v1', plural: 'resourcequotas', kind: 'ResourceQuota', namespaced: true },
+      z.looseObject({ metadata: ObjectMetaSchema, status: z.looseObject({ hard: z.record(z.string(), z.string()).optional() }).optional() }),
+      TEST_FIELD_MANAGER,
+    );
+    // No claims at all of this class in the namespace (other classes are not limited).
+    const key = `${quotaClass}.storageclass.storage.k8s.io/persistentvolumeclaims`;
+    await quotas.create({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'no-claims', namespace: ns }, spec: { hard: { [key]: '0' } } });
+    await eventually(
+      async () => (await quotas.get({ namespace: ns, name: 'no-claims' })).status?.hard?.[key] === '0',
+      'quota counted by the controller-manager',
+    );
+    try {
+      await c.disks.create(disk('over-quota', { persistentVolumeClaim: { size: '8Mi', storageClassName: quotaClass } }));
+      await c.images.create({
+        apiVersion: API_VERSION,
+        kind: 'VirtualImage',
+        metadata: { name: 'over-quota', namespace: ns },
+        spec: {
+          storage: 'PersistentVolumeClaim',
+          persistentVolumeClaim: { storageClassName: quotaClass },
+          dataSource: { type: 'HTTP', http: { url: `${files.url}/disk.raw` } },
+        },
+      });
+      const refused = <
+        T extends {
+          metadata: { generation?: number };
+          status?: { phase?: string; conditions?: { type: string; reason?: string; observedGeneration?: number }[] };
+        },
+      >(
+        o: T,
+      ): T | false => {
+        const ready = o.status?.conditions?.find((x) => x.type === 'Ready');
+        return ready?.reason === 'QuotaExceeded' && ready.observedGeneration === o.metadata.generation && o.status?.phase === 'Pending' && o;
+      };
+      for (const get of [() => c.disks.get({ namespace: ns, name: 'over-quota' }), () => c.images.get({ namespace: ns, name: 'over-quota' })]) {
+        const got = await eventually(async () => refused(await get()), 'QuotaExceeded', IMPORT);
+        expect(got.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({
+          status: 'False',
+          message: expect.stringMatching(
+            /^Persistentvolumeclaims ".*" is forbidden: exceeded quota: no-claims, requested: .*persistentvolumeclaims=1/,
+          ) as unknown,
+        });
+        expect(got.status?.progress).toBeUndefined();
+      }
+      // The blank disk of the unlimited class beside it is untouched.
+      expect((await c.disks.get({ namespace: ns, name: 'blank' })).status?.phase).toBe('Ready');
+    } finally {
+      await quotas.delete({ namespace: ns, name: 'no-claims' });
+    }
+    const claimed = await eventually(async () => {
+      const got = await c.disks.get({ namespace: ns, name: 'over-quota' });
+      return (
+        got.status?.target?.persistentVolumeClaimName !== undefined && got.status.conditions?.find((x) => x.type === 'Ready')?.reason !== 'QuotaExceeded' && got
+      );
+    }, 'the disk past the quota');
+    expect(claimed.status?.phase).toBe('Provisioning');
+    await c.disks.delete({ namespace: ns, name: 'over-quota' });
+    await c.images.delete({ namespace: ns, name: 'over-quota' });
+    await sc.storageClasses.delete({ name: quotaClass });
   });
 });

@@ -20,7 +20,7 @@ import { freshNamespace, impersonatingKubeConfig, kubectl } from '../../../env/i
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, useCluster, type Scope } from '../fixtures.js';
 import { node, vm, vmClass, vmop } from '../builders.js';
 import { KubeVirtSimulator } from '../../../../platform/simulators/kubevirt-simulator/simulator.js';
-import { KubeVirtHotplugFake } from './kubevirt-hotplug-fake.js';
+import { KubeVirtHotplug } from './kubevirt-hotplug.js';
 import { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
 import { SimulatedSnapshotController } from './snapshot-controller-simulated.js';
 import { VolumeSnapshotClassSchema, volumeSnapshotClassDescriptor } from '../../../../shared/api/k8s/volume-snapshot.js';
@@ -85,7 +85,10 @@ async function storageWorld(
   t.onCleanup(() => Promise.resolve(kube.close()));
   const abort = new AbortController();
   const config = controllerConfig(scope, { STORAGE_RECONCILERS: 'true', POD_NAMESPACE: ns, ...env });
-  const running: RunningController = await startController({ kube, config, signal: abort.signal, hotplug: new KubeVirtHotplugFake(t.c) });
+  const hotplug = new KubeVirtHotplug(t.c.kvvmis);
+  await hotplug.start();
+  t.onCleanup(() => hotplug.stop());
+  const running: RunningController = await startController({ kube, config, signal: abort.signal, hotplug });
   t.onCleanup(async () => {
     abort.abort();
     await running.stop();

@@ -14,20 +14,13 @@ import { SNAPSHOT_API, type VolumeSnapshot } from '../../../../../shared/api/k8s
 import type { VirtualDiskSnapshot } from '../../../../../shared/api/resources/snapshots.js';
 import type { VirtualDisk } from '../../../../../shared/api/resources/virtualdisk.js';
 import { AlreadyExistsError, NotFoundError } from '../../../../../shared/errors/index.js';
-import {
-  addFinalizer,
-  conditionalMergePatch,
-  hasControllerReference,
-  hasFinalizer,
-  ownerReferenceTo,
-  removeFinalizer,
-  objectKey,
-} from '../../../../../shared/kube/index.js';
+import { addFinalizer, hasControllerReference, hasFinalizer, ownerReferenceTo, removeFinalizer, objectKey } from '../../../../../shared/kube/index.js';
 import { conditionOn } from '../../../engine/conditions.js';
-import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
+import { clone, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
 import type { ReconcileFn } from '../../../engine/runner.js';
 import { shortName } from '../../provisioning/importer.js';
 import type { SnapshotDeps } from '../deps.js';
+import { snapshotChain } from '../parts.js';
 import { FROZEN_VM, agentConnected, stillNeededFrozen } from '../freeze.js';
 
 type Status = NonNullable<VirtualDiskSnapshot['status']>;
@@ -52,22 +45,10 @@ export function volumeSnapshotNameOf(vds: VirtualDiskSnapshot): string {
 
 export function vdSnapshotReconciler(d: SnapshotDeps): ReconcileFn {
   const cache = d.snapshots.caches.vdSnapshots;
-  return handlerChain<VirtualDiskSnapshot, Status, VDSState>({
+  return snapshotChain<VirtualDiskSnapshot, Status, VDSState>(cache, d.snapshots.clients.vdSnapshots, {
     name: 'vdsnapshot',
-    load: (key) => cache.get(key),
-    invalid: (key) => cache.invalid(key),
     init: (vds) => ({ obj: vds, status: clone(vds.status) ?? {} }),
     handlers: [deletion(d), final(), virtualDisk(d), consistency(d), snapshot(d)],
-    statusOf: (vds) => vds.status,
-    writeStatus: async (vds, patch, signal) => {
-      const body = conditionalMergePatch({ status: patch }, vds.metadata.resourceVersion);
-      cache.remember(
-        await d.snapshots.clients.vdSnapshots.mergePatch({ namespace: vds.metadata.namespace, name: vds.metadata.name ?? '' }, body, {
-          subresource: 'status',
-          signal,
-        }),
-      );
-    },
   });
 }
 

@@ -13,13 +13,14 @@ import { API_VERSION } from '../../../../../shared/api/resources/common.js';
 import type { VirtualMachineSnapshot, VirtualDiskSnapshot } from '../../../../../shared/api/resources/snapshots.js';
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import { AlreadyExistsError } from '../../../../../shared/errors/index.js';
-import { conditionalMergePatch, hasControllerReference, ownerReferenceTo, type KubeObject, objectKey } from '../../../../../shared/kube/index.js';
+import { hasControllerReference, ownerReferenceTo, type KubeObject, objectKey } from '../../../../../shared/kube/index.js';
 import { conditionOn } from '../../../engine/conditions.js';
-import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
+import { clone, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
 import type { ReconcileFn } from '../../../engine/runner.js';
 import { shortName } from '../../provisioning/importer.js';
 import { VMBDA_BY_VM } from '../../vmbda/index.js';
 import type { SnapshotDeps } from '../deps.js';
+import { snapshotChain } from '../parts.js';
 import { FROZEN_VM, agentConnected, stillNeededFrozen } from '../freeze.js';
 
 type Status = NonNullable<VirtualMachineSnapshot['status']>;
@@ -55,22 +56,10 @@ export function diskSnapshotNameOf(vms: VirtualMachineSnapshot, disk: string): s
 
 export function vmSnapshotReconciler(d: SnapshotDeps): ReconcileFn {
   const cache = d.snapshots.caches.vmSnapshots;
-  return handlerChain<VirtualMachineSnapshot, Status, VMSState>({
+  return snapshotChain<VirtualMachineSnapshot, Status, VMSState>(cache, d.snapshots.clients.vmSnapshots, {
     name: 'vmsnapshot',
-    load: (key) => cache.get(key),
-    invalid: (key) => cache.invalid(key),
     init: (vms) => ({ obj: vms, status: clone(vms.status) ?? { phase: 'Pending' }, disks: [], running: false, freeze: false }),
     handlers: [deletion(d), final(), virtualMachine(d), consistency(d), capture(d), follow(d)],
-    statusOf: (vms) => vms.status,
-    writeStatus: async (vms, patch, signal) => {
-      const body = conditionalMergePatch({ status: patch }, vms.metadata.resourceVersion);
-      cache.remember(
-        await d.snapshots.clients.vmSnapshots.mergePatch({ namespace: vms.metadata.namespace, name: vms.metadata.name ?? '' }, body, {
-          subresource: 'status',
-          signal,
-        }),
-      );
-    },
   });
 }
 

@@ -9,14 +9,15 @@
 import { VMSOPCondition } from '../../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../../shared/api/finalizers.js';
 import type { VirtualMachineSnapshotOperation } from '../../../../../shared/api/resources/snapshots.js';
-import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer } from '../../../../../shared/kube/index.js';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../../shared/kube/index.js';
 import { conditionOn } from '../../../engine/conditions.js';
-import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
+import { clone, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
 import type { ReconcileFn } from '../../../engine/runner.js';
 import type { Progress } from '../../vmop/operation.js';
 import { readCaptured } from '../captured.js';
 import { createFromCaptured, dryRun, type Target } from '../clone.js';
 import type { SnapshotDeps } from '../deps.js';
+import { snapshotChain } from '../parts.js';
 
 type Status = NonNullable<VirtualMachineSnapshotOperation['status']>;
 type VMSOPState = ReconcileState<VirtualMachineSnapshotOperation, Status>;
@@ -31,22 +32,10 @@ const FINAL = new Set(['Completed', 'Failed']);
 
 export function vmsopReconciler(d: SnapshotDeps): ReconcileFn {
   const cache = d.snapshots.caches.vmsops;
-  return handlerChain<VirtualMachineSnapshotOperation, Status, VMSOPState>({
+  return snapshotChain<VirtualMachineSnapshotOperation, Status, VMSOPState>(cache, d.snapshots.clients.vmsops, {
     name: 'vmsop',
-    load: (key) => cache.get(key),
-    invalid: (key) => cache.invalid(key),
     init: (op) => ({ obj: op, status: clone(op.status) ?? { phase: 'Pending' } }),
     handlers: [deletion(d), lifecycle(), execute(d)],
-    statusOf: (op) => op.status,
-    writeStatus: async (op, patch, signal) => {
-      const body = conditionalMergePatch({ status: patch }, op.metadata.resourceVersion);
-      cache.remember(
-        await d.snapshots.clients.vmsops.mergePatch({ namespace: op.metadata.namespace, name: op.metadata.name ?? '' }, body, {
-          subresource: 'status',
-          signal,
-        }),
-      );
-    },
   });
 }
 
