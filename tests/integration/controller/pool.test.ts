@@ -115,3 +115,47 @@ describe('a VirtualMachinePool', () => {
     expect((await t.c.vms.get({ namespace: t.w.ns, name: 'impostor' })).metadata.deletionTimestamp).toBeUndefined();
   });
 });
+
+describe('a pool retaining disks (reclaim Retain, keep, ttl)', () => {
+  it('keeps the freed disks of removed members, deletes those past ttl beyond keep, and gives a kept one to a new member', async () => {
+    const client = poolClient(mainKube());
+    const created = await client.create(
+      pool(t.w, 'keeper', {
+        replicas: 3,
+        virtualDiskTemplates: [{ name: 'root', reclaim: { onScaleDown: 'Retain', keep: 1, ttl: '1s' }, spec: { persistentVolumeClaim: { size: '1Gi' } } }],
+      }),
+    );
+    await poolWhen('keeper', (p) => p.status?.readyReplicas === 3, '3 ready');
+    const poolDisks = async (): Promise<string[]> =>
+      (await t.c.disks.list({ namespace: t.w.ns, labelSelector: `${POOL_LABELS.pool}=keeper` })).items
+        .filter((d) => d.metadata.deletionTimestamp === undefined)
+        .map((d) => d.metadata.name ?? '')
+        .sort();
+    const all = await poolDisks();
+    expect(all).toHaveLength(3);
+    for (const name of all) {
+      expect(name).toMatch(/^keeper-root-[a-z0-9]{6}$/);
+      expect((await t.c.disks.get({ namespace: t.w.ns, name })).metadata.ownerReferences).toEqual([
+        expect.objectContaining({ kind: 'VirtualMachinePool', uid: created.metadata.uid }),
+      ]);
+    }
+    await client.mergePatch({ namespace: t.w.ns, name: 'keeper' }, { spec: { replicas: 1 } });
+    // Two disks freed: one stays (keep 1), the other goes after its ttl.
+    const kept = await eventually(async () => {
+      const left = await poolDisks();
+      return left.length === 2 && left;
+    }, 'one freed disk deleted past ttl, one kept');
+    const used = (await members('keeper')).flatMap((v) => v.spec.blockDeviceRefs.map((r) => r.name));
+    const free = kept.filter((d) => !used.includes(d));
+    expect(free).toHaveLength(1);
+    expect((await t.c.disks.get({ namespace: t.w.ns, name: free[0] })).metadata.annotations?.[POOL_LABELS.freeSince]).toMatch(/Z$/);
+
+    await client.mergePatch({ namespace: t.w.ns, name: 'keeper' }, { spec: { replicas: 2 } });
+    await poolWhen('keeper', (p) => p.status?.readyReplicas === 2, '2 ready');
+    const refs = (await members('keeper')).flatMap((v) => v.spec.blockDeviceRefs.map((r) => r.name));
+    expect(refs).toContain(free[0]);
+    expect(await poolDisks()).toEqual(kept);
+    const reused = await t.c.disks.get({ namespace: t.w.ns, name: free[0] });
+    expect(reused.metadata.annotations?.[POOL_LABELS.freeSince]).toBeUndefined();
+  });
+});

@@ -184,13 +184,15 @@ function template(deps: Deps): Handler<State> {
   };
 }
 
-function status(): Handler<State> {
+/** The counts and conditions; a replica that could not be made whole is tried again after DEPENDENCY_RECHECK_INTERVAL. */
+function status(deps: Deps): Handler<State> {
   return {
     name: 'status',
-    handle(s, ctx): void {
+    handle(s, ctx): HandlerOutcome | void {
       const { fields, conditions } = poolStatus(s.obj, s.members, s.problems);
       s.status = { ...s.status, ...fields };
       for (const c of conditions) conditionOn(s, ctx, c);
+      if (s.problems.length > 0) return { requeueAfterMs: deps.config.DEPENDENCY_RECHECK_INTERVAL };
     },
   };
 }
@@ -207,7 +209,7 @@ export function poolReconciler(deps: Deps, pool: PoolDeps): ReconcileFn {
       assigned: new Set(),
       problems: [],
     }),
-    handlers: [sync(deps), disks(deps), template(deps), status()],
+    handlers: [sync(deps), disks(deps), template(deps), status(deps)],
     statusOf: (p) => p.status,
     writeStatus: async (p, patch, signal) => {
       pool.pools.remember(await pool.poolClient.patchStatus({ namespace: p.metadata.namespace, name: p.metadata.name ?? '' }, patch, { signal }));
