@@ -17,6 +17,7 @@ import { vmbdaDeclaration } from './vmbda/declaration.js';
 import { vmClassDeclaration } from './vmclass/declaration.js';
 import { vmopDeclaration } from './vmop/declaration.js';
 import { poolDeclaration } from './pool/declaration.js';
+import { vmmacDeclaration, vmmacLeaseDeclaration } from './mac/declaration.js';
 
 export const reconcilers: readonly ReconcilerDeclaration[] = [
   vmDeclaration,
@@ -36,4 +37,6 @@ export const reconcilers: readonly ReconcilerDeclaration[] = [
   nodeUSBDeviceDeclaration,
   usbDeviceDeclaration,
   poolDeclaration,
+  vmmacDeclaration,
+  vmmacLeaseDeclaration,
 ];
