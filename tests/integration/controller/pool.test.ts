@@ -159,3 +159,35 @@ describe('a pool retaining disks (reclaim Retain, keep, ttl)', () => {
     expect(reused.metadata.annotations?.[POOL_LABELS.freeSince]).toBeUndefined();
   });
 });
+
+describe('a pool whose template changes', () => {
+  it('patches its members: a label at once (updated), a CPU change waits for a restart (RestartPendingApproval)', async () => {
+    const client = poolClient(mainKube());
+    await client.create(pool(t.w, 'rollout', { replicas: 2 }));
+    const first = await poolWhen('rollout', (p) => p.status?.readyReplicas === 2, '2 ready');
+    await client.mergePatch(
+      { namespace: t.w.ns, name: 'rollout' },
+      { spec: { virtualMachineTemplate: { metadata: { labels: { app: 'rollout', tier: 'b' } } } } },
+    );
+    const relabelled = await poolWhen(
+      'rollout',
+      (p) => p.status?.desiredTemplateHash !== first.status?.desiredTemplateHash && p.status?.updatedReplicas === 2,
+      'both members on the new template',
+    );
+    expect(relabelled.status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'True', reason: 'PoolSynced' });
+    for (const vm of await members('rollout')) {
+      expect(vm.metadata.labels).toMatchObject({ tier: 'b', [POOL_LABELS.templateHash]: relabelled.status?.desiredTemplateHash });
+      expect(vm.spec.blockDeviceRefs[0]).toEqual({ kind: 'VirtualDisk', name: `${vm.metadata.name}-root` });
+    }
+
+    await client.mergePatch({ namespace: t.w.ns, name: 'rollout' }, { spec: { virtualMachineTemplate: { spec: { cpu: { cores: 4, coreFraction: '50%' } } } } });
+    const pending = await poolWhen('rollout', (p) => p.status?.restartPendingReplicas === 2, 'both members await a restart');
+    expect(pending.status?.updatedReplicas).toBe(0);
+    expect(pending.status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'False', reason: 'RestartPendingApproval' });
+    for (const vm of await members('rollout')) {
+      expect(vm.spec.cpu.cores).toBe(4);
+      // Their own disks are kept through the change.
+      expect(vm.spec.blockDeviceRefs[0]).toEqual({ kind: 'VirtualDisk', name: `${vm.metadata.name}-root` });
+    }
+  });
+});
