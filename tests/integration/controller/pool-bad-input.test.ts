@@ -9,50 +9,85 @@ const t = useWorld('ctl-pool-bad', { env: { DEPENDENCY_RECHECK_INTERVAL: '500ms'
 
 const progressing = (p: VirtualMachinePool): string => p.status?.conditions?.find((c) => c.type === 'Progressing')?.message ?? '';
 
-async function setDiskQuota(count: number): Promise<void> {
-  const quota = {
-    apiVersion: 'v1',
-    kind: 'ResourceQuota',
-    metadata: { name: 'disks', namespace: t.w.ns },
-    spec: { hard: { 'count/virtualdisks.virtualization.deckhouse.io': String(count) } },
-  };
-  const res = await kubectl(['apply', '-f', '-'], { stdin: JSON.stringify(quota) });
+/**
+ * A cluster policy (ValidatingAdmissionPolicy, judged by the apiserver itself) that refuses new
+ * VirtualDisks in the test's namespace: what a platform team's policy or an exhausted quota does.
+ */
+async function refuseNewDisks(on: boolean): Promise<void> {
+  const name = `no-disks-${t.w.ns}`;
+  if (!on) {
+    for (const kind of ['validatingadmissionpolicybinding', 'validatingadmissionpolicy']) await kubectl(['delete', kind, name, '--ignore-not-found']);
+    return;
+  }
+  const manifests = [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [{ apiGroups: ['virtualization.deckhouse.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['virtualdisks'] }],
+        },
+        validations: [{ expression: 'false', message: 'new disks are frozen in this namespace' }],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name },
+      spec: {
+        policyName: name,
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': t.w.ns } } },
+      },
+    },
+  ];
+  const res = await kubectl(['apply', '-f', '-'], { stdin: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests }) });
   if (res.code !== 0) throw new Error(res.stderr);
-  // The quota admits nothing until kube-controller-manager has counted its usage.
+  // The apiserver loads a new policy a moment later: a dry-run create shows when it is in force.
+  const probe = { apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'VirtualDisk', metadata: { name: 'probe', namespace: t.w.ns }, spec: {} };
   await eventually(async () => {
-    const got = await kubectl(['get', 'resourcequota', 'disks', '-n', t.w.ns, '-o', 'json']);
-    const status = (JSON.parse(got.stdout) as { status?: { hard?: Record<string, string>; used?: Record<string, string> } }).status;
-    const key = 'count/virtualdisks.virtualization.deckhouse.io';
-    return status?.hard?.[key] === String(count) && status.used?.[key] !== undefined;
-  }, `quota of ${count} disks counted`);
+    const tried = await kubectl(['create', '--dry-run=server', '-f', '-'], { stdin: JSON.stringify(probe) });
+    return tried.code !== 0 && tried.stderr.includes('new disks are frozen');
+  }, 'the policy in force');
 }
 
 describe('a pool whose disks cannot all be made', () => {
-  it('names the replica and why in its status, runs the other replica, and converges once disks can be made', async () => {
-    await setDiskQuota(1);
+  it('names the replica and why in its status, keeps the other replica running, and converges once disks can be made', async () => {
     const client = poolClient(mainKube());
-    await client.create(pool(t.w, 'quota', { replicas: 2 }));
-    const stuck = await eventually(async () => {
+    await client.create(pool(t.w, 'frozen', { replicas: 1 }));
+    await eventually(async () => {
       await makeAllDisksReady(t.c, t.w.ns);
-      const p = await client.get({ namespace: t.w.ns, name: 'quota' });
-      return p.status?.readyReplicas === 1 && /exceeded quota/.test(progressing(p)) && p;
-    }, 'one replica running, the other reported');
-    const members = (await t.c.vms.list({ namespace: t.w.ns, labelSelector: `${POOL_LABELS.pool}=quota` })).items;
-    expect(members).toHaveLength(2);
-    const disks = new Set((await t.c.disks.list({ namespace: t.w.ns })).items.map((d) => d.metadata.name));
-    const starved = members.find((m) => !disks.has(`${m.metadata.name}-root`));
-    const running = members.find((m) => disks.has(`${m.metadata.name}-root`));
-    expect(progressing(stuck)).toContain(`replica ${starved?.metadata.name}: VirtualDisk ${starved?.metadata.name}-root (template root) could not be created:`);
-    expect(progressing(stuck)).not.toContain(`replica ${running?.metadata.name}`);
-    expect((await t.c.vms.get({ namespace: t.w.ns, name: running?.metadata.name ?? '' })).status?.phase).toBe('Running');
-    expect(stuck.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'InsufficientReadyReplicas' });
+      return (await client.get({ namespace: t.w.ns, name: 'frozen' })).status?.readyReplicas === 1;
+    }, 'the first replica running');
+    const [running] = (await t.c.vms.list({ namespace: t.w.ns, labelSelector: `${POOL_LABELS.pool}=frozen` })).items;
 
-    await setDiskQuota(10);
+    await refuseNewDisks(true);
+    try {
+      await client.mergePatch({ namespace: t.w.ns, name: 'frozen' }, { spec: { replicas: 2 } });
+      const stuck = await eventually(async () => {
+        const p = await client.get({ namespace: t.w.ns, name: 'frozen' });
+        return p.status?.replicas === 2 && /new disks are frozen/.test(progressing(p)) && p;
+      }, 'the second replica reported');
+      const starved = (await t.c.vms.list({ namespace: t.w.ns, labelSelector: `${POOL_LABELS.pool}=frozen` })).items.find(
+        (m) => m.metadata.name !== running?.metadata.name,
+      );
+      expect(progressing(stuck)).toContain(
+        `replica ${starved?.metadata.name}: VirtualDisk ${starved?.metadata.name}-root (template root) could not be created:`,
+      );
+      expect(progressing(stuck)).not.toContain(`replica ${running?.metadata.name}`);
+      expect(stuck.status?.readyReplicas).toBe(1);
+      expect((await t.c.vms.get({ namespace: t.w.ns, name: running?.metadata.name ?? '' })).status?.phase).toBe('Running');
+      expect(stuck.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'InsufficientReadyReplicas' });
+    } finally {
+      await refuseNewDisks(false);
+    }
     const healed = await eventually(async () => {
       await makeAllDisksReady(t.c, t.w.ns);
-      const p = await client.get({ namespace: t.w.ns, name: 'quota' });
+      const p = await client.get({ namespace: t.w.ns, name: 'frozen' });
       return p.status?.readyReplicas === 2 && p;
-    }, 'both replicas running once the quota allows');
+    }, 'both replicas running once disks can be made');
     expect(progressing(healed)).not.toContain('could not be created');
   });
 });

@@ -86,8 +86,10 @@ describe('a VirtualMachinePool', () => {
     await eventually(
       async () => (await t.c.disks.list({ namespace: t.w.ns })).items.every((d) => d.metadata.name !== `${newest.metadata.name}-root`),
       'the removed member disk gone',
+      // kube-controller-manager's garbage collector, slow on a busy machine.
+      120_000,
     );
-  });
+  }, 300_000);
 
   it('with scaleDownPolicy Explicit removes nobody on its own', async () => {
     const client = poolClient(mainKube());
