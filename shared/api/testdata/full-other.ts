@@ -97,6 +97,8 @@ const migrationState = {
   sourcePod: 'virt-launcher-a',
   targetPod: 'virt-launcher-b',
   migrationUid: 'm-1',
+  targetNodeAddress: '10.0.0.2',
+  targetNodeDomainReadyTimestamp: T,
 };
 const vmiSpec = {
   domain: {
