@@ -18,6 +18,8 @@
  * (a folder for the proxy's `node --cpu-prof` profile, written when the proxy exits at the end),
  * BENCH_PROXY_NODE_ARGS (node flags for the proxy, to try heap limits; the output then says it is not
  * the shipped configuration).
+ *
+ * Each run adds a dated row to tests/bench/RESULTS.md (section api-rewriter; BENCH_RESULTS=false: not).
  */
 import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -31,7 +33,7 @@ import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane } from '../env/control-plane.js';
 import { installCrds } from '../env/crds.js';
 import { freePort, newKubeConfig } from '../env/index.js';
-import { nowMs, print, printComparison, processCpuSeconds, processMemoryMb, summarize, type Measurement } from './lib.js';
+import { codeCell, nowMs, print, printComparison, processCpuSeconds, processMemoryMb, recordResult, summarize, type Measurement } from './lib.js';
 import { bundledArgs } from './processes.js';
 
 const settings = z
@@ -191,6 +193,26 @@ function openWatch(request: (o: http.RequestOptions) => http.ClientRequest, head
     });
     req.end();
   });
+}
+
+/** The run's row in tests/bench/RESULTS.md: p50 ratios through the proxy to direct, the watch's added delay, the proxy's memory. */
+function record(run: {
+  getDirect: number[];
+  getProxy: number[];
+  listDirect: number[];
+  listProxy: number[];
+  addedP50: number;
+  peakMb: number;
+  idleMb: number;
+}): void {
+  const p50Ratio = (direct: number[], proxy: number[]): string => `${(summarize(proxy).p50 / summarize(direct).p50).toFixed(2)}x`;
+  recordResult('api-rewriter', [
+    codeCell(),
+    p50Ratio(run.getDirect, run.getProxy),
+    p50Ratio(run.listDirect, run.listProxy),
+    `${run.addedP50.toFixed(2)} ms`,
+    `${run.peakMb.toFixed(0)} MB; idle ${run.idleMb.toFixed(0)} MB`,
+  ]);
 }
 
 async function main(): Promise<void> {
@@ -372,6 +394,7 @@ async function main(): Promise<void> {
       const f = (k: string): string => (v[k] ?? NaN).toFixed(0);
       print(`${r.name.padEnd(6)} RSS ${f('proxyRss')} MB: heap ${f('heapTotal')} MB (used ${f('heapUsed')} MB), external ${f('external')} MB`);
     }
+    record({ getDirect, getProxy, listDirect, listProxy, addedP50: addedS.p50, peakMb: final.hwmMb, idleMb: idle.values['proxyRss'] ?? NaN });
   } finally {
     proxyAgent.destroy();
     direct?.close();

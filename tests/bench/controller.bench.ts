@@ -30,6 +30,8 @@
  *
  * Knobs: BENCH_VMS, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_ROUNDS, BENCH_WEBHOOK, BENCH_PROFILE,
  * BENCH_APISERVER_PROFILE.
+ *
+ * Each run adds a dated row to tests/bench/RESULTS.md (section controller; BENCH_RESULTS=false: not).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -52,7 +54,20 @@ import { runKubectl } from '../env/kubectl.js';
 import { localWebhookConfigurations } from '../integration/admission/configurations.js';
 import { baselineObjects, prepareWorld, vmObject, type World } from '../integration/controller/bench-objects.js';
 import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
-import { interleaved, knobs, machineCpuSeconds, medianBy, nowMs, print, printComparison, processCpuSeconds, processMemoryMb, type Measurement } from './lib.js';
+import {
+  codeCell,
+  interleaved,
+  knobs,
+  machineCpuSeconds,
+  medianBy,
+  nowMs,
+  print,
+  printComparison,
+  processCpuSeconds,
+  processMemoryMb,
+  recordResult,
+  type Measurement,
+} from './lib.js';
 import { bundledArgs } from './processes.js';
 
 /** The controller's own default worker count: the bench runs what ships unless BENCH_WORKERS says otherwise. */
@@ -400,8 +415,8 @@ async function printApiserverProfile(): Promise<void> {
   print(`\n== apiserver CPU profile (${APISERVER_PROFILE}) ==\n${top?.stdout ?? '(no go on the PATH: go tool pprof -top <file>)'}`);
 }
 
-/** CPU milliseconds per VM by process in the last run of each row, and how busy the cores were. */
-function printCpu(vms: number): void {
+/** CPU milliseconds per VM by process in the last run of each row, and how busy the cores were; returns the controller run's counted CPU against bare. */
+function printCpu(vms: number): number | undefined {
   const rows = [...lastCpu];
   const names = [...new Set(rows.flatMap(([, use]) => [...use.processes.keys()]))];
   print(`[controller] CPU ms per VM by process (last run of each row; ${names.length} processes counted, the machine's other jobs not):`);
@@ -415,7 +430,9 @@ function printCpu(vms: number): void {
   const [bare, converging] = rows.map(([, use]) => total(use));
   if (bare !== undefined && converging !== undefined && bare > 0) {
     print(`[controller] counted CPU per VM, controller against bare: ${(converging / bare).toFixed(2)}x (on saturated cores the seconds follow this ratio)`);
+    return converging / bare;
   }
+  return undefined;
 }
 
 async function main(): Promise<void> {
@@ -473,7 +490,7 @@ async function main(): Promise<void> {
         `[controller] controller RSS (last run): ${lastMemory.idle.toFixed(0)} MB with caches synced, peak ${lastMemory.peak.toFixed(0)} MB (VmHWM) at convergence`,
       );
     }
-    printCpu(n);
+    const cpuRatio = printCpu(n);
     printLogs(n);
     const reconciles = lastReconciles.reduce((sum, [, perVm]) => sum + perVm, 0);
     print(
@@ -484,6 +501,13 @@ async function main(): Promise<void> {
     );
     if (settings.BENCH_APISERVER_PROFILE > 0) await printApiserverProfile();
     if (settings.BENCH_PROFILE) print(formatProfile('CPU profile of the controller (last run, its whole life)', summarizeProfileDir(CONTROLLER_PROFILES, 30)));
+    recordResult('controller', [
+      codeCell(),
+      total.toFixed(2),
+      `${(medianBy(ctl, (x) => x) / medianBy(vms, (x) => x)).toFixed(2)}x (${settings.BENCH_VMS.toLocaleString('en-US')} VMs, median of ${settings.BENCH_ROUNDS})`,
+      cpuRatio === undefined ? '-' : `${cpuRatio.toFixed(2)}x`,
+      lastMemory === undefined ? '-' : `${lastMemory.peak.toFixed(0)} MB (idle ${lastMemory.idle.toFixed(0)} MB)`,
+    ]);
   } finally {
     await webhook?.stop();
     kube.close();

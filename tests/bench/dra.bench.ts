@@ -16,6 +16,8 @@
  *    the same slices. Also the sysfs scan alone. Target: < 2 s for 500 devices.
  *
  * Knobs: BENCH_PREPARES, BENCH_DEVICES, BENCH_ROUNDS.
+ *
+ * Each run adds a dated row to tests/bench/RESULTS.md (section dra; BENCH_RESULTS=false: not).
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -41,7 +43,7 @@ import { ensureBinaries } from '../env/binaries.js';
 import { startControlPlane } from '../env/control-plane.js';
 import { newKubeConfig } from '../env/index.js';
 import { allocatedClaim, DraClient } from '../integration/dra/kubelet-client.js';
-import { interleaved, knobs, medianBy, nowMs, print, printComparison, summarize, type Measurement } from './lib.js';
+import { codeCell, interleaved, knobs, medianBy, nowMs, print, printComparison, recordResult, summarize, type Measurement } from './lib.js';
 
 const settings = knobs(
   z.object({
@@ -88,7 +90,7 @@ async function nodeDir(root: string, name: string, fixture: FixtureDevice[]): Pr
   return env;
 }
 
-async function preparedLatency(kube: KubeClient, root: string): Promise<void> {
+async function preparedLatency(kube: KubeClient, root: string): Promise<{ p50: number; p99: number; bareGetP50: number }> {
   const name = 'bench-prepare';
   await kube.resource(nodeDescriptor, NodeSchema, MANAGER).create({ apiVersion: 'v1', kind: 'Node', metadata: { name } });
   const fixture = devices(1);
@@ -156,6 +158,7 @@ async function preparedLatency(kube: KubeClient, root: string): Promise<void> {
       ],
       'bare GET of the claim',
     );
+    return { p50: p.p50, p99: p.p99, bareGetP50: g.p50 };
   } finally {
     client.close();
     abort.abort();
@@ -163,7 +166,7 @@ async function preparedLatency(kube: KubeClient, root: string): Promise<void> {
   }
 }
 
-async function discovery(kube: KubeClient, root: string): Promise<void> {
+async function discovery(kube: KubeClient, root: string): Promise<number> {
   const n = settings.BENCH_DEVICES;
   const fixture = devices(n);
   const slices = kube.resource(resourceSliceDescriptor, ResourceSliceSchema, MANAGER);
@@ -210,6 +213,7 @@ async function discovery(kube: KubeClient, root: string): Promise<void> {
     ],
     'bare creates of the slices',
   );
+  return daemonMs;
 }
 
 async function main(): Promise<void> {
@@ -219,8 +223,14 @@ async function main(): Promise<void> {
   const kube = new KubeClient(newKubeConfig(cp.state.kubeconfigPath));
   try {
     print(`[dra] ${settings.BENCH_PREPARES} prepares; ${settings.BENCH_DEVICES} devices × ${settings.BENCH_ROUNDS} round(s)`);
-    await preparedLatency(kube, join(workDir, 'nodes'));
-    await discovery(kube, join(workDir, 'nodes'));
+    const prepare = await preparedLatency(kube, join(workDir, 'nodes'));
+    const listedMs = await discovery(kube, join(workDir, 'nodes'));
+    recordResult('dra', [
+      codeCell(),
+      `${prepare.p50.toFixed(2)} ms (${(prepare.p50 / prepare.bareGetP50).toFixed(2)}x a bare GET)`,
+      `${prepare.p99.toFixed(2)} ms`,
+      `${listedMs.toFixed(0)} ms (${settings.BENCH_DEVICES} devices, median of ${settings.BENCH_ROUNDS})`,
+    ]);
   } finally {
     kube.close();
     await cp.stop();
