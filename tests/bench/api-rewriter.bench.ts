@@ -203,7 +203,7 @@ function record(run: {
   listProxy: number[];
   addedP50: number;
   peakMb: number;
-  idleMb: number;
+  idle: Readonly<Record<string, number>>;
 }): void {
   const p50Ratio = (direct: number[], proxy: number[]): string => `${(summarize(proxy).p50 / summarize(direct).p50).toFixed(2)}x`;
   recordResult('api-rewriter', [
@@ -211,7 +211,7 @@ function record(run: {
     p50Ratio(run.getDirect, run.getProxy),
     p50Ratio(run.listDirect, run.listProxy),
     `${run.addedP50.toFixed(2)} ms`,
-    `${run.peakMb.toFixed(0)} MB; idle ${run.idleMb.toFixed(0)} MB`,
+    `${run.peakMb.toFixed(0)} MB; idle ${(run.idle['proxyRss'] ?? NaN).toFixed(0)} MB`,
   ]);
 }
 
@@ -394,7 +394,7 @@ async function main(): Promise<void> {
       const f = (k: string): string => (v[k] ?? NaN).toFixed(0);
       print(`${r.name.padEnd(6)} RSS ${f('proxyRss')} MB: heap ${f('heapTotal')} MB (used ${f('heapUsed')} MB), external ${f('external')} MB`);
     }
-    record({ getDirect, getProxy, listDirect, listProxy, addedP50: addedS.p50, peakMb: final.hwmMb, idleMb: idle.values['proxyRss'] ?? NaN });
+    record({ getDirect, getProxy, listDirect, listProxy, addedP50: addedS.p50, peakMb: final.hwmMb, idle: idle.values });
   } finally {
     proxyAgent.destroy();
     direct?.close();
