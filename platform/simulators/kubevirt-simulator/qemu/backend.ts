@@ -1,0 +1,112 @@
+/**
+ * The node agent's guest backend: a QEMU process per running instance (keyed by the instance's uid),
+ * started from its spec with the disk files of its volumes, in `<workDir>/<namespace>_<name>_<uid>/`.
+ * The accelerator is probed once (KVM only where a guest's firmware runs under it, TCG otherwise).
+ */
+import { execFile } from 'node:child_process';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
+import type { Logger } from '../../../../shared/log/index.js';
+import { probeAccel } from './accel.js';
+import { QemuGuest } from './guest-process.js';
+import { guestPlan, type Accel, type GuestDisk } from './plan.js';
+
+const run = promisify(execFile);
+
+export interface GuestBackendOptions {
+  readonly qemu: string;
+  readonly workDir: string;
+  readonly memoryCapMiB: number;
+  readonly shutdownGraceMs: number;
+  /**
+   * `tcg` (the default), `kvm`, or `auto` (probe). The probe is not yet trustworthy: on this machine's
+   * paravirtual KVM SeaBIOS runs but the kernel does not, so the probe says kvm wrongly.
+   */
+  readonly accel?: Accel | 'auto' | undefined;
+  readonly log: Logger;
+}
+
+/** The path of `qemu-system-x86_64` on PATH, or undefined. */
+export async function findQemu(): Promise<string | undefined> {
+  try {
+    const { stdout } = await run('sh', ['-c', 'command -v qemu-system-x86_64']);
+    return stdout.trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The image file of a volume directory (`disk.img`, as the importer writes it, or its only file) and its format. */
+export async function diskFileIn(dir: string): Promise<{ file: string; format: 'raw' | 'qcow2' } | undefined> {
+  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => !n.endsWith('.importing'));
+  const name = names.includes('disk.img') ? 'disk.img' : names.length === 1 ? names[0] : undefined;
+  if (name === undefined || !(await stat(join(dir, name))).isFile()) return undefined;
+  const file = join(dir, name);
+  const { stdout } = await run('qemu-img', ['info', '--output=json', file]);
+  return { file, format: (JSON.parse(stdout) as { format?: string }).format === 'qcow2' ? 'qcow2' : 'raw' };
+}
+
+export class GuestBackend {
+  private readonly guests = new Map<string, QemuGuest>();
+  private accel: Promise<Accel> | undefined;
+
+  constructor(private readonly options: GuestBackendOptions) {}
+
+  /** The accelerator every guest uses (probed on first use unless given). */
+  async accelerator(): Promise<Accel> {
+    this.accel ??=
+      this.options.accel !== 'auto'
+        ? Promise.resolve(this.options.accel ?? 'tcg')
+        : probeAccel(this.options.qemu).then(({ accel, why }) => {
+            this.options.log.info({ accel, why }, 'guest accelerator chosen');
+            return accel;
+          });
+    return this.accel;
+  }
+
+  get(uid: string): QemuGuest | undefined {
+    return this.guests.get(uid);
+  }
+
+  /** The guest of a VM by namespace and name (the console's way in). */
+  byVm(namespace: string, name: string): QemuGuest | undefined {
+    return [...this.guests.values()].find((g) => g.vm === `${namespace}/${name}`);
+  }
+
+  /** Start the instance's guest unless it has one; `disks` are the files of its volumes. */
+  async ensure(vmi: InternalVirtualMachineInstance, disks: readonly Omit<GuestDisk, 'cdrom' | 'bootOrder'>[]): Promise<QemuGuest> {
+    const uid = vmi.metadata.uid ?? '';
+    const have = this.guests.get(uid);
+    if (have !== undefined) return have;
+    const ns = vmi.metadata.namespace ?? '';
+    const name = vmi.metadata.name ?? '';
+    const plan = guestPlan(vmi, disks, this.options.memoryCapMiB);
+    const accel = await this.accelerator();
+    const log = this.options.log.child({ vm: `${ns}/${name}` });
+    if (plan.capped) log.warn({ askedMiB: plan.memoryMiB, capMiB: this.options.memoryCapMiB }, 'guest memory capped on this machine');
+    const guest = await QemuGuest.start({
+      qemu: this.options.qemu,
+      dir: join(this.options.workDir, `${ns}_${name}_${uid}`),
+      plan,
+      accel,
+      name: `${ns}/${name}`,
+      log,
+    });
+    this.guests.set(uid, guest);
+    return guest;
+  }
+
+  /** Stop the instance's guest (ACPI power-down, grace period, kill); nothing when it has none. */
+  async end(uid: string): Promise<void> {
+    const guest = this.guests.get(uid);
+    if (guest === undefined) return;
+    this.guests.delete(uid);
+    await guest.stop(this.options.shutdownGraceMs);
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.guests.keys()].map((uid) => this.end(uid)));
+  }
+}
