@@ -17,6 +17,11 @@ import type { Supervisor } from './supervisor.js';
 import { waitFor } from '../shared/testing/wait.js';
 
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+/** Labels every Deckhouse node of a virtualization node group carries: its group, and KVM available there. */
+export const DECKHOUSE_NODE_LABELS: Readonly<Record<string, string>> = {
+  'node.deckhouse.io/group': 'worker',
+  'virtualization.deckhouse.io/kvm-enabled': 'true',
+};
 /** Pod addresses of the simulated nodes: one /24 of this per node. */
 export const POD_CIDR = '10.244.0.0/16';
 /** The control plane's service range (tests/env/control-plane.ts). */
@@ -224,6 +229,8 @@ export async function createNodes(admin: KubeClient, count: number): Promise<str
           'kubernetes.io/arch': 'amd64',
           'node-role.kubernetes.io/worker': '',
           type: 'kwok',
+          // What a Deckhouse node carries and the module's placement relies on: its node group, KVM there.
+          ...DECKHOUSE_NODE_LABELS,
         },
       },
       spec: { podCIDR: `10.244.${i}.0/24`, podCIDRs: [`10.244.${i}.0/24`] },

@@ -1,6 +1,7 @@
 /** VirtualMachineOperation validation (on create): node selectors, one active operation per VM, CE limits. */
 import { GROUP } from '../../../shared/api/resources/common.js';
 import { VirtualMachineOperationSchema, type VirtualMachineOperation } from '../../../shared/api/resources/vmop.js';
+import { supersedes } from '../../../shared/api/vmop-supersede.js';
 import type { Findings } from '../decision.js';
 import { checkLabelMap } from '../lib/selectors.js';
 import type { RuleContext } from '../lookups.js';
@@ -19,15 +20,6 @@ const nodeSelector: Check<Vmop> = onCreate({
     checkLabelMap(selector, 'spec.migrate.nodeSelector', out);
   },
 });
-
-/** Whether `incoming` may replace the unfinished `existing` operation (the controller then supersedes it). */
-export function supersedes(existing: Vmop['spec'], incoming: Vmop['spec']): boolean {
-  const stopOrRestart = (t: string): boolean => t === 'Stop' || t === 'Restart';
-  if (existing.type === 'Start') return incoming.type === 'Stop';
-  if (stopOrRestart(existing.type) && existing.force !== true) return stopOrRestart(incoming.type) && incoming.force === true;
-  if (existing.type === 'Migrate' || existing.type === 'Evict') return stopOrRestart(incoming.type);
-  return false;
-}
 
 const oneActive: Check<Vmop> = onCreate({
   name: 'no other operation is in progress for the VM',

@@ -11,6 +11,11 @@ export const SimulatorConfigSchema = z.object({
       "What to play: `all` (virt-controller and virt-handler, simulated) or `node-agent` (only virt-handler's part, on the instances, launcher pods and migrations a real virt-controller made; implies launcher pods).",
     ),
   WATCH_NAMESPACE: env.optionalString().describe('Simulate the VMs of this namespace only; every namespace when unset.'),
+  NODE_LABELLER: env
+    .bool(true)
+    .describe(
+      "Role `all`: label the nodes as KubeVirt's node labeller does (CPU models, features, host model, machine types), so Discovery classes and migrations work; the node agent always does.",
+    ),
   LAUNCHER_PODS: env.bool(true).describe('Give each instance a virt-launcher pod placed by the scheduler (false: instances run at once, no pods).'),
   AUTO_RUN_NODE: env.optionalString().describe('Without launcher pods: the node every new instance runs on at once.'),
   GUEST_BOOT_DELAY: env.duration('1s', { allowZero: true }).describe('How long a guest boots once its launcher pod runs.'),

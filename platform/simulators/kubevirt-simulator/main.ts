@@ -38,6 +38,7 @@ runDaemonIfMain(import.meta.url, 'kubevirt simulator', loadConfig, async ({ conf
     role: config.ROLE,
     namespace: config.WATCH_NAMESPACE,
     launcherPods: config.LAUNCHER_PODS,
+    labelNodes: config.NODE_LABELLER,
     autoRunOn: config.AUTO_RUN_NODE,
     bootDelayMs: config.GUEST_BOOT_DELAY,
     migrationDelayMs: config.MIGRATION_DELAY,

@@ -41,10 +41,15 @@ export type SimulatorRole = 'all' | 'node-agent';
 export interface SimulatorOptions {
   /** Default `all`. `node-agent` needs launcher pods (real virt-controller makes them). */
   role?: SimulatorRole;
-  /** Node agent: the nodes it plays virt-handler on (a label selector); every node when unset. */
+  /** Node agent (or `labelNodes`): the nodes it plays virt-handler on (a label selector); every node when unset. */
   nodeSelector?: string | undefined;
-  /** Node agent: what its nodes offer (node labeller labels). Default: a few CPU models, q35 machines. */
-  nodeOffer?: NodeOffer;
+  /**
+   * What its nodes offer (node labeller labels), the same for every node or per node. Default: a few
+   * CPU models, q35 machines, a Skylake host's features.
+   */
+  nodeOffer?: NodeOffer | ((node: AgentNode) => NodeOffer);
+  /** Role `all`: play virt-handler's node labeller (and heartbeat) too; the node agent always does. */
+  labelNodes?: boolean;
   /** Node agent: how often the heartbeat is renewed. Default 30 s (virt-controller's timeout is 5 min). */
   heartbeatMs?: number;
   /** Only this namespace; every namespace when unset. */
@@ -67,10 +72,49 @@ type VMI = InternalVirtualMachineInstance;
 type VMIM = InternalVirtualMachineInstanceMigration;
 
 const RETRY_MS = { first: 200, max: 10_000 };
-/** What a simulated node offers KubeVirt unless told otherwise: the classes' usual CPU models, q35 machines. */
-const DEFAULT_OFFER: NodeOffer = {
+/** What a simulated node offers KubeVirt unless told otherwise: the classes' usual CPU models, q35 machines, a Skylake host. */
+export const DEFAULT_OFFER: NodeOffer = {
   cpuModels: ['Nehalem', 'Westmere', 'SandyBridge', 'IvyBridge', 'Haswell', 'Broadwell', 'Skylake-Client', 'Cascadelake-Server', 'EPYC'],
   machineTypes: ['q35', 'pc-q35-rhel9.4.0'],
+  hostModel: 'Skylake-Client-IBRS',
+  vendor: 'Intel',
+  // As KubeVirt's node labeller names them (libvirt's feature names, less its deny list).
+  cpuFeatures: [
+    'abm',
+    'adx',
+    'aes',
+    'avx',
+    'avx2',
+    'bmi1',
+    'bmi2',
+    'clflushopt',
+    'erms',
+    'f16c',
+    'fma',
+    'fsgsbase',
+    'invpcid',
+    'invtsc',
+    'movbe',
+    'pcid',
+    'pclmuldq',
+    'pdpe1gb',
+    'popcnt',
+    'rdrand',
+    'rdseed',
+    'rdtscp',
+    'smap',
+    'smep',
+    'sse4.1',
+    'sse4.2',
+    'ssse3',
+    'tsc-deadline',
+    'vme',
+    'x2apic',
+    'xsave',
+    'xsavec',
+    'xsaveopt',
+    'xsaves',
+  ],
 };
 
 export class KubeVirtSimulator {
@@ -116,7 +160,7 @@ export class KubeVirtSimulator {
       const pods = new Informer<LauncherPod>({ ...base, client: this.c.pods, labelSelector: launcherSelector() });
       this.watch(pods, (p) => `${p.metadata.namespace ?? ''}/${p.metadata.annotations?.[DOMAIN_ANNOTATION] ?? ''}`);
     }
-    if (nodeAgent) {
+    if (nodeAgent || this.options.labelNodes === true) {
       const nodes = new Informer<AgentNode>({ signal: this.abort.signal, logger: this.log, client: this.c.nodes, labelSelector: this.options.nodeSelector });
       nodes.on('add', (n) => this.enqueueNode(n.metadata.name ?? ''));
       this.informers.push(nodes.start() as unknown as Informer<KubeObject>);
@@ -127,7 +171,7 @@ export class KubeVirtSimulator {
       this.watch(this.migrations, (m) => `${m.metadata.namespace ?? ''}/${m.spec.vmiName}`);
     }
     await Promise.all(this.informers.map((i) => i.synced));
-    if (nodeAgent) this.heartbeat();
+    if (nodeAgent || this.options.labelNodes === true) this.heartbeat();
     const role = this.options.role ?? 'all';
     this.log.info(
       { namespace: this.options.namespace ?? '(all)', role, launcherPods: this.options.launcherPods === true || nodeAgent },
@@ -143,7 +187,7 @@ export class KubeVirtSimulator {
     await Promise.allSettled([...this.chains.values()]);
   }
 
-  /** virt-handler on every node it plays: labels, devices and a fresh heartbeat, again and again. */
+  /** virt-handler on every node it plays: node labeller labels, devices and a fresh heartbeat, again and again. */
   private heartbeat(): void {
     for (const n of this.nodes?.store.list() ?? []) this.enqueueNode(n.metadata.name ?? '');
     const timer = setTimeout(() => {
@@ -156,7 +200,8 @@ export class KubeVirtSimulator {
   private enqueueNode(name: string): void {
     const node = this.nodes?.store.list().find((n) => n.metadata.name === name);
     if (node === undefined || this.abort.signal.aborted) return;
-    const offer = this.options.nodeOffer ?? DEFAULT_OFFER;
+    const given = this.options.nodeOffer ?? DEFAULT_OFFER;
+    const offer = typeof given === 'function' ? given(node) : given;
     void beat(this.c.nodes, node, offer).catch((err: unknown) =>
       this.log.warn({ node: name, err: errorMessage(err) }, 'node heartbeat failed; next beat tries again'),
     );

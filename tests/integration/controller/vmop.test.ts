@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Finalizer } from '../../../shared/api/finalizers.js';
 import type { VirtualMachineOperation } from '../../../shared/api/resources/vmop.js';
-import { RESTART_REQUESTED } from '../../../daemons/controller/reconcilers/vm/handlers/power-decision.js';
 import { statusPatches } from './audit.js';
 import { vmop } from './builders.js';
 import { eventually, gone } from './fixtures.js';
@@ -58,7 +57,7 @@ describe('VirtualMachineOperation', () => {
     expect(completedReason(op)).toBe('VirtualMachineNotFound');
   });
 
-  it('runs one operation per VM at a time: a restart waits for a running migration, then completes', async () => {
+  it('runs one operation per VM at a time: an Evict that may not supersede a running migration waits, then runs', async () => {
     await t.w.createVM('busy', { runPolicy: 'AlwaysOn' });
     await t.w.vmWhen('busy', phaseIs('Running'), 'Running');
     await t.c.vmops.create(vmop(t.w.scope, 'busy-migrate', 'busy', 'Migrate', { migrate: { nodeSelector: { zone: 'b' } } }));
@@ -67,23 +66,21 @@ describe('VirtualMachineOperation', () => {
     expect(vmim.spec).toEqual({ vmiName: 'busy', addedNodeSelector: { zone: 'b' } });
     expect(vmim.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'VirtualMachineOperation', name: 'busy-migrate' });
 
-    const oldUid = await t.w.instanceUid('busy');
-    await t.c.vmops.create(vmop(t.w.scope, 'busy-restart', 'busy', 'Restart'));
+    await t.c.vmops.create(vmop(t.w.scope, 'busy-evict', 'busy', 'Evict'));
     const waiting = await opWhen(
-      'busy-restart',
+      'busy-evict',
       (op) => completedReason(op) === 'NotReadyToBeExecuted' && op.status?.conditions?.[0]?.message.includes('busy-migrate') === true,
       'waiting',
     );
     expect(waiting.status?.phase).toBe('Pending');
-    // Waiting means not asked for: the restart is not requested from the VM, whose instance lives on.
-    expect((await t.c.kvvms.get({ namespace: t.w.ns, name: 'busy' })).metadata.annotations?.[RESTART_REQUESTED]).toBeUndefined();
-    expect(await t.w.instanceUid('busy')).toBe(oldUid);
+    // Waiting means not asked for: no second migration while the first runs.
+    await expect(t.c.migrations.get({ namespace: t.w.ns, name: 'vmop-busy-evict' })).rejects.toThrow();
 
     await t.w.kubevirt.completeMigration('vmop-busy-migrate', 'busy', 'node-2');
     const migrated = await opWhen('busy-migrate', phase('Completed'), 'Completed');
     expect(migrated.status?.progress).toBe('100%');
-    await opWhen('busy-restart', phase('Completed'), 'Completed');
-    expect(await t.w.instanceUid('busy')).not.toBe(oldUid);
+    await opWhen('busy-evict', phase('InProgress'), 'InProgress');
+    await eventually(() => t.c.migrations.get({ namespace: t.w.ns, name: 'vmop-busy-evict' }), 'its migration created');
   });
 
   it('reports a failed migration as a failed Evict', async () => {

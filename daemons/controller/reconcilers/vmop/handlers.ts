@@ -10,6 +10,7 @@ import { applicability } from './applicability.js';
 import { migrateOperation } from './migrate-ops.js';
 import type { Operation } from './operation.js';
 import { restartOperation, startOperation, stopOperation } from './power-ops.js';
+import { supersede, supersedesAll } from './supersede.js';
 
 export type VMOPStatus = NonNullable<VirtualMachineOperation['status']>;
 export interface VMOPState extends ReconcileState<VirtualMachineOperation, VMOPStatus> {
@@ -93,17 +94,24 @@ export function targetVM(deps: Deps): Handler<VMOPState> {
   };
 }
 
-/** One active operation per VM: a Pending one waits while an older unfinished one exists. */
-export function exclusive(deps: Deps): Handler<VMOPState> {
+/**
+ * One active operation per VM: a Pending one waits while an older unfinished one exists, unless it may
+ * take the place of every such one (supersede.ts): then they are withdrawn and marked Superseded.
+ */
+export function exclusive(deps: Deps, operations: Operations = OPERATIONS): Handler<VMOPState> {
   return {
     name: 'exclusive',
-    handle(s, ctx): HandlerOutcome | void {
+    async handle(s, ctx): Promise<HandlerOutcome | void> {
       if (s.status.phase !== 'Pending') return;
       const ahead = deps.caches.vmops
         .byIndex(VMOP_BY_VM, vmKey(s.obj))
         .filter((o) => o.metadata.uid !== s.obj.metadata.uid && !FINAL.has(o.status?.phase ?? '') && o.metadata.deletionTimestamp === undefined)
         .filter((o) => o.status?.phase === 'InProgress' || olderThan(o, s.obj));
       if (ahead.length === 0) return;
+      if (supersedesAll(ahead, s.obj, (o) => olderThan(o, s.obj))) {
+        for (const old of ahead) await supersede(deps, operations, old, s.obj, ctx);
+        return;
+      }
       const names = ahead.map((o) => o.metadata.name).join(', ');
       conditionOn(s, ctx, {
         type: Completed.type,

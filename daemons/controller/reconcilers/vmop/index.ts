@@ -1,4 +1,6 @@
 import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
+import { isDeepStrictEqual } from 'node:util';
+import { conditionalMergePatch, objectKey } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
 import { clone, handlerChain } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
@@ -33,11 +35,16 @@ export function vmopReconciler(deps: Deps, options?: VMOPReconcilerOptions): Rec
     },
     invalid: (key) => deps.caches.vmops.invalid(key),
     init: (vmop) => ({ obj: vmop, status: clone(vmop.status) ?? ({} as VMOPStatus) }),
-    handlers: [deletion(deps, operations), lifecycle(), targetVM(deps), exclusive(deps), applicable(), execute(deps, operations)],
+    handlers: [deletion(deps, operations), lifecycle(), targetVM(deps), exclusive(deps, operations), applicable(), execute(deps, operations)],
     statusOf: (vmop) => vmop.status,
     writeStatus: async (vmop, patch, signal) => {
       const ref = { namespace: vmop.metadata.namespace, name: vmop.metadata.name ?? '' };
-      deps.caches.vmops.remember(await deps.clients.vmops.patchStatus(ref, patch, { signal }));
+      // On a version whose status is the one this pass decided on (our own finalizer writes aside): a
+      // sibling that superseded it meanwhile (supersede.ts) makes the write conflict and the pass rerun.
+      const latest = deps.caches.vmops.get(objectKey(ref)) ?? vmop;
+      const rv = isDeepStrictEqual(latest.status, vmop.status) ? latest.metadata.resourceVersion : vmop.metadata.resourceVersion;
+      const body = conditionalMergePatch({ status: patch }, rv);
+      deps.caches.vmops.remember(await deps.clients.vmops.mergePatch(ref, body, { subresource: 'status', signal }));
     },
   });
 }

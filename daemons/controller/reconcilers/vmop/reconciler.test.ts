@@ -69,8 +69,8 @@ describe('the VirtualMachineOperation reconciler', () => {
     ],
     ['fails a Start of a running VM', { vm: vm('Running'), kvvm: kvvm(), kvvmi: kvvmi(), ops: [op('a', 'Start')] }, 'a', { phase: 'Failed' }],
     [
-      'keeps a newer operation Pending behind an older unfinished one on the same VM',
-      { vm: vm('Stopped'), kvvm: kvvm(), ops: [op('old', 'Start', '2026-01-01T00:00:00Z'), op('new', 'Stop', '2026-01-01T00:00:01Z')] },
+      'keeps a newer operation Pending behind an older unfinished one it may not supersede',
+      { vm: vm('Stopped'), kvvm: kvvm(), ops: [op('old', 'Start', '2026-01-01T00:00:00Z'), op('new', 'Restart', '2026-01-01T00:00:01Z')] },
       'new',
       { phase: 'Pending', reason: /NotReadyToBeExecuted/, message: /waiting for operation old/ },
     ],
@@ -157,5 +157,27 @@ describe('the VirtualMachineOperation reconciler', () => {
     const w = world({ vm: vm('Running'), kvvm: kvvm(), ops: [done] });
     await w.reconcile('a');
     expect(w.kinds.vmops.calls).toEqual([]);
+  });
+
+  it('a Stop supersedes an older Start in progress: its start request withdrawn, Superseded, and the Stop runs', async () => {
+    const w = world({ vm: vm('Stopped'), kvvm: kvvm('Manual'), ops: [op('old', 'Start', '2026-01-01T00:00:00Z')] });
+    await w.reconcile('old');
+    expect(w.kinds.kvvms.stored('ns/web')?.metadata.annotations?.[START_REQUESTED]).toBe('uid-old');
+    await w.kinds.vmops.create(op('new', 'Stop', '2026-01-01T00:00:01Z'));
+    await w.reconcile('new');
+    expect(w.op('old')?.status?.phase).toBe('Superseded');
+    expect(w.completed('old')).toMatchObject({ status: 'False', reason: 'Superseded', message: 'Superseded by new with type Stop' });
+    expect(w.kinds.kvvms.stored('ns/web')?.metadata.annotations?.[START_REQUESTED]).toBeUndefined();
+    expect(w.op('new')?.status?.phase).not.toBe('Pending');
+    await w.reconcile('old'); // a superseded operation lets go of its finalizer
+    expect(w.op('old')?.metadata.finalizers ?? []).toEqual([]);
+  });
+
+  it('superseding an operation that already completed: nothing happens to it', async () => {
+    const done = { ...op('old', 'Start', '2026-01-01T00:00:00Z'), status: { phase: 'Completed' } } as VirtualMachineOperation;
+    const w = world({ vm: vm('Running'), kvvm: kvvm(), kvvmi: kvvmi(), ops: [done, op('new', 'Stop', '2026-01-01T00:00:01Z')] });
+    await w.reconcile('new');
+    expect(w.op('old')?.status).toEqual({ phase: 'Completed' });
+    expect(w.kinds.vmops.calls.filter((c) => c.key === 'ns/old')).toEqual([]);
   });
 });

@@ -7,7 +7,8 @@ import { conditionOn, findCondition } from '../../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
 import type { ReconcileFn } from '../../../engine/runner.js';
 import { ignoreMissing } from '../../vm/handlers/deletion.js';
-import { leaseHeldBy } from '../allocate.js';
+import { VMIP_UID_LABEL, leaseHeldBy } from '../allocate.js';
+import { restoreOwnerLabel } from '../owner-label.js';
 
 type Status = NonNullable<VirtualMachineIPAddressLease['status']>;
 type State = ReconcileState<VirtualMachineIPAddressLease, Status>;
@@ -42,6 +43,7 @@ function lifecycle(deps: Deps): Handler<State> {
       const ref = lease.spec.virtualMachineIPAddressRef;
       const vmip = ref === undefined || ref.name === '' ? undefined : deps.caches.vmips.get(objectKey(ref));
       if (vmip !== undefined && leaseHeldBy(lease, vmip)) {
+        await restoreOwnerLabel({ client: deps.clients.leases, cache: deps.caches.leases }, lease, VMIP_UID_LABEL, vmip.metadata.uid ?? '', ctx);
         s.status.phase = 'Bound';
         conditionOn(s, ctx, { type: Bound.type, status: 'True', reason: Bound.reason.Bound });
         return;

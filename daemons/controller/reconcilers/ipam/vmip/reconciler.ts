@@ -8,7 +8,9 @@ import { conditionOn } from '../../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type ReconcileState } from '../../../engine/reconciler.js';
 import type { ReconcileFn } from '../../../engine/runner.js';
 import { VMIndex } from '../../vm/state.js';
+import { VM_UID_LABEL } from '../../vm/handlers/ipam.js';
 import { Allocator, leaseHeldBy } from '../allocate.js';
+import { restoreOwnerLabel } from '../owner-label.js';
 import { leaseNameToIP } from '../../../../../shared/api/ipv4.js';
 
 type Status = NonNullable<VirtualMachineIPAddress['status']>;
@@ -55,6 +57,18 @@ function protection(deps: Deps): Handler<State> {
       await removeFinalizer(deps.clients.vmips, vmip, Finalizer.vmipCleanup, opts);
       s.gone = true;
       return { stop: true };
+    },
+  };
+}
+
+/** An address the controller made for a VM keeps the VM's uid label (restored when removed). */
+function ownerLabel(deps: Deps): Handler<State> {
+  return {
+    name: 'ownerLabel',
+    async handle(s, ctx): Promise<void> {
+      const owner = s.obj.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'VirtualMachine');
+      if (owner === undefined || s.obj.metadata.deletionTimestamp !== undefined) return;
+      await restoreOwnerLabel({ client: deps.clients.vmips, cache: deps.caches.vmips }, s.obj, VM_UID_LABEL, owner.uid, ctx);
     },
   };
 }
@@ -129,7 +143,7 @@ export function vmipReconciler(deps: Deps): ReconcileFn {
     load: (key) => deps.caches.vmips.get(key),
     invalid: (key) => deps.caches.vmips.invalid(key),
     init: (vmip) => ({ obj: vmip, key: objectKey(vmip.metadata), status: clone(vmip.status) ?? {} }),
-    handlers: [protection(deps), bound(deps, allocator), attached(deps)],
+    handlers: [protection(deps), ownerLabel(deps), bound(deps, allocator), attached(deps)],
     statusOf: (vmip) => vmip.status,
     writeStatus: async (vmip, patch, signal) => {
       const ref = { namespace: vmip.metadata.namespace, name: vmip.metadata.name ?? '' };
