@@ -7,11 +7,11 @@
  * context (`none`: no SELinux here; virt-controller needs one to render a migration target) and a
  * volume status per volume with its target device. It never makes or deletes instances or pods.
  */
-import { NODE_NAME_LABEL } from '../../../../shared/api/internal/launcher.js';
+import { activePod, NODE_NAME_LABEL } from '../../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import { ref, withConditions, type StepContext } from '../context.js';
 import type { LauncherPod } from '../kube.js';
-import { activePod, CILIUM_IP_ANNOTATION, podState } from '../launcher.js';
+import { CILIUM_IP_ANNOTATION, podState } from '../launcher.js';
 
 type VMI = InternalVirtualMachineInstance;
 
