@@ -7,7 +7,8 @@ import { nodeView, type Clients } from './kube/resources.js';
 import { LEASE_BY_VMIP } from './reconcilers/ipam/vmip/reconciler.js';
 import { VMOP_BY_VM } from './reconcilers/vmop/index.js';
 import { VMIP_BY_OWNER, ownerVMKeys } from './reconcilers/vm/handlers/ipam.js';
-import { vmIndexes } from './reconcilers/vm/state.js';
+import { POD_BY_VM, podVMKeys, vmIndexes } from './reconcilers/vm/state.js';
+import { launcherSelector } from '../../shared/api/internal/launcher.js';
 
 /**
  * Every object is delivered again this often (an update of itself), so a missed event is healed:
@@ -78,6 +79,7 @@ export function makeCaches(clients: Clients, config: ControllerConfig, signal: A
     vmips: cache(clients.vmips, namespaced),
     leases: cache(clients.leases, {}),
     nodes: cache(clients.nodes, clusterScoped, nodeView),
+    pods: cache(clients.pods, { ...namespaced, labelSelector: launcherSelector() }),
   };
   addIndexes(caches);
   return caches;
@@ -87,6 +89,7 @@ export function makeCaches(clients: Clients, config: ControllerConfig, signal: A
 export function addIndexes(caches: Caches): void {
   for (const [name, fn] of Object.entries(vmIndexes)) caches.vms.addIndex(name, fn);
   caches.vmips.addIndex(VMIP_BY_OWNER, ownerVMKeys);
+  caches.pods.addIndex(POD_BY_VM, podVMKeys);
   caches.vmops.addIndex(VMOP_BY_VM, (op) => [objectKey({ namespace: op.metadata.namespace, name: op.spec.virtualMachineName })]);
   caches.leases.addIndex(LEASE_BY_VMIP, (lease) => {
     const ref = lease.spec.virtualMachineIPAddressRef;

@@ -10,7 +10,7 @@ import type { KubeObject, ResourceClient, ResourcePort } from '../../shared/kube
 import type { ControllerConfig } from './config.js';
 import type { ObjectCache } from './engine/cache.js';
 import type { ReadyPort } from './engine/ready-port.js';
-import type { Clients, Node } from './kube/resources.js';
+import type { Clients, Node, Pod } from './kube/resources.js';
 import type { GuestEvent } from './reconcilers/vm/power.js';
 import type { ClaimHotplug } from './reconcilers/vmbda/hotplug.js';
 import type { ResourceClaim, ResourceClaimTemplate } from '../../shared/api/k8s/resource.js';
@@ -30,6 +30,8 @@ export interface Caches {
   vmips: ObjectCache<VirtualMachineIPAddress>;
   leases: ObjectCache<VirtualMachineIPAddressLease>;
   nodes: ObjectCache<Node>;
+  /** The virt-launcher pods (label-selected), for the VM's pods, versions and propagated metadata. */
+  pods: ObjectCache<Pod>;
 }
 
 /** The subnets VM addresses come from (ModuleConfig or environment); empty means IPAM is off. */

@@ -94,12 +94,13 @@ const containerStatusSchema = z.looseObject({
   lastState: z.looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() }).optional(),
 });
 
-/** The parts of a virt-launcher Pod the power-state handler reads (the compute container's termination). */
+/** The parts of a virt-launcher Pod the VM reconciler reads: its node, phase and the compute container's termination. */
 export const PodSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
   metadata: ObjectMetaSchema,
-  status: z.looseObject({ containerStatuses: z.array(containerStatusSchema).optional() }).optional(),
+  spec: z.looseObject({ nodeName: z.string().optional() }).optional(),
+  status: z.looseObject({ phase: z.string().optional(), containerStatuses: z.array(containerStatusSchema).optional() }).optional(),
 });
 export type Pod = z.infer<typeof PodSchema>;
 

@@ -1,6 +1,7 @@
 import type { Logger } from '../../../shared/log/index.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import type { SimulatorClients } from './kube.js';
+import type { VolumeLookup } from './virt-handler/firmware.js';
 
 /** What the instance and migration steps share: clients, log, timing, and the way to come back later. */
 export interface StepContext {
@@ -9,6 +10,8 @@ export interface StepContext {
   readonly bootDelayMs: number;
   readonly migrationDelayMs: number;
   readonly unschedulableTimeoutMs: number;
+  /** Where the guest firmware looks for something to boot. */
+  readonly volumes: VolumeLookup;
   /**
    * True once `delayMs` has passed since the first call with this `key`; until then false, and the
    * VM `vmKey` is synced again when the time is up.

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
 import { nodeDescriptor, podDescriptor } from '../../../shared/api/k8s/resource.js';
 import { AgentNodeSchema, type AgentNode } from './virt-handler/node.js';
+import { PVCSchema, PVSchema, pvcDescriptor, pvDescriptor, type PV, type PVC } from '../storage-simulator/kube.js';
 import {
   InternalVirtualMachineInstanceMigrationSchema,
   InternalVirtualMachineInstanceSchema,
@@ -44,6 +45,9 @@ export interface SimulatorClients {
   migrations: ResourceClient<InternalVirtualMachineInstanceMigration>;
   pods: ResourceClient<LauncherPod>;
   nodes: ResourceClient<AgentNode>;
+  /** Read by the guest firmware: a disk's claim and its volume. */
+  pvcs: ResourceClient<PVC>;
+  pvs: ResourceClient<PV>;
 }
 
 export function simulatorClients(kube: KubeClient): SimulatorClients {
@@ -53,5 +57,7 @@ export function simulatorClients(kube: KubeClient): SimulatorClients {
     migrations: kube.resource(descriptorOf(internalVirtualMachineInstanceMigration), InternalVirtualMachineInstanceMigrationSchema, FIELD_MANAGER),
     pods: kube.resource(podDescriptor, LauncherPodSchema, FIELD_MANAGER),
     nodes: kube.resource(nodeDescriptor, AgentNodeSchema, FIELD_MANAGER),
+    pvcs: kube.resource(pvcDescriptor, PVCSchema, FIELD_MANAGER),
+    pvs: kube.resource(pvDescriptor, PVSchema, FIELD_MANAGER),
   };
 }

@@ -99,23 +99,6 @@ export function podState(pod: LauncherPod): PodState {
   return scheduled?.status === 'False' && scheduled.reason === 'Unschedulable' ? 'unschedulable' : 'pending';
 }
 
-/** The launcher pods of `vmi` (by the created-by label: a pod of an earlier instance of the VM is not one). */
-export function podsOf(vmi: InternalVirtualMachineInstance, pods: readonly LauncherPod[]): LauncherPod[] {
-  return pods.filter((p) => p.metadata.labels?.[CREATED_BY_LABEL] === (vmi.metadata.uid ?? ''));
-}
-
-/**
- * The pod the guest runs in now, as KubeVirt finds it: the instance's pod on the instance's node (the
- * newest, not being deleted); before the instance has a node, its first pod that is no migration target.
- */
-export function activePod(vmi: InternalVirtualMachineInstance, pods: readonly LauncherPod[]): LauncherPod | undefined {
-  const mine = podsOf(vmi, pods);
-  const node = vmi.status?.nodeName;
-  if (node === undefined || node === '') return mine.find((p) => p.metadata.labels?.[MIGRATION_LABEL] === undefined);
-  const onNode = mine.filter((p) => p.spec?.nodeName === node && p.metadata.deletionTimestamp === undefined);
-  return onNode.sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''))[0];
-}
-
 /** Why the scheduler could not place the pod, when it said so. */
 export function unschedulableMessage(pod: LauncherPod): string | undefined {
   return pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False')?.message;

@@ -22,13 +22,14 @@ import {
 import { errorMessage } from '../../../shared/errors/index.js';
 import { Informer, ownerReferenceTo, type KubeClient, type KubeObject } from '../../../shared/kube/index.js';
 import { rootLogger, type Logger } from '../../../shared/log/index.js';
-import { find, now, ref, remove, type StepContext } from './context.js';
+import { find, now, ref, remove, withConditions, type StepContext } from './context.js';
 import { simulatorClients, type LauncherPod, type SimulatorClients } from './kube.js';
 import { launcherSelector } from '../../../shared/api/internal/launcher.js';
 import { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_ANNOTATION } from './launcher.js';
 import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER } from './virt-controller/instance.js';
 import { advanceMigration, deleteOrphanTargets, isFinished } from './virt-controller/migration.js';
-import { runGuest } from './virt-handler/guest.js';
+import { fileDiskReader, findsBootableDevice, type DiskReader } from './virt-handler/firmware.js';
+import { guestConditions, launcherVersions, runGuest } from './virt-handler/guest.js';
 import { handleMigration } from './virt-handler/migration.js';
 import { beat, type AgentNode, type NodeOffer } from './virt-handler/node.js';
 
@@ -64,6 +65,8 @@ export interface SimulatorOptions {
   migrationDelayMs?: number;
   /** Launcher pods: a migration whose target pod stays unschedulable this long fails. Default 30 s. */
   unschedulableTimeoutMs?: number;
+  /** Where the guest firmware reads a volume's disk image (default: this machine's files). */
+  diskReader?: DiskReader;
   logger?: Logger;
 }
 
@@ -144,6 +147,7 @@ export class KubeVirtSimulator {
       bootDelayMs: options.bootDelayMs ?? 0,
       migrationDelayMs: options.migrationDelayMs ?? 0,
       unschedulableTimeoutMs: options.unschedulableTimeoutMs ?? 30_000,
+      volumes: { pvcs: this.c.pvcs, pvs: this.c.pvs, reader: options.diskReader ?? fileDiskReader },
       elapsed: (key, delayMs, vmKey) => this.elapsed(key, delayMs, vmKey),
       forget: (key) => this.startedAt.delete(key),
     };
@@ -406,8 +410,10 @@ export class KubeVirtSimulator {
     const r = ref(this.ns(namespace), name);
     const vmi = await this.c.kvvmis.get(r);
     const ip = vmi.metadata.annotations?.[CILIUM_IP_ANNOTATION] ?? '10.244.0.10';
-    const conditions = [{ type: 'Ready', status: 'True' }];
+    const bootable = await findsBootableDevice(vmi, this.step.volumes);
+    const conditions = withConditions(vmi.status?.conditions, [{ type: 'Ready', status: 'True' }, ...guestConditions(bootable)]);
     return this.c.kvvmis.mergePatch(r, {
+      metadata: { annotations: launcherVersions() },
       status: { phase: 'Running', nodeName: node, interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip] }], conditions },
     });
   }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
 import { podDescriptor } from '../../../shared/api/k8s/resource.js';
-import { eventDescriptor, eventSchema, type KubeClient, type KubeEvent, type ResourceClient } from '../../../shared/kube/index.js';
+import { eventDescriptor, eventSchema, type KubeClient, type KubeEvent, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
 
 export const FIELD_MANAGER = 'storage-simulator';
 /** Marks the PersistentVolumes the simulator made (value: its instance), so it deletes only those. */
@@ -54,6 +54,15 @@ export const PVSchema = z.looseObject({
 });
 export type PV = z.infer<typeof PVSchema>;
 
+export const pvcDescriptor: ResourceDescriptor = {
+  group: '',
+  version: 'v1',
+  plural: 'persistentvolumeclaims',
+  kind: 'PersistentVolumeClaim',
+  namespaced: true,
+};
+export const pvDescriptor: ResourceDescriptor = { group: '', version: 'v1', plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false };
+
 export const StorageClassSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
@@ -75,12 +84,8 @@ export interface StorageSimulatorClients {
 export function storageSimulatorClients(kube: KubeClient): StorageSimulatorClients {
   return {
     pods: kube.resource(podDescriptor, PodSchema, FIELD_MANAGER),
-    pvcs: kube.resource(
-      { group: '', version: 'v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true },
-      PVCSchema,
-      FIELD_MANAGER,
-    ),
-    pvs: kube.resource({ group: '', version: 'v1', plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false }, PVSchema, FIELD_MANAGER),
+    pvcs: kube.resource(pvcDescriptor, PVCSchema, FIELD_MANAGER),
+    pvs: kube.resource(pvDescriptor, PVSchema, FIELD_MANAGER),
     storageClasses: kube.resource(
       { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', kind: 'StorageClass', namespaced: false },
       StorageClassSchema,

@@ -42,3 +42,50 @@ export function launcherSelector(vmName?: string): string {
   const all = `${LAUNCHER_LABEL}=${LAUNCHER_VALUE}`;
   return vmName === undefined ? all : `${all},${VM_NAME_LABEL}=${vmName}`;
 }
+
+/** The parts of a launcher pod that say whose it is and where it runs. */
+export interface LauncherPodLike {
+  metadata: {
+    name?: string | undefined;
+    labels?: Record<string, string> | undefined;
+    creationTimestamp?: string | undefined;
+    deletionTimestamp?: string | undefined;
+  };
+  spec?: { nodeName?: string | undefined } | undefined;
+}
+
+/** The parts of an instance the active-pod choice reads. */
+export interface InstanceLike {
+  metadata: { uid?: string | undefined };
+  status?: { nodeName?: string | undefined } | undefined;
+}
+
+/** The launcher pods of `vmi` (by the created-by label: a pod of an earlier instance of the VM is not one). */
+export function podsOf<P extends LauncherPodLike>(vmi: InstanceLike, pods: readonly P[]): P[] {
+  return pods.filter((p) => p.metadata.labels?.[CREATED_BY_LABEL] === (vmi.metadata.uid ?? ''));
+}
+
+/**
+ * The pod the guest runs in now, as KubeVirt finds it: the instance's pod on the instance's node (the
+ * newest, not being deleted); before the instance has a node, its first pod that is no migration
+ * target. The one answer for the simulator (which pod's end ends the guest) and the controller
+ * (`status.virtualMachinePods[].active`, where labels and annotations are propagated).
+ */
+export function activePod<P extends LauncherPodLike>(vmi: InstanceLike, pods: readonly P[]): P | undefined {
+  const mine = podsOf(vmi, pods);
+  const node = vmi.status?.nodeName;
+  if (node === undefined || node === '') return mine.find((p) => p.metadata.labels?.[MIGRATION_LABEL] === undefined);
+  const onNode = mine.filter((p) => p.spec?.nodeName === node && p.metadata.deletionTimestamp === undefined);
+  return onNode.sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''))[0];
+}
+
+/** On the instance: the launcher's hypervisor versions (the original reads them into `status.versions`). */
+export const QEMU_VERSION_ANNOTATION = 'versions.virtualization.deckhouse.io/qemu-version';
+export const LIBVIRT_VERSION_ANNOTATION = 'versions.virtualization.deckhouse.io/libvirt-version';
+/**
+ * On the instance: the guest's firmware found nothing to boot from (status False, reason
+ * NoBootableDevice). Our contract between the node agent and the controller, which shows it as the
+ * VM's Running condition reason `NoBootableDevice`, as the original does.
+ */
+export const GUEST_BOOTABLE_CONDITION = 'GuestBootable';
+export const NO_BOOTABLE_DEVICE_REASON = 'NoBootableDevice';

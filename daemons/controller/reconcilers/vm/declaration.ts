@@ -10,7 +10,8 @@ import { sameUsb, usbDeviceNames } from '../usb/usbdevice/declaration.js';
 import { USB_DEVICE_LABEL } from './usb.js';
 import { ownerVMKeys } from './handlers/ipam.js';
 import { vmReconciler } from './index.js';
-import { VMIndex, deviceKey } from './state.js';
+import { VMIndex, deviceKey, podVMKeys } from './state.js';
+import { deepEqual } from '../../engine/merge-diff.js';
 
 /** VirtualMachine → internal VM (key: namespace/name). Every source that wakes a VM is here. */
 export const vmDeclaration: ReconcilerDeclaration = {
@@ -26,8 +27,14 @@ export const vmDeclaration: ReconcilerDeclaration = {
       caches.vms,
       enqueue,
       self,
-      (vm, old) => vm.metadata.generation !== old.metadata.generation || vm.metadata.deletionTimestamp !== old.metadata.deletionTimestamp,
+      (vm, old) =>
+        vm.metadata.generation !== old.metadata.generation ||
+        vm.metadata.deletionTimestamp !== old.metadata.deletionTimestamp ||
+        !deepEqual(vm.metadata.labels, old.metadata.labels) ||
+        !deepEqual(vm.metadata.annotations, old.metadata.annotations),
     );
+    // Its launcher pods: status.virtualMachinePods and the metadata propagated to the active one.
+    enqueueOn(caches.pods, enqueue, podVMKeys);
     enqueueOn(caches.kvvms, enqueue, self);
     enqueueOn(caches.kvvmis, enqueue, self);
     enqueueOn(caches.classes, enqueue, (c) => byIndex(VMIndex.byClass, c.metadata.name ?? ''));

@@ -6,12 +6,14 @@ import type { ReconcileFn } from '../../engine/runner.js';
 import { blockDevicesHandler } from './handlers/block-devices.js';
 import { classHandler } from './handlers/class.js';
 import { deletionHandler } from './handlers/deletion.js';
+import { guestHandler } from './handlers/guest.js';
 import { ipamHandler } from './handlers/ipam.js';
 import { lifecycleHandler } from './handlers/lifecycle.js';
 import { powerDecisionHandler } from './handlers/power-decision.js';
 import { powerStateHandler } from './handlers/power-state.js';
 import { provisioningHandler } from './handlers/provisioning.js';
 import { syncKvvmHandler } from './handlers/sync-kvvm.js';
+import { syncMetadataHandler } from './handlers/sync-metadata.js';
 import { USB_ATTACH_RETRY_MS, usbDevicesHandler } from './handlers/usb-devices.js';
 import type { VMState, VMStatus } from './state.js';
 import { objectKey } from '../../../../shared/kube/index.js';
@@ -34,6 +36,8 @@ export function vmHandlers(deps: Deps): Handler<VMState>[] {
     powerStateHandler(deps, restarts),
     usbDevicesHandler(deps, usbRequests),
     lifecycleHandler(deps),
+    guestHandler(deps),
+    syncMetadataHandler(deps),
   ];
 }
 

@@ -7,6 +7,9 @@ import type { HandlerContext, ReconcileState } from '../../engine/reconciler.js'
 import type { ResolvedDevice } from './kvvm/devices.js';
 import type { PowerAction } from './power.js';
 import { objectKey } from '../../../../shared/kube/index.js';
+import { VM_NAME_LABEL } from '../../../../shared/api/internal/launcher.js';
+import type { CachePort } from '../../deps.js';
+import type { Pod } from '../../kube/resources.js';
 
 export type VMStatus = NonNullable<VirtualMachine['status']>;
 
@@ -63,3 +66,16 @@ export const vmIndexes: Record<string, (vm: VirtualMachine) => string[]> = {
     return [...names].filter((n): n is string => n !== undefined && n !== '').map((n) => objectKey({ namespace: vm.metadata.namespace, name: n }));
   },
 };
+
+/** Index of the launcher-pod cache: `namespace/vm name` (the pod's VM name label). */
+export const POD_BY_VM = 'vm';
+
+export function podVMKeys(pod: Pod): string[] {
+  const name = pod.metadata.labels?.[VM_NAME_LABEL];
+  return name === undefined ? [] : [objectKey({ namespace: pod.metadata.namespace, name })];
+}
+
+/** Every launcher pod of the VM (of any of its instances). */
+export function podsOfVM(pods: CachePort<Pod>, vm: VirtualMachine): Pod[] {
+  return pods.byIndex(POD_BY_VM, objectKey(vm.metadata));
+}

@@ -8,7 +8,8 @@
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import { find, ref, remove, withConditions, type StepContext } from '../context.js';
 import type { LauncherPod } from '../kube.js';
-import { activePod, buildLauncherPod, podsOf, podState, unschedulableMessage } from '../launcher.js';
+import { activePod, podsOf } from '../../../../shared/api/internal/launcher.js';
+import { buildLauncherPod, podState, unschedulableMessage } from '../launcher.js';
 
 type VMI = InternalVirtualMachineInstance;
 

@@ -11,7 +11,8 @@
 import type { InternalVirtualMachineInstance, InternalVirtualMachineInstanceMigration } from '../../../../shared/api/internal/resources.js';
 import { now, ref, remove, type StepContext } from '../context.js';
 import type { LauncherPod } from '../kube.js';
-import { activePod, buildLauncherPod, MIGRATION_LABEL, podState } from '../launcher.js';
+import { activePod } from '../../../../shared/api/internal/launcher.js';
+import { buildLauncherPod, MIGRATION_LABEL, podState } from '../launcher.js';
 import { MIGRATION_TARGET_NODE_LABEL } from '../../../../shared/api/internal/launcher.js';
 
 type VMI = InternalVirtualMachineInstance;

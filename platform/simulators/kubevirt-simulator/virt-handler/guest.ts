@@ -4,16 +4,45 @@
  * reports what KubeVirt v1.6's virt-handler writes on the instance: phase Running, the interfaces
  * with the address the guest agent reports (the template's `cni.cilium.io/ipAddress`: the IP our
  * IPAM gave; the pod IP otherwise), the guest OS info, `AgentConnected`, the machine type, the SELinux
- * context (`none`: no SELinux here; virt-controller needs one to render a migration target) and a
- * volume status per volume with its target device. It never makes or deletes instances or pods.
+ * context (`none`: no SELinux here; virt-controller needs one to render a migration target), a
+ * volume status per volume with its target device, `LiveMigratable`, the launcher's qemu and libvirt
+ * versions (instance annotations) and, for a guest with nothing to boot, `GuestBootable=False`
+ * (NoBootableDevice, no agent). It never makes or deletes instances or pods.
  */
-import { NODE_NAME_LABEL } from '../../../../shared/api/internal/launcher.js';
+import {
+  activePod,
+  GUEST_BOOTABLE_CONDITION,
+  LIBVIRT_VERSION_ANNOTATION,
+  NO_BOOTABLE_DEVICE_REASON,
+  NODE_NAME_LABEL,
+  QEMU_VERSION_ANNOTATION,
+} from '../../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import { ref, withConditions, type StepContext } from '../context.js';
+import { findsBootableDevice } from './firmware.js';
 import type { LauncherPod } from '../kube.js';
-import { activePod, CILIUM_IP_ANNOTATION, podState } from '../launcher.js';
+import { CILIUM_IP_ANNOTATION, podState } from '../launcher.js';
 
 type VMI = InternalVirtualMachineInstance;
+
+/** The hypervisor versions the simulated launcher reports (those of the original's current launcher image). */
+export const QEMU_VERSION = '9.2.0';
+export const LIBVIRT_VERSION = '10.9.0';
+/** The instance annotations through which the launcher reports its hypervisor versions. */
+export function launcherVersions(): Record<string, string> {
+  return { [QEMU_VERSION_ANNOTATION]: QEMU_VERSION, [LIBVIRT_VERSION_ANNOTATION]: LIBVIRT_VERSION };
+}
+
+/**
+ * What virt-handler (and virt-controller) say about the running guest: the agent connected,
+ * live-migratable (the simulator's storage and networks all migrate), and the firmware's answer.
+ */
+export function guestConditions(bootable: boolean): { type: string; status: string; reason?: string; message?: string }[] {
+  const migratable = { type: 'LiveMigratable', status: 'True' };
+  if (bootable) return [{ type: 'AgentConnected', status: 'True' }, migratable];
+  // No operating system, so no guest agent either.
+  return [migratable, { type: GUEST_BOOTABLE_CONDITION, status: 'False', reason: NO_BOOTABLE_DEVICE_REASON, message: 'No bootable device.' }];
+}
 
 /** `sda`, `sdb`, … (or `vda` … on virtio), in the order of the disks, as libvirt names them. */
 function volumeTargets(vmi: VMI): Map<string, string> {
@@ -76,13 +105,19 @@ export async function runGuest(ctx: StepContext, vmi: VMI, pods: readonly Launch
   const ip = vmi.metadata.annotations?.[CILIUM_IP_ANNOTATION] ?? pod.status?.podIP ?? '';
   ctx.log.info({ vm: key, node, ip }, 'guest running; the guest agent reports its address');
   const machine = vmi.spec.domain['machine'] as { type?: string } | undefined;
+  const bootable = await findsBootableDevice(vmi, ctx.volumes);
+  if (!bootable) ctx.log.info({ vm: key }, 'the guest firmware finds no bootable device');
   await ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
-    metadata: { labels: { [NODE_NAME_LABEL]: node }, resourceVersion: vmi.metadata.resourceVersion },
+    metadata: {
+      labels: { [NODE_NAME_LABEL]: node },
+      annotations: launcherVersions(),
+      resourceVersion: vmi.metadata.resourceVersion,
+    },
     status: {
       phase: 'Running',
       interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip], infoSource: 'domain, guest-agent' }],
-      conditions: withConditions(vmi.status.conditions, [{ type: 'AgentConnected', status: 'True' }]),
-      guestOSInfo: { id: 'simulated', name: 'kubevirt-simulator', prettyName: 'Simulated guest (no hypervisor)' },
+      conditions: withConditions(vmi.status.conditions, guestConditions(bootable)),
+      ...(bootable ? { guestOSInfo: { id: 'simulated', name: 'kubevirt-simulator', prettyName: 'Simulated guest (no hypervisor)' } } : {}),
       machine: { type: machine?.type ?? 'q35' },
       selinuxContext: 'none',
       volumeStatus: volumeStatus(vmi),

@@ -10,7 +10,7 @@ import { vm as vmOf } from '../../../../../tests/integration/controller/builders
 import { handlerContext, inMemoryDeps } from '../../../testing/in-memory.js';
 import { initVMState } from '../index.js';
 import type { VMState } from '../state.js';
-import { lifecycleHandler } from './lifecycle.js';
+import { goDuration, launchTimes, lifecycleHandler } from './lifecycle.js';
 
 const NOW = new Date('2026-03-01T10:00:00Z');
 const vm = (extra: Partial<VirtualMachine['metadata']> = {}): VirtualMachine => {
@@ -83,6 +83,14 @@ describe('the VM lifecycle handler', () => {
       node: 'node-a',
     },
     {
+      what: 'stays Running, with reason NoBootableDevice, when the guest firmware finds nothing to boot',
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Running', { conditions: [{ type: 'GuestBootable', status: 'False', reason: 'NoBootableDevice', message: 'No bootable device.' }] }),
+      phase: 'Running',
+      running: { status: 'True', reason: 'NoBootableDevice', message: /No bootable device/ },
+      node: 'node-a',
+    },
+    {
       what: 'is Migrating (and running) during a live migration',
       kvvm: kvvm(),
       kvvmi: kvvmi('Running', { migrationState: { startTimestamp: '2026-03-01T09:59:00Z', sourceNode: 'node-a', targetNode: 'node-b' } }),
@@ -129,7 +137,7 @@ describe('the VM lifecycle handler', () => {
     expect(outcome ?? undefined).toEqual(row.requeue === true ? { requeueAfterMs: config.DEPENDENCY_RECHECK_INTERVAL } : undefined);
   });
 
-  it('records a phase change once, with its time, keeping the last ten, and the last start time', async () => {
+  it('records a phase change once, with its time, keeping the last five, and the last start time', async () => {
     const { deps } = inMemoryDeps();
     const old = Array.from({ length: 10 }, (_, i) => ({ phase: i % 2 === 0 ? 'Stopped' : 'Starting', timestamp: `2026-02-01T00:00:0${i}Z` }));
     const state = initVMState({ ...vm(), status: { phase: 'Starting', stats: { phasesTransitions: old } } } as VirtualMachine);
@@ -137,9 +145,9 @@ describe('the VM lifecycle handler', () => {
     state.kvvmi = kvvmi('Running');
     await lifecycleHandler(deps).handle(state, handlerContext(NOW));
     const transitions = state.status.stats?.phasesTransitions ?? [];
-    expect(transitions).toHaveLength(10);
+    expect(transitions).toHaveLength(5);
     expect(transitions.at(-1)).toEqual({ phase: 'Running', timestamp: '2026-03-01T10:00:00Z' });
-    expect(transitions[0]).toEqual(old[1]);
+    expect(transitions[0]).toEqual(old[6]);
     expect(state.status.stats?.lastStartTime).toBe('2026-03-01T10:00:00Z');
 
     // The same phase again adds nothing.
@@ -184,5 +192,22 @@ describe('the VM lifecycle handler', () => {
     const state = initVMState({ ...vm(), status: { networks: [{ type: 'Main', ipAddress: '10.66.0.7' }] } });
     await lifecycleHandler(deps).handle(state, handlerContext(NOW));
     expect(state.status.networks).toBeUndefined();
+  });
+});
+
+describe('launch durations', () => {
+  it('prints whole seconds as Go prints a duration', () => {
+    expect([0, 45_000, 65_000, 7_203_000].map(goDuration)).toEqual(['0s', '45s', '1m5s', '2h0m3s']);
+  });
+
+  it('measures waiting (Pending to Starting) and starting (Starting to Running), and forgets them when the VM stops', () => {
+    const t = (phase: 'Pending' | 'Starting' | 'Running' | 'Stopped', timestamp: string) => ({ phase, timestamp });
+    const pending = t('Pending', '2026-03-01T10:00:00Z');
+    const starting = t('Starting', '2026-03-01T10:00:12Z');
+    const running = t('Running', '2026-03-01T10:01:20Z');
+    const waited = launchTimes({}, [pending, starting], 'Pending', 'Starting');
+    expect(waited).toEqual({ waitingForDependencies: '12s' });
+    expect(launchTimes(waited, [pending, starting, running], 'Starting', 'Running')).toEqual({ waitingForDependencies: '12s', virtualMachineStarting: '1m8s' });
+    expect(launchTimes(waited, [pending, starting, running, t('Stopped', '2026-03-01T11:00:00Z')], 'Running', 'Stopped')).toEqual({});
   });
 });

@@ -1,4 +1,5 @@
 import { VMCondition } from '../../../../../shared/api/conditions/index.js';
+import { GUEST_BOOTABLE_CONDITION, NO_BOOTABLE_DEVICE_REASON } from '../../../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachineInstance } from '../../../../../shared/api/internal/resources.js';
 import type { Deps } from '../../../deps.js';
 import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
@@ -8,8 +9,8 @@ import { phaseOf, type VMPhase } from '../phase.js';
 import { condition, type VMState, type VMStatus } from '../state.js';
 
 const Running = VMCondition.Running;
-/** How many phase transitions status.stats keeps. */
-const MAX_TRANSITIONS = 10;
+/** How many phase transitions status.stats keeps (the original's five). */
+const MAX_TRANSITIONS = 5;
 
 /**
  * The observed state: phase (and its history), node, Running condition, resources, networks, migration.
@@ -40,16 +41,63 @@ export function lifecycleHandler(deps: Deps): Handler<VMState> {
 
 function recordPhase(s: VMState, phase: VMPhase, ctx: HandlerContext): void {
   if (s.status.phase === phase) return;
+  const previous = s.status.phase;
   s.status.phase = phase;
   const stats = s.status.stats ?? {};
   const timestamp = rfc3339(ctx.now);
   stats.phasesTransitions = [...(stats.phasesTransitions ?? []), { phase, timestamp }].slice(-MAX_TRANSITIONS);
   if (phase === 'Running') stats.lastStartTime = timestamp;
+  const launch = launchTimes(stats.launchTimeDuration ?? {}, stats.phasesTransitions, previous, phase);
+  if (Object.keys(launch).length > 0) stats.launchTimeDuration = launch;
+  else delete stats.launchTimeDuration;
   s.status.stats = stats;
+}
+
+type Stats = NonNullable<VMStatus['stats']>;
+type LaunchTimes = NonNullable<Stats['launchTimeDuration']>;
+
+/**
+ * The durations of the last start, as the original keeps them: reset when the VM waits or stops;
+ * waiting for dependencies = Pending → Starting, starting = Starting → Running.
+ */
+export function launchTimes(current: LaunchTimes, transitions: NonNullable<Stats['phasesTransitions']>, from: VMPhase | undefined, to: VMPhase): LaunchTimes {
+  const between = (a: VMPhase, b: VMPhase): string | undefined => {
+    const last = transitions.at(-1);
+    const before = transitions.at(-2);
+    if (last?.phase !== b || before?.phase !== a || from !== a) return undefined;
+    return goDuration(Date.parse(last.timestamp) - Date.parse(before.timestamp));
+  };
+  if (to === 'Pending' || to === 'Stopped') return {};
+  if (to === 'Starting') {
+    const waited = between('Pending', 'Starting');
+    return waited === undefined ? {} : { waitingForDependencies: waited };
+  }
+  if (to === 'Running') {
+    const starting = between('Starting', 'Running');
+    return starting === undefined ? current : { ...current, virtualMachineStarting: starting };
+  }
+  return current;
+}
+
+/** A whole-second duration as Go's time.Duration prints it (metav1.Duration): `0s`, `45s`, `1m5s`, `2h0m3s`. */
+export function goDuration(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = total % 60;
+  if (h > 0) return `${h}h${m}m${sec}s`;
+  if (m > 0) return `${m}m${sec}s`;
+  return `${sec}s`;
 }
 
 function runningCondition(s: VMState, ctx: HandlerContext, phase: VMPhase): void {
   if (phase === 'Running' || phase === 'Migrating' || phase === 'Pause') {
+    const boot = s.kvvmi?.status?.conditions?.find((c) => c.type === GUEST_BOOTABLE_CONDITION);
+    if (boot?.status === 'False' && boot.reason === NO_BOOTABLE_DEVICE_REASON) {
+      // The original's Running condition stays True: the domain runs, its firmware found nothing to boot.
+      condition(s, ctx, { type: Running.type, status: 'True', reason: Running.reason.NoBootableDevice, message: boot.message ?? 'No bootable device.' });
+      return;
+    }
     condition(s, ctx, { type: Running.type, status: 'True', reason: Running.reason.Running });
     return;
   }

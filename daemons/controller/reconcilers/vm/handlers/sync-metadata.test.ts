@@ -1,0 +1,73 @@
+/** The VM's labels and annotations on its running launcher pod, and off again when removed from the VM. */
+import { describe, expect, it } from '@jest/globals';
+import { CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, VM_NAME_LABEL } from '../../../../../shared/api/internal/launcher.js';
+import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../../../shared/api/internal/resources.js';
+import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
+import { vm as vmOf } from '../../../../../tests/integration/controller/builders.js';
+import type { Pod } from '../../../kube/resources.js';
+import { handlerContext, inMemoryDeps } from '../../../testing/in-memory.js';
+import { initVMState } from '../index.js';
+import { LAST_PROPAGATED_ANNOTATIONS, LAST_PROPAGATED_LABELS, metadataChanges, parseLastPropagated, syncMetadataHandler } from './sync-metadata.js';
+
+const OWN = { [LAUNCHER_LABEL]: LAUNCHER_VALUE, [CREATED_BY_LABEL]: 'vmi-1', [VM_NAME_LABEL]: 'web' };
+const vm = (labels: Record<string, string>, annotations: Record<string, string> = {}): VirtualMachine => {
+  const v = vmOf({ namespace: 'ns', id: 'unit' }, 'web', 'generic');
+  return { ...v, metadata: { ...v.metadata, labels, annotations } };
+};
+const kvvm = (annotations: Record<string, string> = {}): InternalVirtualMachine =>
+  ({ metadata: { namespace: 'ns', name: 'web', annotations }, spec: { template: {} } }) as unknown as InternalVirtualMachine;
+const kvvmi = {
+  metadata: { namespace: 'ns', name: 'web', uid: 'vmi-1' },
+  spec: {},
+  status: { phase: 'Running', nodeName: 'n1' },
+} as unknown as InternalVirtualMachineInstance;
+const pod = (labels: Record<string, string>, phase = 'Running', annotations: Record<string, string> = {}): Pod => ({
+  metadata: { name: 'virt-launcher-web-abcde', namespace: 'ns', labels: { ...OWN, ...labels }, annotations },
+  spec: { nodeName: 'n1' },
+  status: { phase },
+});
+
+async function sync(theVm: VirtualMachine, theKvvm: InternalVirtualMachine, thePod: Pod) {
+  const { deps, kinds } = inMemoryDeps({ seed: { pods: [thePod], kvvms: [theKvvm] } });
+  const state = initVMState(theVm);
+  state.kvvm = deps.caches.kvvms.get('ns/web');
+  state.kvvmi = kvvmi;
+  await syncMetadataHandler(deps).handle(state, handlerContext());
+  return { pod: kinds.pods.stored('ns/virt-launcher-web-abcde'), kvvm: kinds.kvvms.stored('ns/web') };
+}
+
+describe('metadata propagation', () => {
+  it('puts the VM labels and annotations on its running launcher pod and remembers them on the internal VM', async () => {
+    const out = await sync(vm({ team: 'a' }, { note: 'x', 'kubectl.kubernetes.io/last-applied-configuration': '{}' }), kvvm(), pod({}));
+    expect(out.pod?.metadata.labels).toEqual({ ...OWN, team: 'a' });
+    expect(out.pod?.metadata.annotations).toEqual({ note: 'x' });
+    expect(out.kvvm?.metadata.annotations?.[LAST_PROPAGATED_LABELS]).toBe('{"team":"a"}');
+    expect(out.kvvm?.metadata.annotations?.[LAST_PROPAGATED_ANNOTATIONS]).toBe('{"note":"x"}');
+  });
+
+  it('takes a label removed from the VM off the pod, leaving labels others set', async () => {
+    const remembered = kvvm({ [LAST_PROPAGATED_LABELS]: '{"team":"a","tier":"web"}' });
+    const out = await sync(vm({ team: 'a' }), remembered, pod({ team: 'a', tier: 'web', other: 'kept' }));
+    expect(out.pod?.metadata.labels).toEqual({ ...OWN, team: 'a', other: 'kept' });
+    expect(out.kvvm?.metadata.annotations?.[LAST_PROPAGATED_LABELS]).toBe('{"team":"a"}');
+  });
+
+  it('leaves a pod that does not run yet alone', async () => {
+    const out = await sync(vm({ team: 'a' }), kvvm(), pod({}, 'Pending'));
+    expect(out.pod?.metadata.labels).toEqual(OWN);
+  });
+
+  it('treats an unreadable last-propagated annotation as nothing propagated and rewrites it', async () => {
+    expect(parseLastPropagated('not json')).toEqual({ map: {}, broken: true });
+    expect(parseLastPropagated('{"a":1}')).toEqual({ map: {}, broken: true });
+    expect(parseLastPropagated('["a"]')).toEqual({ map: {}, broken: true });
+    const out = await sync(vm({ team: 'a' }), kvvm({ [LAST_PROPAGATED_LABELS]: '{broken' }), pod({}));
+    expect(out.pod?.metadata.labels).toEqual({ ...OWN, team: 'a' });
+    expect(out.kvvm?.metadata.annotations?.[LAST_PROPAGATED_LABELS]).toBe('{"team":"a"}');
+  });
+
+  it('computes no change when the pod already shows the VM', () => {
+    expect(metadataChanges({ a: '1', b: '2' }, { a: '1' }, { a: '1' })).toBeUndefined();
+    expect(metadataChanges({ a: '1' }, { a: '1', gone: 'x' }, { a: '2' })).toEqual({ a: '2' });
+  });
+});
