@@ -70,21 +70,29 @@ describe('a VirtualMachinePool', () => {
     const client = poolClient(mainKube());
     await client.create(pool(t.w, 'newest', { replicas: 2 }));
     await poolWhen('newest', (p) => p.status?.readyReplicas === 2, '2 ready');
+    const first = await members('newest');
+    // NewestFirst is decided by creationTimestamp, which has one-second resolution: the member the
+    // scale-up adds is only the newest once the clock has left the second its elders were made in.
+    const eldest = Math.max(...first.map((v) => Date.parse(v.metadata.creationTimestamp ?? '')));
+    await eventually(() => Date.now() >= eldest + 1000, 'a second later than the first members were created');
     const def = descriptorOf(virtualMachinePool);
     expect((await kubectl(['scale', `${def.plural}.${def.group}`, 'newest', '--replicas=3', '-n', t.w.ns])).code).toBe(0);
     await poolWhen('newest', (p) => p.status?.readyReplicas === 3, '3 ready');
-    const before = await members('newest');
-    const newest = [...before].sort((a, b) => Date.parse(b.metadata.creationTimestamp ?? '') - Date.parse(a.metadata.creationTimestamp ?? ''))[0];
-    const oldest = before
-      .filter((v) => v.metadata.creationTimestamp !== newest.metadata.creationTimestamp)
-      .map((v) => v.metadata.name)
-      .sort();
+    const firstNames = first.map((v) => v.metadata.name ?? '').sort();
+    const added = (await members('newest')).filter((v) => !firstNames.includes(v.metadata.name ?? ''));
+    expect(added).toHaveLength(1);
+    expect(Date.parse(added[0].metadata.creationTimestamp ?? '')).toBeGreaterThan(eldest);
+
     expect((await kubectl(['scale', `${def.plural}.${def.group}`, 'newest', '--replicas=2', '-n', t.w.ns])).code).toBe(0);
-    await poolWhen('newest', (p) => p.status?.replicas === 2 && condition(p, 'Progressing')?.status === 'False', '2 replicas');
-    expect((await members('newest')).map((v) => v.metadata.name).sort()).toEqual(oldest);
+    await poolWhen(
+      'newest',
+      (p) => p.status?.observedGeneration === p.metadata.generation && p.status?.replicas === 2 && condition(p, 'Progressing')?.status === 'False',
+      'the scale-down to 2 observed and done',
+    );
+    expect((await members('newest')).map((v) => v.metadata.name).sort()).toEqual(firstNames);
     // Its disk was owned by the VM: the garbage collector takes it.
     await eventually(
-      async () => (await t.c.disks.list({ namespace: t.w.ns })).items.every((d) => d.metadata.name !== `${newest.metadata.name}-root`),
+      async () => (await t.c.disks.list({ namespace: t.w.ns })).items.every((d) => d.metadata.name !== `${added[0].metadata.name}-root`),
       'the removed member disk gone',
       // kube-controller-manager's garbage collector, slow on a busy machine.
       120_000,
