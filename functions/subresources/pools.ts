@@ -64,6 +64,7 @@ export async function scaleDownWith(req: RouteRequest, ctx: Ctx, user: RemoteUse
       throw err;
     }
     const targets = [...new Set(body.targets)];
+    const uids = new Map<string, string>();
     // Every target is checked before anything is deleted: a bad one refuses the whole request.
     for (const target of targets) {
       let vm;
@@ -76,14 +77,16 @@ export async function scaleDownWith(req: RouteRequest, ctx: Ctx, user: RemoteUse
       if (!isPoolMember(vm, pool.metadata.uid ?? '')) {
         return api.status(400, 'BadRequest', `target VirtualMachine "${target}" does not belong to VirtualMachinePool "${name}"`);
       }
+      uids.set(target, vm.metadata.uid ?? '');
     }
     if (isDryRun(body.dryRun))
       return { body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', message: `dry run: would remove ${targets.join(', ')}` } };
     for (const target of targets) {
       try {
-        await vms.delete({ namespace, name: target }, opts);
+        // The uid checked above: a VM of the same name made since then is not touched.
+        await vms.delete({ namespace, name: target }, { ...opts, preconditions: { uid: uids.get(target) ?? '' } });
       } catch (err: unknown) {
-        if (!(err instanceof NotFoundError)) throw err;
+        if (!(err instanceof NotFoundError) && !(err instanceof ConflictError)) throw err;
       }
     }
     const replicas = await lowerReplicas(pools, namespace, name, targets.length, ctx.signal);
