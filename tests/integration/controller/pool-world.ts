@@ -31,7 +31,7 @@ export function pool(w: World, name: string, spec: Partial<PoolSpec> = {}): Virt
       virtualDiskTemplates: [{ name: 'root', spec: { persistentVolumeClaim: { size: '1Gi' } } }],
       virtualMachineTemplate: {
         metadata: { labels: { app: name } },
-        spec: { ...vmSpec, liveMigrationPolicy: 'PreferSafe' },
+        spec: { ...vmSpec, osType: 'Generic', liveMigrationPolicy: 'PreferSafe' },
       },
       ...spec,
     },
