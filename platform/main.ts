@@ -137,6 +137,7 @@ async function main(argv: readonly string[]): Promise<number> {
           t0,
           // The local platform's importer pods run on this machine and reach a loopback server.
           imageDir: ready.local ? join(workDir, 'demo-image') : undefined,
+          d8vKubeconfig: ready.adminKubeconfig,
         }),
         interrupted,
       ]);

@@ -38,6 +38,9 @@ export const ControllerConfigSchema = z.object({
   // /metrics behind Kubernetes authn/authz with this client (shared/authz): METRICS_AUTH (kubernetes | none), METRICS_AUTH_RESOURCE_ATTRIBUTES.
   ...metricsAuthConfigShape,
   VIRTUAL_MACHINE_CIDRS: env.cidrList().describe('Comma-separated subnets for VM IP addresses; the ModuleConfig wins when it sets them.'),
+  CLUSTER_UUID: env
+    .optionalString()
+    .describe('The cluster UUID the OUI of generated VM MAC addresses is derived from; unset: the uid of Namespace kube-system.'),
   VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: env.duration('10m', { allowZero: true }).describe('How long a released IP lease is kept for its namespace.'),
   MODULE_CONFIG_WATCH: env.bool(true).describe('Read virtualMachineCIDRs from ModuleConfig `virtualization` when that resource exists.'),
   DEPENDENCY_RECHECK_INTERVAL: env.duration('10s').describe('A VM waiting for something not watched (a Secret) is looked at again after this long.'),

@@ -49,6 +49,8 @@ export function resourceList(): object {
         verbs: s.methods.map((m) => VERBS[m]),
       })),
       { name: 'virtualmachines/scale', singularName: '', namespaced: true, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get'] },
+      { name: 'virtualmachinepools', singularName: 'virtualmachinepool', namespaced: true, kind: 'VirtualMachinePool', verbs: [] },
+      { name: 'virtualmachinepools/scaledownwith', singularName: '', namespaced: true, kind: 'VirtualMachinePoolScaleDownWith', verbs: ['create'] },
     ],
   };
 }

@@ -9,6 +9,7 @@ import type { SubresourcesConfig } from './config.js';
 import type { RemoteUser } from './frontproxy.js';
 import { isSessionKind, lookUp, probe, subresourceOf } from './lookups.js';
 import { OptionsError, plainUpstream } from './options.js';
+import { scaleDownWith } from './pools.js';
 import type { Ctx, SubresourcesState } from './state.js';
 import { STREAM_PROTOCOLS } from './upgrade.js';
 
@@ -92,4 +93,5 @@ export const routes: Route<SubresourcesConfig, SubresourcesState>[] = [
   { method: 'get', path: `${VM_ROUTE}/:sub`, handle: guarded(getVmOrSub) },
   { method: 'post', path: `${VM_ROUTE}/:sub`, handle: guarded(getVmOrSub) },
   { method: 'put', path: `${VM_ROUTE}/:sub`, handle: guarded(putSubresource) },
+  { method: 'post', path: `${api.BASE_PATH}/namespaces/:namespace/virtualmachinepools/:name/scaledownwith`, handle: guarded(scaleDownWith) },
 ];

@@ -2,7 +2,8 @@
  * The demo: a VirtualMachineClass, an image imported over HTTP from a local server into DVCR (its
  * progress shown by the live view), a disk filled from it, a VM booting from that disk that the
  * controller, the scheduler, kwok and the KubeVirt simulator bring to Running, a
- * Restart and a Migrate operation, a blank data disk hot-plugged (Attached), and a forbidden action by a user bound to the User role; then the
+ * Restart and a Migrate operation, a blank data disk hot-plugged (Attached), a forbidden action by a user bound to the User role, a pool of 3
+ * VMs scaled to 2 with `d8v scaledownwith` (pool.ts); then the
  * audit records of the create, the restart and the refusal. Every write goes through the apiserver
  * as the acting user (kubectl), so the webhooks, RBAC and the audit webhook see what a person would do.
  */
@@ -13,6 +14,7 @@ import { waitFor } from '../../shared/testing/wait.js';
 import { errorMessage } from '../../shared/errors/index.js';
 import type { KubeClient } from '../../shared/kube/index.js';
 import type { Kubectl } from '../install.js';
+import { poolDemo } from './pool.js';
 import { auditRecords, operationRow, vmRow, type OperationRow, type VMRow } from './snapshot.js';
 import {
   DEMO_CLASS,
@@ -49,6 +51,8 @@ export interface DemoDeps {
    * platform's importer pods reach); undefined: the disk is blank (a given cluster cannot reach it).
    */
   imageDir: string | undefined;
+  /** The kubeconfig `d8v` runs with in the pool step. */
+  d8vKubeconfig: string;
 }
 
 export interface DemoResult {
@@ -283,6 +287,8 @@ async function afterRunning(d: DemoDeps, first: VMRow, imageImportMs: number | u
   if (refusal === undefined || !/forbidden/i.test(refusal)) throw new Error(`${VIEWER.name} was not refused: ${refusal ?? 'the operation was created'}`);
   const why = /is forbidden: (.*)$/m.exec(refusal)?.[1] ?? 'forbidden';
   d.say(`✓ refused by RBAC (403): ${why}`);
+
+  await poolDemo({ admin: d.admin, operator, d8vKubeconfig: d.d8vKubeconfig, say: (l) => d.say(l) });
 
   if (d.auditLog !== undefined) {
     const log = d.auditLog;

@@ -60,5 +60,10 @@ describe('judging a verdict against a case', () => {
     expect(namesField('spec.blockDeviceRefs[0].kind: Unsupported value', 'spec.blockDeviceRefs')).toBe(false);
     expect(namesField('spec.cpus: unknown', 'spec.cpu')).toBe(false);
     expect(namesField('in spec.cpu.', 'spec.cpu')).toBe(true);
+    // Server-side apply names a list-map element by its key.
+    const ssa = '.spec.virtualDiskTemplates[name="root"].spec.dataSource.upload: field not declared in schema';
+    expect(namesField(ssa, 'spec.virtualDiskTemplates[0].spec.dataSource.upload')).toBe(true);
+    expect(namesField(ssa, 'spec.virtualDiskTemplates[0].spec.dataSource')).toBe(false);
+    expect(namesField('spec.a[1].b: bad', 'spec.a[0].b')).toBe(false);
   });
 });

@@ -12,7 +12,7 @@ import { forwardStdio, parsePortMapping, serveListeners, validPort, type Listene
 import type { Io } from './io.js';
 import { runOperation, type OperationType } from './operations.js';
 import { commonArgs, parseSshTarget, proxyCommand, runTool, scpPaths, sshArgs, type SshOptions } from './ssh.js';
-import { VOLUME_KINDS, addVolume, freeze, removeVolume, unfreeze } from './subresources.js';
+import { VOLUME_KINDS, addVolume, freeze, removeVolume, scaleDownWith, unfreeze } from './subresources.js';
 
 export interface RunOptions {
   /** Aborted on Ctrl-C / SIGTERM: waits stop, sessions close, listeners stop. */
@@ -247,6 +247,19 @@ export async function run(argv: readonly string[], io: Io, opts: RunOptions): Pr
       withConnection(cmd, async (conn) => {
         await removeVolume(conn, vm, name, signal);
         io.stdout.write(`volume ${name} removed from VirtualMachine ${conn.namespace}/${vm}\n`);
+      }),
+    );
+
+  program
+    .command('scaledownwith')
+    .description('Remove the named VMs from a VirtualMachinePool and lower its replicas by as many (they are not replaced).')
+    .argument('<pool>', 'VirtualMachinePool name')
+    .argument('<vm...>', 'the member VirtualMachines to remove')
+    .option('--dry-run', 'only check that every VM is a member of the pool', false)
+    .action((pool: string, vms: string[], o: { dryRun: boolean }, cmd: Command) =>
+      withConnection(cmd, async (conn) => {
+        await scaleDownWith(conn, pool, vms, o.dryRun, signal);
+        io.stdout.write(`${o.dryRun ? 'would remove' : 'removed'} ${vms.join(', ')} from VirtualMachinePool ${conn.namespace}/${pool}\n`);
       }),
     );
 

@@ -60,3 +60,15 @@ export async function addVolume(conn: Connection, vm: string, req: AddVolumeRequ
 export function removeVolume(conn: Connection, vm: string, name: string, signal: AbortSignal): Promise<void> {
   return put(conn, vm, 'removevolume', signal, { query: { name } });
 }
+
+/** `virtualmachinepools/<pool>/scaledownwith`: delete the named members and lower the pool's replicas by their number. */
+export async function scaleDownWith(conn: Connection, pool: string, targets: readonly string[], dryRun: boolean, signal: AbortSignal): Promise<void> {
+  if (targets.length === 0) throw new UsageError('name at least one VirtualMachine of the pool to remove');
+  await conn.kube.rest.request({
+    method: 'POST',
+    path: `/apis/${SUBRESOURCES_GROUP_VERSION}/namespaces/${encodeURIComponent(conn.namespace)}/virtualmachinepools/${encodeURIComponent(pool)}/scaledownwith`,
+    body: { apiVersion: SUBRESOURCES_GROUP_VERSION, kind: 'VirtualMachinePoolScaleDownWith', targets, ...(dryRun ? { dryRun: ['All'] } : {}) },
+    signal,
+    what: `scaledownwith VirtualMachinePool ${conn.namespace}/${pool}`,
+  });
+}

@@ -16,6 +16,8 @@ import { vmDeclaration } from './vm/declaration.js';
 import { vmbdaDeclaration } from './vmbda/declaration.js';
 import { vmClassDeclaration } from './vmclass/declaration.js';
 import { vmopDeclaration } from './vmop/declaration.js';
+import { poolDeclaration } from './pool/declaration.js';
+import { vmmacDeclaration, vmmacLeaseDeclaration } from './mac/declaration.js';
 
 export const reconcilers: readonly ReconcilerDeclaration[] = [
   vmDeclaration,
@@ -34,4 +36,7 @@ export const reconcilers: readonly ReconcilerDeclaration[] = [
   resourceSliceDeclaration,
   nodeUSBDeviceDeclaration,
   usbDeviceDeclaration,
+  poolDeclaration,
+  vmmacDeclaration,
+  vmmacLeaseDeclaration,
 ];

@@ -142,7 +142,7 @@ export const pool = (change?: (o: PoolIn) => void): PoolIn =>
         scaleDownPolicy: 'NewestFirst',
         virtualDiskTemplates: [{ name: 'root', spec: { persistentVolumeClaim: { size: '10Gi' } } }],
         virtualMachineTemplate: {
-          spec: { ...vmSpec(), liveMigrationPolicy: 'PreferSafe' },
+          spec: { ...vmSpec(), osType: 'Generic', liveMigrationPolicy: 'PreferSafe' },
         },
       },
     },

@@ -49,7 +49,7 @@ export const VMMACLeaseCondition = { Bound: condition('Bound', 'Bound') } as con
 
 export const VMPoolCondition = {
   Available: condition('Available', 'AllReplicasReady', 'InsufficientReadyReplicas'),
-  Progressing: condition('Progressing', 'ReplicasProgressing'),
+  Progressing: condition('Progressing', 'ReplicasProgressing', 'PoolStable'),
   Synced: condition('Synced', 'PoolSynced', 'RolloutInProgress', 'RestartPendingApproval'),
 } as const;
 

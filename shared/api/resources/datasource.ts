@@ -10,16 +10,23 @@ const hex = (bytes: number, name: string) =>
     .optional()
     .describe(`${name} digest in hex.`);
 
+const CHECKSUM_DESCRIPTION = 'Expected checksums of the data; the import fails on a mismatch.';
+const md5 = hex(16, 'MD5');
+const sha256 = hex(32, 'SHA-256');
+
 const ChecksumSchema = z
   .strictObject({
-    md5: hex(16, 'MD5'),
+    md5,
     sha1: hex(20, 'SHA-1'),
-    sha256: hex(32, 'SHA-256'),
+    sha256,
     sha512: hex(64, 'SHA-512'),
     streebog256: hex(32, 'Streebog-256 (GOST R 34.11-2012)'),
     streebog512: hex(64, 'Streebog-512 (GOST R 34.11-2012)'),
   })
-  .describe('Expected checksums of the data; the import fails on a mismatch.');
+  .describe(CHECKSUM_DESCRIPTION);
+
+/** The checksums of the original's pool disk templates (md5 and sha256 only). */
+const PoolChecksumSchema = z.strictObject({ md5, sha256 }).describe(CHECKSUM_DESCRIPTION);
 
 /**
  * A container image reference in the OCI distribution grammar (distribution/reference): an optional
@@ -37,13 +44,14 @@ export const IMAGE_REFERENCE = new RegExp(`^(?:${HOST}(?::[0-9]+)?/)?${PATH_COMP
 /** An http(s) URL as the original's pattern has it (printable ASCII except space, `"`, `#`, `` ` ``, `{|}~`). */
 export const HTTP_URL = new RegExp(String.raw`^http[s]?:\/\/(?:[a-zA-Z]|[0-9]|[$-_@.&+]|[!*\(\),]|(?:%[0-9a-fA-F][0-9a-fA-F]))+$`);
 
-const HttpSchema = z
-  .strictObject({
-    url: z.string().regex(HTTP_URL, 'must be an http or https URL').describe('http or https URL of the image file.'),
-    caBundle: base64Bytes().optional().describe('CA certificates (PEM, base64) to verify the server.'),
-    checksum: ChecksumSchema.optional(),
-  })
-  .describe('Download from an HTTP(S) URL.');
+const httpSchema = <C extends z.ZodType>(checksum: C) =>
+  z
+    .strictObject({
+      url: z.string().regex(HTTP_URL, 'must be an http or https URL').describe('http or https URL of the image file.'),
+      caBundle: base64Bytes().optional().describe('CA certificates (PEM, base64) to verify the server.'),
+      checksum: checksum.optional(),
+    })
+    .describe('Download from an HTTP(S) URL.');
 
 const secretName = z.string().min(1).optional().describe('Secret name.');
 
@@ -71,12 +79,15 @@ const UploadSchema = z.strictObject({ checksum: ChecksumSchema.optional() }).des
 
 export const DATA_SOURCE_TYPES = ['HTTP', 'ContainerImage', 'ObjectRef', 'Upload'] as const;
 
+const DATA_SOURCE_DESCRIPTION = 'Source of the initial data.';
+const typeField = z.enum(DATA_SOURCE_TYPES).describe('Where the data comes from.');
+
 /** A dataSource with the given objectRef shape: exactly the sub-object matching `type` may be set. */
 function dataSourceSchema<R extends z.ZodType, C extends z.ZodType>(objectRef: R, containerImage: C) {
   return withRules(
     z.strictObject({
-      type: z.enum(DATA_SOURCE_TYPES).describe('Where the data comes from.'),
-      http: HttpSchema.optional(),
+      type: typeField,
+      http: httpSchema(ChecksumSchema).optional(),
       containerImage: containerImage.optional(),
       objectRef: objectRef.optional(),
       upload: UploadSchema.optional(),
@@ -87,7 +98,7 @@ function dataSourceSchema<R extends z.ZodType, C extends z.ZodType>(objectRef: R
       fieldForType('objectRef', 'ObjectRef'),
       fieldForType('upload', 'Upload', true),
     ],
-  ).describe('Source of the initial data.');
+  ).describe(DATA_SOURCE_DESCRIPTION);
 }
 
 /** objectRef fields: another image, disk or snapshot to copy from. */
@@ -100,10 +111,23 @@ function objectRefShape<const K extends readonly [string, ...string[]]>(kinds: K
 
 const COPY_FROM = 'Copy from an existing object.';
 
-export const VirtualDiskDataSourceSchema = dataSourceSchema(
-  z.strictObject(objectRefShape(['ClusterVirtualImage', 'VirtualImage', 'VirtualDiskSnapshot'])).describe(COPY_FROM),
-  ContainerImageSchema,
-);
+const DiskCopySourceSchema = z.strictObject(objectRefShape(['ClusterVirtualImage', 'VirtualImage', 'VirtualDiskSnapshot'])).describe(COPY_FROM);
+
+export const VirtualDiskDataSourceSchema = dataSourceSchema(DiskCopySourceSchema, ContainerImageSchema);
+
+/**
+ * A pool disk template's dataSource, as the original's pool CRD has it: the checksums md5 and sha256
+ * only and no upload settings (a member's disk is never waiting for a person's upload settings).
+ */
+export const PoolDiskDataSourceSchema = withRules(
+  z.strictObject({
+    type: typeField,
+    http: httpSchema(PoolChecksumSchema).optional(),
+    containerImage: ContainerImageSchema.optional(),
+    objectRef: DiskCopySourceSchema.optional(),
+  }),
+  [fieldForType('http', 'HTTP'), fieldForType('containerImage', 'ContainerImage'), fieldForType('objectRef', 'ObjectRef')],
+).describe(DATA_SOURCE_DESCRIPTION);
 
 const IMAGE_SOURCES = ['ClusterVirtualImage', 'VirtualImage', 'VirtualDisk', 'VirtualDiskSnapshot'] as const;
 

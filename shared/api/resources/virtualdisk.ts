@@ -3,20 +3,26 @@ import { z } from 'zod';
 import { AGE_COLUMN, conditionColumn, type ResourceDefinition } from '../k8s/crd.js';
 import { dateTime, quantity } from '../k8s/schema.js';
 import { API_VERSION, conditions, observedGeneration, rootSchema, publicNames } from './common.js';
-import { DownloadSpeedSchema, ImageUploadURLsSchema, VirtualDiskDataSourceSchema } from './datasource.js';
+import { DownloadSpeedSchema, ImageUploadURLsSchema, PoolDiskDataSourceSchema, VirtualDiskDataSourceSchema } from './datasource.js';
 
-export const VirtualDiskSpecSchema = z
-  .strictObject({
-    dataSource: VirtualDiskDataSourceSchema.optional(),
-    persistentVolumeClaim: z
-      .strictObject({
-        size: quantity().optional().describe('Disk size; required for a blank disk, at least the image size otherwise.'),
-        storageClassName: z.string().optional().describe('StorageClass of the PVC; the default class when empty.'),
-      })
-      .optional()
-      .describe('The PersistentVolumeClaim that stores the disk.'),
-  })
-  .describe('Desired state of the disk; without dataSource the disk is blank.');
+const diskSpecSchema = <D extends z.ZodType>(dataSource: D) =>
+  z
+    .strictObject({
+      dataSource: dataSource.optional(),
+      persistentVolumeClaim: z
+        .strictObject({
+          size: quantity().optional().describe('Disk size; required for a blank disk, at least the image size otherwise.'),
+          storageClassName: z.string().optional().describe('StorageClass of the PVC; the default class when empty.'),
+        })
+        .optional()
+        .describe('The PersistentVolumeClaim that stores the disk.'),
+    })
+    .describe('Desired state of the disk; without dataSource the disk is blank.');
+
+export const VirtualDiskSpecSchema = diskSpecSchema(VirtualDiskDataSourceSchema);
+
+/** The disk spec of a pool's disk template: the original's pool data source (datasource.ts); every such spec is a valid VirtualDisk spec. */
+export const PoolVirtualDiskSpecSchema = diskSpecSchema(PoolDiskDataSourceSchema);
 
 export const VirtualDiskPhase = z.enum([
   'Pending',

@@ -203,9 +203,13 @@ const specRules: CelRule<RuleFields>[] = [
 export const VirtualMachineSpecSchema = withRules(VirtualMachineSpecBase, specRules).describe('Desired state of the virtual machine.');
 export type VirtualMachineSpec = z.infer<typeof VirtualMachineSpecSchema>;
 
-/** The VM spec inside a VirtualMachinePool template (liveMigrationPolicy also allows Manual and Never). */
+/**
+ * The VM spec inside a VirtualMachinePool template, as the original's pool CRD has it: liveMigrationPolicy
+ * also allows Manual and Never, osType only Generic or Windows (no Legacy guest in a pool), no GPUs.
+ */
 export const PoolVirtualMachineSpecSchema = withRules(
-  VirtualMachineSpecBase.extend({
+  VirtualMachineSpecBase.omit({ gpus: true }).extend({
+    osType: z.enum(['Windows', 'Generic']).default('Generic').describe('Guest OS family; selects machine type and devices (Legacy is not offered in a pool).'),
     memory: z.strictObject({ size: quantity().describe('Amount of memory, e.g. 4Gi.') }).describe('Memory.'),
     topologySpreadConstraints: z.array(TopologySpreadConstraintSchema).optional().describe('Spread of VMs across domains.'),
     liveMigrationPolicy: z

@@ -4,7 +4,7 @@ import { AGE_COLUMN, type ResourceDefinition } from '../k8s/crd.js';
 import { ConditionSchema } from '../k8s/core.js';
 import { DNS1123_LABEL, int32, listMap, stringMap, withRules } from '../k8s/schema.js';
 import { API_VERSION, observedGeneration, rootSchema, publicNames } from './common.js';
-import { VirtualDiskSpecSchema } from './virtualdisk.js';
+import { PoolVirtualDiskSpecSchema } from './virtualdisk.js';
 import { PoolVirtualMachineSpecSchema } from './virtualmachine-spec.js';
 
 const ReclaimSchema = withRules(
@@ -33,17 +33,8 @@ const ReclaimSchema = withRules(
 const DiskTemplateSchema = z.strictObject({
   name: z.string().max(63).regex(DNS1123_LABEL).describe('Template name; referenced from blockDeviceRefs.'),
   reclaim: ReclaimSchema.optional(),
-  spec: VirtualDiskSpecSchema,
+  spec: PoolVirtualDiskSpecSchema,
 });
-
-const TemplateVirtualMachineSpec = withRules(PoolVirtualMachineSpecSchema, [
-  {
-    rule: "self.osType != 'Legacy'",
-    message: 'osType Legacy is not supported in a pool',
-    fieldPath: '.osType',
-    holds: (s) => s.osType !== 'Legacy',
-  },
-]);
 
 const refsPath = 'self.virtualMachineTemplate.spec.blockDeviceRefs';
 
@@ -61,7 +52,7 @@ export const VirtualMachinePoolSpecSchema = withRules(
           })
           .optional()
           .describe('Metadata of every VM.'),
-        spec: TemplateVirtualMachineSpec,
+        spec: PoolVirtualMachineSpecSchema,
       })
       .describe('The VM every member is made from.'),
   }),

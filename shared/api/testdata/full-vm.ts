@@ -182,11 +182,15 @@ export const FULL_CLASSES = [
   classObject({ type: 'Discovery', discovery: { nodeSelector: labelSelector } }),
 ];
 
-const poolDisks = dataSources({ kind: 'ClusterVirtualImage', name: 'ubuntu' }).map((dataSource, i) => ({
+const poolDisks = dataSources({ kind: 'ClusterVirtualImage', name: 'ubuntu' }, undefined, true).map((dataSource, i) => ({
   name: `disk${i}`,
   reclaim: { onScaleDown: 'Retain', keep: 2, ttl: '24h' },
   spec: { dataSource, persistentVolumeClaim: { size: '20Gi', storageClassName: 'fast' } },
 }));
+
+/** The full VM spec as a pool template takes it: no GPUs (the original's pool has none). */
+const poolVmSpec: Record<string, unknown> = { ...VM_SPEC_FULL };
+delete poolVmSpec['gpus'];
 
 const poolObject = (provisioning: Record<string, unknown>) => ({
   apiVersion: API,
@@ -199,7 +203,7 @@ const poolObject = (provisioning: Record<string, unknown>) => ({
     virtualMachineTemplate: {
       metadata: { labels: { app: 'web' }, annotations: { note: 'pool' } },
       spec: {
-        ...VM_SPEC_FULL,
+        ...poolVmSpec,
         provisioning,
         liveMigrationPolicy: 'Never',
         memory: { size: 8589934592 },

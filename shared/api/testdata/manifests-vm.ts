@@ -473,4 +473,36 @@ export const POOL_CASES: ManifestCase[] = [
     manifest: pool({ replicas: -1 }),
     expect: invalid('spec.replicas'),
   },
+  {
+    name: 'a pool template with GPUs is rejected (the original pool has no gpus field)',
+    manifest: pool({ virtualMachineTemplate: { spec: { ...POOL_VM_SPEC, gpus: [{ gpuClassName: 'a100' }] } } }),
+    expect: invalid('spec.virtualMachineTemplate.spec.gpus'),
+  },
+  {
+    name: 'a pool disk template with a SHA-1 checksum is rejected (the original pool takes md5 and sha256)',
+    manifest: pool({
+      virtualDiskTemplates: [
+        { name: 'root', spec: { dataSource: { type: 'HTTP', http: { url: 'https://example.com/a.img', checksum: { sha1: 'ab'.repeat(20) } } } } },
+      ],
+    }),
+    expect: invalid('spec.virtualDiskTemplates[0].spec.dataSource.http.checksum.sha1'),
+  },
+  {
+    name: 'a pool disk template with an md5 checksum and an Upload one without settings are accepted',
+    manifest: pool({
+      virtualDiskTemplates: [
+        { name: 'root', spec: { dataSource: { type: 'HTTP', http: { url: 'https://example.com/a.img', checksum: { md5: 'ab'.repeat(16) } } } } },
+        { name: 'data', spec: { dataSource: { type: 'Upload' } } },
+      ],
+      virtualMachineTemplate: {
+        spec: { ...POOL_VM_SPEC, blockDeviceRefs: [...VM_SPEC.blockDeviceRefs, { kind: 'VirtualDisk', name: 'data' }] },
+      },
+    }),
+    expect: { valid: true },
+  },
+  {
+    name: 'a pool disk template with upload settings is rejected',
+    manifest: pool({ virtualDiskTemplates: [{ name: 'root', spec: { dataSource: { type: 'Upload', upload: {} } } }] }),
+    expect: invalid('spec.virtualDiskTemplates[0].spec.dataSource.upload'),
+  },
 ];

@@ -50,9 +50,14 @@ function canonical(value: unknown): string {
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Whether an error text names exactly this field (not merely a longer path that starts with it). */
+/**
+ * Whether an error text names exactly this field (not merely a longer path that starts with it). A
+ * list index (`[0]`) may appear as the apiserver writes an element of a list-map in server-side
+ * apply errors (`[name="root"]`).
+ */
 export function namesField(text: string, field: string): boolean {
-  return new RegExp(`(?<![\\w])${escape(field)}(?![\\w\\[]|\\.\\w)`).test(text);
+  const path = escape(field).replace(/\\\[\d+\\\]/g, (index) => `(?:${index}|\\[\\w+="[^"]*"\\])`);
+  return new RegExp(`(?<![\\w])${path}(?![\\w\\[]|\\.\\w)`).test(text);
 }
 
 /** Mismatches between a verdict and a case's expectation; empty when they agree. */

@@ -129,6 +129,50 @@ describe('plain subresources', () => {
     expect(refused.code).toBe(4);
     expect(refused.stderr).toMatch(/forbidden/i);
   });
+
+  it('scaledownwith removes the named pool members and lowers replicas; --dry-run and a VM of no pool change nothing', async () => {
+    await cluster.apply(
+      JSON.stringify({
+        apiVersion: 'virtualization.deckhouse.io/v1alpha2',
+        kind: 'VirtualMachinePool',
+        metadata: { name: 'pool', namespace: NS },
+        spec: {
+          replicas: 2,
+          scaleDownPolicy: 'NewestFirst',
+          virtualDiskTemplates: [{ name: 'root', spec: { persistentVolumeClaim: { size: '1Gi' } } }],
+          virtualMachineTemplate: {
+            spec: {
+              ...(JSON.parse(vmManifest('x')) as { spec: object }).spec,
+              liveMigrationPolicy: 'PreferSafe',
+              blockDeviceRefs: [{ kind: 'VirtualDisk', name: 'root' }],
+            },
+          },
+        },
+      }),
+    );
+    const uid = (await cluster.kubectl(['-n', NS, 'get', 'virtualmachinepool', 'pool', '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    for (const name of ['pool-bbbbb', 'pool-ccccc']) {
+      const vm = JSON.parse(vmManifest(name)) as { metadata: Record<string, unknown> };
+      vm.metadata['labels'] = { 'vmpool.virtualization.deckhouse.io/pool-uid': uid };
+      vm.metadata['ownerReferences'] = [
+        { apiVersion: 'virtualization.deckhouse.io/v1alpha2', kind: 'VirtualMachinePool', name: 'pool', uid, controller: true },
+      ];
+      await cluster.apply(JSON.stringify(vm));
+    }
+    const replicas = async (): Promise<string> =>
+      (await cluster.kubectl(['-n', NS, 'get', 'virtualmachinepool', 'pool', '-o', 'jsonpath={.spec.replicas}'])).stdout;
+    const dry = await d8v(['scaledownwith', 'pool', 'pool-bbbbb', '--dry-run', '-n', NS], { kubeconfig: admin });
+    expect(dry).toMatchObject({ code: 0, stdout: `would remove pool-bbbbb from VirtualMachinePool ${NS}/pool\n` });
+    expect(await replicas()).toBe('2');
+    const foreign = await d8v(['scaledownwith', 'pool', 'web', '-n', NS], { kubeconfig: admin });
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toContain('target VirtualMachine "web" does not belong to VirtualMachinePool "pool"');
+    const done = await d8v(['scaledownwith', 'pool', 'pool-bbbbb', '-n', NS], { kubeconfig: admin });
+    expect(done).toMatchObject({ code: 0, stdout: `removed pool-bbbbb from VirtualMachinePool ${NS}/pool\n` });
+    expect(await replicas()).toBe('1');
+    expect((await cluster.kubectl(['-n', NS, 'get', 'virtualmachine', 'pool-bbbbb'])).code).not.toBe(0);
+    expect((await d8v(['scaledownwith', 'pool', '-n', NS], { kubeconfig: admin })).code).toBe(2);
+  });
 });
 
 describe('streams', () => {

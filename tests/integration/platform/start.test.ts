@@ -190,6 +190,10 @@ describe('npm start', () => {
     expect(marked?.metadata.annotations?.['usb.virtualization.deckhouse.io/usbip-address']).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(output).toMatch(/USB\/IP gateway of dra \(kernel side SIMULATED\)/);
 
+    // The pool of 3, one member removed by d8v scaledownwith: 2 kept, not replaced.
+    expect(output).toMatch(/✓ pool demo-pool: 3 of 3 Running/);
+    expect(output).toMatch(/✓ pool demo-pool: replicas 3 → 2, demo-pool-\w{5}, demo-pool-\w{5} kept, demo-pool-\w{5} not replaced/);
+
     // The command printed the time to Running, and every process it started is gone.
     expect(output).toMatch(/time from npm start to the demo VM Running: \d+\.\d s/);
     const children = recordedChildren(workDir).map((c) => c.name);

@@ -45,6 +45,36 @@ export const EXTENDED_MATRIX: Readonly<Record<string, Row<Cell>>> = {
   virtualmachinesnapshotoperations: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
 };
 
+/** A subresource row beyond the seed table: which verbs it grants, and to which levels (Y/N). */
+export interface SubresourceRow {
+  readonly group: 'virtualization.deckhouse.io' | 'subresources.virtualization.deckhouse.io';
+  readonly resource: string;
+  readonly subresource: string;
+  readonly verbs: readonly string[];
+  readonly levels: Row<CliCell>;
+}
+
+/**
+ * Pool subresources, with the editors as in the original's roles (facts section 6.1: Editor gets
+ * virtualmachinepools/scale get/patch/update and subresources virtualmachinepools/scaledownwith create).
+ */
+export const SUBRESOURCE_MATRIX: Readonly<Record<string, SubresourceRow>> = {
+  'kubectl scale virtualmachinepool': {
+    group: 'virtualization.deckhouse.io',
+    resource: 'virtualmachinepools',
+    subresource: 'scale',
+    verbs: ['get', 'patch', 'update'],
+    levels: ['N', 'N', 'Y', 'Y', 'Y', 'Y'],
+  },
+  'd8v scaledownwith': {
+    group: 'subresources.virtualization.deckhouse.io',
+    resource: 'virtualmachinepools',
+    subresource: 'scaledownwith',
+    verbs: ['create'],
+    levels: ['N', 'N', 'Y', 'Y', 'Y', 'Y'],
+  },
+};
+
 /** d8 cli | User | PrivilegedUser | Editor | Admin | ClusterEditor | ClusterAdmin */
 export const CLI_MATRIX: Readonly<Record<string, Row<CliCell>>> = {
   'd8 v console': ['N', 'Y', 'Y', 'Y', 'Y', 'Y'],

@@ -16,7 +16,20 @@ describe('expanding the seed access matrix', () => {
     // 9 resource rows x 8 verbs + 3 cli rows x 3 verbs
     expect(ALL_VERBS).toHaveLength(8);
     expect(expectedAccess('User')).toHaveLength(9 * 8 + 3 * 3);
-    expect(expectedAccess('User', 'extended')).toHaveLength(8 * 8);
+    // 8 resource rows x 8 verbs + 2 pool subresource rows x 8 verbs
+    expect(expectedAccess('User', 'extended')).toHaveLength(8 * 8 + 2 * 8);
+  });
+
+  it('lets the editors, and no level below, scale a pool and remove its members by name', () => {
+    const granted = (level: 'PrivilegedUser' | 'Editor', sub: string): string[] =>
+      expectedAccess(level, 'extended')
+        .filter((c) => c.subresource === sub && c.allowed)
+        .map((c) => c.verb)
+        .sort();
+    expect(granted('PrivilegedUser', 'scale')).toEqual([]);
+    expect(granted('PrivilegedUser', 'scaledownwith')).toEqual([]);
+    expect(granted('Editor', 'scale')).toEqual(['get', 'patch', 'update']);
+    expect(granted('Editor', 'scaledownwith')).toEqual(['create']);
   });
 
   it('gives a User no lease access and no console, and a ClusterAdmin full lease access', () => {

@@ -7,6 +7,7 @@ import {
   LETTER_VERBS,
   RESOURCE_MATRIX,
   ROLE_LEVELS,
+  SUBRESOURCE_MATRIX,
   type Cell,
   type RoleLevel,
 } from './access-matrix.js';
@@ -56,9 +57,26 @@ function cliChecks(column: number): AccessCheck[] {
   );
 }
 
+/** The pool subresource rows: every verb checked, allowed only where the row grants it to the level. */
+function subresourceChecks(column: number): AccessCheck[] {
+  return Object.entries(SUBRESOURCE_MATRIX).flatMap(([row, r]) =>
+    ALL_VERBS.map((verb) => ({
+      row,
+      group: r.group,
+      resource: r.resource,
+      subresource: r.subresource,
+      namespaced: true,
+      verb,
+      allowed: r.levels[column] === 'Y' && r.verbs.includes(verb),
+    })),
+  );
+}
+
 /** Every cell of one role's column, expanded into one check per verb: of the seed table (resource
- *  and d8 cli rows), or of the rows beyond it. */
+ *  and d8 cli rows), or of the rows beyond it (resources and the pool subresources). */
 export function expectedAccess(level: RoleLevel, table: 'seed' | 'extended' = 'seed'): AccessCheck[] {
   const column = ROLE_LEVELS.indexOf(level);
-  return table === 'seed' ? [...resourceChecks(RESOURCE_MATRIX, column), ...cliChecks(column)] : resourceChecks(EXTENDED_MATRIX, column);
+  return table === 'seed'
+    ? [...resourceChecks(RESOURCE_MATRIX, column), ...cliChecks(column)]
+    : [...resourceChecks(EXTENDED_MATRIX, column), ...subresourceChecks(column)];
 }

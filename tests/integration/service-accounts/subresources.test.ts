@@ -8,7 +8,7 @@
  * the RoleBinding to `extension-apiserver-authentication-reader`), impersonating its ServiceAccount.
  * Each of those two bindings removed in turn denies some of these requests. Then the unit itself
  * (functions/subresources), run as that ServiceAccount and called as the aggregator calls it: the
- * requests it makes (the ConfigMap watch, VM lookups) are all allowed, each rule of its ClusterRole is
+ * requests it makes (the ConfigMap watch, VM lookups, a scaleDownWith) are all allowed, each rule of its ClusterRole is
  * needed by one of them, and the role grants nothing else.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -171,7 +171,7 @@ describe('the subresources API ServiceAccount', () => {
 describe('the subresources function as its ServiceAccount', () => {
   let unitRequests: ApiRequest[] = [];
 
-  it('serves the aggregator with every request it makes allowed (ConfigMap watch, VM lookups, console session Leases and Events)', async () => {
+  it('serves the aggregator with every request it makes allowed (ConfigMap watch, VM lookups, console session Leases and Events, scaleDownWith)', async () => {
     const env = getTestEnv();
     const dir = join(env.workDir, 'service-accounts', 'subresources-unit');
     const ca = await createCA(dir, 'subresources');
@@ -202,6 +202,16 @@ describe('the subresources function as its ServiceAccount', () => {
     ]);
     if (running.code !== 0) throw new Error(running.stderr);
     const vmUid = (await kubectl(['get', 'virtualmachine.virtualization.deckhouse.io', 'vm1', '-n', ns, '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    // A pool with one member as the pool controller makes it (the pool as controller, its uid label), for scaleDownWith.
+    const poolApplied = await kubectl(['apply', '-f', '-'], {
+      stdin: `apiVersion: virtualization.deckhouse.io/v1alpha2\nkind: VirtualMachinePool\nmetadata: {name: web, namespace: ${ns}}\nspec: {replicas: 1, scaleDownPolicy: Explicit, virtualDiskTemplates: [{name: root, spec: {persistentVolumeClaim: {size: 1Gi}}}], virtualMachineTemplate: {spec: {virtualMachineClassName: generic, cpu: {cores: 1}, memory: {size: 1Gi}, liveMigrationPolicy: PreferSafe, blockDeviceRefs: [{kind: VirtualDisk, name: root}]}}}\n`,
+    });
+    if (poolApplied.code !== 0) throw new Error(poolApplied.stderr);
+    const poolUid = (await kubectl(['get', 'virtualmachinepools.virtualization.deckhouse.io', 'web', '-n', ns, '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    const member = await kubectl(['apply', '-f', '-'], {
+      stdin: `apiVersion: virtualization.deckhouse.io/v1alpha2\nkind: VirtualMachine\nmetadata: {name: web-aaaaa, namespace: ${ns}, labels: {vmpool.virtualization.deckhouse.io/pool-uid: ${poolUid}}, ownerReferences: [{apiVersion: virtualization.deckhouse.io/v1alpha2, kind: VirtualMachinePool, name: web, uid: ${poolUid}, controller: true}]}\nspec: {virtualMachineClassName: generic, cpu: {cores: 1}, memory: {size: 1Gi}, blockDeviceRefs: [{kind: VirtualDisk, name: web-aaaaa-root}]}\n`,
+    });
+    if (member.code !== 0) throw new Error(member.stderr);
     // virt-api over plain HTTP: this test is about the apiserver requests the function makes, not virt-api's TLS.
     const virtApi = new VirtApiStandIn({ log: rootLogger });
     await virtApi.start();
@@ -218,10 +228,19 @@ describe('the subresources function as its ServiceAccount', () => {
         VIRT_API_URL: virtApi.url,
       },
     });
-    const get = (path: string): Promise<{ status: number; body: string }> =>
+    const call = (method: string, path: string, payload?: object): Promise<{ status: number; body: string }> =>
       new Promise((resolve, reject) => {
         const req = httpsRequest(
-          { host: '127.0.0.1', port: fn.port, path, ca: caPem, cert: frontCert, key: frontKey, headers: { 'X-Remote-User': 'admin' } },
+          {
+            host: '127.0.0.1',
+            port: fn.port,
+            path,
+            method,
+            ca: caPem,
+            cert: frontCert,
+            key: frontKey,
+            headers: { 'X-Remote-User': 'admin', ...(payload === undefined ? {} : { 'Content-Type': 'application/json' }) },
+          },
           (res) => {
             let body = '';
             res.setEncoding('utf8').on('data', (c: string) => (body += c));
@@ -229,8 +248,9 @@ describe('the subresources function as its ServiceAccount', () => {
           },
         );
         req.on('error', reject);
-        req.end();
+        req.end(payload === undefined ? undefined : JSON.stringify(payload));
       });
+    const get = (path: string): Promise<{ status: number; body: string }> => call('GET', path);
     try {
       const base = `/apis/subresources.virtualization.deckhouse.io/v1alpha2/namespaces/${ns}/virtualmachines`;
       // Not ready (401/503) until the ConfigMap watch has delivered the front-proxy CA.
@@ -264,6 +284,12 @@ describe('the subresources function as its ServiceAccount', () => {
         return res.stdout === '2' ? true : undefined;
       });
       for (const ws of consoles) ws.close();
+      // scaleDownWith: reads the pool and the target, deletes the member, lowers spec.replicas.
+      const removed = await call('POST', `/apis/subresources.virtualization.deckhouse.io/v1alpha2/namespaces/${ns}/virtualmachinepools/web/scaledownwith`, {
+        targets: ['web-aaaaa'],
+      });
+      expect(removed).toMatchObject({ status: 200 });
+      expect((await kubectl(['get', 'virtualmachinepools.virtualization.deckhouse.io', 'web', '-n', ns, '-o', 'jsonpath={.spec.replicas}'])).stdout).toBe('0');
       await waitFor('the Lease deleted', async () =>
         (await kubectl(['get', 'lease', '-n', ns, '-l', 'virtualization.deckhouse.io/session', '-o', 'name'])).stdout === '' ? true : undefined,
       );
@@ -280,11 +306,15 @@ describe('the subresources function as its ServiceAccount', () => {
       `create events.events.k8s.io in ${ns} named <event>`,
       `create leases.coordination.k8s.io in ${ns} named d8v-vm-console-vm1-${vmUid}`,
       `delete leases.coordination.k8s.io in ${ns} named d8v-vm-console-vm1-${vmUid}`,
+      `delete virtualmachines.virtualization.deckhouse.io in ${ns} named web-aaaaa`,
       `get leases.coordination.k8s.io in ${ns} named d8v-vm-console-vm1-${vmUid}`,
+      `get virtualmachinepools.virtualization.deckhouse.io in ${ns} named web`,
       `get virtualmachines.virtualization.deckhouse.io in ${ns} named ghost`,
       `get virtualmachines.virtualization.deckhouse.io in ${ns} named vm1`,
+      `get virtualmachines.virtualization.deckhouse.io in ${ns} named web-aaaaa`,
       `list configmaps in kube-system named ${AUTH_CONFIGMAP}`,
       `patch events.events.k8s.io in ${ns} named <event>`,
+      `patch virtualmachinepools.virtualization.deckhouse.io in ${ns} named web`,
       `update leases.coordination.k8s.io in ${ns} named d8v-vm-console-vm1-${vmUid}`,
       `watch configmaps in kube-system named ${AUTH_CONFIGMAP}`,
     ]);

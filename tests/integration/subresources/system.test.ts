@@ -145,6 +145,8 @@ describe('discovery and OpenAPI through the aggregator', () => {
       'virtualmachines/addresourceclaim': ['update'],
       'virtualmachines/removeresourceclaim': ['update'],
       'virtualmachines/scale': ['get'],
+      virtualmachinepools: [],
+      'virtualmachinepools/scaledownwith': ['create'],
     });
   });
 
@@ -696,5 +698,86 @@ describe('console and VNC sessions (advisory Leases)', () => {
     const leases = await kubectl(['get', 'leases', '-n', NS, '-l', 'virtualization.deckhouse.io/session', '-o', 'name']);
     expect(leases.stdout).toBe('');
     ws.close();
+  });
+});
+
+describe('virtualmachinepools/scaledownwith (never proxied)', () => {
+  const POOL_PATH = `${GROUP_PATH}/namespaces/${NS}/virtualmachinepools`;
+  const post = (pool: string, body: string): ReturnType<Cluster['kubectl']> =>
+    kubectl(['create', '--raw', `${POOL_PATH}/${pool}/scaledownwith`, '-f', '-'], { stdin: body });
+  const vmNames = async (): Promise<string[]> => {
+    const res = await kubectl(['get', 'virtualmachines.virtualization.deckhouse.io', '-n', NS, '-o', 'name']);
+    return res.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split('/')[1] ?? '')
+      .sort();
+  };
+  const replicas = async (): Promise<number> =>
+    Number((await kubectl(['get', 'virtualmachinepools.virtualization.deckhouse.io', 'web', '-n', NS, '-o', 'jsonpath={.spec.replicas}'])).stdout);
+
+  beforeAll(async () => {
+    await cluster.apply(`apiVersion: virtualization.deckhouse.io/v1alpha2
+kind: VirtualMachinePool
+metadata: {name: web, namespace: ${NS}}
+spec:
+  replicas: 3
+  scaleDownPolicy: Explicit
+  virtualDiskTemplates: [{name: root, spec: {persistentVolumeClaim: {size: 1Gi}}}]
+  virtualMachineTemplate:
+    spec:
+      cpu: {cores: 1}
+      memory: {size: 1Gi}
+      virtualMachineClassName: generic
+      liveMigrationPolicy: PreferSafe
+      blockDeviceRefs: [{kind: VirtualDisk, name: root}]
+`);
+    const uid = (await kubectl(['get', 'virtualmachinepools.virtualization.deckhouse.io', 'web', '-n', NS, '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    // Members as the pool controller makes them: the pool as controller, its uid label.
+    for (const name of ['web-aaaaa', 'web-bbbbb', 'web-ccccc']) {
+      await cluster.apply(
+        vmYaml(name).replace(
+          `metadata: {name: ${name}, namespace: ${NS}}`,
+          `metadata:
+  name: ${name}
+  namespace: ${NS}
+  labels: {vmpool.virtualization.deckhouse.io/pool-uid: ${uid}}
+  ownerReferences: [{apiVersion: virtualization.deckhouse.io/v1alpha2, kind: VirtualMachinePool, name: web, uid: ${uid}, controller: true}]`,
+        ),
+      );
+    }
+  });
+
+  it('deletes the named members and lowers spec.replicas by their number', async () => {
+    const res = await post('web', JSON.stringify({ targets: ['web-aaaaa', 'web-bbbbb'] }));
+    expect(res.stderr).toBe('');
+    expect(JSON.parse(res.stdout)).toMatchObject({ kind: 'Status', status: 'Success' });
+    expect(await replicas()).toBe(1);
+    expect(await vmNames()).not.toEqual(expect.arrayContaining(['web-aaaaa']));
+    expect(await vmNames()).toEqual(expect.arrayContaining(['web-ccccc', 'running-vm']));
+  });
+
+  it('refuses a VM of no pool, an unknown VM, and bodies that are not JSON or have the wrong types, deleting nothing', async () => {
+    const before = await vmNames();
+    const cases: [string, string][] = [
+      [JSON.stringify({ targets: ['web-ccccc', 'running-vm'] }), 'target VirtualMachine "running-vm" does not belong to VirtualMachinePool "web"'],
+      [JSON.stringify({ targets: ['nope'] }), 'target VirtualMachine "nope" not found in namespace vms'],
+      ['{"targets": [', 'is not valid JSON'],
+      [JSON.stringify({ targets: 'web-ccccc' }), 'invalid scaleDownWith body: targets:'],
+      [JSON.stringify({ targets: [] }), 'scaleDownWith requires a non-empty targets list'],
+      [JSON.stringify({ targets: [7] }), 'invalid scaleDownWith body: targets.0:'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await post('web', body);
+      expect(res.code).not.toBe(0);
+      expect(res.stderr).toContain(message);
+    }
+    expect(await vmNames()).toEqual(before);
+    expect(await replicas()).toBe(1);
+  });
+
+  it('answers 404 naming a pool that does not exist', async () => {
+    const res = await post('ghost', JSON.stringify({ targets: ['web-ccccc'] }));
+    expect(res.stderr).toContain('virtualmachinepools.virtualization.deckhouse.io "ghost" not found');
   });
 });

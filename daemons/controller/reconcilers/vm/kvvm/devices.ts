@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { fnv1a32 } from '../../../../../shared/api/hash.js';
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import type { Disk, Volume } from './types.js';
 
@@ -80,13 +81,4 @@ export function diskAndVolume(device: ResolvedDevice, buses: Buses, bootOrder: n
       ? { name, persistentVolumeClaim: { claimName: device.source.pvc, ...(device.source.readOnly ? { readOnly: true } : {}) } }
       : { name, containerDisk: { image: device.source.image } };
   return { disk, volume };
-}
-
-function fnv1a32(text: string): number {
-  let hash = 0x811c9dc5;
-  for (const byte of Buffer.from(text, 'utf8')) {
-    hash ^= byte;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash >>> 0;
 }

@@ -1,0 +1,51 @@
+import { objectKey, type KubeObject } from '../../../../shared/kube/index.js';
+import { someWorkers, type ReconcilerDeclaration } from '../../declaration.js';
+import type { ObjectCache } from '../../engine/cache.js';
+import { keyOf } from '../../engine/reconciler.js';
+import { enqueueOn, specOrMetaChanged } from '../../sources.js';
+import { vmmacLeaseReconciler } from './lease.js';
+import { LEASE_BY_VMMAC, macParts } from './parts.js';
+import { vmmacReconciler } from './vmmac.js';
+
+const macCaches = (w: Parameters<NonNullable<ReconcilerDeclaration['caches']>>[0]): ObjectCache<KubeObject>[] => {
+  const { vmmacs, leases } = w.shared(macParts);
+  return [vmmacs, leases] as unknown as ObjectCache<KubeObject>[];
+};
+
+/** VirtualMachineMACAddress (key: namespace/name): itself, its lease, the VMs naming it. */
+export const vmmacDeclaration: ReconcilerDeclaration = {
+  name: 'vmmac',
+  workers: someWorkers,
+  caches: macCaches,
+  reconcile: (w) => vmmacReconciler(w.deps, w.shared(macParts)),
+  sources(w, enqueue) {
+    const { vmmacs, leases } = w.shared(macParts);
+    enqueueOn(vmmacs, enqueue, (m) => [keyOf(m)], specOrMetaChanged);
+    enqueueOn(leases, enqueue, (l) => {
+      const ref = l.spec.virtualMachineMACAddressRef;
+      return ref === undefined ? [] : [objectKey(ref)];
+    });
+    enqueueOn(
+      w.caches.vms,
+      enqueue,
+      (vm) =>
+        (vm.spec.networks ?? []).flatMap((n) =>
+          n.virtualMachineMACAddressName === undefined ? [] : [objectKey({ namespace: vm.metadata.namespace, name: n.virtualMachineMACAddressName })],
+        ),
+      specOrMetaChanged,
+    );
+  },
+};
+
+/** VirtualMachineMACAddressLease (key: its name): itself and its address. */
+export const vmmacLeaseDeclaration: ReconcilerDeclaration = {
+  name: 'vmmaclease',
+  workers: someWorkers,
+  caches: macCaches,
+  reconcile: (w) => vmmacLeaseReconciler(w.shared(macParts)),
+  sources(w, enqueue) {
+    const { vmmacs, leases } = w.shared(macParts);
+    enqueueOn(leases, enqueue, (l) => [keyOf(l)], specOrMetaChanged);
+    enqueueOn(vmmacs, enqueue, (m) => leases.byIndex(LEASE_BY_VMMAC, keyOf(m)).map(keyOf), specOrMetaChanged);
+  },
+};

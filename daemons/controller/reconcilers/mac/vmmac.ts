@@ -1,0 +1,187 @@
+/**
+ * VirtualMachineMACAddress: `protection` (vmmac-cleanup; a deleting address waits for the VMs using it,
+ * then frees its lease) → `bound` (the lease held for it, or a new one: the asked address, else a
+ * random one of the cluster's OUI; the lease name is the lock) → `attached` (the VM naming it).
+ */
+import { VMMACCondition } from '../../../../shared/api/conditions/index.js';
+import { Finalizer } from '../../../../shared/api/finalizers.js';
+import { API_VERSION } from '../../../../shared/api/resources/common.js';
+import type { VirtualMachineMACAddress, VirtualMachineMACAddressLease } from '../../../../shared/api/resources/addresses.js';
+import { AlreadyExistsError, NotFoundError, errorMessage } from '../../../../shared/errors/index.js';
+import { addFinalizer, hasFinalizer, objectKey, removeFinalizer } from '../../../../shared/kube/index.js';
+import type { Deps } from '../../deps.js';
+import { conditionOn } from '../../engine/conditions.js';
+import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
+import type { ReconcileFn } from '../../engine/runner.js';
+import { VMMAC_UID_LABEL, leaseNameToMac, macToLeaseName, normalizeMac, randomMac } from './mac.js';
+import { LEASE_BY_VMMAC, type MacParts } from './parts.js';
+
+type Status = NonNullable<VirtualMachineMACAddress['status']>;
+interface State extends ReconcileState<VirtualMachineMACAddress, Status> {
+  readonly key: string;
+}
+
+const Bound = VMMACCondition.Bound;
+const Attached = VMMACCondition.Attached;
+/** How many taken addresses a generated allocation skips before it gives up for this pass. */
+const MAX_ATTEMPTS = 32;
+
+export function leaseHeldBy(lease: VirtualMachineMACAddressLease, vmmac: VirtualMachineMACAddress): boolean {
+  const ref = lease.spec.virtualMachineMACAddressRef;
+  if (ref?.name !== vmmac.metadata.name || ref?.namespace !== vmmac.metadata.namespace) return false;
+  const uid = lease.metadata.labels?.[VMMAC_UID_LABEL];
+  return uid === undefined || uid === vmmac.metadata.uid;
+}
+
+/** The VM whose spec.networks names the address (a live one). */
+function userOf(deps: Deps, s: State): string | undefined {
+  const ns = s.obj.metadata.namespace;
+  const name = s.obj.metadata.name;
+  const vm = deps.caches.vms
+    .list()
+    .find(
+      (v) =>
+        v.metadata.namespace === ns &&
+        v.metadata.deletionTimestamp === undefined &&
+        (v.spec.networks ?? []).some((n) => n.virtualMachineMACAddressName === name),
+    );
+  return vm?.metadata.name;
+}
+
+function heldLease(parts: MacParts, s: State): VirtualMachineMACAddressLease | undefined {
+  return parts.leases.byIndex(LEASE_BY_VMMAC, s.key).find((l) => leaseHeldBy(l, s.obj));
+}
+
+function protection(deps: Deps, parts: MacParts): Handler<State> {
+  return {
+    name: 'protection',
+    async handle(s, ctx): Promise<{ stop: boolean } | void> {
+      const vmmac = s.obj;
+      const opts = { signal: ctx.signal };
+      if (vmmac.metadata.deletionTimestamp === undefined) {
+        if (!hasFinalizer(vmmac, Finalizer.vmmacCleanup)) parts.vmmacs.remember(await addFinalizer(parts.vmmacClient, vmmac, Finalizer.vmmacCleanup, opts));
+        return;
+      }
+      if (!hasFinalizer(vmmac, Finalizer.vmmacCleanup) || userOf(deps, s) !== undefined) return { stop: true };
+      const lease = heldLease(parts, s);
+      if (lease !== undefined) {
+        try {
+          await parts.leaseClient.delete({ name: lease.metadata.name ?? '' }, opts);
+        } catch (err: unknown) {
+          if (!(err instanceof NotFoundError)) throw err;
+        }
+      }
+      await removeFinalizer(parts.vmmacClient, vmmac, Finalizer.vmmacCleanup, opts);
+      s.gone = true;
+      return { stop: true };
+    },
+  };
+}
+
+function newLease(vmmac: VirtualMachineMACAddress, mac: string): VirtualMachineMACAddressLease {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualMachineMACAddressLease',
+    metadata: { name: macToLeaseName(mac), labels: { [VMMAC_UID_LABEL]: vmmac.metadata.uid ?? '' }, finalizers: [Finalizer.vmmaclCleanup] },
+    spec: { virtualMachineMACAddressRef: { name: vmmac.metadata.name ?? '', namespace: vmmac.metadata.namespace ?? '' } },
+  };
+}
+
+/** Create the lease for `mac`; undefined when another holds it. */
+async function take(parts: MacParts, vmmac: VirtualMachineMACAddress, mac: string, signal: AbortSignal): Promise<VirtualMachineMACAddressLease | undefined> {
+  if (parts.leases.get(macToLeaseName(mac)) !== undefined) return undefined;
+  try {
+    return parts.leases.remember(await parts.leaseClient.create(newLease(vmmac, mac), { signal }));
+  } catch (err: unknown) {
+    if (err instanceof AlreadyExistsError) return undefined;
+    throw err;
+  }
+}
+
+async function allocate(parts: MacParts, s: State, ctx: HandlerContext): Promise<VirtualMachineMACAddressLease | { reason: string; message: string }> {
+  const asked = s.obj.spec.address;
+  if (asked !== undefined && asked !== '') {
+    const mac = normalizeMac(asked);
+    const lease = await take(parts, s.obj, mac, ctx.signal);
+    if (lease !== undefined) return lease;
+    const holder = parts.leases.get(macToLeaseName(mac))?.spec.virtualMachineMACAddressRef;
+    return {
+      reason: Bound.reason.VirtualMachineMACAddressLeaseAlreadyExists,
+      message: `MAC address ${mac} is already leased${holder === undefined ? '' : ` to VirtualMachineMACAddress ${holder.namespace}/${holder.name}`}`,
+    };
+  }
+  let oui: string;
+  try {
+    oui = await parts.oui(ctx.signal);
+  } catch (err: unknown) {
+    return { reason: Bound.reason.VirtualMachineMACAddressLeaseNotReady, message: errorMessage(err) };
+  }
+  const previous = s.status.address;
+  if (previous !== undefined) {
+    const again = await take(parts, s.obj, previous, ctx.signal);
+    if (again !== undefined) return again;
+  }
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const lease = await take(parts, s.obj, randomMac(oui), ctx.signal);
+    if (lease !== undefined) return lease;
+  }
+  return { reason: Bound.reason.VirtualMachineMACAddressLeaseNotReady, message: `no free MAC address found in OUI ${oui} after ${MAX_ATTEMPTS} attempts` };
+}
+
+/** A failure is looked at again after DEPENDENCY_RECHECK_INTERVAL (the lease it waits for may be freed). */
+function bound(deps: Deps, parts: MacParts): Handler<State> {
+  return {
+    name: 'bound',
+    async handle(s, ctx): Promise<HandlerOutcome | void> {
+      const held = heldLease(parts, s);
+      const lease = held ?? (await allocate(parts, s, ctx));
+      if (!('metadata' in lease)) {
+        conditionOn(s, ctx, { type: Bound.type, status: 'False', reason: lease.reason, message: lease.message });
+        s.status.phase = 'Pending';
+        delete s.status.address;
+        return { requeueAfterMs: deps.config.DEPENDENCY_RECHECK_INTERVAL };
+      }
+      if (held === undefined) ctx.log.info({ lease: lease.metadata.name }, 'MAC address leased');
+      s.status.address = leaseNameToMac(lease.metadata.name ?? '') ?? '';
+      s.status.phase = 'Bound';
+      conditionOn(s, ctx, { type: Bound.type, status: 'True', reason: Bound.reason.Bound });
+    },
+  };
+}
+
+function attached(deps: Deps): Handler<State> {
+  return {
+    name: 'attached',
+    handle(s, ctx): void {
+      if (s.obj.metadata.generation !== undefined) s.status.observedGeneration = s.obj.metadata.generation;
+      const user = userOf(deps, s);
+      if (user !== undefined) {
+        s.status.virtualMachineName = user;
+        if (s.status.phase === 'Bound') s.status.phase = 'Attached';
+        conditionOn(s, ctx, { type: Attached.type, status: 'True', reason: Attached.reason.Attached });
+        return;
+      }
+      delete s.status.virtualMachineName;
+      conditionOn(s, ctx, {
+        type: Attached.type,
+        status: 'False',
+        reason: Attached.reason.VirtualMachineNotFound,
+        message: 'no VirtualMachine uses this address',
+      });
+    },
+  };
+}
+
+export function vmmacReconciler(deps: Deps, parts: MacParts): ReconcileFn {
+  return handlerChain<VirtualMachineMACAddress, Status, State>({
+    name: 'vmmac',
+    load: (key) => parts.vmmacs.get(key),
+    invalid: (key) => parts.vmmacs.invalid(key),
+    init: (vmmac) => ({ obj: vmmac, key: objectKey(vmmac.metadata), status: clone(vmmac.status) ?? {} }),
+    handlers: [protection(deps, parts), bound(deps, parts), attached(deps)],
+    statusOf: (vmmac) => vmmac.status,
+    writeStatus: async (vmmac, patch, signal) => {
+      parts.vmmacs.remember(await parts.vmmacClient.patchStatus({ namespace: vmmac.metadata.namespace, name: vmmac.metadata.name ?? '' }, patch, { signal }));
+    },
+  });
+}
