@@ -10,6 +10,7 @@ import { vmsopDeclaration } from './snapshot/vmsop/declaration.js';
 import { nodeUSBDeviceDeclaration } from './usb/nodeusbdevice/declaration.js';
 import { resourceSliceDeclaration } from './usb/resourceslice/declaration.js';
 import { usbDeviceDeclaration } from './usb/usbdevice/declaration.js';
+import { storageProfileDeclaration } from './storageprofile/declaration.js';
 import { vdDeclaration } from './vd/declaration.js';
 import { viDeclaration } from './vi/declaration.js';
 import { vmDeclaration } from './vm/declaration.js';
@@ -27,6 +28,7 @@ export const reconcilers: readonly ReconcilerDeclaration[] = [
   cviDeclaration,
   vdDeclaration,
   vmbdaDeclaration,
+  storageProfileDeclaration,
   vdSnapshotDeclaration,
   vmSnapshotDeclaration,
   vmopSnapshotDeclaration,
