@@ -43,7 +43,12 @@ export const EXTENDED_MATRIX: Readonly<Record<string, Row<Cell>>> = {
   virtualdisksnapshots: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
   virtualmachinesnapshots: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
   virtualmachinesnapshotoperations: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
+  // storage.virtualization.deckhouse.io: the original's manage_internals (superadmin) has them all.
+  storageprofiles: ['-', '-', '-', '-', '-', 'CRUD'],
 };
+
+/** Rows whose resource is outside virtualization.deckhouse.io. */
+export const ROW_GROUPS: Readonly<Record<string, string>> = { storageprofiles: 'storage.virtualization.deckhouse.io' };
 
 /** d8 cli | User | PrivilegedUser | Editor | Admin | ClusterEditor | ClusterAdmin */
 export const CLI_MATRIX: Readonly<Record<string, Row<CliCell>>> = {
@@ -79,4 +84,5 @@ export const CLUSTER_SCOPED = new Set([
   'virtualmachineclasses',
   'virtualmachinemacaddressleases',
   'nodeusbdevices',
+  'storageprofiles',
 ]);
