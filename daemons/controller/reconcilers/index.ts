@@ -10,6 +10,7 @@ import { vmsopDeclaration } from './snapshot/vmsop/declaration.js';
 import { nodeUSBDeviceDeclaration } from './usb/nodeusbdevice/declaration.js';
 import { resourceSliceDeclaration } from './usb/resourceslice/declaration.js';
 import { usbDeviceDeclaration } from './usb/usbdevice/declaration.js';
+import { populatorDeclaration } from './populator/declaration.js';
 import { storageProfileDeclaration } from './storageprofile/declaration.js';
 import { vdDeclaration } from './vd/declaration.js';
 import { viDeclaration } from './vi/declaration.js';
@@ -29,6 +30,7 @@ export const reconcilers: readonly ReconcilerDeclaration[] = [
   vdDeclaration,
   vmbdaDeclaration,
   storageProfileDeclaration,
+  populatorDeclaration,
   vdSnapshotDeclaration,
   vmSnapshotDeclaration,
   vmopSnapshotDeclaration,
