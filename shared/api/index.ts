@@ -10,10 +10,11 @@ export type { Condition, LabelSelector, ObjectMeta, OwnerReference, Toleration }
 export { ConditionSchema, ObjectMetaSchema } from './k8s/core.js';
 export type { PrinterColumn, ResourceDefinition } from './k8s/crd.js';
 export * from './moduleconfig.js';
-export { ALL_RESOURCES, INTERNAL_RESOURCES, OWN_CRD_RESOURCES, PUBLIC_RESOURCES, resourceByKind } from './registry.js';
+export { ALL_RESOURCES, INTERNAL_RESOURCES, OWN_CRD_RESOURCES, PUBLIC_RESOURCES, STORAGE_RESOURCES, resourceByKind } from './registry.js';
 export * from './resources/addresses.js';
 export { API_VERSION, GROUP, VERSION } from './resources/common.js';
 export * from './resources/snapshots.js';
+export * from './resources/storageprofile.js';
 export * from './resources/usb.js';
 export * from './resources/virtualdisk.js';
 export * from './resources/virtualimage.js';

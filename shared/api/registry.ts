@@ -9,6 +9,7 @@ import {
 } from './internal/resources.js';
 import { virtualMachineIPAddress, virtualMachineIPAddressLease, virtualMachineMACAddress, virtualMachineMACAddressLease } from './resources/addresses.js';
 import { virtualDiskSnapshot, virtualMachineSnapshot, virtualMachineSnapshotOperation } from './resources/snapshots.js';
+import { storageProfile } from './resources/storageprofile.js';
 import { nodeUSBDevice, usbDevice } from './resources/usb.js';
 import { virtualDisk } from './resources/virtualdisk.js';
 import { clusterVirtualImage, virtualImage } from './resources/virtualimage.js';
@@ -39,6 +40,9 @@ export const PUBLIC_RESOURCES: readonly ResourceDefinition[] = [
   virtualMachineSnapshotOperation,
 ];
 
+/** The module's storage API, group storage.virtualization.deckhouse.io. */
+export const STORAGE_RESOURCES: readonly ResourceDefinition[] = [storageProfile];
+
 /** The KubeVirt backend subset, in the renamed internal groups. */
 export const INTERNAL_RESOURCES: readonly ResourceDefinition[] = [
   internalVirtualMachine,
@@ -48,7 +52,7 @@ export const INTERNAL_RESOURCES: readonly ResourceDefinition[] = [
   internalCDI,
 ];
 
-export const ALL_RESOURCES: readonly ResourceDefinition[] = [...PUBLIC_RESOURCES, ...INTERNAL_RESOURCES];
+export const ALL_RESOURCES: readonly ResourceDefinition[] = [...PUBLIC_RESOURCES, ...STORAGE_RESOURCES, ...INTERNAL_RESOURCES];
 
 /**
  * The resources whose CRD is rendered from these schemas into knative/crds. KubeVirt's own CRDs
@@ -56,7 +60,7 @@ export const ALL_RESOURCES: readonly ResourceDefinition[] = [...PUBLIC_RESOURCES
  * in all) are upstream's, renamed by the api-rewriter's rules into knative/kubevirt/crds; the schemas
  * above only type the fields our code writes and reads there.
  */
-export const OWN_CRD_RESOURCES: readonly ResourceDefinition[] = [...PUBLIC_RESOURCES, internalCDI];
+export const OWN_CRD_RESOURCES: readonly ResourceDefinition[] = [...PUBLIC_RESOURCES, ...STORAGE_RESOURCES, internalCDI];
 
 /** knative/kubevirt/crds, as a kustomize resource of knative/crds. */
 export const KUBEVIRT_CRDS_KUSTOMIZE_PATH = '../kubevirt/crds';

@@ -10,6 +10,8 @@ import { vmsopDeclaration } from './snapshot/vmsop/declaration.js';
 import { nodeUSBDeviceDeclaration } from './usb/nodeusbdevice/declaration.js';
 import { resourceSliceDeclaration } from './usb/resourceslice/declaration.js';
 import { usbDeviceDeclaration } from './usb/usbdevice/declaration.js';
+import { populatorDeclaration } from './populator/declaration.js';
+import { storageProfileDeclaration } from './storageprofile/declaration.js';
 import { vdDeclaration } from './vd/declaration.js';
 import { viDeclaration } from './vi/declaration.js';
 import { vmDeclaration } from './vm/declaration.js';
@@ -29,6 +31,8 @@ export const reconcilers: readonly ReconcilerDeclaration[] = [
   cviDeclaration,
   vdDeclaration,
   vmbdaDeclaration,
+  storageProfileDeclaration,
+  populatorDeclaration,
   vdSnapshotDeclaration,
   vmSnapshotDeclaration,
   vmopSnapshotDeclaration,

@@ -97,3 +97,20 @@ export const FULL_ATTACHMENTS = [
     },
   },
 ];
+
+const profileFields = { cloneStrategy: 'copy', dataImportCronSourceFormat: 'pvc', snapshotClass: 'fast-snapshots' };
+
+export const FULL_STORAGE_PROFILES = [
+  {
+    apiVersion: 'storage.virtualization.deckhouse.io/v1alpha1',
+    kind: 'StorageProfile',
+    metadata: { name: 'fast' },
+    spec: { ...profileFields, claimPropertySets: [{ accessModes: ['ReadWriteMany'], volumeMode: 'Block' }] },
+    status: {
+      ...profileFields,
+      claimPropertySets: [{ accessModes: ['ReadWriteMany'], volumeMode: 'Block' }],
+      provisioner: 'replicated.csi.storage.deckhouse.io',
+      storageClass: 'fast',
+    },
+  },
+];

@@ -222,3 +222,30 @@ export const STORAGE_CASES: ManifestCase[] = [
     expect: invalid('spec.blockDeviceRef.kind'),
   },
 ];
+
+const profile = (spec?: Record<string, unknown>): Manifest => ({
+  apiVersion: 'storage.virtualization.deckhouse.io/v1alpha1',
+  kind: 'StorageProfile',
+  metadata: { name: 'fast' },
+  ...(spec !== undefined ? { spec } : {}),
+});
+
+export const STORAGE_PROFILE_CASES: ManifestCase[] = [
+  { name: 'a storage profile with an empty spec is accepted', manifest: profile({}), expect: { valid: true } },
+  {
+    name: 'a storage profile naming RWX block claims is accepted',
+    manifest: profile({ claimPropertySets: [{ accessModes: ['ReadWriteMany'], volumeMode: 'Block' }] }),
+    expect: { valid: true },
+  },
+  { name: 'a storage profile without spec is rejected', manifest: profile(), expect: invalid('spec') },
+  {
+    name: 'a storage profile with an unknown volume mode is rejected',
+    manifest: profile({ claimPropertySets: [{ accessModes: ['ReadWriteOnce'], volumeMode: 'Tape' }] }),
+    expect: invalid('spec.claimPropertySets[0].volumeMode'),
+  },
+  {
+    name: 'a storage profile with an unknown access mode is rejected',
+    manifest: profile({ claimPropertySets: [{ accessModes: ['WriteSometimes'], volumeMode: 'Block' }] }),
+    expect: invalid('spec.claimPropertySets[0].accessModes[0]'),
+  },
+];

@@ -43,6 +43,8 @@ export const EXTENDED_MATRIX: Readonly<Record<string, Row<Cell>>> = {
   virtualdisksnapshots: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
   virtualmachinesnapshots: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
   virtualmachinesnapshotoperations: ['R', 'R', 'CRUD', 'CRUD', 'CRUD', 'CRUD'],
+  // storage.virtualization.deckhouse.io: the original's manage_internals (superadmin) has them all.
+  storageprofiles: ['-', '-', '-', '-', '-', 'CRUD'],
 };
 
 /** A subresource row beyond the seed table: which verbs it grants, and to which levels (Y/N). */
@@ -74,6 +76,9 @@ export const SUBRESOURCE_MATRIX: Readonly<Record<string, SubresourceRow>> = {
     levels: ['N', 'N', 'Y', 'Y', 'Y', 'Y'],
   },
 };
+
+/** Rows whose resource is outside virtualization.deckhouse.io. */
+export const ROW_GROUPS: Readonly<Record<string, string>> = { storageprofiles: 'storage.virtualization.deckhouse.io' };
 
 /** d8 cli | User | PrivilegedUser | Editor | Admin | ClusterEditor | ClusterAdmin */
 export const CLI_MATRIX: Readonly<Record<string, Row<CliCell>>> = {
@@ -109,4 +114,5 @@ export const CLUSTER_SCOPED = new Set([
   'virtualmachineclasses',
   'virtualmachinemacaddressleases',
   'nodeusbdevices',
+  'storageprofiles',
 ]);

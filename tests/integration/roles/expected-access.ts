@@ -8,6 +8,7 @@ import {
   RESOURCE_MATRIX,
   ROLE_LEVELS,
   SUBRESOURCE_MATRIX,
+  ROW_GROUPS,
   type Cell,
   type RoleLevel,
 } from './access-matrix.js';
@@ -39,7 +40,7 @@ function resourceChecks(rows: Readonly<Record<string, readonly Cell[]>>, column:
   return Object.entries(rows).flatMap(([resource, row]) => {
     const granted = cellVerbs(row[column] ?? '-');
     const namespaced = !CLUSTER_SCOPED.has(resource);
-    return ALL_VERBS.map((verb) => ({ row: resource, group: API_GROUP, resource, namespaced, verb, allowed: granted.has(verb) }));
+    return ALL_VERBS.map((verb) => ({ row: resource, group: ROW_GROUPS[resource] ?? API_GROUP, resource, namespaced, verb, allowed: granted.has(verb) }));
   });
 }
 

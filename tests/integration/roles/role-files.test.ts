@@ -3,7 +3,7 @@ import { kustomize, rulesOf, type Manifest } from '../install/manifests.js';
 import { ROLE_LEVELS } from './access-matrix.js';
 import { ROLE_NAMES, ROLES_DIR } from './bind-role.js';
 
-const MODULE_GROUPS = new Set(['virtualization.deckhouse.io', 'subresources.virtualization.deckhouse.io']);
+const MODULE_GROUPS = new Set(['virtualization.deckhouse.io', 'subresources.virtualization.deckhouse.io', 'storage.virtualization.deckhouse.io']);
 let roles = new Map<string, Manifest>();
 
 beforeAll(async () => {

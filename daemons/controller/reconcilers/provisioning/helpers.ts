@@ -20,11 +20,13 @@ import {
 } from './importer.js';
 import type { ConfigMap, HelperPod, PVC, StorageClass, StorageClients } from './kube.js';
 import type { VirtualMachineBlockDeviceAttachment } from '../../../../shared/api/resources/vmbda.js';
+import type { StorageProfile } from '../../../../shared/api/resources/storageprofile.js';
 import { objectKey } from '../../../../shared/kube/index.js';
 
 export interface StorageCaches {
   pvcs: ObjectCache<PVC>;
   storageClasses: ObjectCache<StorageClass>;
+  storageProfiles: ObjectCache<StorageProfile>;
   helperPods: ObjectCache<HelperPod>;
   vmbdas: ObjectCache<VirtualMachineBlockDeviceAttachment>;
 }

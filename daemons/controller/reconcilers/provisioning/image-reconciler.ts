@@ -7,7 +7,7 @@
 import { VICondition } from '../../../../shared/api/conditions/index.js';
 import { formatBytes } from '../../../../shared/api/k8s/quantity.js';
 import type { ClusterVirtualImage, VirtualImage } from '../../../../shared/api/resources/virtualimage.js';
-import { addFinalizer, hasFinalizer, removeFinalizer, conditionalMergePatch } from '../../../../shared/kube/index.js';
+import { addFinalizer, hasFinalizer, removeFinalizer, conditionalMergePatch, objectKey } from '../../../../shared/kube/index.js';
 import type { ObjectCache } from '../../engine/cache.js';
 import { conditionOn } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
@@ -17,7 +17,8 @@ import { hasHelpers, removeHelpers, runStep, type StorageDeps } from './helpers.
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type HelperOutcome, type ImportResult } from './importer.js';
 import { pickStorageClass } from './kube.js';
 import { settleProgress } from './progress.js';
-import { diskPVC, ensurePVCWithinQuota, pvcNameOf } from './pvc.js';
+import { claimModesFor, diskPVC, ensurePVCWithinQuota, pvcNameOf } from './pvc.js';
+import type { ClaimModes } from './modes.js';
 import { resolveSource, type SourceProblem } from './source.js';
 
 type AnyImage = VirtualImage | ClusterVirtualImage;
@@ -157,6 +158,7 @@ function provision<T extends AnyImage>(d: StorageDeps, k: ImageKind<T>): Handler
       if (plan.sourceUID !== undefined) s.status.sourceUID = plan.sourceUID;
       const pvcStorage = k.pvcStorage(img);
       let storageClass: string | undefined;
+      let modes: ClaimModes = { accessMode: 'ReadWriteOnce', volumeMode: 'Filesystem' };
       if (pvcStorage !== undefined) {
         const cls = pickStorageClass(d.storage.caches.storageClasses.list(), pvcStorage.storageClassName);
         if (cls === undefined) {
@@ -170,6 +172,21 @@ function provision<T extends AnyImage>(d: StorageDeps, k: ImageKind<T>): Handler
         }
         storageClass = cls.metadata.name ?? '';
         s.status.storageClassName = storageClass;
+        const claimMade = d.storage.caches.pvcs.get(objectKey({ namespace: img.metadata.namespace, name: pvcNameOf('vi', img) })) !== undefined;
+        const resolved = claimMade ? undefined : claimModesFor(d, img, cls);
+        if (resolved !== undefined && !resolved.ok) {
+          // A missing profile or a mode the class cannot give: Pending with the reason, decided again when the profile changes.
+          conditionOn(s, ctx, {
+            type: C.StorageClassReady.type,
+            status: 'False',
+            reason: C.StorageClassReady.reason.StorageClassNotFound,
+            message: resolved.message,
+          });
+          conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.StorageClassNotReady, message: resolved.message });
+          s.status.phase = 'Pending';
+          return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
+        }
+        if (resolved !== undefined) modes = resolved.modes;
         conditionOn(s, ctx, { type: C.StorageClassReady.type, status: 'True', reason: C.StorageClassReady.reason.StorageClassReady });
       } else if (k.kind === 'VirtualImage') {
         conditionOn(s, ctx, {
@@ -198,7 +215,7 @@ function provision<T extends AnyImage>(d: StorageDeps, k: ImageKind<T>): Handler
       if (pvcStorage === undefined || storageClass === undefined) return succeed(s, ctx, first.result);
       // Step 2 (PVC storage): DVCR into the image's claim, sized to the image.
       const pvcName = pvcNameOf('vi', img);
-      const claim = await ensurePVCWithinQuota(d, s, ctx, diskPVC(img, pvcName, String(sizeForImage(first.result.virtualSize)), storageClass));
+      const claim = await ensurePVCWithinQuota(d, s, ctx, diskPVC(img, pvcName, String(sizeForImage(first.result.virtualSize)), storageClass, modes));
       if (claim === undefined) return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
       s.status.target = { ...s.status.target, persistentVolumeClaimName: pvcName };
       const second = await runStep(

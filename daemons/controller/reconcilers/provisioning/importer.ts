@@ -65,7 +65,7 @@ export function shortName(parts: readonly string[], max = 63): string {
   return `${full.slice(0, max - 9).replace(/-+$/, '')}-${hash}`;
 }
 
-const KIND_SHORT: Record<string, string> = { VirtualImage: 'vi', ClusterVirtualImage: 'cvi', VirtualDisk: 'vd' };
+const KIND_SHORT: Record<string, string> = { VirtualImage: 'vi', ClusterVirtualImage: 'cvi', VirtualDisk: 'vd', PersistentVolumeClaim: 'pvc' };
 
 /** The Pod name of a step for an owner, e.g. `d8v-import-vi-ubuntu`. */
 export function helperPodName(step: HelperStep, owner: KubeObject): string {

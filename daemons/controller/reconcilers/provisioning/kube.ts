@@ -14,6 +14,7 @@ import { descriptorOf, type KubeClient, type ResourceClient, type ResourceDescri
 import { FIELD_MANAGER } from '../../kube/resources.js';
 import { VolumeSnapshotSchema, volumeSnapshotDescriptor, type VolumeSnapshot } from '../../../../shared/api/k8s/volume-snapshot.js';
 import { VirtualDiskSnapshotSchema, virtualDiskSnapshot, type VirtualDiskSnapshot } from '../../../../shared/api/resources/snapshots.js';
+import { StorageProfileSchema, storageProfile, type StorageProfile } from '../../../../shared/api/resources/storageprofile.js';
 
 const meta = { apiVersion: z.string().optional(), kind: z.string().optional(), metadata: ObjectMetaSchema };
 const kubeCondition = z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() });
@@ -27,6 +28,8 @@ export const PVCSchema = z.looseObject({
     volumeName: z.string().optional(),
     /** A VolumeSnapshot to fill the claim from (a disk restored from a VirtualDiskSnapshot). */
     dataSource: z.looseObject({ apiGroup: z.string().optional(), kind: z.string(), name: z.string() }).optional(),
+    /** A populator's source (a virtualization.deckhouse.io object); the claim is filled by the module's populator. */
+    dataSourceRef: z.looseObject({ apiGroup: z.string().optional(), kind: z.string(), name: z.string(), namespace: z.string().optional() }).optional(),
     resources: z.looseObject({ requests: z.record(z.string(), z.string()).optional() }).optional(),
   }),
   status: z
@@ -82,6 +85,8 @@ export interface StorageClients {
   /** Disk snapshots and their VolumeSnapshots (the data source of a disk restored from a snapshot). */
   vdSnapshots: ResourceClient<VirtualDiskSnapshot>;
   volumeSnapshots: ResourceClient<VolumeSnapshot>;
+  /** One per StorageClass: the claim property sets disks and images use. */
+  storageProfiles: ResourceClient<StorageProfile>;
 }
 
 export function makeStorageClients(kube: KubeClient, fieldManager = FIELD_MANAGER): StorageClients {
@@ -98,6 +103,7 @@ export function makeStorageClients(kube: KubeClient, fieldManager = FIELD_MANAGE
     vmbdas: kube.resource(descriptorOf(virtualMachineBlockDeviceAttachment), VirtualMachineBlockDeviceAttachmentSchema, fieldManager),
     vdSnapshots: kube.resource(descriptorOf(virtualDiskSnapshot), VirtualDiskSnapshotSchema, fieldManager),
     volumeSnapshots: kube.resource(volumeSnapshotDescriptor, VolumeSnapshotSchema, fieldManager),
+    storageProfiles: kube.resource(descriptorOf(storageProfile), StorageProfileSchema, fieldManager),
   };
 }
 

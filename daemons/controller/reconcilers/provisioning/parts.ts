@@ -29,6 +29,7 @@ export function storageParts(w: Wiring): StorageParts {
   const caches = {
     pvcs: w.informer(clients.pvcs, namespaced),
     storageClasses: w.informer(clients.storageClasses, {}),
+    storageProfiles: w.informer(clients.storageProfiles, {}),
     helperPods: w.informer(clients.helperPods, { ...namespaced, labelSelector: HELPER_LABEL }),
     vmbdas: w.informer(clients.vmbdas, namespaced),
   };
@@ -83,6 +84,8 @@ export function provisionedSources<T extends Phased>(w: Wiring, kind: string, ow
       (p.metadata.ownerReferences ?? []).filter((o) => o.kind === kind).map((o) => objectKey({ namespace: p.metadata.namespace, name: o.name })),
     );
     enqueueOn(sc.storageClasses, enqueue, () => pending(own.list()));
+    // A profile made or edited may unblock (or block) the claims not made yet.
+    enqueueOn(sc.storageProfiles, enqueue, () => pending(own.list()));
   }
   for (const c of [w.caches.images, w.caches.clusterImages, w.caches.disks] as unknown as ObjectCache<Phased>[]) {
     c.informer.on('update', (a, b) => {

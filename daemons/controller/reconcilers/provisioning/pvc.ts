@@ -6,14 +6,16 @@ import { ownerReferenceTo, type KubeObject, objectKey } from '../../../../shared
 import { shortName } from './importer.js';
 import type { StorageDeps } from './helpers.js';
 import type { PVC } from './kube.js';
+import { resolveClaimModes, type ClaimModes, type ModesResult } from './modes.js';
+import type { StorageClass } from './kube.js';
 
 /** `vd-<name>-<uid>` / `vi-<name>-<uid>`, as the original names them (shortened to a valid name). */
 export function pvcNameOf(prefix: 'vd' | 'vi', owner: KubeObject): string {
   return shortName([prefix, owner.metadata.name ?? '', owner.metadata.uid ?? ''], 253);
 }
 
-/** A filesystem-mode claim of `size` (a quantity) on `storageClass`, controlled by `owner`; filled from `dataSource` (a VolumeSnapshot) when given. */
-export function diskPVC(owner: KubeObject, name: string, size: string, storageClass: string, dataSource?: PVC['spec']['dataSource']): PVC {
+/** A claim of `size` (a quantity) on `storageClass` with `modes` (resolved through the class's StorageProfile), controlled by `owner`; filled from `dataSource` (a VolumeSnapshot) when given. */
+export function diskPVC(owner: KubeObject, name: string, size: string, storageClass: string, modes: ClaimModes, dataSource?: PVC['spec']['dataSource']): PVC {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -24,8 +26,8 @@ export function diskPVC(owner: KubeObject, name: string, size: string, storageCl
       ownerReferences: [{ ...ownerReferenceTo(owner, { controller: true, blockOwnerDeletion: true }) }],
     },
     spec: {
-      accessModes: ['ReadWriteOnce'],
-      volumeMode: 'Filesystem',
+      accessModes: [modes.accessMode],
+      volumeMode: modes.volumeMode,
       storageClassName: storageClass,
       resources: { requests: { storage: size } },
       ...(dataSource !== undefined ? { dataSource } : {}),
@@ -82,4 +84,9 @@ export async function ensurePVCWithinQuota(d: StorageDeps, s: QuotaState, ctx: {
 /** The requested and the provisioned size of a claim. */
 export function pvcSizes(pvc: PVC): { requested?: string | undefined; capacity?: string | undefined } {
   return { requested: pvc.spec.resources?.requests?.['storage'], capacity: pvc.status?.capacity?.['storage'] };
+}
+
+/** The modes of a new claim of `owner` on `cls`, resolved through the class's StorageProfile (from the cache). */
+export function claimModesFor(d: StorageDeps, owner: KubeObject, cls: StorageClass): ModesResult {
+  return resolveClaimModes(owner, cls, d.storage.caches.storageProfiles.get(cls.metadata.name ?? ''));
 }

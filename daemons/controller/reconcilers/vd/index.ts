@@ -20,13 +20,16 @@ import { failureReason, progressOf } from '../provisioning/image-reconciler.js';
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type ImportSource } from '../provisioning/importer.js';
 import { pickStorageClass, type PVC } from '../provisioning/kube.js';
 import { settleProgress } from '../provisioning/progress.js';
-import { diskPVC, ensurePVCWithinQuota, pvcNameOf, pvcSizes } from '../provisioning/pvc.js';
+import { claimModesFor, diskPVC, ensurePVCWithinQuota, pvcNameOf, pvcSizes } from '../provisioning/pvc.js';
+import type { ClaimModes } from '../provisioning/modes.js';
 import { resolveSnapshot, resolveSource, type SourceProblem } from '../provisioning/source.js';
 import { SNAPSHOT_API_GROUP } from '../../../../shared/api/k8s/volume-snapshot.js';
 
 type Status = NonNullable<VirtualDisk['status']>;
 interface VDState extends ReconcileState<VirtualDisk, Status> {
   pvc?: PVC | undefined;
+  /** The modes a new claim gets (resolved while there is no claim yet). */
+  modes?: ClaimModes | undefined;
 }
 
 const C = VDCondition;
@@ -140,6 +143,22 @@ function storageClass(d: StorageDeps): Handler<VDState> {
         return { stop: true };
       }
       s.status.storageClassName = cls.metadata.name ?? '';
+      if (s.pvc === undefined && !PROVISIONED.has(s.obj.status?.phase ?? '')) {
+        const resolved = claimModesFor(d, vd, cls);
+        if (!resolved.ok) {
+          // A missing profile or a mode the class cannot give: Pending with the reason, decided again when the profile changes.
+          conditionOn(s, ctx, {
+            type: C.StorageClassReady.type,
+            status: 'False',
+            reason: C.StorageClassReady.reason.StorageClassNotReady,
+            message: resolved.message,
+          });
+          conditionOn(s, ctx, { type: C.Ready.type, status: 'False', reason: C.Ready.reason.StorageClassIsNotReady, message: resolved.message });
+          s.status.phase = 'Pending';
+          return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
+        }
+        s.modes = resolved.modes;
+      }
       conditionOn(s, ctx, { type: C.StorageClassReady.type, status: 'True', reason: C.StorageClassReady.reason.StorageClassReady });
     },
   };
@@ -249,7 +268,7 @@ function provision(d: StorageDeps): Handler<VDState> {
         return { stop: true };
       }
       const size = String(vd.spec.persistentVolumeClaim?.size ?? sizeForImage(fill?.virtualSize ?? 0));
-      s.pvc = await ensurePVCWithinQuota(d, s, ctx, diskPVC(vd, pvcName, size, s.status.storageClassName ?? ''));
+      s.pvc = await ensurePVCWithinQuota(d, s, ctx, diskPVC(vd, pvcName, size, s.status.storageClassName ?? '', modesOf(s)));
       if (s.pvc === undefined) return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
       s.status.target = { persistentVolumeClaimName: pvcName };
       if (fill !== undefined) {
@@ -271,6 +290,9 @@ function provision(d: StorageDeps): Handler<VDState> {
     },
   };
 }
+
+/** The resolved modes (the storageClass handler stops the chain when there are none). */
+const modesOf = (s: VDState): ClaimModes => s.modes ?? { accessMode: 'ReadWriteOnce', volumeMode: 'Filesystem' };
 
 /** The VirtualDiskSnapshot a disk is filled from, if that is its data source. */
 function snapshotSourceOf(vd: VirtualDisk): string | undefined {
@@ -299,7 +321,7 @@ async function fromSnapshot(d: StorageDeps, s: VDState, ctx: HandlerContext, nam
   const size = want ?? plan.restoreSize;
   if (size === undefined) return fail(s, ctx, `VolumeSnapshot ${plan.volumeSnapshotName} has no restore size: set spec.persistentVolumeClaim.size`);
   const source = { apiGroup: SNAPSHOT_API_GROUP, kind: 'VolumeSnapshot', name: plan.volumeSnapshotName };
-  s.pvc = await ensurePVCWithinQuota(d, s, ctx, diskPVC(vd, pvcName, size, s.status.storageClassName ?? '', source));
+  s.pvc = await ensurePVCWithinQuota(d, s, ctx, diskPVC(vd, pvcName, size, s.status.storageClassName ?? '', modesOf(s), source));
   if (s.pvc === undefined) return { stop: true, requeueAfterMs: d.config.DEPENDENCY_RECHECK_INTERVAL };
   s.status.target = { persistentVolumeClaimName: pvcName };
   return bound(d, s, ctx);

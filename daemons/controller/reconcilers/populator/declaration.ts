@@ -1,0 +1,50 @@
+import { EventRecorder, eventDescriptor, eventSchema } from '../../../../shared/kube/index.js';
+import { someWorkers, type ReconcilerDeclaration } from '../../declaration.js';
+import type { ObjectCache } from '../../engine/cache.js';
+import { keyOf } from '../../engine/reconciler.js';
+import { FIELD_MANAGER } from '../../kube/resources.js';
+import { enqueueOn } from '../../sources.js';
+import { ownerKeyOfHelper } from '../provisioning/helpers.js';
+import type { PVC } from '../provisioning/kube.js';
+import { storageParts } from '../provisioning/parts.js';
+import { STRATEGY_ANNOTATION, DONE_ANNOTATION } from './annotations.js';
+import { populatorReconciler } from './reconciler.js';
+
+const populating = (p: PVC): boolean => (p.metadata.annotations?.[STRATEGY_ANNOTATION] ?? '') !== '';
+const unfinished = (pvcs: ObjectCache<PVC>): string[] =>
+  pvcs
+    .list()
+    .filter((p) => populating(p) && p.metadata.annotations?.[DONE_ANNOTATION] !== 'true')
+    .map(keyOf);
+
+/** PersistentVolumeClaims to populate (key: namespace/name): the claims, their helper Pods, and any image or disk going away. */
+export const populatorDeclaration: ReconcilerDeclaration = {
+  name: 'populator',
+  workers: someWorkers,
+  enabled: (f) => f.storage,
+  caches: (w) => w.shared(storageParts).all,
+  reconcile: (w) =>
+    populatorReconciler(
+      w.shared(storageParts).deps,
+      new EventRecorder({
+        events: w.kube.resource(eventDescriptor, eventSchema, FIELD_MANAGER),
+        reportingController: 'virtualization-controller',
+        reportingInstance: w.config.POD_NAME,
+        logger: w.log,
+      }),
+    ),
+  sources(w, enqueue) {
+    const { caches } = w.shared(storageParts).deps.storage;
+    enqueueOn(caches.pvcs, enqueue, (p) => (populating(p) ? [keyOf(p)] : []));
+    const wake = (pod: Parameters<typeof ownerKeyOfHelper>[0]): void => {
+      const owner = ownerKeyOfHelper(pod);
+      if (owner?.kind === 'PersistentVolumeClaim') enqueue(owner.key);
+    };
+    for (const ev of ['add', 'update', 'delete'] as const) caches.helperPods.informer.on(ev, wake);
+    for (const c of [w.caches.images, w.caches.clusterImages, w.caches.disks] as const) {
+      c.informer.on('delete', () => {
+        for (const k of unfinished(caches.pvcs)) enqueue(k);
+      });
+    }
+  },
+};
