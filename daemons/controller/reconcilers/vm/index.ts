@@ -7,6 +7,7 @@ import { blockDevicesHandler } from './handlers/block-devices.js';
 import { classHandler } from './handlers/class.js';
 import { deletionHandler } from './handlers/deletion.js';
 import { ipamHandler } from './handlers/ipam.js';
+import { kubeVirtConfigHandler } from './handlers/kubevirt-config.js';
 import { lifecycleHandler } from './handlers/lifecycle.js';
 import { powerDecisionHandler } from './handlers/power-decision.js';
 import { powerStateHandler } from './handlers/power-state.js';
@@ -30,6 +31,7 @@ export function vmHandlers(deps: Deps): Handler<VMState>[] {
     blockDevicesHandler(deps),
     provisioningHandler(deps),
     powerDecisionHandler(deps, restarts),
+    kubeVirtConfigHandler(deps),
     syncKvvmHandler(deps),
     powerStateHandler(deps, restarts),
     usbDevicesHandler(deps, usbRequests),
