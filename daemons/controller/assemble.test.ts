@@ -63,7 +63,7 @@ function world(features: Partial<Features> = {}) {
     config,
     signal: abort.signal,
     log: pino({ level: 'silent' }),
-    features: { storage: false, volumeSnapshots: false, usb: false, ...features },
+    features: { storage: false, volumeSnapshots: false, usb: false, kubevirtConfig: false, ...features },
     ports: {},
     clients: {} as Clients,
     caches,

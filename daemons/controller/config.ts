@@ -44,6 +44,18 @@ export const ControllerConfigSchema = z.object({
   VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: env.duration('10m', { allowZero: true }).describe('How long a released IP lease is kept for its namespace.'),
   MODULE_CONFIG_WATCH: env.bool(true).describe('Read virtualMachineCIDRs from ModuleConfig `virtualization` when that resource exists.'),
   DEPENDENCY_RECHECK_INTERVAL: env.duration('10s').describe('A VM waiting for something not watched (a Secret) is looked at again after this long.'),
+  KUBEVIRT_REFUSAL_BACKOFF: env
+    .duration('2s')
+    .describe('An internal VM refused by virt-api or the apiserver is tried again after this long, doubling per refusal of the same object.'),
+  KUBEVIRT_REFUSAL_BACKOFF_MAX: env.duration('5m').describe('The longest wait between two attempts at an internal VM that keeps being refused.'),
+  KUBEVIRT_CONFIG_NAMESPACE: env
+    .string('d8-virtualization')
+    .describe("Namespace of KubeVirt's configuration object `config` (InternalVirtualizationKubeVirt), which the install applies."),
+  KUBEVIRT_CONFIG_REPAIR: env
+    .bool(true)
+    .describe(
+      "Put back the parts of KubeVirt's configuration our internal objects need (the bpfbridge binding, machine types, feature gates) when they are removed.",
+    ),
   RECONCILE_WORKERS: env.int(8, 1).describe('Concurrent reconciles of VirtualMachines; the other reconcilers use half of it.'),
   SHUTDOWN_DEADLINE: env.duration('10s').describe('Shutdown gives up waiting for in-flight work after this long.'),
   STORAGE_RECONCILERS: env

@@ -18,6 +18,7 @@ import { collectResourceMetrics } from './metrics/collect.js';
 import type { ControllerMetrics } from './metrics/runtime.js';
 import { reconcilers } from './reconcilers/index.js';
 import { volumeSnapshotsServed } from './reconcilers/snapshot/parts.js';
+import { kubeVirtConfigParts, kubeVirtConfigServed, noKubeVirtConfig } from './reconcilers/kubevirt-config/parts.js';
 import { usbParts } from './reconcilers/usb/parts.js';
 
 export interface StartOptions extends Ports {
@@ -72,6 +73,7 @@ export async function startController(options: StartOptions): Promise<RunningCon
     launcher: options.launcher ?? launcherPods(clients.pods),
     // USB passthrough's side of the VM reconciler: fills once the USB caches sync.
     usb: features.usb ? w.shared(usbParts).vmPort : new ReadyPort(),
+    kubevirt: features.kubevirtConfig ? w.shared(kubeVirtConfigParts).port : noKubeVirtConfig,
   });
   const runner: MakeRunner = (name, reconcile, workers) =>
     new Runner({
@@ -112,6 +114,7 @@ async function probeFeatures(options: StartOptions, signal: AbortSignal, log: Lo
     storage,
     volumeSnapshots: storage && (options.volumeSnapshots ?? (await volumeSnapshotsServed(options.kube, signal, log))),
     usb: options.usb ?? (options.config.USB_RECONCILERS && (await resourceApiServed(options.kube, signal, log))),
+    kubevirtConfig: await kubeVirtConfigServed(options.kube, options.config, signal, log),
   };
 }
 

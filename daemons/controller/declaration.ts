@@ -23,6 +23,8 @@ export interface Features {
   readonly volumeSnapshots: boolean;
   /** USB passthrough: USB_RECONCILERS and resource.k8s.io/v1 served. */
   readonly usb: boolean;
+  /** The apiserver serves KubeVirt's configuration objects (InternalVirtualizationKubeVirt). */
+  readonly kubevirtConfig: boolean;
 }
 
 /** The ports to the outside world a start may replace (tests do); each has a real default. */

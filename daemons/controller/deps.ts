@@ -66,6 +66,14 @@ export interface VmUsbPort {
   hotplug: ClaimHotplug;
 }
 
+/** What KubeVirt's configuration lacks that our internal objects need (reconcilers/kubevirt-config). */
+export interface KubeVirtConfigPort {
+  /** The object, for messages (`InternalVirtualizationKubeVirt namespace/config`). */
+  readonly where: string;
+  /** One phrase per missing part; empty when nothing is missing or the object does not exist. */
+  missing(): readonly string[];
+}
+
 /**
  * What a handler gets: ports, not concrete clients. The daemon passes its clients and caches (they
  * satisfy the ports); unit tests pass daemons/controller/testing's in-memory kinds.
@@ -78,4 +86,6 @@ export interface Deps {
   launcher: LauncherPods;
   /** Fills once the USB reconcilers' caches are synced; stays empty while USB passthrough is off. */
   readonly usb: ReadyPort<VmUsbPort>;
+  /** KubeVirt's configuration as far as the VMs depend on it. */
+  readonly kubevirt: KubeVirtConfigPort;
 }

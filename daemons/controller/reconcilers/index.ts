@@ -1,6 +1,7 @@
 /** Every reconciler the controller runs: adding one is its folder's declaration.ts and one line here. */
 import type { ReconcilerDeclaration } from '../declaration.js';
 import { cviDeclaration } from './cvi/declaration.js';
+import { kubeVirtConfigDeclaration } from './kubevirt-config/declaration.js';
 import { leaseDeclaration } from './ipam/lease/declaration.js';
 import { vmipDeclaration } from './ipam/vmip/declaration.js';
 import { vdSnapshotDeclaration } from './snapshot/vdsnapshot/declaration.js';
@@ -43,4 +44,5 @@ export const reconcilers: readonly ReconcilerDeclaration[] = [
   poolDeclaration,
   vmmacDeclaration,
   vmmacLeaseDeclaration,
+  kubeVirtConfigDeclaration,
 ];

@@ -29,7 +29,7 @@ import {
 import { rootLogger } from '../../../shared/log/index.js';
 import { loadConfig, type ControllerConfig } from '../config.js';
 import { addIndexes } from '../caches.js';
-import type { Caches, Deps, VmUsbPort } from '../deps.js';
+import type { Caches, Deps, KubeVirtConfigPort, VmUsbPort } from '../deps.js';
 import { ObjectCache, type CacheSource } from '../engine/cache.js';
 import type { HandlerContext } from '../engine/reconciler.js';
 import { ReadyPort } from '../engine/ready-port.js';
@@ -270,6 +270,8 @@ export interface InMemoryDepsOptions {
   env?: Record<string, string>;
   /** The VM subnets (IPAM on when non-empty). */
   cidrs?: readonly string[];
+  /** KubeVirt's configuration as the VMs see it (nothing missing by default). */
+  kubevirt?: KubeVirtConfigPort;
 }
 
 /**
@@ -309,6 +311,7 @@ export function inMemoryDeps(options: InMemoryDepsOptions = {}): { deps: Deps; k
     cidrs: { current: () => cidrs },
     launcher: { guestEvent: () => Promise.resolve(undefined) },
     usb: new ReadyPort<VmUsbPort>(),
+    kubevirt: options.kubevirt ?? { where: 'InternalVirtualizationKubeVirt d8-virtualization/config', missing: () => [] },
   };
   return { deps, kinds, config };
 }

@@ -58,6 +58,11 @@ export const VMCondition = {
   /** The original's USB handler: True when every device of spec.usbDevices is ready, else SomeDevicesNotReady. */
   USBDeviceReady: condition('USBDeviceReady', 'USBDeviceReady', 'SomeDevicesNotReady'),
   GPUClassReady: condition('GPUClassReady', 'GPUClassReady', 'GPUClassNotFound', 'GPUClassNotReady'),
+  /**
+   * Ours, not the original's: present (False) only while KubeVirt cannot take the VM: virt-api or the
+   * apiserver refused the internal VM built from it, or KubeVirt's configuration lacks what it needs.
+   */
+  KubeVirtReady: condition('KubeVirtReady', 'InternalVirtualMachineRefused', 'KubeVirtConfigurationIncomplete'),
   CoreFractionAutoscaling: condition(
     'CoreFractionAutoscaling',
     'CoreFractionAutoscalingEnabled',

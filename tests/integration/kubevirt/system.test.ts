@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clients } from '../../../daemons/controller/kube/resources.js';
-import { createNodes, startKwokProcess } from '../../../platform/local-cluster.js';
+import { startKwokProcess } from '../../../platform/local-cluster.js';
 import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { CREATED_BY_LABEL, MIGRATION_LABEL, VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
@@ -20,9 +20,10 @@ import { waitFor } from '../../../shared/testing/wait.js';
 import { startControllerManager, startScheduler } from '../../env/control-plane.js';
 import { getTestEnv } from '../../env/index.js';
 import type { LoggedProcess } from '../../env/process.js';
-import { clusterImage, makeClusterImageReady, vm as vmOf, vmClass as classOf, vmop } from '../controller/builders.js';
-import { newScope, SCOPE_LABEL, startTestController, testClients, type Scope, type TestController } from '../controller/fixtures.js';
+import { vm as vmOf, vmop } from '../controller/builders.js';
+import { startTestController, type Scope, type TestController } from '../controller/fixtures.js';
 import { INTERNAL, KUBEVIRT_NAMESPACE, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
+import { seedUserSide } from './seed.js';
 
 const CIDR = '10.66.0.0/24';
 const WAIT = { timeoutMs: 100_000 };
@@ -48,15 +49,7 @@ beforeAll(async () => {
   processes.push(await startControllerManager(kcm));
   processes.push(await startScheduler({ binDir: env.binDir, workDir, kubeconfig }));
   processes.push(await startKwokProcess({ binDir: env.binDir, workDir, kubeconfig }));
-  kube = new KubeClient(kv.apiserver.kubeConfig());
-  c = testClients(kube);
-  scope = newScope('kv-system');
-  await kv.ok(['create', 'namespace', scope.namespace]);
-  // The class places VMs on the nodes of the test's scope.
-  for (const n of await createNodes(kube, 2)) await kv.ok(['label', 'node', n, `${SCOPE_LABEL}=${scope.id}`]);
-  className = (await c.classes.create(classOf(scope, 'generic'))).metadata.name ?? '';
-  imageName = (await c.clusterImages.create(clusterImage(scope, 'ubuntu'))).metadata.name ?? '';
-  await makeClusterImageReady(c, imageName);
+  ({ kube, c, scope, className, imageName } = await seedUserSide(kv, 'kv-system', 2));
   ctl = await startTestController(kube, scope, { VIRTUAL_MACHINE_CIDRS: CIDR });
   agent = new KubeVirtSimulator(kube, { role: 'node-agent', namespace: scope.namespace, migrationDelayMs: 500 });
   await agent.start();

@@ -1,7 +1,10 @@
 import type { ResourceClaim, ResourceClaimTemplate } from '../../../../shared/api/k8s/resource.js';
 import type { USBDevice } from '../../../../shared/api/resources/usb.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
+import { missingKubeVirtParts } from '../../../../shared/api/internal/kubevirt-required.js';
+import type { InternalKubeVirt } from '../../../../shared/api/internal/resources.js';
 import { objectKey, type KubeObject } from '../../../../shared/kube/index.js';
+import { kubeVirtConfigParts } from '../kubevirt-config/parts.js';
 import type { ReconcilerDeclaration, Wiring } from '../../declaration.js';
 import { keyOf } from '../../engine/reconciler.js';
 import { enqueueOn, statusChanged } from '../../sources.js';
@@ -47,6 +50,12 @@ export const vmDeclaration: ReconcilerDeclaration = {
       for (const vm of caches.vms.list()) enqueue(objectKey(vm.metadata));
     });
     if (w.features.usb) usbSources(w, enqueue);
+    // KubeVirt's configuration gained or lost a part every VM relies on: every VM says so, or stops saying it.
+    if (w.features.kubevirtConfig) {
+      const all = (): string[] => caches.vms.list().map(keyOf);
+      const missing = (kv: InternalKubeVirt): string => missingKubeVirtParts(kv).join();
+      enqueueOn(w.shared(kubeVirtConfigParts).cache, enqueue, all, (kv, old) => missing(kv) !== missing(old));
+    }
   },
 };
 

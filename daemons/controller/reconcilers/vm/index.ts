@@ -8,6 +8,7 @@ import { classHandler } from './handlers/class.js';
 import { deletionHandler } from './handlers/deletion.js';
 import { guestHandler } from './handlers/guest.js';
 import { ipamHandler } from './handlers/ipam.js';
+import { kubeVirtConfigHandler } from './handlers/kubevirt-config.js';
 import { lifecycleHandler } from './handlers/lifecycle.js';
 import { powerDecisionHandler } from './handlers/power-decision.js';
 import { powerStateHandler } from './handlers/power-state.js';
@@ -32,6 +33,7 @@ export function vmHandlers(deps: Deps): Handler<VMState>[] {
     blockDevicesHandler(deps),
     provisioningHandler(deps),
     powerDecisionHandler(deps, restarts),
+    kubeVirtConfigHandler(deps),
     syncKvvmHandler(deps),
     powerStateHandler(deps, restarts),
     usbDevicesHandler(deps, usbRequests),

@@ -8,12 +8,13 @@ import { describe, expect, it } from '@jest/globals';
 import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../../../shared/api/internal/resources.js';
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineClass } from '../../../../../shared/api/resources/virtualmachineclass.js';
-import { ConflictError } from '../../../../../shared/errors/index.js';
+import { ConflictError, KubeApiError } from '../../../../../shared/errors/index.js';
 import { vm as vmOf } from '../../../../../tests/integration/controller/builders.js';
 import { handlerContext, inMemoryDeps } from '../../../testing/in-memory.js';
 import { initVMState } from '../index.js';
 import { LAST_APPLIED_SPEC, buildInternalVM } from '../kvvm/build.js';
 import type { VMState } from '../state.js';
+import { RefusalBackoff } from '../refusal.js';
 import { syncKvvmHandler } from './sync-kvvm.js';
 
 const vmClass = {
@@ -139,5 +140,71 @@ describe('the VM syncKvvm handler', () => {
     p.kinds.kvvms.writeByOther('ns/web', { metadata: { annotations: { other: 'x' } } });
     await expect(p.run()).rejects.toBeInstanceOf(ConflictError);
     expect(JSON.parse(p.kinds.kvvms.stored('ns/web')?.metadata.annotations?.[LAST_APPLIED_SPEC] ?? '{}')).toMatchObject({ memory: { size: '2Gi' } });
+  });
+
+  describe('when virt-api refuses the internal VM', () => {
+    const refusal = (): KubeApiError =>
+      new KubeApiError('create: denied', 422, 'Invalid', {
+        serverMessage:
+          'admission webhook "virtualmachine-validator.kubevirt.io" denied the request: spec.template.spec.volumes[1].cloudInitNoCloud userdata exceeds 2048 byte limit.',
+      });
+    const clock = { t: 0 };
+    const setup = (v = vm()) => {
+      const p = pass({}, v);
+      const refusals = new RefusalBackoff({ baseMs: 1000, maxMs: 60_000, now: () => clock.t });
+      const handler = syncKvvmHandler(p.deps, refusals);
+      return { ...p, go: (state = p.state) => handler.handle(state, handlerContext()) };
+    };
+
+    it('says why on the VM and asks for another look after the backoff, without failing the pass', async () => {
+      clock.t = 0;
+      const p = setup();
+      p.kinds.kvvms.failNext = refusal();
+      expect(await p.go()).toEqual({ requeueAfterMs: 1000 });
+      expect(cond(p.state, 'KubeVirtReady')).toMatchObject({
+        status: 'False',
+        reason: 'InternalVirtualMachineRefused',
+        message: 'KubeVirt refused the VM: Spec.provisioning.userData exceeds 2048 byte limit.',
+      });
+      expect(p.state.kvvm).toBeUndefined();
+    });
+
+    it('does not send the same object again before its time, however often the VM is looked at', async () => {
+      clock.t = 0;
+      const p = setup();
+      p.kinds.kvvms.failNext = refusal();
+      await p.go();
+      for (const t of [10, 300, 999]) {
+        clock.t = t;
+        const again = initVMState(p.state.obj);
+        Object.assign(again, { vmClass, devices: [], status: p.state.status });
+        expect(await p.go(again)).toEqual({ requeueAfterMs: 1000 - t });
+        expect(cond(again, 'KubeVirtReady')?.reason).toBe('InternalVirtualMachineRefused');
+      }
+      expect(p.kinds.kvvms.calls.filter((c) => c.verb === 'create')).toHaveLength(1);
+      clock.t = 1000;
+      p.kinds.kvvms.failNext = refusal();
+      expect(await p.go()).toEqual({ requeueAfterMs: 2000 });
+      expect(p.kinds.kvvms.calls.filter((c) => c.verb === 'create')).toHaveLength(2);
+    });
+
+    it('sends a changed VM at once, and drops the condition once KubeVirt takes it', async () => {
+      clock.t = 0;
+      const p = setup();
+      p.kinds.kvvms.failNext = refusal();
+      await p.go();
+      const fixed = initVMState(vm({ memory: { size: '4Gi' } }));
+      Object.assign(fixed, { vmClass, devices: [], status: p.state.status });
+      expect(await p.go(fixed)).toBeUndefined();
+      expect(p.kinds.kvvms.stored('ns/web')).toBeDefined();
+      expect(cond(fixed, 'KubeVirtReady')).toBeUndefined();
+    });
+
+    it('still fails the pass on anything that is not a refusal (the runner retries it)', async () => {
+      const p = setup();
+      p.kinds.kvvms.failNext = new ConflictError('raced');
+      await expect(p.go()).rejects.toBeInstanceOf(ConflictError);
+      expect(cond(p.state, 'KubeVirtReady')).toBeUndefined();
+    });
   });
 });

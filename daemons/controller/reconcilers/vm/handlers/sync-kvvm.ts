@@ -3,25 +3,32 @@ import type { InternalVirtualMachine } from '../../../../../shared/api/internal/
 import { conditionalMergePatch } from '../../../../../shared/kube/index.js';
 import type { Deps } from '../../../deps.js';
 import { deepEqual, mergeDiff } from '../../../engine/merge-diff.js';
-import type { Handler, HandlerContext } from '../../../engine/reconciler.js';
+import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
 import { pendingChanges, type PendingChange } from '../changes.js';
 import { LAST_APPLIED_CLASS_SPEC, LAST_APPLIED_SPEC, buildInternalVM } from '../kvvm/build.js';
 import { runStrategyFor, type RunPolicy } from '../power.js';
+import { fingerprint, isRefusal, RefusalBackoff, refusalMessage } from '../refusal.js';
 import { condition, dropCondition, type VMState } from '../state.js';
 
 const Applied = VMCondition.ConfigurationApplied;
 const Awaiting = VMCondition.AwaitingRestartToApplyConfiguration;
+const KubeVirt = VMCondition.KubeVirtReady;
 
 /**
  * Creates the internal VM once every dependency is ready, and keeps it equal to what the VM spec and
  * class say. A change to a running instance's template waits for a restart (listed in
  * status.restartAwaitingChanges), unless restartApprovalMode is Automatic: then it is applied and the
  * VM restarted. A stopped VM, or one about to (re)start, gets every change at once.
+ * An internal VM that virt-api or the apiserver refuses is not sent again until `refusals` allows
+ * (exponential per VM, the same object only); meanwhile the VM says why (KubeVirtReady=False).
  */
-export function syncKvvmHandler(deps: Deps): Handler<VMState> {
+export function syncKvvmHandler(
+  deps: Deps,
+  refusals = new RefusalBackoff({ baseMs: deps.config.KUBEVIRT_REFUSAL_BACKOFF, maxMs: deps.config.KUBEVIRT_REFUSAL_BACKOFF_MAX }),
+): Handler<VMState> {
   return {
     name: 'syncKvvm',
-    async handle(s, ctx): Promise<void> {
+    async handle(s, ctx): Promise<HandlerOutcome | void> {
       if (s.waitingFor.length > 0 || s.vmClass === undefined || s.devices === undefined) return;
       const kvvm = s.kvvm;
       const applied = parseSpec(kvvm?.metadata.annotations?.[LAST_APPLIED_SPEC]);
@@ -33,25 +40,61 @@ export function syncKvvmHandler(deps: Deps): Handler<VMState> {
         previousRunPolicy: applied?.['runPolicy'] as RunPolicy | undefined,
       });
       const desired = buildInternalVM({ vm: s.obj, vmClass: s.vmClass, devices: s.devices, ipAddress: s.ipAddress, runStrategy });
-      if (kvvm === undefined) {
-        s.kvvm = deps.caches.kvvms.remember(await deps.clients.kvvms.create(desired, { signal: ctx.signal }));
-        s.startPending ||= runStrategy === 'Always';
-        ctx.log.info({ runStrategy }, 'created the internal VM');
-        return markApplied(s, ctx);
+      const print = fingerprint(desired);
+      const waiting = refusals.waiting(s.key, print);
+      if (waiting !== undefined) {
+        markRefused(s, ctx, waiting.message);
+        return { requeueAfterMs: waiting.waitMs };
       }
-      if (!deepEqual(kvvm.spec.template, desired.spec.template) && instanceLive(s) && s.power.kind === 'none') {
-        const changes = describeChanges(applied, s, kvvm);
-        if (s.obj.spec.disruptions.restartApprovalMode !== 'Automatic') {
-          await patchKvvm(deps, s, kvvm, { ...kvvm, spec: { ...kvvm.spec, runStrategy } }, ctx);
-          return markAwaiting(s, ctx, changes);
-        }
-        s.power = { kind: 'restart', why: 'apply changes (restartApprovalMode Automatic)' };
-        ctx.log.info({ changes: changes.length }, 'applying changes with a restart');
+      try {
+        await sync(deps, s, ctx, desired, runStrategy, applied);
+      } catch (err: unknown) {
+        if (!isRefusal(err)) throw err;
+        const message = refusalMessage(err);
+        const waitMs = refusals.refused(s.key, print, message);
+        ctx.log.warn({ err, retryInMs: waitMs, refusals: refusals.refusals(s.key) }, 'the internal VM was refused');
+        markRefused(s, ctx, message);
+        return { requeueAfterMs: waitMs };
       }
-      await patchKvvm(deps, s, kvvm, desired, ctx);
-      markApplied(s, ctx);
+      refusals.forget(s.key);
+      if (s.status.conditions?.some((c) => c.type === KubeVirt.type && c.reason === KubeVirt.reason.InternalVirtualMachineRefused)) {
+        dropCondition(s, KubeVirt.type);
+      }
     },
   };
+}
+
+/** Create the internal VM, or bring it to `desired` (or only its runStrategy, while changes wait for a restart). */
+async function sync(
+  deps: Deps,
+  s: VMState,
+  ctx: HandlerContext,
+  desired: InternalVirtualMachine,
+  runStrategy: InternalVirtualMachine['spec']['runStrategy'],
+  applied: Record<string, unknown> | undefined,
+): Promise<void> {
+  const kvvm = s.kvvm;
+  if (kvvm === undefined) {
+    s.kvvm = deps.caches.kvvms.remember(await deps.clients.kvvms.create(desired, { signal: ctx.signal }));
+    s.startPending ||= runStrategy === 'Always';
+    ctx.log.info({ runStrategy }, 'created the internal VM');
+    return markApplied(s, ctx);
+  }
+  if (!deepEqual(kvvm.spec.template, desired.spec.template) && instanceLive(s) && s.power.kind === 'none') {
+    const changes = describeChanges(applied, s, kvvm);
+    if (s.obj.spec.disruptions.restartApprovalMode !== 'Automatic') {
+      await patchKvvm(deps, s, kvvm, { ...kvvm, spec: { ...kvvm.spec, runStrategy } }, ctx);
+      return markAwaiting(s, ctx, changes);
+    }
+    s.power = { kind: 'restart', why: 'apply changes (restartApprovalMode Automatic)' };
+    ctx.log.info({ changes: changes.length }, 'applying changes with a restart');
+  }
+  await patchKvvm(deps, s, kvvm, desired, ctx);
+  markApplied(s, ctx);
+}
+
+function markRefused(s: VMState, ctx: HandlerContext, message: string): void {
+  condition(s, ctx, { type: KubeVirt.type, status: 'False', reason: KubeVirt.reason.InternalVirtualMachineRefused, message });
 }
 
 /** An instance that runs (or is starting) the template it was created from. */
