@@ -192,6 +192,8 @@ describe('VirtualDiskSnapshot', () => {
   it('fails, naming the cause, for a missing disk, a disk that is not Ready, and a driver without a snapshot class', async () => {
     await c.disks.create(blankDisk('no-class', `missing-${scope.id}`));
     await c.disks.create(blankDisk('other', otherClass));
+    // The user snapshots a disk they see Pending (its class does not exist).
+    await eventually(async () => (await c.disks.get({ namespace: ns, name: 'no-class' })).status?.phase === 'Pending', 'disk no-class Pending');
     await snap.vdSnapshots.create(vdSnapshot('ghost-1', 'ghost'));
     await snap.vdSnapshots.create(vdSnapshot('pending-1', 'no-class'));
     const ghost = await snapshotIn('ghost-1', 'Failed');
