@@ -16,8 +16,8 @@ describe('expanding the seed access matrix', () => {
     // 9 resource rows x 8 verbs + 3 cli rows x 3 verbs
     expect(ALL_VERBS).toHaveLength(8);
     expect(expectedAccess('User')).toHaveLength(9 * 8 + 3 * 3);
-    // 8 resource rows x 8 verbs + 2 pool subresource rows x 8 verbs
-    expect(expectedAccess('User', 'extended')).toHaveLength(8 * 8 + 2 * 8);
+    // 9 resource rows (storageprofiles among them) x 8 verbs + 2 pool subresource rows x 8 verbs
+    expect(expectedAccess('User', 'extended')).toHaveLength(9 * 8 + 2 * 8);
   });
 
   it('lets the editors, and no level below, scale a pool and remove its members by name', () => {
