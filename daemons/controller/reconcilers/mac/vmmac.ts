@@ -12,6 +12,7 @@ import { addFinalizer, hasFinalizer, objectKey, removeFinalizer } from '../../..
 import type { Deps } from '../../deps.js';
 import { conditionOn } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
+import { attachedHandler } from '../address-attached.js';
 import type { ReconcileFn } from '../../engine/runner.js';
 import { VMMAC_UID_LABEL, leaseNameToMac, macToLeaseName, normalizeMac, randomMac } from './mac.js';
 import { LEASE_BY_VMMAC, type MacParts } from './parts.js';
@@ -22,7 +23,6 @@ interface State extends ReconcileState<VirtualMachineMACAddress, Status> {
 }
 
 const Bound = VMMACCondition.Bound;
-const Attached = VMMACCondition.Attached;
 /** How many taken addresses a generated allocation skips before it gives up for this pass. */
 const MAX_ATTEMPTS = 32;
 
@@ -150,26 +150,7 @@ function bound(deps: Deps, parts: MacParts): Handler<State> {
 }
 
 function attached(deps: Deps): Handler<State> {
-  return {
-    name: 'attached',
-    handle(s, ctx): void {
-      if (s.obj.metadata.generation !== undefined) s.status.observedGeneration = s.obj.metadata.generation;
-      const user = userOf(deps, s);
-      if (user !== undefined) {
-        s.status.virtualMachineName = user;
-        if (s.status.phase === 'Bound') s.status.phase = 'Attached';
-        conditionOn(s, ctx, { type: Attached.type, status: 'True', reason: Attached.reason.Attached });
-        return;
-      }
-      delete s.status.virtualMachineName;
-      conditionOn(s, ctx, {
-        type: Attached.type,
-        status: 'False',
-        reason: Attached.reason.VirtualMachineNotFound,
-        message: 'no VirtualMachine uses this address',
-      });
-    },
-  };
+  return attachedHandler((s: State) => userOf(deps, s));
 }
 
 export function vmmacReconciler(deps: Deps, parts: MacParts): ReconcileFn {

@@ -6,6 +6,7 @@ import type { Deps } from '../../../deps.js';
 import { Expectations } from '../../../engine/expectations.js';
 import { conditionOn } from '../../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type ReconcileState } from '../../../engine/reconciler.js';
+import { attachedHandler } from '../../address-attached.js';
 import type { ReconcileFn } from '../../../engine/runner.js';
 import { VMIndex } from '../../vm/state.js';
 import { VM_UID_LABEL } from '../../vm/handlers/ipam.js';
@@ -19,7 +20,6 @@ interface State extends ReconcileState<VirtualMachineIPAddress, Status> {
 }
 
 const Bound = VMIPCondition.Bound;
-const Attached = VMIPCondition.Attached;
 /** Index on the lease cache: `namespace/name` of the address a lease refers to. */
 export const LEASE_BY_VMIP = 'vmip';
 
@@ -112,28 +112,8 @@ async function allocateLease(allocator: Allocator, s: State, ctx: HandlerContext
   return undefined;
 }
 
-/** Attached while a VM uses the address; the VM name goes to status.virtualMachineName. */
 function attached(deps: Deps): Handler<State> {
-  return {
-    name: 'attached',
-    handle(s, ctx): void {
-      if (s.obj.metadata.generation !== undefined) s.status.observedGeneration = s.obj.metadata.generation;
-      const user = userOf(deps, s);
-      if (user !== undefined) {
-        s.status.virtualMachineName = user;
-        if (s.status.phase === 'Bound') s.status.phase = 'Attached';
-        conditionOn(s, ctx, { type: Attached.type, status: 'True', reason: Attached.reason.Attached });
-        return;
-      }
-      delete s.status.virtualMachineName;
-      conditionOn(s, ctx, {
-        type: Attached.type,
-        status: 'False',
-        reason: Attached.reason.VirtualMachineNotFound,
-        message: 'no VirtualMachine uses this address',
-      });
-    },
-  };
+  return attachedHandler((s: State) => userOf(deps, s));
 }
 
 export function vmipReconciler(deps: Deps): ReconcileFn {
