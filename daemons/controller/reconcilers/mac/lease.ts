@@ -7,10 +7,10 @@ import { VMMACLeaseCondition } from '../../../../shared/api/conditions/index.js'
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { VirtualMachineMACAddressLease } from '../../../../shared/api/resources/addresses.js';
 import { NotFoundError } from '../../../../shared/errors/index.js';
-import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
 import { conditionOn } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
+import { protectionHandler } from '../protection.js';
 import type { MacParts } from './parts.js';
 import { leaseHeldBy } from './vmmac.js';
 
@@ -18,20 +18,7 @@ type Status = NonNullable<VirtualMachineMACAddressLease['status']>;
 type State = ReconcileState<VirtualMachineMACAddressLease, Status>;
 
 function protection(parts: MacParts): Handler<State> {
-  return {
-    name: 'protection',
-    async handle(s, ctx): Promise<{ stop: boolean } | void> {
-      const lease = s.obj;
-      const opts = { signal: ctx.signal };
-      if (lease.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(lease, Finalizer.vmmaclCleanup)) parts.leases.remember(await addFinalizer(parts.leaseClient, lease, Finalizer.vmmaclCleanup, opts));
-        return;
-      }
-      if (hasFinalizer(lease, Finalizer.vmmaclCleanup)) await removeFinalizer(parts.leaseClient, lease, Finalizer.vmmaclCleanup, opts);
-      s.gone = true;
-      return { stop: true };
-    },
-  };
+  return protectionHandler({ finalizer: Finalizer.vmmaclCleanup, client: parts.leaseClient, cache: parts.leases });
 }
 
 function lifecycle(parts: MacParts): Handler<State> {

@@ -7,12 +7,14 @@ import { VMMACCondition } from '../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import { API_VERSION } from '../../../../shared/api/resources/common.js';
 import type { VirtualMachineMACAddress, VirtualMachineMACAddressLease } from '../../../../shared/api/resources/addresses.js';
-import { AlreadyExistsError, NotFoundError, errorMessage } from '../../../../shared/errors/index.js';
-import { addFinalizer, hasFinalizer, objectKey, removeFinalizer } from '../../../../shared/kube/index.js';
+import { AlreadyExistsError, errorMessage } from '../../../../shared/errors/index.js';
+import { objectKey } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
 import { conditionOn } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import { attachedHandler } from '../address-attached.js';
+import { protectionHandler } from '../protection.js';
+import { ignoreMissing } from '../vm/handlers/deletion.js';
 import type { ReconcileFn } from '../../engine/runner.js';
 import { VMMAC_UID_LABEL, leaseNameToMac, macToLeaseName, normalizeMac, randomMac } from './mac.js';
 import { LEASE_BY_VMMAC, type MacParts } from './parts.js';
@@ -52,30 +54,18 @@ function heldLease(parts: MacParts, s: State): VirtualMachineMACAddressLease | u
   return parts.leases.byIndex(LEASE_BY_VMMAC, s.key).find((l) => leaseHeldBy(l, s.obj));
 }
 
+/** Keeps vmmac-cleanup; a deleting address frees its lease once no VM uses it. */
 function protection(deps: Deps, parts: MacParts): Handler<State> {
-  return {
-    name: 'protection',
-    async handle(s, ctx): Promise<{ stop: boolean } | void> {
-      const vmmac = s.obj;
-      const opts = { signal: ctx.signal };
-      if (vmmac.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(vmmac, Finalizer.vmmacCleanup)) parts.vmmacs.remember(await addFinalizer(parts.vmmacClient, vmmac, Finalizer.vmmacCleanup, opts));
-        return;
-      }
-      if (!hasFinalizer(vmmac, Finalizer.vmmacCleanup) || userOf(deps, s) !== undefined) return { stop: true };
+  return protectionHandler({
+    finalizer: Finalizer.vmmacCleanup,
+    client: parts.vmmacClient,
+    cache: parts.vmmacs,
+    heldBy: (s: State) => userOf(deps, s) !== undefined,
+    release: async (s: State, ctx) => {
       const lease = heldLease(parts, s);
-      if (lease !== undefined) {
-        try {
-          await parts.leaseClient.delete({ name: lease.metadata.name ?? '' }, opts);
-        } catch (err: unknown) {
-          if (!(err instanceof NotFoundError)) throw err;
-        }
-      }
-      await removeFinalizer(parts.vmmacClient, vmmac, Finalizer.vmmacCleanup, opts);
-      s.gone = true;
-      return { stop: true };
+      if (lease !== undefined) await ignoreMissing(parts.leaseClient.delete({ name: lease.metadata.name ?? '' }, { signal: ctx.signal }));
     },
-  };
+  });
 }
 
 function newLease(vmmac: VirtualMachineMACAddress, mac: string): VirtualMachineMACAddressLease {

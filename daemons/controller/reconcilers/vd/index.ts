@@ -9,10 +9,11 @@ import { Finalizer } from '../../../../shared/api/finalizers.js';
 import { formatBytes, parseQuantity } from '../../../../shared/api/k8s/quantity.js';
 import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.js';
 import { errorMessage, httpStatusOf } from '../../../../shared/errors/index.js';
-import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer, objectKey } from '../../../../shared/kube/index.js';
+import { conditionalMergePatch, objectKey } from '../../../../shared/kube/index.js';
 import { conditionOn, removeCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
+import { protectionHandler } from '../protection.js';
 import { VMIndex, deviceKey } from '../vm/state.js';
 import { VMBDA_BY_DEVICE } from '../vmbda/index.js';
 import { hasHelpers, removeHelpers, runStep, type StorageDeps } from '../provisioning/helpers.js';
@@ -53,24 +54,19 @@ export function vdReconciler(d: StorageDeps): ReconcileFn {
   });
 }
 
+/** Keeps vd-cleanup; a deleting disk has its helper Pods removed first. */
 function deletion(d: StorageDeps): Handler<VDState> {
-  return {
+  return protectionHandler({
     name: 'deletion',
-    async handle(s, ctx): Promise<HandlerOutcome | void> {
-      const vd = s.obj;
-      const opts = { signal: ctx.signal };
-      if (vd.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(vd, Finalizer.vdCleanup)) d.caches.disks.remember(await addFinalizer(d.clients.disks, vd, Finalizer.vdCleanup, opts));
-        return;
-      }
+    finalizer: Finalizer.vdCleanup,
+    client: d.clients.disks,
+    cache: d.caches.disks,
+    release: async (s: VDState, ctx) => {
       // The PVC is the disk's (ownerReference): the garbage collector removes it after the disk.
       s.status.phase = 'Terminating';
-      await removeHelpers(d, vd, ctx.signal);
-      if (hasFinalizer(vd, Finalizer.vdCleanup)) await removeFinalizer(d.clients.disks, vd, Finalizer.vdCleanup, opts);
-      s.gone = true;
-      return { stop: true };
+      await removeHelpers(d, s.obj, ctx.signal);
     },
-  };
+  });
 }
 
 /** status.attachedToVirtualMachines from VM specs and attachments; InUse. */

@@ -1,7 +1,7 @@
 import { VMIPLeaseCondition } from '../../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../../shared/api/finalizers.js';
 import type { VirtualMachineIPAddressLease } from '../../../../../shared/api/resources/addresses.js';
-import { addFinalizer, conditionalMergePatch, hasFinalizer, removeFinalizer, objectKey } from '../../../../../shared/kube/index.js';
+import { conditionalMergePatch, objectKey } from '../../../../../shared/kube/index.js';
 import type { Deps } from '../../../deps.js';
 import { conditionOn, findCondition } from '../../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
@@ -9,6 +9,7 @@ import type { ReconcileFn } from '../../../engine/runner.js';
 import { ignoreMissing } from '../../vm/handlers/deletion.js';
 import { VMIP_UID_LABEL, leaseHeldBy } from '../allocate.js';
 import { restoreOwnerLabel } from '../owner-label.js';
+import { protectionHandler } from '../../protection.js';
 
 type Status = NonNullable<VirtualMachineIPAddressLease['status']>;
 type State = ReconcileState<VirtualMachineIPAddressLease, Status>;
@@ -17,21 +18,7 @@ const Bound = VMIPLeaseCondition.Bound;
 
 /** Keeps vmipl-cleanup; a deleting lease just lets go. */
 function protection(deps: Deps): Handler<State> {
-  return {
-    name: 'protection',
-    async handle(s, ctx): Promise<HandlerOutcome | void> {
-      const lease = s.obj;
-      const opts = { signal: ctx.signal };
-      if (lease.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(lease, Finalizer.vmiplCleanup))
-          deps.caches.leases.remember(await addFinalizer(deps.clients.leases, lease, Finalizer.vmiplCleanup, opts));
-        return;
-      }
-      if (hasFinalizer(lease, Finalizer.vmiplCleanup)) await removeFinalizer(deps.clients.leases, lease, Finalizer.vmiplCleanup, opts);
-      s.gone = true;
-      return { stop: true };
-    },
-  };
+  return protectionHandler({ finalizer: Finalizer.vmiplCleanup, client: deps.clients.leases, cache: deps.caches.leases });
 }
 
 /** Bound while its VirtualMachineIPAddress exists; Released (ref name cleared, namespace kept) after. */

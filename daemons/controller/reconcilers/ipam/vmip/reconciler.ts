@@ -1,12 +1,13 @@
 import { VMIPCondition } from '../../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../../shared/api/finalizers.js';
 import type { VirtualMachineIPAddress } from '../../../../../shared/api/resources/addresses.js';
-import { addFinalizer, hasFinalizer, removeFinalizer, objectKey } from '../../../../../shared/kube/index.js';
+import { objectKey } from '../../../../../shared/kube/index.js';
 import type { Deps } from '../../../deps.js';
 import { Expectations } from '../../../engine/expectations.js';
 import { conditionOn } from '../../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type ReconcileState } from '../../../engine/reconciler.js';
 import { attachedHandler } from '../../address-attached.js';
+import { protectionHandler } from '../../protection.js';
 import type { ReconcileFn } from '../../../engine/runner.js';
 import { VMIndex } from '../../vm/state.js';
 import { VM_UID_LABEL } from '../../vm/handlers/ipam.js';
@@ -44,21 +45,12 @@ function userOf(deps: Deps, s: State): string | undefined {
 
 /** Keeps vmip-cleanup; a deleting address is released only when no VM uses it any more. */
 function protection(deps: Deps): Handler<State> {
-  return {
-    name: 'protection',
-    async handle(s, ctx): Promise<{ stop: boolean } | void> {
-      const vmip = s.obj;
-      const opts = { signal: ctx.signal };
-      if (vmip.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(vmip, Finalizer.vmipCleanup)) deps.caches.vmips.remember(await addFinalizer(deps.clients.vmips, vmip, Finalizer.vmipCleanup, opts));
-        return;
-      }
-      if (!hasFinalizer(vmip, Finalizer.vmipCleanup) || userOf(deps, s) !== undefined) return { stop: true };
-      await removeFinalizer(deps.clients.vmips, vmip, Finalizer.vmipCleanup, opts);
-      s.gone = true;
-      return { stop: true };
-    },
-  };
+  return protectionHandler({
+    finalizer: Finalizer.vmipCleanup,
+    client: deps.clients.vmips,
+    cache: deps.caches.vmips,
+    heldBy: (s: State) => userOf(deps, s) !== undefined,
+  });
 }
 
 /** An address the controller made for a VM keeps the VM's uid label (restored when removed). */
