@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { dump, loadAll } from 'js-yaml';
 import { ensureBinaries, ensureKnativePlatform, ensureSkaffold, SKAFFOLD_SCRIPT } from '../../env/binaries.js';
+import { runOffline } from '../../env/offline.js';
 import { containersOf, keyOf, type Manifest } from './manifests.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -192,23 +193,15 @@ describe('a broken skaffold.yaml', () => {
 });
 
 describe('building skaffold', () => {
-  it('returns the cached binary at once, and with it missing and no Go module proxy names it and how to build it', async () => {
+  it('returns the cached binary at once, and with it missing and no Go module proxy names it and how to build it', () => {
     const cached = spawnSync('bash', [SKAFFOLD_SCRIPT], { encoding: 'utf8' });
     expect(cached.status).toBe(0);
     expect(cached.stdout.trim()).toBe(join(skaffold, '..'));
-    const empty = await mkdtemp(join(tmpdir(), 'skaffold-offline-'));
-    try {
-      // An empty cache and module cache, and no proxy: nothing to build from.
-      const offline = spawnSync('bash', [SKAFFOLD_SCRIPT], {
-        encoding: 'utf8',
-        env: { ...process.env, VIRT_TESTENV_CACHE: join(empty, 'cache'), GOMODCACHE: join(empty, 'mod'), GOPROXY: 'off' },
-      });
-      expect(offline.status).not.toBe(0);
-      expect(offline.stderr).toContain(`missing: ${join(empty, 'cache')}/skaffold-`);
-      expect(offline.stderr).toContain('Go module proxy is not reachable');
-      expect(offline.stderr).toContain("build it with 'bash tests/env/build-skaffold.sh'");
-    } finally {
-      await rm(empty, { recursive: true, force: true });
-    }
+    // An empty cache and module cache, and no proxy: nothing to build from.
+    const offline = runOffline(SKAFFOLD_SCRIPT);
+    expect(offline.status).not.toBe(0);
+    expect(offline.stderr).toContain(`missing: ${offline.cache}/skaffold-`);
+    expect(offline.stderr).toContain('Go module proxy is not reachable');
+    expect(offline.stderr).toContain("build it with 'bash tests/env/build-skaffold.sh'");
   });
 });

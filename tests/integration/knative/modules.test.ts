@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runOffline } from '../../env/offline.js';
 
 const SCRIPT = fileURLToPath(new URL('../../env/knative-modules.sh', import.meta.url));
 const VERSION = readFileSync(fileURLToPath(new URL('../../env/knative-version', import.meta.url)), 'utf8').trim();
@@ -25,23 +25,12 @@ describe('the Knative parts of the test environment', () => {
   });
 
   it('without the parts and without the Go module proxy, names the step, what is missing and how to build it, and stops', () => {
-    const cache = mkdtempSync(join(tmpdir(), 'kn-cache-'));
-    const modcache = mkdtempSync(join(tmpdir(), 'kn-mod-'));
-    try {
-      const run = spawnSync('bash', [SCRIPT], {
-        encoding: 'utf8',
-        env: { ...process.env, VIRT_TESTENV_CACHE: cache, GOMODCACHE: modcache, GOPROXY: 'off', GOFLAGS: '' },
-      });
-      expect(run.status).toBe(1);
-      expect(run.stdout).toBe('');
-      expect(run.stderr).toContain(`[knative-modules] FAILED at step "download knative.dev/serving@v0.${Number(VERSION.split('.')[1]) + 27}.`);
-      expect(run.stderr).toContain(`missing: knative.dev/serving's manifests or binaries (serving-webhook queue-proxy) in ${cache}/knative-${VERSION};`);
-      expect(run.stderr).toContain('the Go module proxy is not reachable (off)');
-      expect(run.stderr).toContain("build it with 'bash tests/env/knative-modules.sh'");
-    } finally {
-      rmSync(cache, { recursive: true, force: true });
-      spawnSync('chmod', ['-R', 'u+w', modcache]);
-      rmSync(modcache, { recursive: true, force: true });
-    }
+    const run = runOffline(SCRIPT);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`[knative-modules] FAILED at step "download knative.dev/serving@v0.${Number(VERSION.split('.')[1]) + 27}.`);
+    expect(run.stderr).toContain(`missing: knative.dev/serving's manifests or binaries (serving-webhook queue-proxy) in ${run.cache}/knative-${VERSION};`);
+    expect(run.stderr).toContain('the Go module proxy is not reachable (off)');
+    expect(run.stderr).toContain("build it with 'bash tests/env/knative-modules.sh'");
   });
 });

@@ -4,10 +4,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KUBEVIRT_SCRIPT, ensureKubeVirtBinaries } from '../../env/binaries.js';
+import { runOffline } from '../../env/offline.js';
 
 describe('the KubeVirt build of the test environment', () => {
   it('returns the cache directory holding virt-controller, virt-api and kubevirt-crds', async () => {
@@ -20,22 +19,11 @@ describe('the KubeVirt build of the test environment', () => {
   });
 
   it('without the binaries and without the Go module proxy, names the missing binaries and how to build them, and stops', () => {
-    const cache = mkdtempSync(join(tmpdir(), 'kv-cache-'));
-    const modcache = mkdtempSync(join(tmpdir(), 'kv-mod-'));
-    try {
-      const run = spawnSync('bash', [KUBEVIRT_SCRIPT], {
-        encoding: 'utf8',
-        env: { ...process.env, VIRT_TESTENV_CACHE: cache, GOMODCACHE: modcache, GOPROXY: 'off', GOFLAGS: '' },
-      });
-      expect(run.status).toBe(1);
-      expect(run.stdout).toBe('');
-      expect(run.stderr).toContain('FAILED at step "download kubevirt.io/kubevirt@v1.6.0"');
-      expect(run.stderr).toContain(`missing: virt-controller virt-api kubevirt-crds in ${cache}/kubevirt-1.6.0;`);
-      expect(run.stderr).toContain("build it with 'bash tests/env/build-kubevirt.sh'");
-    } finally {
-      rmSync(cache, { recursive: true, force: true });
-      spawnSync('chmod', ['-R', 'u+w', modcache]);
-      rmSync(modcache, { recursive: true, force: true });
-    }
+    const run = runOffline(KUBEVIRT_SCRIPT);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('FAILED at step "download kubevirt.io/kubevirt@v1.6.0"');
+    expect(run.stderr).toContain(`missing: virt-controller virt-api kubevirt-crds in ${run.cache}/kubevirt-1.6.0;`);
+    expect(run.stderr).toContain("build it with 'bash tests/env/build-kubevirt.sh'");
   });
 });
