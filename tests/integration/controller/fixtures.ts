@@ -83,6 +83,25 @@ export function eventually<T>(check: () => T | Promise<T>, what: string, timeout
   return waitFor(what, check, timeoutMs === undefined ? {} : { timeoutMs });
 }
 
+/** A check that an object (VM, disk, image, ...) is in `phase`. */
+export const phaseIs =
+  (phase: string) =>
+  <T extends { status?: { phase?: string | undefined } | undefined }>(obj: T): boolean =>
+    obj.status?.phase === phase;
+
+/** What `get` reads once `check` holds for it, polled as `eventually` (the objects' one wait in these tests). */
+export async function readWhen<T>(get: () => Promise<T>, check: (obj: T) => boolean, what: string, timeoutMs?: number): Promise<T> {
+  const found = await eventually(
+    async () => {
+      const obj = await get();
+      return check(obj) && { obj };
+    },
+    what,
+    timeoutMs,
+  );
+  return found.obj;
+}
+
 export type { ControllerConfig };
 
 export interface ClusterHandle {

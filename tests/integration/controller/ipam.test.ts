@@ -5,7 +5,7 @@ import { NotFoundError } from '../../../shared/errors/index.js';
 import { VMIP_UID_LABEL } from '../../../daemons/controller/reconcilers/ipam/allocate.js';
 import { freshNamespace } from '../../env/index.js';
 import { statusPatches } from './audit.js';
-import { eventually, newScope, startTestController, type Scope, type TestController, useCluster } from './fixtures.js';
+import { eventually, newScope, readWhen, startTestController, type Scope, type TestController, useCluster } from './fixtures.js';
 import { startWorld } from './world.js';
 
 const t = useCluster();
@@ -28,14 +28,7 @@ async function vmipWhen(
   what: string,
   timeoutMs?: number,
 ): Promise<VirtualMachineIPAddress> {
-  return eventually(
-    async () => {
-      const got = await t.c.vmips.get({ namespace: scope.namespace, name });
-      return check(got) && got;
-    },
-    `${name}: ${what}`,
-    timeoutMs,
-  );
+  return readWhen(() => t.c.vmips.get({ namespace: scope.namespace, name }), check, `${name}: ${what}`, timeoutMs);
 }
 
 async function leaseOf(name: string): Promise<VirtualMachineIPAddressLease | undefined> {

@@ -10,7 +10,17 @@ import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { freshNamespace } from '../../env/index.js';
 import { clusterImage, makeClusterImageReady, node, vm, vmClass } from './builders.js';
 import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
-import { eventually, mainKube, newScope, startTestController, testClients, type Scope, type TestController, type TestStartOptions } from './fixtures.js';
+import {
+  eventually,
+  mainKube,
+  readWhen,
+  newScope,
+  startTestController,
+  testClients,
+  type Scope,
+  type TestController,
+  type TestStartOptions,
+} from './fixtures.js';
 
 export interface World {
   scope: Scope;
@@ -53,14 +63,7 @@ export async function startWorld(kube: KubeClient, c: Clients, prefix: string, o
   if (options.kubevirt !== false) await kubevirt.start();
   await eventually(async () => (await c.classes.get({ name: className })).status?.phase === 'Ready', 'class Ready');
   const vmWhen = (name: string, check: (v: VirtualMachine) => boolean, what: string, timeoutMs?: number): Promise<VirtualMachine> =>
-    eventually(
-      async () => {
-        const got = await c.vms.get({ namespace: ns, name });
-        return check(got) && got;
-      },
-      `${name}: ${what}`,
-      timeoutMs,
-    );
+    readWhen(() => c.vms.get({ namespace: ns, name }), check, `${name}: ${what}`, timeoutMs);
   return {
     scope,
     ns,
@@ -87,10 +90,7 @@ export async function startWorld(kube: KubeClient, c: Clients, prefix: string, o
   };
 }
 
-export const phaseIs =
-  (phase: string) =>
-  (v: VirtualMachine): boolean =>
-    v.status?.phase === phase;
+export { phaseIs } from './fixtures.js';
 
 /** A world for the whole test file: started before the first test, stopped after the last. */
 export function useWorld(prefix: string, options: WorldOptions = {}): { readonly w: World; readonly c: Clients } {

@@ -25,7 +25,19 @@ import { makeStorageClients, type StorageClients } from '../../../../daemons/con
 import { KubeVirtSimulator } from '../../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { freshNamespace } from '../../../env/index.js';
 import { node, vm, vmClass } from '../builders.js';
-import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, testClients, type Scope } from '../fixtures.js';
+import {
+  SCOPE_LABEL,
+  TEST_FIELD_MANAGER,
+  controllerConfig,
+  eventually,
+  gone,
+  mainKube,
+  newScope,
+  phaseIs,
+  readWhen,
+  testClients,
+  type Scope,
+} from '../fixtures.js';
 import { KubeVirtHotplug } from './kubevirt-hotplug.js';
 import { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
 
@@ -128,24 +140,27 @@ function vi(name: string, url: string, sha256?: string): VirtualImage {
   };
 }
 
+/** A VirtualImage stored on a PVC of `storageClassName`, from HTTP. */
+function viOnPVC(name: string, url: string, storageClassName: string): VirtualImage {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualImage',
+    metadata: { name, namespace: ns },
+    spec: { storage: 'PersistentVolumeClaim', persistentVolumeClaim: { storageClassName }, dataSource: { type: 'HTTP', http: { url } } },
+  };
+}
+
 function disk(name: string, spec: VirtualDisk['spec']): VirtualDisk {
   return { apiVersion: API_VERSION, kind: 'VirtualDisk', metadata: { name, namespace: ns }, spec };
 }
 
-const ready = <T extends { status?: { phase?: string } | undefined }>(o: T): boolean => o.status?.phase === 'Ready';
+const ready = phaseIs('Ready');
 
 describe('images', () => {
   it('a ClusterVirtualImage from HTTP (with its checksum) reaches Ready with format, size and its DVCR location', async () => {
     const created = await c.clusterImages.create(cvi('qcow2', `${files.url}/disk.qcow2`, qcow2Sha256));
     cviName = created.metadata.name ?? '';
-    const img = await eventually(
-      async () => {
-        const got = await c.clusterImages.get({ name: cviName });
-        return ready(got) && got;
-      },
-      'cluster image Ready',
-      IMPORT,
-    );
+    const img = await readWhen(() => c.clusterImages.get({ name: cviName }), ready, 'cluster image Ready', IMPORT);
     expect(img.status).toMatchObject({ format: 'qcow2', cdrom: false, progress: '100%', size: { unpackedBytes: String(64 * MiB), unpacked: '64Mi' } });
     expect(img.status?.target?.registryURL).toBe(`${registry.host}/cvi/${cviName}:${created.metadata.uid ?? ''}`);
     expect(img.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Ready' });
@@ -167,14 +182,7 @@ describe('images', () => {
 
   it('a checksum mismatch fails with a reason a person understands, and nothing is pushed', async () => {
     await c.images.create(vi('bad-sum', `${files.url}/disk.raw`, '0'.repeat(64)));
-    const img = await eventually(
-      async () => {
-        const got = await c.images.get({ namespace: ns, name: 'bad-sum' });
-        return got.status?.phase === 'Failed' && got;
-      },
-      'image Failed',
-      IMPORT,
-    );
+    const img = await readWhen(() => c.images.get({ namespace: ns, name: 'bad-sum' }), phaseIs('Failed'), 'image Failed', IMPORT);
     const cond = img.status?.conditions?.find((x) => x.type === 'Ready');
     expect(cond).toMatchObject({ status: 'False', reason: 'ProvisioningFailed' });
     expect(cond?.message).toMatch(/^ChecksumMismatch: .*sha256/i);
@@ -191,14 +199,7 @@ describe('images', () => {
     ] as const;
     for (const [name, url] of cases) await c.images.create(vi(name, url));
     for (const [name, , reason] of cases) {
-      const img = await eventually(
-        async () => {
-          const got = await c.images.get({ namespace: ns, name });
-          return got.status?.phase === 'Failed' && got;
-        },
-        `${name} Failed`,
-        IMPORT,
-      );
+      const img = await readWhen(() => c.images.get({ namespace: ns, name }), phaseIs('Failed'), `${name} Failed`, IMPORT);
       expect(img.status?.conditions?.find((x) => x.type === 'Ready')?.message).toMatch(reason);
       expect(img.status?.target?.registryURL).toBeUndefined();
       expect((await fetch(`${registry.url}/v2/vi/${ns}/${name}/tags/list`)).status).toBe(404);
@@ -213,42 +214,21 @@ describe('images', () => {
       spec: { storage: 'ContainerRegistry', dataSource: { type: 'Upload', upload: { checksum: { sha256: qcow2Sha256 } } } },
     });
     await c.images.create(upload('uploaded'));
-    const waiting = await eventually(
-      async () => {
-        const got = await c.images.get({ namespace: ns, name: 'uploaded' });
-        return got.status?.phase === 'WaitForUserUpload' && got;
-      },
-      'image WaitForUserUpload',
-      IMPORT,
-    );
+    const waiting = await readWhen(() => c.images.get({ namespace: ns, name: 'uploaded' }), phaseIs('WaitForUserUpload'), 'image WaitForUserUpload', IMPORT);
     expect(waiting.status?.imageUploadURLs?.inCluster).toBe(`http://d8v-upload-vi-uploaded.${ns}.svc/upload`);
     await sc.services.get({ namespace: ns, name: 'd8v-upload-vi-uploaded' });
     // The Service would route to the Pod; here its program listens on the simulated pod IP.
     const address = await eventually(() => storage.uploadAddress('d8v-upload-vi-uploaded'), 'uploader listening', IMPORT);
     const res = await fetch(`http://${address}/upload`, { method: 'PUT', body: readFileSync(join(filesDir, 'disk.qcow2')) });
     expect(res.status).toBe(200);
-    const img = await eventually(
-      async () => {
-        const got = await c.images.get({ namespace: ns, name: 'uploaded' });
-        return ready(got) && got;
-      },
-      'uploaded image Ready',
-      IMPORT,
-    );
+    const img = await readWhen(() => c.images.get({ namespace: ns, name: 'uploaded' }), ready, 'uploaded image Ready', IMPORT);
     expect(img.status).toMatchObject({ format: 'qcow2', size: { unpackedBytes: String(64 * MiB) } });
     expect(img.status?.imageUploadURLs).toBeUndefined();
     await eventually(() => gone(() => sc.services.get({ namespace: ns, name: 'd8v-upload-vi-uploaded' })), 'uploader Service removed', IMPORT);
 
     // An upload that never starts fails after UPLOAD_WAIT_TIMEOUT.
     await c.images.create(upload('never'));
-    const failed = await eventually(
-      async () => {
-        const got = await c.images.get({ namespace: ns, name: 'never' });
-        return got.status?.phase === 'Failed' && got;
-      },
-      'unstarted upload Failed',
-      IMPORT,
-    );
+    const failed = await readWhen(() => c.images.get({ namespace: ns, name: 'never' }), phaseIs('Failed'), 'unstarted upload Failed', IMPORT);
     expect(failed.status?.conditions?.find((x) => x.type === 'Ready')).toMatchObject({
       reason: 'WaitForUserUploadTimeout',
       message: expect.stringMatching(/^UploadTimeout: /) as unknown,
@@ -262,10 +242,7 @@ describe('images', () => {
       metadata: { name: 'from-nothing', namespace: ns },
       spec: { storage: 'ContainerRegistry', dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'not-there' } } },
     });
-    const img = await eventually(async () => {
-      const got = await c.images.get({ namespace: ns, name: 'from-nothing' });
-      return got.status?.phase === 'Pending' && got;
-    }, 'image Pending');
+    const img = await readWhen(() => c.images.get({ namespace: ns, name: 'from-nothing' }), phaseIs('Pending'), 'image Pending');
     expect(img.status?.conditions?.find((x) => x.type === 'DatasourceReady')).toMatchObject({
       status: 'False',
       reason: 'ImageNotReady',
@@ -282,14 +259,7 @@ describe('disks', () => {
         persistentVolumeClaim: { storageClassName: storageClass },
       }),
     );
-    const vd = await eventually(
-      async () => {
-        const got = await c.disks.get({ namespace: ns, name: 'root' });
-        return ready(got) && got;
-      },
-      'disk Ready',
-      IMPORT,
-    );
+    const vd = await readWhen(() => c.disks.get({ namespace: ns, name: 'root' }), ready, 'disk Ready', IMPORT);
     const pvcName = vd.status?.target?.persistentVolumeClaimName ?? '';
     const pvc = await sc.pvcs.get({ namespace: ns, name: pvcName });
     expect(pvc.spec).toMatchObject({ storageClassName: storageClass, resources: { requests: { storage: String(64 * MiB) } } });
@@ -306,64 +276,41 @@ describe('disks', () => {
     const ref = { namespace: ns, name: 'root' };
     const pvcName = (await c.disks.get(ref)).status?.target?.persistentVolumeClaimName ?? '';
     await c.disks.mergePatch(ref, { spec: { persistentVolumeClaim: { size: '32Mi' } } });
-    const refused = await eventually(async () => {
-      const got = await c.disks.get(ref);
-      return got.status?.conditions?.find((x) => x.type === 'Resizing' && x.reason === 'NotAvailable') && got;
-    }, 'shrink refused');
+    const refused = await readWhen(
+      () => c.disks.get(ref),
+      (got) => got.status?.conditions?.some((x) => x.type === 'Resizing' && x.reason === 'NotAvailable') === true,
+      'shrink refused',
+    );
     expect(refused.status?.phase).toBe('Ready');
     expect(refused.status?.conditions?.find((x) => x.type === 'Resizing')?.message).toMatch(/cannot shrink/);
     expect((await sc.pvcs.get({ namespace: ns, name: pvcName })).spec.resources?.requests?.['storage']).toBe(String(64 * MiB));
 
     await c.disks.mergePatch(ref, { spec: { persistentVolumeClaim: { size: '128Mi' } } });
     await eventually(async () => (await sc.pvcs.get({ namespace: ns, name: pvcName })).spec.resources?.requests?.['storage'] === '128Mi', 'PVC request grown');
-    const resizing = await eventually(async () => {
-      const got = await c.disks.get(ref);
-      return got.status?.phase === 'Resizing' && got;
-    }, 'disk Resizing');
+    const resizing = await readWhen(() => c.disks.get(ref), phaseIs('Resizing'), 'disk Resizing');
     expect(resizing.status?.conditions?.find((x) => x.type === 'Resizing')).toMatchObject({ status: 'True', reason: 'InProgress' });
     // Play the volume's resizer: the PVC reports the new capacity.
     await sc.pvcs.patchStatus({ namespace: ns, name: pvcName }, { capacity: { storage: '128Mi' } });
-    const grown = await eventually(async () => {
-      const got = await c.disks.get(ref);
-      return got.status?.phase === 'Ready' && got.status.capacity === '128Mi' && got;
-    }, 'disk grown');
+    const grown = await readWhen(
+      () => c.disks.get(ref),
+      (got) => got.status?.phase === 'Ready' && got.status.capacity === '128Mi',
+      'disk grown',
+    );
     expect(grown.status?.conditions?.find((x) => x.type === 'Resizing')).toBeUndefined();
   });
 
   it('a blank disk gets a PVC of its size; one without a size waits and says why', async () => {
     await c.disks.create(disk('blank', { persistentVolumeClaim: { size: '10Mi', storageClassName: storageClass } }));
-    const vd = await eventually(async () => {
-      const got = await c.disks.get({ namespace: ns, name: 'blank' });
-      return ready(got) && got;
-    }, 'blank disk Ready');
+    const vd = await readWhen(() => c.disks.get({ namespace: ns, name: 'blank' }), ready, 'blank disk Ready');
     expect(vd.status?.capacity).toBe('10Mi');
     await c.disks.create(disk('no-size', { persistentVolumeClaim: { storageClassName: storageClass } }));
-    const waiting = await eventually(async () => {
-      const got = await c.disks.get({ namespace: ns, name: 'no-size' });
-      return got.status?.phase === 'Pending' && got;
-    }, 'sizeless disk Pending');
+    const waiting = await readWhen(() => c.disks.get({ namespace: ns, name: 'no-size' }), phaseIs('Pending'), 'sizeless disk Pending');
     expect(waiting.status?.conditions?.find((x) => x.type === 'Ready')?.message).toMatch(/needs spec.persistentVolumeClaim.size/);
   });
 
   it('an image stored on a PVC goes through DVCR into its claim, and a disk copies that claim', async () => {
-    await c.images.create({
-      apiVersion: API_VERSION,
-      kind: 'VirtualImage',
-      metadata: { name: 'on-pvc', namespace: ns },
-      spec: {
-        storage: 'PersistentVolumeClaim',
-        persistentVolumeClaim: { storageClassName: storageClass },
-        dataSource: { type: 'HTTP', http: { url: `${files.url}/disk.raw` } },
-      },
-    });
-    const img = await eventually(
-      async () => {
-        const got = await c.images.get({ namespace: ns, name: 'on-pvc' });
-        return ready(got) && got;
-      },
-      'PVC image Ready',
-      IMPORT,
-    );
+    await c.images.create(viOnPVC('on-pvc', `${files.url}/disk.raw`, storageClass));
+    const img = await readWhen(() => c.images.get({ namespace: ns, name: 'on-pvc' }), ready, 'PVC image Ready', IMPORT);
     const imgPVC = img.status?.target?.persistentVolumeClaimName ?? '';
     expect(img.status).toMatchObject({
       storageClassName: storageClass,
@@ -377,14 +324,7 @@ describe('disks', () => {
         persistentVolumeClaim: { storageClassName: storageClass },
       }),
     );
-    const vd = await eventually(
-      async () => {
-        const got = await c.disks.get({ namespace: ns, name: 'from-pvc-image' });
-        return ready(got) && got;
-      },
-      'disk from PVC image Ready',
-      IMPORT,
-    );
+    const vd = await readWhen(() => c.disks.get({ namespace: ns, name: 'from-pvc-image' }), ready, 'disk from PVC image Ready', IMPORT);
     const file = join(storage.dirOf(ns, vd.status?.target?.persistentVolumeClaimName ?? ''), 'disk.img');
     expect(readFileSync(file).equals(readFileSync(join(filesDir, 'disk.raw')))).toBe(true);
   });
@@ -396,10 +336,7 @@ describe('disks', () => {
         persistentVolumeClaim: { size: '1Mi', storageClassName: storageClass },
       }),
     );
-    const vd = await eventually(async () => {
-      const got = await c.disks.get({ namespace: ns, name: 'too-small' });
-      return got.status?.phase === 'Failed' && got;
-    }, 'too small disk Failed');
+    const vd = await readWhen(() => c.disks.get({ namespace: ns, name: 'too-small' }), phaseIs('Failed'), 'too small disk Failed');
     expect(vd.status?.conditions?.find((x) => x.type === 'Ready')?.message).toMatch(/insufficient: 1Mi is less than the image's 64Mi/);
   });
 });
@@ -417,10 +354,7 @@ describe('attachments', () => {
       spec: { blockDeviceRef: { kind: 'VirtualDisk', name: 'blank' }, virtualMachineName: 'guest' },
     };
     await sc.vmbdas.create(attachment);
-    const attached = await eventually(async () => {
-      const got = await sc.vmbdas.get({ namespace: ns, name: 'hot' });
-      return got.status?.phase === 'Attached' && got;
-    }, 'VMBDA Attached').catch(async (err: unknown) => {
+    const attached = await readWhen(() => sc.vmbdas.get({ namespace: ns, name: 'hot' }), phaseIs('Attached'), 'VMBDA Attached').catch(async (err: unknown) => {
       const a = await sc.vmbdas.get({ namespace: ns, name: 'hot' });
       const vmi = await c.kvvmis.get({ namespace: ns, name: 'guest' });
       throw new Error(
@@ -461,10 +395,7 @@ describe('attachments', () => {
 
     // A second attachment of the same disk conflicts.
     await sc.vmbdas.create({ ...attachment, metadata: { name: 'hot-again', namespace: ns } });
-    const second = await eventually(async () => {
-      const got = await sc.vmbdas.get({ namespace: ns, name: 'hot-again' });
-      return got.status?.phase === 'Failed' && got;
-    }, 'second VMBDA Failed');
+    const second = await readWhen(() => sc.vmbdas.get({ namespace: ns, name: 'hot-again' }), phaseIs('Failed'), 'second VMBDA Failed');
     expect(second.status?.conditions?.find((x) => x.type === 'Attached')).toMatchObject({ reason: 'Conflict' });
     await sc.vmbdas.delete({ namespace: ns, name: 'hot-again' });
     await eventually(() => gone(() => sc.vmbdas.get({ namespace: ns, name: 'hot-again' })), 'conflicting VMBDA gone');
@@ -508,10 +439,7 @@ describe('attachments', () => {
       metadata: { name: 'ghost', namespace: ns },
       spec: { blockDeviceRef: { kind: 'VirtualDisk', name: 'ghost' }, virtualMachineName: 'guest' },
     });
-    const got = await eventually(async () => {
-      const a = await sc.vmbdas.get({ namespace: ns, name: 'ghost' });
-      return a.status?.phase === 'Pending' && a;
-    }, 'VMBDA Pending');
+    const got = await readWhen(() => sc.vmbdas.get({ namespace: ns, name: 'ghost' }), phaseIs('Pending'), 'VMBDA Pending');
     expect(got.status?.conditions?.find((x) => x.type === 'BlockDeviceReady')).toMatchObject({ status: 'False', message: 'VirtualDisk ghost not found' });
   });
 });
@@ -574,16 +502,7 @@ describe('the progress contract', () => {
   });
 
   it('a VirtualImage on a PVC shows the percentage of both steps below 100% and 100% once Ready', async () => {
-    await c.images.create({
-      apiVersion: API_VERSION,
-      kind: 'VirtualImage',
-      metadata: { name: 'prog-pvc', namespace: ns },
-      spec: {
-        storage: 'PersistentVolumeClaim',
-        persistentVolumeClaim: { storageClassName: storageClass },
-        dataSource: { type: 'HTTP', http: { url: `${slow.url}/disk.raw` } },
-      },
-    });
+    await c.images.create(viOnPVC('prog-pvc', `${slow.url}/disk.raw`, storageClass));
     expectProgressContract(await phasesUntilDone(() => c.images.get({ namespace: ns, name: 'prog-pvc' })), { running: true });
   });
 
@@ -631,16 +550,7 @@ describe('quota', () => {
     );
     try {
       await c.disks.create(disk('over-quota', { persistentVolumeClaim: { size: '8Mi', storageClassName: quotaClass } }));
-      await c.images.create({
-        apiVersion: API_VERSION,
-        kind: 'VirtualImage',
-        metadata: { name: 'over-quota', namespace: ns },
-        spec: {
-          storage: 'PersistentVolumeClaim',
-          persistentVolumeClaim: { storageClassName: quotaClass },
-          dataSource: { type: 'HTTP', http: { url: `${files.url}/disk.raw` } },
-        },
-      });
+      await c.images.create(viOnPVC('over-quota', `${files.url}/disk.raw`, quotaClass));
       const refused = <
         T extends {
           metadata: { generation?: number };
@@ -667,12 +577,12 @@ describe('quota', () => {
     } finally {
       await quotas.delete({ namespace: ns, name: 'no-claims' });
     }
-    const claimed = await eventually(async () => {
-      const got = await c.disks.get({ namespace: ns, name: 'over-quota' });
-      return (
-        got.status?.target?.persistentVolumeClaimName !== undefined && got.status.conditions?.find((x) => x.type === 'Ready')?.reason !== 'QuotaExceeded' && got
-      );
-    }, 'the disk past the quota');
+    const claimed = await readWhen(
+      () => c.disks.get({ namespace: ns, name: 'over-quota' }),
+      (got) =>
+        got.status?.target?.persistentVolumeClaimName !== undefined && got.status.conditions?.find((x) => x.type === 'Ready')?.reason !== 'QuotaExceeded',
+      'the disk past the quota',
+    );
     expect(claimed.status?.phase).toBe('Provisioning');
     await c.disks.delete({ namespace: ns, name: 'over-quota' });
     await c.images.delete({ namespace: ns, name: 'over-quota' });
