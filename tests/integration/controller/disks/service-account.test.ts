@@ -17,7 +17,7 @@ import { makeImage, serveDir, type FileServer } from '../../../../shared/testing
 import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
 import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
 import { freshNamespace, impersonatingKubeConfig, kubectl } from '../../../env/index.js';
-import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, useCluster, type Scope } from '../fixtures.js';
+import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, newScope, phaseIs, readWhen, useCluster, type Scope } from '../fixtures.js';
 import { node, vm, vmClass, vmop } from '../builders.js';
 import { KubeVirtSimulator } from '../../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { KubeVirtHotplug } from './kubevirt-hotplug.js';
@@ -141,10 +141,7 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
       metadata: { name: 'img', namespace: ns },
       spec: { storage: 'ContainerRegistry', dataSource: { type: 'HTTP', http: { url: `${files.url}/disk.raw` } } },
     });
-    const img = await eventually(async () => {
-      const got = await t.c.images.get({ namespace: ns, name: 'img' });
-      return got.status?.phase === 'Ready' && got;
-    }, 'image Ready');
+    const img = await readWhen(() => t.c.images.get({ namespace: ns, name: 'img' }), phaseIs('Ready'), 'image Ready');
     expect(img.status).toMatchObject({ format: 'raw', size: { unpackedBytes: String(8 * 1024 * 1024) } });
     expect(img.metadata.finalizers).toContain('virtualization.deckhouse.io/vi-cleanup');
 
@@ -154,10 +151,7 @@ describe('the storage reconcilers with only the controller ServiceAccount rights
       metadata: { name: 'disk', namespace: ns },
       spec: { dataSource: { type: 'ObjectRef', objectRef: { kind: 'VirtualImage', name: 'img' } }, persistentVolumeClaim: { storageClassName: storageClass } },
     });
-    const vd = await eventually(async () => {
-      const got = await t.c.disks.get({ namespace: ns, name: 'disk' });
-      return got.status?.phase === 'Ready' && got;
-    }, 'disk Ready');
+    const vd = await readWhen(() => t.c.disks.get({ namespace: ns, name: 'disk' }), phaseIs('Ready'), 'disk Ready');
     expect(vd.status?.capacity).toBe(String(8 * 1024 * 1024));
     expect(storage.runs.map((r) => r.code)).toEqual([0, 0]);
   }, 90_000);

@@ -27,7 +27,19 @@ import { KubeVirtSimulator } from '../../../../platform/simulators/kubevirt-simu
 import { freshNamespace } from '../../../env/index.js';
 import { node, vm, vmClass, vmop } from '../builders.js';
 import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
-import { SCOPE_LABEL, TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, testClients, type Scope } from '../fixtures.js';
+import {
+  SCOPE_LABEL,
+  TEST_FIELD_MANAGER,
+  controllerConfig,
+  eventually,
+  gone,
+  mainKube,
+  newScope,
+  phaseIs,
+  readWhen,
+  testClients,
+  type Scope,
+} from '../fixtures.js';
 import { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
 import { SimulatedSnapshotController } from './snapshot-controller-simulated.js';
 import { GuestFreezeFake } from './guest-freeze-fake.js';
@@ -132,17 +144,11 @@ function vdSnapshot(name: string, disk: string, requiredConsistency = true): Vir
 }
 
 async function diskReady(name: string): Promise<VirtualDisk> {
-  return eventually(async () => {
-    const got = await c.disks.get({ namespace: ns, name });
-    return got.status?.phase === 'Ready' && got;
-  }, `disk ${name} Ready`);
+  return readWhen(() => c.disks.get({ namespace: ns, name }), phaseIs('Ready'), `disk ${name} Ready`);
 }
 
 async function snapshotIn(name: string, phase: string): Promise<VirtualDiskSnapshot> {
-  return eventually(async () => {
-    const got = await snap.vdSnapshots.get({ namespace: ns, name });
-    return got.status?.phase === phase && got;
-  }, `snapshot ${name} ${phase}`);
+  return readWhen(() => snap.vdSnapshots.get({ namespace: ns, name }), phaseIs(phase), `snapshot ${name} ${phase}`);
 }
 
 /**
@@ -347,10 +353,7 @@ describe('a VirtualDisk from a VirtualDiskSnapshot', () => {
 
   it('waits Pending for a snapshot that does not exist yet, and fails when asked smaller than the restore size', async () => {
     await c.disks.create(fromSnapshot('early', 'later-1'));
-    const early = await eventually(async () => {
-      const got = await c.disks.get({ namespace: ns, name: 'early' });
-      return got.status?.phase === 'Pending' && got;
-    }, 'disk Pending');
+    const early = await readWhen(() => c.disks.get({ namespace: ns, name: 'early' }), phaseIs('Pending'), 'disk Pending');
     expect(early.status?.conditions?.find((x) => x.type === 'DatasourceReady')).toMatchObject({
       status: 'False',
       reason: 'VirtualDiskSnapshot',
@@ -364,10 +367,7 @@ describe('a VirtualDisk from a VirtualDiskSnapshot', () => {
     await diskReady('early');
 
     await c.disks.create(fromSnapshot('small', 'later-1', '512Mi'));
-    const small = await eventually(async () => {
-      const got = await c.disks.get({ namespace: ns, name: 'small' });
-      return got.status?.phase === 'Failed' && got;
-    }, 'disk Failed');
+    const small = await readWhen(() => c.disks.get({ namespace: ns, name: 'small' }), phaseIs('Failed'), 'disk Failed');
     expect(small.status?.conditions?.find((x) => x.type === 'Ready')?.message).toBe(
       "the specified pvc size is insufficient: 512Mi is less than the snapshot's restore size 1Gi",
     );
@@ -382,10 +382,7 @@ describe('VirtualMachineSnapshot', () => {
     spec: { virtualMachineName: vmName, keepIPAddress: 'Always', requiredConsistency },
   });
   const vmSnapshotIn = (name: string, phase: string): Promise<VirtualMachineSnapshot> =>
-    eventually(async () => {
-      const got = await snap.vmSnapshots.get({ namespace: ns, name });
-      return got.status?.phase === phase && got;
-    }, `VM snapshot ${name} ${phase}`);
+    readWhen(() => snap.vmSnapshots.get({ namespace: ns, name }), phaseIs(phase), `VM snapshot ${name} ${phase}`);
   const ready = (o: VirtualMachineSnapshot): unknown => o.status?.conditions?.find((x) => x.type === 'VirtualMachineSnapshotReady');
 
   it('a stopped VM: one Ready disk snapshot per disk and a Secret with its spec; Ready, consistent; deleting it removes them', async () => {
@@ -490,10 +487,7 @@ describe('VirtualMachineSnapshot', () => {
 
 describe('VirtualMachineOperation Restore and Clone', () => {
   const opIn = (name: string, phase: string): Promise<VirtualMachineOperation> =>
-    eventually(async () => {
-      const got = await c.vmops.get({ namespace: ns, name });
-      return got.status?.phase === phase && got;
-    }, `operation ${name} ${phase}`);
+    readWhen(() => c.vmops.get({ namespace: ns, name }), phaseIs(phase), `operation ${name} ${phase}`);
   const completed = (o: VirtualMachineOperation): { reason?: string; message?: string } | undefined =>
     o.status?.conditions?.find((x) => x.type === 'Completed');
 
@@ -619,10 +613,7 @@ describe('VirtualMachineOperation Restore and Clone', () => {
       spec: { type: 'CreateVirtualMachine', virtualMachineSnapshotName: snapshot, createVirtualMachine: { mode, customization: { namePrefix } } },
     });
     const vmsopIn = (name: string, phase: string): Promise<VirtualMachineSnapshotOperation> =>
-      eventually(async () => {
-        const got = await snap.vmsops.get({ namespace: ns, name });
-        return got.status?.phase === phase && got;
-      }, `snapshot operation ${name} ${phase}`);
+      readWhen(() => snap.vmsops.get({ namespace: ns, name }), phaseIs(phase), `snapshot operation ${name} ${phase}`);
     const completedOf = (o: VirtualMachineSnapshotOperation): unknown => o.status?.conditions?.find((x) => x.type === 'Completed');
 
     const created = await snap.vmsops.create(vmsop('origin-new', 'origin-snap', 'Strict', 'new-'));
