@@ -71,6 +71,22 @@ describe('the shared protection handler', () => {
     expect(w.kind.stored('ns/a')?.metadata.finalizers).toEqual([FINALIZER]);
   });
 
+  it('asks for another look after heldRecheckMs while held, when the holders do not wake the object', async () => {
+    const kind = new InMemoryKind<Thing>('Thing');
+    kind.seed([{ apiVersion: 'v1', kind: 'Thing', metadata: { name: 'a', namespace: 'ns', finalizers: [FINALIZER] }, spec: { users: 2 } }]);
+    await kind.delete({ namespace: 'ns', name: 'a' });
+    const handler = protectionHandler<Thing, State>({
+      finalizer: FINALIZER,
+      client: kind,
+      cache: kind.cache,
+      heldBy: (s) => (s.obj.spec?.users ?? 0) > 0,
+      heldRecheckMs: 1000,
+    });
+    const outcome = await handler.handle({ obj: kind.stored('ns/a') as Thing, status: {} }, handlerContext());
+    expect(outcome).toEqual({ stop: true, requeueAfterMs: 1000 });
+    expect(kind.stored('ns/a')?.metadata.finalizers).toEqual([FINALIZER]);
+  });
+
   it('releases, then removes the finalizer of a deleted object nothing holds, so the apiserver lets it go', async () => {
     const w = world([FINALIZER], true);
     const { state, outcome } = await w.run();

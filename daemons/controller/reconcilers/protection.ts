@@ -13,7 +13,9 @@ export interface ProtectionOptions<T extends KubeObject, S extends ReconcileStat
   /** Where the object as stored after adding the finalizer is remembered (the reconciler's cache). */
   readonly cache: { remember(obj: T): T };
   /** On delete: true while something still uses the object; the finalizer stays and the chain stops. */
-  readonly heldBy?: (s: S) => boolean;
+  readonly heldBy?: (s: S, ctx: HandlerContext) => boolean;
+  /** While held: look again after this long (for holders whose own events do not wake this object). */
+  readonly heldRecheckMs?: number;
   /** On delete, once nothing holds it: what must go before the finalizer does (it stays if this throws). */
   readonly release?: (s: S, ctx: HandlerContext) => Promise<void>;
 }
@@ -30,7 +32,7 @@ export function protectionHandler<T extends KubeObject, S extends ReconcileState
         if (!hasFinalizer(obj, finalizer)) cache.remember(await addFinalizer(client, obj, finalizer, call));
         return;
       }
-      if (opts.heldBy?.(s) === true) return { stop: true };
+      if (opts.heldBy?.(s, ctx) === true) return opts.heldRecheckMs === undefined ? { stop: true } : { stop: true, requeueAfterMs: opts.heldRecheckMs };
       await opts.release?.(s, ctx);
       if (hasFinalizer(obj, finalizer)) await removeFinalizer(client, obj, finalizer, call);
       s.gone = true;

@@ -7,11 +7,12 @@
 import { VICondition } from '../../../../shared/api/conditions/index.js';
 import { formatBytes } from '../../../../shared/api/k8s/quantity.js';
 import type { ClusterVirtualImage, VirtualImage } from '../../../../shared/api/resources/virtualimage.js';
-import { addFinalizer, hasFinalizer, removeFinalizer, conditionalMergePatch, objectKey } from '../../../../shared/kube/index.js';
+import { conditionalMergePatch, objectKey, type ResourcePort } from '../../../../shared/kube/index.js';
 import type { ObjectCache } from '../../engine/cache.js';
 import { conditionOn } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
+import { protectionHandler } from '../protection.js';
 import { VMIndex, deviceKey } from '../vm/state.js';
 import { hasHelpers, removeHelpers, runStep, type StorageDeps } from './helpers.js';
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type HelperOutcome, type ImportResult } from './importer.js';
@@ -34,7 +35,7 @@ export interface ImageKind<T extends AnyImage> {
   readonly name: string;
   readonly finalizer: string;
   cache(d: StorageDeps): Pick<ObjectCache<T>, 'get' | 'invalid' | 'remember'>;
-  client(d: StorageDeps): Parameters<typeof addFinalizer<T>>[0];
+  client(d: StorageDeps): ResourcePort<T>;
   /** The DVCR repo and tag of the image. */
   repo(img: T): string;
   /** Where helper Pods run when the source does not decide it. */
@@ -63,23 +64,18 @@ export function imageReconciler<T extends AnyImage>(d: StorageDeps, k: ImageKind
   });
 }
 
+/** Keeps the kind's cleanup finalizer; a deleting image has its helper Pods removed first. */
 function deletion<T extends AnyImage>(d: StorageDeps, k: ImageKind<T>): Handler<ImageState> {
-  return {
+  return protectionHandler<T, ImageState & { readonly obj: T }>({
     name: 'deletion',
-    async handle(s, ctx): Promise<HandlerOutcome | void> {
-      const img = s.obj as T;
-      const opts = { signal: ctx.signal };
-      if (img.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(img, k.finalizer)) k.cache(d).remember(await addFinalizer(k.client(d), img, k.finalizer, opts));
-        return;
-      }
+    finalizer: k.finalizer,
+    client: k.client(d),
+    cache: k.cache(d),
+    release: async (s, ctx) => {
       s.status.phase = 'Terminating';
-      await removeHelpers(d, img, ctx.signal);
-      if (hasFinalizer(img, k.finalizer)) await removeFinalizer(k.client(d), img, k.finalizer, opts);
-      s.gone = true;
-      return { stop: true };
+      await removeHelpers(d, s.obj, ctx.signal);
     },
-  };
+  });
 }
 
 /** InUse (VMs that reference the image) and, for a cluster image, the namespaces they are in. */

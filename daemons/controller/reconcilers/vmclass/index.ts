@@ -1,11 +1,11 @@
 import { VMClassCondition } from '../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { VirtualMachineClass } from '../../../../shared/api/resources/virtualmachineclass.js';
-import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
-import { conditionOn, removeCondition } from '../../engine/conditions.js';
+import { conditionOn, findCondition, removeCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
+import { protectionHandler } from '../protection.js';
 import { VMIndex } from '../vm/state.js';
 import { commonCpuFeatures, maxAllocatable, nodeFits } from './nodes.js';
 
@@ -16,6 +16,13 @@ const C = VMClassCondition;
 
 /** Keeps `vm-cleanup` (as the original does on classes); deletion waits while VMs use the class (InUse). */
 function deletion(deps: Deps): Handler<State> {
+  const protection = protectionHandler({
+    name: 'deletion',
+    finalizer: Finalizer.vmCleanup,
+    client: deps.clients.classes,
+    cache: deps.caches.classes,
+    heldBy: (s: State) => findCondition(s.status.conditions, C.InUse.type)?.status === 'True',
+  });
   return {
     name: 'deletion',
     async handle(s, ctx): Promise<HandlerOutcome | void> {
@@ -32,16 +39,8 @@ function deletion(deps: Deps): Handler<State> {
       } else {
         s.status.conditions = removeCondition(s.status.conditions, C.InUse.type);
       }
-      const opts = { signal: ctx.signal };
-      if (cls.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(cls, Finalizer.vmCleanup)) deps.caches.classes.remember(await addFinalizer(deps.clients.classes, cls, Finalizer.vmCleanup, opts));
-        return;
-      }
-      s.status.phase = 'Terminating';
-      if (users || !hasFinalizer(cls, Finalizer.vmCleanup)) return { stop: true };
-      await removeFinalizer(deps.clients.classes, cls, Finalizer.vmCleanup, opts);
-      s.gone = true;
-      return { stop: true };
+      if (cls.metadata.deletionTimestamp !== undefined) s.status.phase = 'Terminating';
+      return protection.handle(s, ctx);
     },
   };
 }

@@ -13,12 +13,14 @@ import { Finalizer } from '../../../../../shared/api/finalizers.js';
 import { SNAPSHOT_API, type VolumeSnapshot } from '../../../../../shared/api/k8s/volume-snapshot.js';
 import type { VirtualDiskSnapshot } from '../../../../../shared/api/resources/snapshots.js';
 import type { VirtualDisk } from '../../../../../shared/api/resources/virtualdisk.js';
-import { AlreadyExistsError, NotFoundError } from '../../../../../shared/errors/index.js';
-import { addFinalizer, hasControllerReference, hasFinalizer, ownerReferenceTo, removeFinalizer, objectKey } from '../../../../../shared/kube/index.js';
+import { AlreadyExistsError } from '../../../../../shared/errors/index.js';
+import { hasControllerReference, hasFinalizer, ownerReferenceTo, removeFinalizer, objectKey } from '../../../../../shared/kube/index.js';
 import { conditionOn } from '../../../engine/conditions.js';
 import { clone, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
 import type { ReconcileFn } from '../../../engine/runner.js';
 import { shortName } from '../../provisioning/importer.js';
+import { protectionHandler } from '../../protection.js';
+import { ignoreMissing } from '../../vm/handlers/deletion.js';
 import type { SnapshotDeps } from '../deps.js';
 import { snapshotChain } from '../parts.js';
 import { FROZEN_VM, agentConnected, stillNeededFrozen } from '../freeze.js';
@@ -54,32 +56,20 @@ export function vdSnapshotReconciler(d: SnapshotDeps): ReconcileFn {
 
 /** `vdsnapshot-cleanup` while it exists; on delete the VolumeSnapshot's protection goes (the garbage collector removes it). */
 function deletion(d: SnapshotDeps): Handler<VDSState> {
-  return {
+  return protectionHandler({
     name: 'deletion',
-    async handle(s, ctx): Promise<HandlerOutcome | void> {
-      const vds = s.obj;
-      const client = d.snapshots.clients.vdSnapshots;
-      const opts = { signal: ctx.signal };
-      if (vds.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(vds, Finalizer.vdSnapshotCleanup))
-          d.snapshots.caches.vdSnapshots.remember(await addFinalizer(client, vds, Finalizer.vdSnapshotCleanup, opts));
-        return;
-      }
+    finalizer: Finalizer.vdSnapshotCleanup,
+    client: d.snapshots.clients.vdSnapshots,
+    cache: d.snapshots.caches.vdSnapshots,
+    release: async (s: VDSState, ctx) => {
       s.status.phase = 'Terminating';
-      const vs = ownVolumeSnapshot(d, vds);
-      if (vs !== undefined && vds.status?.phase === 'InProgress') await thaw(d, s, ctx, vs);
-      if (vs !== undefined && hasFinalizer(vs, Finalizer.vdSnapshotProtection)) {
-        try {
-          await removeFinalizer(d.snapshots.clients.volumeSnapshots, vs, Finalizer.vdSnapshotProtection, opts);
-        } catch (err: unknown) {
-          if (!(err instanceof NotFoundError)) throw err;
-        }
-      }
-      if (hasFinalizer(vds, Finalizer.vdSnapshotCleanup)) await removeFinalizer(client, vds, Finalizer.vdSnapshotCleanup, opts);
-      s.gone = true;
-      return { stop: true };
+      const vs = ownVolumeSnapshot(d, s.obj);
+      if (vs === undefined) return;
+      if (s.obj.status?.phase === 'InProgress') await thaw(d, s, ctx, vs);
+      if (hasFinalizer(vs, Finalizer.vdSnapshotProtection))
+        await ignoreMissing(removeFinalizer(d.snapshots.clients.volumeSnapshots, vs, Finalizer.vdSnapshotProtection, { signal: ctx.signal }));
     },
-  };
+  });
 }
 
 /** Failed is final: the spec cannot change, so nothing would turn out differently. */

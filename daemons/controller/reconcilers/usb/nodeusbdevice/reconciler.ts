@@ -5,10 +5,11 @@
 import { NodeUSBDeviceCondition as N } from '../../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../../shared/api/finalizers.js';
 import type { NodeUSBDevice } from '../../../../../shared/api/resources/usb.js';
-import { addFinalizer, hasFinalizer, removeFinalizer } from '../../../../../shared/kube/index.js';
+import { hasFinalizer } from '../../../../../shared/kube/index.js';
 import { conditionOn, findCondition } from '../../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
 import type { ReconcileFn } from '../../../engine/runner.js';
+import { protectionHandler } from '../../protection.js';
 import { sameAttributes, usbDevicesOf } from '../attributes.js';
 import { UsbIndex, type UsbDeps, ownerRef, ignoreNotFound, ignoreExists, namespaceInScope, observed } from '../deps.js';
 
@@ -32,35 +33,37 @@ function nodeScope(deps: UsbDeps): Handler<NState> {
 }
 
 function nodeDeletion(deps: UsbDeps): Handler<NState> {
+  // Deleting removes the USBDevices it made; their own finalizers wait for the VMs.
+  const protection = protectionHandler({
+    name: 'deletion',
+    finalizer: Finalizer.nodeUSBDeviceCleanup,
+    client: deps.clients.nodeDevices,
+    cache: deps.caches.nodeDevices,
+    release: async (s: NState, ctx) => {
+      const nusb = s.obj;
+      for (const usb of deps.caches.usbDevices.byIndex(UsbIndex.usbDevicesByName, nusb.metadata.name ?? '')) {
+        if (usb.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === nusb.metadata.uid)) {
+          await deps.clients.usbDevices
+            .delete({ namespace: usb.metadata.namespace, name: usb.metadata.name ?? '' }, { signal: ctx.signal })
+            .catch(ignoreNotFound);
+        }
+      }
+    },
+  });
   return {
     name: 'deletion',
     async handle(s, ctx): Promise<HandlerOutcome | void> {
       const nusb = s.obj;
-      const opts = { signal: ctx.signal };
-      if (nusb.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(nusb, Finalizer.nodeUSBDeviceCleanup)) {
-          deps.caches.nodeDevices.remember(await addFinalizer(deps.clients.nodeDevices, nusb, Finalizer.nodeUSBDeviceCleanup, opts));
-          return;
-        }
-        // Unplugged: seen on a node (nodeName is set by the slice reconciler right after create) and
-        // absent from its slices now; looked up afresh, not from the last pass's Ready condition.
-        const unplugged = (nusb.status?.nodeName ?? '') !== '' && !presentOnNode(deps, nusb);
-        if (nusb.spec.assignedNamespace === '' && unplugged) {
-          ctx.log.info('unplugged and unassigned: deleting the NodeUSBDevice');
-          await deps.clients.nodeDevices.delete({ name: nusb.metadata.name ?? '' }, opts).catch(ignoreNotFound);
-          s.gone = true;
-          return { stop: true };
-        }
-        return;
+      if (nusb.metadata.deletionTimestamp !== undefined || !hasFinalizer(nusb, Finalizer.nodeUSBDeviceCleanup)) return protection.handle(s, ctx);
+      // Unplugged: seen on a node (nodeName is set by the slice reconciler right after create) and
+      // absent from its slices now; looked up afresh, not from the last pass's Ready condition.
+      const unplugged = (nusb.status?.nodeName ?? '') !== '' && !presentOnNode(deps, nusb);
+      if (nusb.spec.assignedNamespace === '' && unplugged) {
+        ctx.log.info('unplugged and unassigned: deleting the NodeUSBDevice');
+        await deps.clients.nodeDevices.delete({ name: nusb.metadata.name ?? '' }, { signal: ctx.signal }).catch(ignoreNotFound);
+        s.gone = true;
+        return { stop: true };
       }
-      for (const usb of deps.caches.usbDevices.byIndex(UsbIndex.usbDevicesByName, nusb.metadata.name ?? '')) {
-        if (usb.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === nusb.metadata.uid)) {
-          await deps.clients.usbDevices.delete({ namespace: usb.metadata.namespace, name: usb.metadata.name ?? '' }, opts).catch(ignoreNotFound);
-        }
-      }
-      if (hasFinalizer(nusb, Finalizer.nodeUSBDeviceCleanup)) await removeFinalizer(deps.clients.nodeDevices, nusb, Finalizer.nodeUSBDeviceCleanup, opts);
-      s.gone = true;
-      return { stop: true };
     },
   };
 }

@@ -8,10 +8,11 @@ import type { USBDevice } from '../../../../../shared/api/resources/usb.js';
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import { VMIndex } from '../../vm/state.js';
 import { usbipPortFree } from '../../../../../shared/api/usbip.js';
-import { addFinalizer, hasFinalizer, removeFinalizer, objectKey } from '../../../../../shared/kube/index.js';
+import { objectKey } from '../../../../../shared/kube/index.js';
 import { conditionOn, findCondition } from '../../../engine/conditions.js';
-import { clone, handlerChain, type Handler, type HandlerOutcome, type ReconcileState } from '../../../engine/reconciler.js';
+import { clone, handlerChain, type Handler, type ReconcileState } from '../../../engine/reconciler.js';
 import type { ReconcileFn } from '../../../engine/runner.js';
+import { protectionHandler } from '../../protection.js';
 import { claimTemplateSpec, CLAIM_SPEC_HASH_ANNOTATION, specHash } from '../attributes.js';
 import { type UsbDeps, ownerRef, ignoreNotFound, ignoreExists, observed } from '../deps.js';
 
@@ -19,26 +20,19 @@ type UStatus = NonNullable<USBDevice['status']>;
 type UState = ReconcileState<USBDevice, UStatus>;
 
 function usbDeletion(deps: UsbDeps): Handler<UState> {
-  return {
+  return protectionHandler({
     name: 'deletion',
-    async handle(s, ctx): Promise<HandlerOutcome | void> {
-      const opts = { signal: ctx.signal };
-      if (s.obj.metadata.deletionTimestamp === undefined) {
-        if (!hasFinalizer(s.obj, Finalizer.usbDeviceCleanup))
-          deps.caches.usbDevices.remember(await addFinalizer(deps.clients.usbDevices, s.obj, Finalizer.usbDeviceCleanup, opts));
-        return;
-      }
-      // VMs detach a deleted device themselves (removeresourceclaim); the finalizer waits for them.
+    finalizer: Finalizer.usbDeviceCleanup,
+    client: deps.clients.usbDevices,
+    cache: deps.caches.usbDevices,
+    // VMs detach a deleted device themselves (removeresourceclaim); the finalizer waits for them.
+    heldBy: (s: UState, ctx) => {
       const holders = vmsOf(deps, s.obj).filter((v) => attachedIn(v, s.obj.metadata.name ?? ''));
-      if (holders.length > 0) {
-        ctx.log.info({ vms: holders.map((v) => v.metadata.name) }, 'waiting for VMs to detach the device');
-        return { stop: true, requeueAfterMs: 1000 };
-      }
-      if (hasFinalizer(s.obj, Finalizer.usbDeviceCleanup)) await removeFinalizer(deps.clients.usbDevices, s.obj, Finalizer.usbDeviceCleanup, opts);
-      s.gone = true;
-      return { stop: true };
+      if (holders.length > 0) ctx.log.info({ vms: holders.map((v) => v.metadata.name) }, 'waiting for VMs to detach the device');
+      return holders.length > 0;
     },
-  };
+    heldRecheckMs: 1000,
+  });
 }
 
 function usbReady(deps: UsbDeps): Handler<UState> {
