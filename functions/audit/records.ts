@@ -83,18 +83,18 @@ export interface IntegrityRecord extends Heading<typeof RecordType.integrity>, C
 
 export type AuditRecord = ForbidRecord | VMRecord | ModuleRecord | IntegrityRecord;
 
+/** The first six keys of every record, in the contract's order (a spread keeps it). */
+function opening<T extends RecordTypeName>(h: Heading<T>, c: CommonFields): Heading<T> & Omit<CommonFields, 'operation_result'> {
+  return { type: h.type, level: h.level, name: h.name, datetime: c.datetime, uid: c.uid, request_subject: c.request_subject };
+}
+
 export function forbidRecord(
   h: Heading<typeof RecordType.forbidden>,
   c: CommonFields,
   f: Pick<ForbidRecord, 'is_admin' | 'source_ip' | 'forbid_reason'>,
 ): ForbidRecord {
   return {
-    type: h.type,
-    level: h.level,
-    name: h.name,
-    datetime: c.datetime,
-    uid: c.uid,
-    request_subject: c.request_subject,
+    ...opening(h, c),
     operation_result: c.operation_result,
     is_admin: f.is_admin,
     source_ip: f.source_ip,
@@ -118,12 +118,7 @@ export function unknownVMDetails(): VMDetails {
 
 export function vmRecord(h: Heading, c: CommonFields, actionType: string, d: VMDetails): VMRecord {
   return {
-    type: h.type,
-    level: h.level,
-    name: h.name,
-    datetime: c.datetime,
-    uid: c.uid,
-    request_subject: c.request_subject,
+    ...opening(h, c),
     action_type: actionType,
     node_network_address: d.node_network_address,
     virtual_machine_name: d.virtual_machine_name,
@@ -152,12 +147,7 @@ export function defaultModuleDetails(actionType: string): ModuleDetails {
 
 export function moduleRecord(h: Heading, c: CommonFields, d: ModuleDetails): ModuleRecord {
   return {
-    type: h.type,
-    level: h.level,
-    name: h.name,
-    datetime: c.datetime,
-    uid: c.uid,
-    request_subject: c.request_subject,
+    ...opening(h, c),
     operation_result: c.operation_result,
     action_type: d.action_type,
     component: d.component,
@@ -171,12 +161,7 @@ export function moduleRecord(h: Heading, c: CommonFields, d: ModuleDetails): Mod
 
 export function integrityRecord(h: Heading<typeof RecordType.integrity>, c: CommonFields, d: IntegrityDetails): IntegrityRecord {
   return {
-    type: h.type,
-    level: h.level,
-    name: h.name,
-    datetime: c.datetime,
-    uid: c.uid,
-    request_subject: c.request_subject,
+    ...opening(h, c),
     operation_result: c.operation_result,
     object_type: 'Virtual machine configuration',
     virtual_machine_name: d.virtual_machine_name,
