@@ -15,15 +15,15 @@ import {
   applyComponentRbac,
   itNeedsEveryRuleAndNothingMore,
   describeRequest,
-  isResourceRequest,
   loadComponentRbac,
   requestsMadeBy,
   serviceAccountClient,
-  whoAmI,
   type ApiRequest,
   type ComponentRbac,
   type SeenRequest,
   applyYaml,
+  itActsAsItsServiceAccount,
+  everyListWatched,
 } from './component-rbac.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 
@@ -95,23 +95,8 @@ afterAll(async () => {
   await kubectl(['delete', 'modules.deckhouse.io,moduleconfigs.deckhouse.io', module, '--ignore-not-found']);
 });
 
-/** Every informer lists, then watches: wait until the log shows a watch for every list. */
-function everyListWatched(seen: readonly SeenRequest[]): boolean {
-  const resources = (verb: string): string[] =>
-    seen
-      .map((s) => s.request)
-      .filter((r) => r.verb === verb && isResourceRequest(r))
-      .map((r) => JSON.stringify({ ...r, verb: '' }));
-  const watched = new Set(resources('watch'));
-  return resources('list').every((r) => watched.has(r));
-}
-
 describe('the audit enrichment with only the audit ServiceAccount rights', () => {
-  it('acts as the audit ServiceAccount', async () => {
-    const me = await whoAmI(kube);
-    expect(me.username).toBe('system:serviceaccount:d8-virtualization:audit');
-    expect(me.groups).toEqual(expect.arrayContaining([...rbac.groups]));
-  });
+  itActsAsItsServiceAccount('audit', () => ({ kube, rbac }));
 
   it('syncs every informer, finds every kind of object and answers the admin check, refused nothing', async () => {
     const since = Date.now();

@@ -172,6 +172,27 @@ export async function requestsMadeBy(kube: KubeClient, rbac: ComponentRbac, sinc
   return [...seen.values()].map(({ request, codes }) => ({ request, codes: [...codes].sort() }));
 }
 
+/** Every informer lists, then watches: whether the log shows a watch for every list. */
+export function everyListWatched(seen: readonly SeenRequest[]): boolean {
+  const resources = (verb: string): string[] =>
+    seen
+      .map((s) => s.request)
+      .filter((r) => r.verb === verb && isResourceRequest(r))
+      .map((r) => JSON.stringify({ ...r, verb: '' }));
+  const watched = new Set(resources('watch'));
+  return resources('list').every((r) => watched.has(r));
+}
+
+/** The first test of a component's file: its client acts as the install's ServiceAccount `name`, with that account's groups. */
+export function itActsAsItsServiceAccount(name: string, subject: () => { readonly kube: KubeClient; readonly rbac: ComponentRbac }): void {
+  it(`acts as the ${name} ServiceAccount`, async () => {
+    const { kube, rbac } = subject();
+    const me = await whoAmI(kube);
+    expect(me.username).toBe(`system:serviceaccount:d8-virtualization:${name}`);
+    expect(me.groups).toEqual(expect.arrayContaining([...rbac.groups]));
+  });
+}
+
 /** Would the apiserver allow the ServiceAccount this request? (SubjectAccessReview, as admin.) */
 export async function isAllowed(admin: KubeClient, rbac: ComponentRbac, r: ApiRequest): Promise<boolean> {
   const attributes = isResourceRequest(r)

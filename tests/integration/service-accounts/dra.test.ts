@@ -24,9 +24,9 @@ import {
   isResourceRequest,
   requestsMadeBy,
   serviceAccountClient,
-  whoAmI,
   type ApiRequest,
   type ComponentRbac,
+  itActsAsItsServiceAccount,
 } from './component-rbac.js';
 
 const admin = new KubeClient(newKubeConfig());
@@ -71,10 +71,7 @@ afterAll(async () => {
 });
 
 describe('virtualization-dra with only its ServiceAccount rights', () => {
-  it('acts as the dra ServiceAccount', async () => {
-    const me = await whoAmI(kube);
-    expect(me.username).toBe('system:serviceaccount:d8-virtualization:dra');
-  });
+  itActsAsItsServiceAccount('dra', () => ({ kube, rbac }));
 
   it('publishes, prepares and unprepares a claim, removes its slices, refused nothing', async () => {
     const since = Date.now();

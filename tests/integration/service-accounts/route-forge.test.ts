@@ -24,10 +24,11 @@ import {
   isResourceRequest,
   requestsMadeBy,
   serviceAccountClient,
-  whoAmI,
   type ApiRequest,
   type ComponentRbac,
   type SeenRequest,
+  itActsAsItsServiceAccount,
+  everyListWatched,
 } from './component-rbac.js';
 
 const id = randomBytes(3).toString('hex');
@@ -70,23 +71,8 @@ afterAll(async () => {
   cluster.close();
 });
 
-/** Every informer lists, then watches: wait until the log shows a watch for every list. */
-function everyListWatched(seen: readonly SeenRequest[]): boolean {
-  const resources = (verb: string): string[] =>
-    seen
-      .map((s) => s.request)
-      .filter((r) => r.verb === verb && isResourceRequest(r))
-      .map((r) => JSON.stringify({ ...r, verb: '' }));
-  const watched = new Set(resources('watch'));
-  return resources('list').every((r) => watched.has(r));
-}
-
 describe('vm-route-forge with only its ServiceAccount rights', () => {
-  it('acts as the route-forge ServiceAccount', async () => {
-    const me = await whoAmI(kube);
-    expect(me.username).toBe('system:serviceaccount:d8-virtualization:route-forge');
-    expect(me.groups).toEqual(expect.arrayContaining([...rbac.groups]));
-  });
+  itActsAsItsServiceAccount('route-forge', () => ({ kube, rbac }));
 
   it('syncs its informers cluster-wide and routes a VM, refused nothing', async () => {
     const since = Date.now();

@@ -25,9 +25,9 @@ import {
   requestsMadeBy,
   rolesOf,
   serviceAccountClient,
-  whoAmI,
   type ApiRequest,
   type ComponentRbac,
+  itActsAsItsServiceAccount,
 } from './component-rbac.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { readFile } from 'node:fs/promises';
@@ -74,9 +74,7 @@ async function review(path: string, spec: object): Promise<{ status?: Record<str
 }
 
 describe('the subresources API ServiceAccount', () => {
-  it('acts as the subresources ServiceAccount', async () => {
-    expect((await whoAmI(kube)).username).toBe('system:serviceaccount:d8-virtualization:subresources');
-  });
+  itActsAsItsServiceAccount('subresources', () => ({ kube, rbac }));
 
   it('delegates authentication and authorization and reads the front-proxy CA, refused nothing', async () => {
     const since = Date.now();
