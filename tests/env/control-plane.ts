@@ -309,8 +309,7 @@ export async function startControlPlane(binDir: string, workDir: string, opts: C
  * client certificate in system:masters; the service-account key signs tokens for the token
  * controller. Ready when its /healthz answers (self-signed serving certificate in its work dir).
  */
-/** kube-controller-manager (every controller, no leader election) against the apiserver of `kubeconfig`; resolves once it is healthy. */
-export async function startControllerManager(opts: {
+export function startControllerManager(opts: {
   binDir: string;
   workDir: string;
   kubeconfig: string;
@@ -318,61 +317,43 @@ export async function startControllerManager(opts: {
   rootCa: string;
   detached?: boolean;
 }): Promise<LoggedProcess> {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const logPath = join(opts.workDir, `kube-controller-manager-${attempt}.log`);
-    const proc = spawnLogged(
-      'kube-controller-manager',
-      join(opts.binDir, 'kube-controller-manager'),
-      [
-        `--kubeconfig=${opts.kubeconfig}`,
-        `--authentication-kubeconfig=${opts.kubeconfig}`,
-        `--authorization-kubeconfig=${opts.kubeconfig}`,
-        '--leader-elect=false',
-        '--bind-address=127.0.0.1',
-        `--secure-port=${port}`,
-        `--cert-dir=${join(opts.workDir, 'kcm-certs')}`,
-        `--service-account-private-key-file=${opts.saKey}`,
-        `--root-ca-file=${opts.rootCa}`,
-        '--use-service-account-credentials=false',
-        '--controllers=*',
-        // Fast enough for tests to see deletions follow promptly; the defaults are tuned for big clusters.
-        '--concurrent-gc-syncs=10',
-        '--concurrent-namespace-syncs=5',
-        '--namespace-sync-period=1m',
-        '--profiling=false',
-        '--v=1',
-      ],
-      logPath,
-      { detached: opts.detached === true },
-    );
-    try {
-      await waitFor('kube-controller-manager /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
-        timeoutMs: START_TIMEOUT_MS,
-        intervalMs: 200,
-        abortIf: () => (proc.hasExited() ? `kube-controller-manager exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
-      });
-      return proc;
-    } catch (err: unknown) {
-      await proc.kill();
-      if (attempt < PORT_ATTEMPTS && logShowsPortInUse(logPath)) continue;
-      throw err;
-    }
-  }
+  return startKubeComponent('kube-controller-manager', 'kcm-certs', opts, [
+    `--service-account-private-key-file=${opts.saKey}`,
+    `--root-ca-file=${opts.rootCa}`,
+    '--use-service-account-credentials=false',
+    '--controllers=*',
+    // Fast enough for tests to see deletions follow promptly; the defaults are tuned for big clusters.
+    '--concurrent-gc-syncs=10',
+    '--concurrent-namespace-syncs=5',
+    '--namespace-sync-period=1m',
+  ]);
 }
 
 /**
  * kube-scheduler with its defaults (one instance, no leader election), so that pods are placed on
  * nodes. Ready when its /healthz answers (self-signed serving certificate in its work dir).
  */
-/** kube-scheduler against the apiserver of `kubeconfig` (no leader election); resolves once it is healthy. */
-export async function startScheduler(opts: { binDir: string; workDir: string; kubeconfig: string; detached?: boolean }): Promise<LoggedProcess> {
+export function startScheduler(opts: { binDir: string; workDir: string; kubeconfig: string; detached?: boolean }): Promise<LoggedProcess> {
+  return startKubeComponent('kube-scheduler', 'scheduler-certs', opts, []);
+}
+
+/**
+ * One of the control plane's Go components (`binary` in binDir) against the apiserver of `kubeconfig`,
+ * without leader election, serving /healthz on a free loopback port; resolves once that answers 200.
+ * A port taken meanwhile (seen in its log) is retried on another one.
+ */
+async function startKubeComponent(
+  binary: 'kube-controller-manager' | 'kube-scheduler',
+  certDir: string,
+  opts: { binDir: string; workDir: string; kubeconfig: string; detached?: boolean },
+  extraArgs: readonly string[],
+): Promise<LoggedProcess> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const logPath = join(opts.workDir, `kube-scheduler-${attempt}.log`);
+    const logPath = join(opts.workDir, `${binary}-${attempt}.log`);
     const proc = spawnLogged(
-      'kube-scheduler',
-      join(opts.binDir, 'kube-scheduler'),
+      binary,
+      join(opts.binDir, binary),
       [
         `--kubeconfig=${opts.kubeconfig}`,
         `--authentication-kubeconfig=${opts.kubeconfig}`,
@@ -380,7 +361,8 @@ export async function startScheduler(opts: { binDir: string; workDir: string; ku
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${port}`,
-        `--cert-dir=${join(opts.workDir, 'scheduler-certs')}`,
+        `--cert-dir=${join(opts.workDir, certDir)}`,
+        ...extraArgs,
         '--profiling=false',
         '--v=1',
       ],
@@ -388,10 +370,10 @@ export async function startScheduler(opts: { binDir: string; workDir: string; ku
       { detached: opts.detached === true },
     );
     try {
-      await waitFor('kube-scheduler /healthz', async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
+      await waitFor(`${binary} /healthz`, async () => (await httpsStatus(`https://127.0.0.1:${port}/healthz`, '', true)) === 200, {
         timeoutMs: START_TIMEOUT_MS,
         intervalMs: 200,
-        abortIf: () => (proc.hasExited() ? `kube-scheduler exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
+        abortIf: () => (proc.hasExited() ? `${binary} exited early (log ${logPath}):\n${tailLog(logPath)}` : undefined),
       });
       return proc;
     } catch (err: unknown) {
