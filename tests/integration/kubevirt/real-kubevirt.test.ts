@@ -23,7 +23,7 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { vm as vmOf, vmClass as classOf } from '../controller/builders.js';
-import { INTERNAL, KUBEVIRT_NAMESPACE, kubeVirtConfig, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
+import { INTERNAL, dropBpfBridgeBinding, kubeVirtConfig, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
 
 let kv: RealKubeVirt;
 const NS = 'vms';
@@ -171,22 +171,7 @@ describe('upstream KubeVirt v1.6.0 through the api-rewriter', () => {
     const config = kubeVirtConfig();
     const network = config.spec.configuration['network'] as { binding: Record<string, unknown> };
     expect(Object.keys(network.binding)).toContain('bpfbridge');
-    await kv.ok([
-      'patch',
-      `internalvirtualizationkubevirts.${INTERNAL}`,
-      'config',
-      '-n',
-      KUBEVIRT_NAMESPACE,
-      '--type=json',
-      '-p',
-      JSON.stringify([{ op: 'remove', path: '/spec/configuration/network/binding/bpfbridge' }]),
-    ]);
-    const rv = (
-      JSON.parse(await kv.ok(['get', `internalvirtualizationkubevirts.${INTERNAL}`, 'config', '-n', KUBEVIRT_NAMESPACE, '-o', 'json'])) as {
-        metadata: { resourceVersion: string };
-      }
-    ).metadata.resourceVersion;
-    await waitFor('virt-controller to read the new configuration', () => kv.controllerLog().includes(`resource version '${rv}'`), { timeoutMs: 60_000 });
+    await dropBpfBridgeBinding(kv, 60_000);
 
     const made = await create(internalVM('nobinding'));
     expect(made.stderr).toBe('');

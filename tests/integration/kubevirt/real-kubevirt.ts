@@ -39,6 +39,14 @@ export interface RealKubeVirt {
   stop(): Promise<void>;
 }
 
+/** Edits KubeVirt's configuration by hand to drop the bpfbridge binding, and waits until virt-controller has read that version. */
+export async function dropBpfBridgeBinding(kv: RealKubeVirt, timeoutMs: number): Promise<void> {
+  const config = [`internalvirtualizationkubevirts.${INTERNAL}`, 'config', '-n', KUBEVIRT_NAMESPACE];
+  await kv.ok(['patch', ...config, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/configuration/network/binding/bpfbridge' }])]);
+  const rv = (JSON.parse(await kv.ok(['get', ...config, '-o', 'json'])) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  await waitFor('virt-controller to read the new configuration', () => kv.controllerLog().includes(`resource version '${rv}'`), { timeoutMs });
+}
+
 /** The install's KubeVirt configuration object, moved to KubeVirt's namespace here. */
 export function kubeVirtConfig(): Record<string, unknown> & { metadata: { namespace: string }; spec: { configuration: Record<string, unknown> } } {
   const doc = parseYaml(readFileSync(KUBEVIRT_CONFIG_FILE, 'utf8')) as ReturnType<typeof kubeVirtConfig>;

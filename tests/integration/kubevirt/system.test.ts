@@ -22,7 +22,7 @@ import { getTestEnv } from '../../env/index.js';
 import type { LoggedProcess } from '../../env/process.js';
 import { vm as vmOf, vmop } from '../controller/builders.js';
 import { startTestController, type Scope, type TestController } from '../controller/fixtures.js';
-import { INTERNAL, KUBEVIRT_NAMESPACE, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
+import { INTERNAL, dropBpfBridgeBinding, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
 import { seedUserSide } from './seed.js';
 
 const CIDR = '10.66.0.0/24';
@@ -141,22 +141,7 @@ describe('our VMs on upstream KubeVirt v1.6.0, the simulator only as node agent'
   }, 420_000);
 
   it('never runs a VM while KubeVirt lacks the bpfbridge binding, and says why', async () => {
-    await kv.ok([
-      'patch',
-      `internalvirtualizationkubevirts.${INTERNAL}`,
-      'config',
-      '-n',
-      KUBEVIRT_NAMESPACE,
-      '--type=json',
-      '-p',
-      JSON.stringify([{ op: 'remove', path: '/spec/configuration/network/binding/bpfbridge' }]),
-    ]);
-    const rv = (
-      JSON.parse(await kv.ok(['get', `internalvirtualizationkubevirts.${INTERNAL}`, 'config', '-n', KUBEVIRT_NAMESPACE, '-o', 'json'])) as {
-        metadata: { resourceVersion: string };
-      }
-    ).metadata.resourceVersion;
-    await waitFor('virt-controller to read the new configuration', () => kv.controllerLog().includes(`resource version '${rv}'`), WAIT);
+    await dropBpfBridgeBinding(kv, WAIT.timeoutMs);
     await c.vms.create(vmOf(scope, 'nobinding', className, { blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: imageName }] }));
     const condition = await waitFor(
       'the VMI to say why it has no pod',
