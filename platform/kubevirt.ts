@@ -16,7 +16,7 @@
  * service-account file it does not have, and falls back to that name.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { join } from 'node:path';
 import { load as parseYaml } from 'js-yaml';
@@ -65,6 +65,22 @@ export async function planKubeVirt(dir: string): Promise<KubeVirtPlan> {
   ]);
   const ports = { virtApi: await freePort(), console: await freePort(), controller: await freePort(), webhookProxy: await freePort() };
   return { caPath: ca.certPath, caPem: readFileSync(ca.certPath, 'utf8'), virtApiCert, webhookProxyCert, handlerClientCert, controllerCert, ports };
+}
+
+/** Write a kubeconfig whose server is the api-rewriter's proxy at `proxyUrl` (no credentials: the proxy uses its own). */
+export async function writeRewriterKubeconfig(path: string, proxyUrl: string): Promise<string> {
+  await writeFile(
+    path,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'rewriter', cluster: { server: proxyUrl } }],
+      users: [{ name: 'none', user: {} }],
+      contexts: [{ name: 'rewriter', context: { cluster: 'rewriter', user: 'none' } }],
+      'current-context': 'rewriter',
+    }),
+  );
+  return path;
 }
 
 /** The api-rewriter's webhook proxy settings: it serves on its own certificate and forwards to virt-api. */

@@ -123,6 +123,7 @@ async function main(argv: readonly string[]): Promise<number> {
         logDir: workDir,
         uptimeMs: Date.now() - t0,
         units: Object.fromEntries(Object.entries(ready.units).map(([n, p]) => [n, !p.hasExited()])),
+        ...(ready.kubevirt !== undefined ? { kubevirt: ready.kubevirt } : {}),
       }),
     });
     view.start();
