@@ -6,6 +6,7 @@ import { deepEqual, mergeDiff } from '../../../engine/merge-diff.js';
 import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
 import { pendingChanges, type PendingChange } from '../changes.js';
 import { LAST_APPLIED_CLASS_SPEC, LAST_APPLIED_SPEC, buildInternalVM } from '../kvvm/build.js';
+import { withKubeVirtDefaults } from '../kvvm/kubevirt-defaults.js';
 import { runStrategyFor, type RunPolicy } from '../power.js';
 import { fingerprint, isRefusal, RefusalBackoff, refusalMessage } from '../refusal.js';
 import { condition, dropCondition, type VMState } from '../state.js';
@@ -39,7 +40,8 @@ export function syncKvvmHandler(
         vmiExists: s.kvvmi !== undefined,
         previousRunPolicy: applied?.['runPolicy'] as RunPolicy | undefined,
       });
-      const desired = buildInternalVM({ vm: s.obj, vmClass: s.vmClass, devices: s.devices, ipAddress: s.ipAddress, runStrategy });
+      const built = buildInternalVM({ vm: s.obj, vmClass: s.vmClass, devices: s.devices, ipAddress: s.ipAddress, runStrategy });
+      const desired = withKubeVirtDefaults(built, kvvm);
       const print = fingerprint(desired);
       const waiting = refusals.waiting(s.key, print);
       if (waiting !== undefined) {
