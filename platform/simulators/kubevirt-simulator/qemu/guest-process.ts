@@ -12,7 +12,7 @@ import { guestFiles, qemuArgs, type Accel, type GuestPlan } from './plan.js';
 
 export interface AgentReport {
   readonly osInfo: Record<string, string>;
-  readonly interfaces: readonly { name: string; 'ip-addresses'?: { 'ip-address': string }[] }[];
+  readonly interfaces: readonly { name: string; 'hardware-address'?: string; 'ip-addresses'?: { 'ip-address': string }[] }[];
 }
 
 export type GuestFailure = { reason: 'NoBootableDevice'; message: string } | { reason: 'GuestExited'; message: string };
@@ -73,6 +73,16 @@ export class QemuGuest {
 
   get running(): boolean {
     return this.exit === undefined;
+  }
+
+  /** How QEMU ended (undefined while it runs): code 0 without a signal is a guest that powered itself off. */
+  get exitStatus(): { code: number | null; signal: string | null } | undefined {
+    return this.exit;
+  }
+
+  /** The VNC server's unix socket (RFB). */
+  get vncSocket(): string {
+    return guestFiles(this.dir).vnc;
   }
 
   /** The serial console's unix socket (one client at a time, as QEMU's socket chardev serves it). */
