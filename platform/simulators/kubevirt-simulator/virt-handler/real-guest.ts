@@ -101,18 +101,17 @@ async function startGuest(ctx: StepContext, guests: GuestBackend, vmi: VMI, pods
 }
 
 async function watchGuest(ctx: StepContext, guests: GuestBackend, vmi: VMI, guest: QemuGuest): Promise<void> {
-  const failure = await guest.failure();
-  if (failure?.reason === 'GuestExited') {
-    const exit = guest.exitStatus;
-    const poweredOff = exit?.code === 0 && exit.signal === null;
-    ctx.log.info(
-      { vm: keyOf(vmi), exit, message: failure.message },
-      poweredOff ? 'the guest powered itself off' : 'QEMU ended under a running guest: the guest failed',
-    );
+  const exit = guest.exitStatus;
+  if (exit !== undefined) {
+    // Before the firmware's log: a guest with nothing to boot can still have its QEMU killed.
+    const poweredOff = exit.code === 0 && exit.signal === null;
+    const message = (await guest.failure())?.message;
+    ctx.log.info({ vm: keyOf(vmi), exit, message }, poweredOff ? 'the guest powered itself off' : 'QEMU ended under a running guest: the guest failed');
     await guests.end(vmi.metadata.uid ?? '', 0);
     await patch(ctx, vmi, { phase: poweredOff ? 'Succeeded' : 'Failed', ...(poweredOff ? {} : { reason: 'GuestCrashed' }) });
     return;
   }
+  const failure = await guest.failure();
   const conditions = vmi.status?.conditions ?? [];
   if (failure?.reason === 'NoBootableDevice') {
     if (conditions.some((c) => c.type === GUEST_BOOTABLE_CONDITION && c.status === 'False')) return;
