@@ -156,7 +156,16 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
       {
         name: 'kubevirt-simulator',
         entry: 'platform/simulators/kubevirt-simulator/main.ts',
-        env: { KUBECONFIG: simulatorKc, LAUNCHER_PODS: 'true', GUEST_BOOT_DELAY: '1s', MIGRATION_DELAY: '2s', ...virtApi.simulator },
+        env: {
+          KUBECONFIG: simulatorKc,
+          LAUNCHER_PODS: 'true',
+          GUEST_BOOT_DELAY: '1s',
+          MIGRATION_DELAY: '2s',
+          // Real guests (QEMU processes) by default where QEMU is installed; --guests decides.
+          QEMU_GUESTS: { auto: 'auto', qemu: 'on', simulated: 'off' }[flags.guests],
+          GUEST_WORK_DIR: join(workDir, 'guests'),
+          ...virtApi.simulator,
+        },
         ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),
       },
       {

@@ -26,6 +26,7 @@ import { simulatorClients } from '../../../platform/simulators/kubevirt-simulato
 import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import { freshNamespace, newKubeConfig } from '../../env/index.js';
+import { rfbFrame, type RfbFrame } from './rfb-frame.js';
 
 const qemu = await findQemu();
 const suite = qemu === undefined ? describe.skip : describe;
@@ -209,52 +210,13 @@ async function consoleUntil(url: string, pattern: RegExp): Promise<string> {
   }
 }
 
-/** One full frame through the vnc WebSocket (RFB 3.8, security None, Raw): its size and how many pixel values it has. */
-async function vncFrame(url: string): Promise<{ width: number; height: number; distinctPixels: number }> {
+/** One full frame through the vnc WebSocket. */
+async function vncFrame(url: string): Promise<RfbFrame> {
   const ws = await openSocket(url);
   let got = Buffer.alloc(0);
   ws.on('message', (b: Buffer) => (got = Buffer.concat([got, b])));
-  const have = (n: number): Promise<true> => waitFor(`${n} RFB bytes`, () => got.length >= n, { timeoutMs: 30_000, intervalMs: 20 });
   try {
-    await have(12);
-    ws.send(Buffer.from('RFB 003.008\n', 'latin1'));
-    await have(13);
-    const types = [...got.subarray(13, 13 + got[12])];
-    expect(types).toContain(1);
-    ws.send(Buffer.from([1]));
-    await have(13 + types.length + 4);
-    let at = 13 + types.length;
-    expect(got.readUInt32BE(at)).toBe(0);
-    at += 4;
-    ws.send(Buffer.from([1])); // ClientInit: shared
-    await have(at + 24);
-    const width = got.readUInt16BE(at);
-    const height = got.readUInt16BE(at + 2);
-    const bpp = got[at + 4] / 8;
-    at += 24 + got.readUInt32BE(at + 20);
-    // SetEncodings [Raw], then a full update request.
-    ws.send(Buffer.from([2, 0, 0, 1, 0, 0, 0, 0]));
-    const req = Buffer.alloc(10);
-    req.writeUInt8(3, 0);
-    req.writeUInt16BE(width, 6);
-    req.writeUInt16BE(height, 8);
-    ws.send(req);
-    await have(at + 4);
-    expect(got[at]).toBe(0); // FramebufferUpdate
-    const rects = got.readUInt16BE(at + 2);
-    at += 4;
-    const pixels = new Set<string>();
-    for (let r = 0; r < rects; r++) {
-      await have(at + 12);
-      const w = got.readUInt16BE(at + 4);
-      const h = got.readUInt16BE(at + 6);
-      expect(got.readInt32BE(at + 8)).toBe(0);
-      at += 12;
-      await have(at + w * h * bpp);
-      for (let p = 0; p < w * h && pixels.size < 16; p++) pixels.add(got.subarray(at + p * bpp, at + (p + 1) * bpp).toString('hex'));
-      at += w * h * bpp;
-    }
-    return { width, height, distinctPixels: pixels.size };
+    return await rfbFrame({ send: (b) => ws.send(b), received: () => got });
   } finally {
     ws.close();
   }
