@@ -127,7 +127,8 @@ async function watchGuest(ctx: StepContext, guests: GuestBackend, vmi: VMI, gues
     return;
   }
   const status = agentStatus(vmi, report);
-  if (connected && JSON.stringify(status.guestOSInfo) === JSON.stringify(vmi.status?.guestOSInfo ?? {})) return;
+  const reported = vmi.status?.guestOSInfo ?? {};
+  if (connected && Object.entries(status.guestOSInfo).every(([k, v]) => reported[k] === v)) return;
   ctx.log.info({ vm: keyOf(vmi), os: status.guestOSInfo.prettyName }, 'the guest agent answers');
   await patch(ctx, vmi, { ...status, conditions: withConditions(conditions, [{ type: 'AgentConnected', status: 'True' }]) });
 }
