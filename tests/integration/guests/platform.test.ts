@@ -3,7 +3,8 @@
  * HTTP into DVCR, fills a VirtualDisk from it and boots the VM from that disk on a QEMU process. The
  * user then reads the login prompt with `d8v console` (through the apiserver, our subresources API and
  * the virt-api stand-in to the guest's serial console), sees a non-blank screen through `d8v vnc`,
- * stops the VM with `d8v stop`, and the QEMU process is gone. Skipped where QEMU is not installed.
+ * lets the VM be stopped (runPolicy AlwaysOnUnlessStoppedManually) and stops it with `d8v stop`, and
+ * the QEMU process is gone. Skipped where QEMU is not installed.
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -12,6 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { KubeClient } from '../../../shared/kube/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { findQemu } from '../../../platform/simulators/kubevirt-simulator/qemu/backend.js';
@@ -106,10 +108,28 @@ suite('npm start with real QEMU guests', () => {
       vnc.kill('SIGINT');
     }
 
-    // d8v stop: the guest powers down and its QEMU process is gone (runPolicy AlwaysOn may start a new one later).
+    // d8v stop (after the user lets the VM be stopped: Stop is not applicable under runPolicy AlwaysOn):
+    // the guest powers down and its QEMU process is gone.
+    const kube = KubeClient.fromSource({ kubeconfigPath: kubeconfig });
+    try {
+      await kube.rest.request({
+        method: 'PATCH',
+        path: '/apis/virtualization.deckhouse.io/v1alpha2/namespaces/demo/virtualmachines/demo-vm',
+        what: 'let the demo VM be stopped',
+        body: { spec: { runPolicy: 'AlwaysOnUnlessStoppedManually' } },
+        contentType: 'application/merge-patch+json',
+      });
+    } finally {
+      kube.close();
+    }
     const [pid] = qemuPidsOf('demo/demo-vm');
-    const stop = spawn(process.execPath, [D8V, 'stop', 'demo-vm', '-n', 'demo', '--kubeconfig', kubeconfig], { stdio: 'ignore' });
-    expect(await new Promise((resolve) => stop.once('exit', resolve))).toBe(0);
+    const stop = spawn(process.execPath, [D8V, 'stop', 'demo-vm', '-n', 'demo', '--kubeconfig', kubeconfig], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stopOut = '';
+    stop.stdout.setEncoding('utf8').on('data', (o: string) => (stopOut += o));
+    stop.stderr.setEncoding('utf8').on('data', (o: string) => (stopOut += o));
+    const stopCode = await new Promise((resolve) => stop.once('exit', resolve));
+    expect({ stopCode, stopOut: stopCode === 0 ? '' : stopOut }).toEqual({ stopCode: 0, stopOut: '' });
     await waitFor('the QEMU process gone', () => !qemuPidsOf('demo/demo-vm').includes(pid ?? 0), { timeoutMs: 60_000 });
+    expect(qemuPidsOf('demo/demo-vm')).toEqual([]);
   }, 900_000);
 });
