@@ -18,6 +18,8 @@ export interface AgentReport {
 export type GuestFailure = { reason: 'NoBootableDevice'; message: string } | { reason: 'GuestExited'; message: string };
 
 const NO_BOOT = 'No bootable device';
+/** How many late answers of earlier exchanges a guest-sync skips before it gives up. */
+const STALE_ANSWERS = 16;
 
 async function readOr(path: string): Promise<string> {
   return readFile(path, 'utf8').catch(() => '');
@@ -118,8 +120,11 @@ export class QemuGuest {
     try {
       this.agent ??= await JsonLinesClient.connect(guestFiles(this.dir).agent, 'guest agent');
       const id = this.syncId++;
-      // guest-sync first: an answer left over from an earlier, timed-out exchange is skipped.
-      if ((await this.agent.execute('guest-sync', { id }, timeoutMs)) !== id) throw new Error('guest-sync out of step');
+      // guest-sync first: answers left over from earlier, timed-out exchanges (the guest answers them
+      // late, to whoever is connected then) come before ours and are skipped.
+      let synced = await this.agent.execute('guest-sync', { id }, timeoutMs);
+      for (let stale = 0; synced !== id && stale < STALE_ANSWERS; stale++) synced = ((await this.agent.next(timeoutMs)) as { return?: unknown }).return;
+      if (synced !== id) throw new Error('guest-sync out of step');
       const osInfo = (await this.agent.execute('guest-get-osinfo', undefined, timeoutMs)) as Record<string, string>;
       const interfaces = (await this.agent.execute('guest-network-get-interfaces', undefined, timeoutMs)) as AgentReport['interfaces'];
       return { osInfo, interfaces };

@@ -29,6 +29,8 @@ type VMI = InternalVirtualMachineInstance;
 
 /** How often a running guest is looked at (process, firmware log, guest agent). */
 export const WATCH_MS = 2000;
+/** How long one guest agent command may take (a TCG guest on a busy machine answers slowly). */
+const AGENT_TIMEOUT_MS = 5000;
 /** The instance annotation that says how the guest runs here (accelerator, memory given and asked). */
 export const GUEST_ANNOTATION = 'kubevirt-simulator.local/guest';
 
@@ -120,7 +122,7 @@ async function watchGuest(ctx: StepContext, guests: GuestBackend, vmi: VMI, gues
     await patch(ctx, vmi, { conditions: withConditions(conditions, [noBoot]) });
     return;
   }
-  const report = await guest.agentReport(1500);
+  const report = await guest.agentReport(AGENT_TIMEOUT_MS);
   const connected = conditions.some((c) => c.type === 'AgentConnected' && c.status === 'True');
   if (report === undefined) {
     if (connected) await patch(ctx, vmi, { conditions: conditions.filter((c) => c.type !== 'AgentConnected') });
