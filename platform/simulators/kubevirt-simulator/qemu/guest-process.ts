@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import type { Logger } from '../../../../shared/log/index.js';
-import { JsonLinesClient } from './json-lines.js';
+import { JsonLinesClient, JsonLinesError } from './json-lines.js';
 import { guestFiles, qemuArgs, type Accel, type GuestPlan } from './plan.js';
 
 export interface AgentReport {
@@ -23,6 +23,17 @@ const STALE_ANSWERS = 16;
 
 async function readOr(path: string): Promise<string> {
   return readFile(path, 'utf8').catch(() => '');
+}
+
+/**
+ * The guest agent's guest-sync: answers left over from earlier, timed-out exchanges (the guest
+ * answers them late, to whoever is connected then) come before ours and are skipped; more than
+ * `STALE_ANSWERS` of them, or none with our id, is an error.
+ */
+export async function guestSync(agent: JsonLinesClient, id: number, timeoutMs: number): Promise<void> {
+  let synced = await agent.execute('guest-sync', { id }, timeoutMs);
+  for (let stale = 0; synced !== id && stale < STALE_ANSWERS; stale++) synced = ((await agent.next(timeoutMs)) as { return?: unknown }).return;
+  if (synced !== id) throw new JsonLinesError(`guest agent: guest-sync ${id} out of step (answered ${JSON.stringify(synced)})`);
 }
 
 export class QemuGuest {
@@ -120,11 +131,7 @@ export class QemuGuest {
     try {
       this.agent ??= await JsonLinesClient.connect(guestFiles(this.dir).agent, 'guest agent');
       const id = this.syncId++;
-      // guest-sync first: answers left over from earlier, timed-out exchanges (the guest answers them
-      // late, to whoever is connected then) come before ours and are skipped.
-      let synced = await this.agent.execute('guest-sync', { id }, timeoutMs);
-      for (let stale = 0; synced !== id && stale < STALE_ANSWERS; stale++) synced = ((await this.agent.next(timeoutMs)) as { return?: unknown }).return;
-      if (synced !== id) throw new Error('guest-sync out of step');
+      await guestSync(this.agent, id, timeoutMs);
       const osInfo = (await this.agent.execute('guest-get-osinfo', undefined, timeoutMs)) as Record<string, string>;
       const interfaces = (await this.agent.execute('guest-network-get-interfaces', undefined, timeoutMs)) as AgentReport['interfaces'];
       return { osInfo, interfaces };
