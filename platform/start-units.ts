@@ -169,6 +169,9 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
           LAUNCHER_PODS: 'true',
           GUEST_BOOT_DELAY: '1s',
           MIGRATION_DELAY: '2s',
+          // Real guests (QEMU processes) by default where QEMU is installed; --guests decides.
+          QEMU_GUESTS: { auto: 'auto', qemu: 'on', simulated: 'off' }[flags.guests],
+          GUEST_WORK_DIR: join(workDir, 'guests'),
           ...virtApi.simulator,
         },
         ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),
