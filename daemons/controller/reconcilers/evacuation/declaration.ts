@@ -8,7 +8,7 @@ import { evacuationReconciler } from './reconciler.js';
 const evictionRequired = (conditions: ReadonlyArray<{ type: string; status: string }> | undefined): string =>
   conditions?.find((c) => c.type === VMCondition.EvictionRequired.type)?.status ?? '';
 
-/** Evacuation (key: the VM's namespace/name): the VM's EvictionRequired and phase, and its operations. */
+/** Evacuation (key: the VM's namespace/name): the VM's EvictionRequired and phase, its instance's mark, and its operations. */
 export const evacuationDeclaration: ReconcilerDeclaration = {
   name: 'evacuation',
   workers: () => 1,
@@ -16,6 +16,7 @@ export const evacuationDeclaration: ReconcilerDeclaration = {
     evacuationReconciler({
       vms: w.caches.vms,
       vmops: w.caches.vmops,
+      kvvmis: w.caches.kvvmis,
       vmopClient: w.clients.vmops,
       kvvmiClient: w.clients.kvvmis,
       logger: w.log.child({ controller: 'evacuation' }),
@@ -29,6 +30,12 @@ export const evacuationDeclaration: ReconcilerDeclaration = {
         evictionRequired(vm.status?.conditions) !== evictionRequired(old.status?.conditions) ||
         vm.status?.phase !== old.status?.phase ||
         vm.metadata.deletionTimestamp !== old.metadata.deletionTimestamp,
+    );
+    enqueueOn(
+      caches.kvvmis,
+      enqueue,
+      (vmi) => [keyOf(vmi)],
+      (vmi, old) => vmi.status?.evacuationNodeName !== old.status?.evacuationNodeName,
     );
     enqueueOn(caches.vmops, enqueue, (op) => [objectKey({ namespace: op.metadata.namespace, name: op.spec.virtualMachineName })]);
   },

@@ -35,6 +35,7 @@ export interface EvacuationDeps {
   vms: Pick<CachePort<VirtualMachine>, 'get'>;
   vmops: Pick<ObjectCache<VirtualMachineOperation>, 'byIndex' | 'remember'>;
   vmopClient: ResourcePort<VirtualMachineOperation>;
+  kvvmis: Pick<ObjectCache<InternalVirtualMachineInstance>, 'get' | 'remember'>;
   kvvmiClient: Pick<ResourcePort<InternalVirtualMachineInstance>, 'jsonPatch'>;
   logger?: Logger;
 }
@@ -43,10 +44,14 @@ const isMigration = (op: VirtualMachineOperation): boolean => op.spec.type === '
 const isFinished = (op: VirtualMachineOperation): boolean => FINAL.has(op.status?.phase ?? '');
 const isEvacuation = (op: VirtualMachineOperation): boolean => op.metadata.annotations?.[EVACUATION_ANNOTATION] !== undefined;
 
-/** Whether the VM asks to be evacuated and nothing moves it yet. */
-export function needsEvacuation(vm: VirtualMachine): boolean {
+/**
+ * Whether the VM asks to be evacuated and nothing moves it yet. The instance's mark is read too: the
+ * VM's condition may lag behind a cancelled evacuation.
+ */
+export function needsEvacuation(vm: VirtualMachine, vmi: InternalVirtualMachineInstance | undefined): boolean {
   const required = vm.status?.conditions?.find((c) => c.type === VMCondition.EvictionRequired.type)?.status === 'True';
-  return required && vm.status?.phase !== 'Migrating' && vm.metadata.deletionTimestamp === undefined;
+  const marked = (vmi?.status?.evacuationNodeName ?? '') !== '';
+  return required && marked && vm.status?.phase !== 'Migrating' && vm.metadata.deletionTimestamp === undefined;
 }
 
 /** The operation the original creates for a VM to evacuate. */
@@ -92,7 +97,7 @@ export function evacuationReconciler(d: EvacuationDeps): ReconcileFn {
       }
       return;
     }
-    if (!needsEvacuation(vm)) return;
+    if (!needsEvacuation(vm, d.kvvmis.get(key))) return;
     const created = d.vmops.remember(await d.vmopClient.create(evacuationOperation(vm), { signal }));
     log.info({ object: key, operation: created.metadata.name, node: vm.status?.nodeName }, 'VM marked for evacuation: Evict operation created');
   };
@@ -102,7 +107,7 @@ export function evacuationReconciler(d: EvacuationDeps): ReconcileFn {
 async function cancelEvacuation(d: EvacuationDeps, vm: VirtualMachine, signal: AbortSignal): Promise<void> {
   const ref = { namespace: vm.metadata.namespace, name: vm.metadata.name ?? '' };
   try {
-    await d.kvvmiClient.jsonPatch(ref, [{ op: 'remove', path: '/status/evacuationNodeName' }], { signal });
+    d.kvvmis.remember(await d.kvvmiClient.jsonPatch(ref, [{ op: 'remove', path: '/status/evacuationNodeName' }], { signal }));
   } catch (err: unknown) {
     // No instance, or it is not marked (the JSON patch's remove fails with 422): nothing to cancel.
     if (err instanceof NotFoundError || (err instanceof KubeApiError && err.status === 422)) return;

@@ -48,8 +48,14 @@ export interface EvictionInterceptorOptions {
 
 export class EvictionInterceptor {
   private server: Server | undefined;
+  private served = 0;
 
   constructor(private readonly options: EvictionInterceptorOptions) {}
+
+  /** How many well-formed reviews were answered (a probe that the apiserver calls it). */
+  get reviews(): number {
+    return this.served;
+  }
 
   /** `https://host:port` once started. */
   get url(): string {
@@ -90,6 +96,7 @@ export class EvictionInterceptor {
       return send(res, 400, { error: { code: 'BAD_REQUEST', message: `invalid AdmissionReview: ${review}` } });
     }
     const verdict = await this.decide(review);
+    this.served++;
     const { uid, namespace, name } = review.request;
     if (!verdict.allowed) this.options.log.info({ pod: `${namespace}/${name}`, message: verdict.message }, 'launcher pod eviction refused');
     send(res, 200, {
