@@ -34,6 +34,19 @@ export const SimulatorConfigSchema = z.object({
     .describe("The stand-in's PEM serving certificate (with VIRT_API_TLS_KEY_FILE and VIRT_API_CLIENT_CA_FILE: mutual TLS; without: plain HTTP)."),
   VIRT_API_TLS_KEY_FILE: env.optionalString().describe('PEM key of VIRT_API_TLS_CERT_FILE.'),
   VIRT_API_CLIENT_CA_FILE: env.optionalString().describe('PEM CA that client certificates (the subresources API) must chain to.'),
+  EVICTION_WEBHOOK_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .describe(
+      "Serve virt-api's eviction interceptor (virt-api/eviction-interceptor.ts) over HTTPS on this port with VIRT_API_TLS_CERT_FILE/KEY_FILE (0 picks one); unset: none.",
+    ),
+  EVICTION_STRATEGY: z
+    .enum(['None', 'LiveMigrate', 'LiveMigrateIfPossible', 'External'])
+    .default('LiveMigrate')
+    .describe("The cluster's evictionStrategy the interceptor applies (our KubeVirt configuration says LiveMigrate)."),
   LOG_LEVEL: env.logLevel().describe('Log level.'),
 });
 
