@@ -13,6 +13,7 @@ import { ADMISSION_SECRET, IMPORTER_ENTRY, answers, portOf, type Parts } from '.
 import { SecretFiles } from './secret-files.js';
 import { kubeVirtSide, type KubeVirtMode } from './start-kubevirt.js';
 import { SIMULATED_CLASS_NAMES } from './simulators/storage-simulator/classes.js';
+import { registerEvictionInterceptor } from './eviction.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
 import { logHas, numberFromLog, startUnit, waitReady, type UnitSpec } from './units.js';
 import { waitFor } from '../shared/testing/wait.js';
@@ -154,7 +155,11 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
       name: VIRT_API_CLIENT_SECRET,
     });
     await p.virtApiClientTls.start();
-    const virtApi = virtApiEnv(await makeVirtApiPki(join(workDir, 'virt-api')), await freePort(), p.virtApiClientTls);
+    const virtApiPki = await makeVirtApiPki(join(workDir, 'virt-api'));
+    const virtApi = virtApiEnv(virtApiPki, await freePort(), p.virtApiClientTls);
+    // virt-api's eviction interceptor, served by the simulator with the stand-in's serving pair (platform/eviction.ts).
+    const evictionPort = await freePort();
+    await registerEvictionInterceptor(o.admin, evictionPort, virtApiPki.caFile);
     p.subresourcesTls = new SecretFiles(join(workDir, SUBRESOURCES_SECRET), { kube: o.admin, namespace: MODULE_NAMESPACE, name: SUBRESOURCES_SECRET });
     await p.subresourcesTls.start();
     const subTls = p.subresourcesTls;
@@ -172,6 +177,7 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
           // Real guests (QEMU processes) by default where QEMU is installed; --guests decides.
           QEMU_GUESTS: { auto: 'auto', qemu: 'on', simulated: 'off' }[flags.guests],
           GUEST_WORK_DIR: join(workDir, 'guests'),
+          EVICTION_WEBHOOK_PORT: String(evictionPort),
           ...virtApi.simulator,
         },
         ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),

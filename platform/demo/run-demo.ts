@@ -3,7 +3,8 @@
  * progress shown by the live view), a disk filled from it, a VM booting from that disk that the
  * controller, the scheduler, kwok and the KubeVirt simulator bring to Running, a
  * Restart and a Migrate operation, a blank data disk hot-plugged (Attached), a forbidden action by a user bound to the User role, a pool of 3
- * VMs scaled to 2 with `d8v scaledownwith` (pool.ts); then the
+ * VMs scaled to 2 with `d8v scaledownwith` (pool.ts), the VM's launcher pod evicted as a drain does and
+ * the VM evacuated by an Evict operation, a Start superseded by a Stop (evacuation.ts); then the
  * audit records of the create, the restart and the refusal. Every write goes through the apiserver
  * as the acting user (kubectl), so the webhooks, RBAC and the audit webhook see what a person would do.
  */
@@ -17,6 +18,7 @@ import { waitFor } from '../../shared/testing/wait.js';
 import { errorMessage } from '../../shared/errors/index.js';
 import type { KubeClient } from '../../shared/kube/index.js';
 import type { Kubectl } from '../install.js';
+import { evacuationDemo, supersedeDemo } from './evacuation.js';
 import { poolDemo } from './pool.js';
 import { auditRecords, operationRow, vmRow, type OperationRow, type VMRow } from './snapshot.js';
 import {
@@ -326,6 +328,8 @@ async function afterRunning(d: DemoDeps, first: VMRow, imageImportMs: number | u
   d.say(`✓ refused by RBAC (403): ${why}`);
 
   await poolDemo({ admin: d.admin, operator, d8vKubeconfig: d.d8vKubeconfig, say: (l) => d.say(l) });
+  await evacuationDemo({ admin: d.admin, operator, say: (l) => d.say(l) });
+  await supersedeDemo({ admin: d.admin, operator, say: (l) => d.say(l) });
 
   if (d.auditLog !== undefined) {
     const log = d.auditLog;

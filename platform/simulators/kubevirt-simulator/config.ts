@@ -53,6 +53,19 @@ export const SimulatorConfigSchema = z.object({
     .describe(
       'Real guests: `tcg` (software emulation), `kvm`, or `auto` (KVM where the firmware runs under it; a paravirtual KVM passes that probe and still fails the kernel).',
     ),
+  EVICTION_WEBHOOK_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .describe(
+      "Serve virt-api's eviction interceptor (virt-api/eviction-interceptor.ts) over HTTPS on this port with VIRT_API_TLS_CERT_FILE/KEY_FILE (0 picks one); unset: none.",
+    ),
+  EVICTION_STRATEGY: z
+    .enum(['None', 'LiveMigrate', 'LiveMigrateIfPossible', 'External'])
+    .default('LiveMigrate')
+    .describe("The cluster's evictionStrategy the interceptor applies (our KubeVirt configuration says LiveMigrate)."),
   LOG_LEVEL: env.logLevel().describe('Log level.'),
 });
 

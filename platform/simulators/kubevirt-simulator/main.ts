@@ -8,11 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDaemonIfMain } from '../../../shared/daemon/main.js';
 import { untilAborted, type KubeClient } from '../../../shared/kube/index.js';
+import { ConfigError } from '../../../shared/errors/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
 import { loadConfig, type SimulatorConfig } from './config.js';
 import { KubeVirtSimulator } from './simulator.js';
 import { simulatorClients } from './kube.js';
 import { findQemu, GuestBackend } from './qemu/backend.js';
+import { EvictionInterceptor } from './virt-api/eviction-interceptor.js';
 import { VirtApiStandIn } from './virt-api/virt-api-stand-in.js';
 import { kubevirtVolumes } from './virt-api/volumes.js';
 
@@ -60,6 +62,27 @@ async function guestBackend(config: SimulatorConfig): Promise<GuestBackend | und
   return backend;
 }
 
+/** virt-api's eviction interceptor, when configured (EVICTION_WEBHOOK_PORT); the apiserver calls it over HTTPS only. */
+async function evictionInterceptor(config: SimulatorConfig, kube: KubeClient): Promise<EvictionInterceptor | undefined> {
+  if (config.EVICTION_WEBHOOK_PORT === undefined) return undefined;
+  const { VIRT_API_TLS_CERT_FILE: certFile, VIRT_API_TLS_KEY_FILE: keyFile } = config;
+  if (certFile === undefined || keyFile === undefined) {
+    throw new ConfigError('invalid configuration', [
+      { path: 'EVICTION_WEBHOOK_PORT', message: 'needs VIRT_API_TLS_CERT_FILE and VIRT_API_TLS_KEY_FILE: the apiserver calls webhooks over HTTPS only' },
+    ]);
+  }
+  const interceptor = new EvictionInterceptor({
+    clients: simulatorClients(kube),
+    clusterStrategy: config.EVICTION_STRATEGY,
+    tls: { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') },
+    host: config.VIRT_API_HOST,
+    port: config.EVICTION_WEBHOOK_PORT,
+    log: rootLogger.child({ component: 'eviction-interceptor' }),
+  });
+  await interceptor.start();
+  return interceptor;
+}
+
 runDaemonIfMain(import.meta.url, 'kubevirt simulator', loadConfig, async ({ config, kube, signal }) => {
   const guests = await guestBackend(config);
   const simulator = new KubeVirtSimulator(kube, {
@@ -74,10 +97,12 @@ runDaemonIfMain(import.meta.url, 'kubevirt simulator', loadConfig, async ({ conf
     unschedulableTimeoutMs: config.MIGRATION_UNSCHEDULABLE_TIMEOUT,
   });
   const virtApi = await virtApiStandIn(config, kube, guests);
+  const interceptor = await evictionInterceptor(config, kube);
   try {
     await simulator.start();
     await untilAborted(signal);
   } finally {
+    await interceptor?.stop();
     await virtApi?.stop();
     await simulator.stop();
     await guests?.stopAll();

@@ -466,7 +466,7 @@ export class KubeVirtSimulator {
     const vmi = await this.c.kvvmis.get(ref(namespace, vmName));
     const at = now();
     const migrationState = { startTimestamp: at, endTimestamp: at, completed: true, sourceNode: vmi.status?.nodeName, targetNode };
-    await this.c.kvvmis.mergePatch(ref(namespace, vmName), { status: { nodeName: targetNode, migrationState } });
+    await this.c.kvvmis.mergePatch(ref(namespace, vmName), { status: { nodeName: targetNode, migrationState, evacuationNodeName: null } });
     await this.c.migrations.patchStatus(ref(namespace, migrationName), { phase: 'Succeeded' });
   }
 }

@@ -115,7 +115,7 @@ describe('npm start', () => {
       watch(kube, 'virtualization.deckhouse.io', 'v1alpha2', 'virtualdisks', 'VirtualDisk', true, disks, stop.signal);
       watch(kube, '', 'v1', 'pods', 'Pod', true, pods, stop.signal);
       let timer: NodeJS.Timeout | undefined;
-      const code = await Promise.race([run.exited, new Promise((r) => (timer = setTimeout(() => r('still running after 280 s'), 280_000)))]);
+      const code = await Promise.race([run.exited, new Promise((r) => (timer = setTimeout(() => r('still running after 330 s'), 330_000)))]);
       clearTimeout(timer);
       expect({ code, output: code === 0 ? '' : run.tail() }).toEqual({ code: 0, output: '' });
     } finally {
@@ -217,6 +217,17 @@ describe('npm start', () => {
     expect(output).toMatch(/✓ pool demo-pool: 3 of 3 Running/);
     expect(output).toMatch(/✓ pool demo-pool: replicas 3 → 2, demo-pool-\w{5}, demo-pool-\w{5} kept, demo-pool-\w{5} not replaced/);
 
+    // A drain-like eviction of demo-vm's launcher pod: refused by the eviction interceptor, the VM
+    // evacuated by the controller's one Evict operation; then a Start superseded by a Stop.
+    expect(output).toMatch(
+      /✓ refused \(429\): admission webhook "virt-launcher-eviction-interceptor\.kubevirt\.io" denied the request: Eviction triggered evacuation of VMI "demo\/demo-vm"/,
+    );
+    expect(output).toMatch(/✓ evacuated by evacuation-\w{5} \(Evict\): (node-\d) → (?!\1)node-\d, EvictionRequired gone/);
+    const evacuations = new Set([...ops.seen.keys()].filter((k) => k.startsWith('evacuation-')));
+    expect(evacuations.size).toBe(1);
+    expect(ops.of('start-demo-pinned').map((o) => o.status?.phase)).toContain('Superseded');
+    expect(ops.of('stop-demo-pinned').map((o) => o.status?.phase)).toContain('Completed');
+
     // The command printed the time to Running, and every process it started is gone.
     expect(output).toMatch(/time from npm start to the demo VM Running: \d+\.\d s/);
     const children = recordedChildren(workDir).map((c) => c.name);
@@ -241,7 +252,7 @@ describe('npm start', () => {
       ]),
     );
     expect(survivors(workDir)).toEqual([]);
-  }, 360_000);
+  }, 420_000);
 
   it('stops everything with a non-zero exit, naming the unit and its log, when a unit dies (KubeVirt simulated: its binaries missing)', async () => {
     const workDir = await mkdtemp(join(base, 'platform-crash-'));

@@ -6,6 +6,7 @@ import type { ReconcileFn } from '../../engine/runner.js';
 import { blockDevicesHandler } from './handlers/block-devices.js';
 import { classHandler } from './handlers/class.js';
 import { deletionHandler } from './handlers/deletion.js';
+import { evictHandler } from './handlers/evict.js';
 import { guestHandler } from './handlers/guest.js';
 import { ipamHandler } from './handlers/ipam.js';
 import { kubeVirtConfigHandler } from './handlers/kubevirt-config.js';
@@ -40,6 +41,7 @@ export function vmHandlers(deps: Deps): Handler<VMState>[] {
     lifecycleHandler(deps),
     guestHandler(deps),
     syncMetadataHandler(deps),
+    evictHandler(),
   ];
 }
 
