@@ -7,6 +7,7 @@ import { cpuModelOf, effectiveCoreFraction, requestedCpu, topologyOf } from './c
 import { bootOrders, busesOf, diskAndVolume, type ResolvedDevice } from './devices.js';
 import { osShapeOf, provisioningOf } from './domain.js';
 import { placementOf } from './placement.js';
+import { propagatableAnnotations } from './propagation.js';
 
 /** Annotations on the internal VM that remember what it was built from (to list pending changes). */
 export const LAST_APPLIED_SPEC = 'virtualization.deckhouse.io/vm.last-applied-spec';
@@ -35,8 +36,9 @@ export function buildInternalVM(input: BuildInput): InternalVirtualMachine {
     metadata: {
       name: vm.metadata.name,
       namespace: vm.metadata.namespace,
-      labels: { [VM_NAME_LABEL]: vm.metadata.name ?? '' },
+      labels: { ...vm.metadata.labels, [VM_NAME_LABEL]: vm.metadata.name ?? '' },
       annotations: {
+        ...propagatableAnnotations(vm.metadata.annotations),
         [LAST_APPLIED_SPEC]: JSON.stringify(vm.spec),
         [LAST_APPLIED_CLASS_SPEC]: JSON.stringify(input.vmClass.spec),
       },
@@ -58,11 +60,12 @@ export function buildTemplate(input: BuildInput): Template {
   const parts = input.devices.map((d, i) => diskAndVolume(d, buses, d.bootOrder ?? orders[i]));
   const provisioning = provisioningOf(spec.provisioning, buses.cdrom, buses.disk);
   if (provisioning !== undefined) parts.push(provisioning);
-  const annotations: Record<string, string> = { [ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION]: 'true' };
+  // The VM's own labels and annotations first (the original propagates them to the template), ours over them.
+  const annotations: Record<string, string> = { ...propagatableAnnotations(vm.metadata.annotations), [ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION]: 'true' };
   if (input.ipAddress !== undefined) annotations[CILIUM_IP_ANNOTATION] = input.ipAddress;
   return {
     metadata: {
-      labels: { [VM_NAME_LABEL]: vm.metadata.name ?? '', 'security.deckhouse.io/skip-pss-check': 'true' },
+      labels: { ...vm.metadata.labels, [VM_NAME_LABEL]: vm.metadata.name ?? '', 'security.deckhouse.io/skip-pss-check': 'true' },
       annotations,
     },
     spec: {
