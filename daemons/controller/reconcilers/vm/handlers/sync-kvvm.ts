@@ -40,7 +40,7 @@ export function syncKvvmHandler(
         vmiExists: s.kvvmi !== undefined,
         previousRunPolicy: applied?.['runPolicy'] as RunPolicy | undefined,
       });
-      const desired = buildInternalVM({ vm: s.obj, vmClass: s.vmClass, devices: s.devices, ipAddress: s.ipAddress, runStrategy });
+      const desired = buildInternalVM({ vm: s.obj, vmClass: s.vmClass, devices: s.devices, ipAddress: s.ipAddress, runStrategy, macs: s.macs });
       const print = fingerprint(desired);
       const waiting = refusals.waiting(s.key, print);
       if (waiting !== undefined) {
