@@ -29,7 +29,7 @@ import { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_ANNOT
 import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER } from './virt-controller/instance.js';
 import { advanceMigration, deleteOrphanTargets, isFinished } from './virt-controller/migration.js';
 import { fileDiskReader, findsBootableDevice, type DiskReader } from './virt-handler/firmware.js';
-import { guestConditions, launcherVersions, runGuest } from './virt-handler/guest.js';
+import { guestConditions, guestOSInfoOf, launcherVersions, runGuest } from './virt-handler/guest.js';
 import { handleMigration } from './virt-handler/migration.js';
 import { beat, type AgentNode, type NodeOffer } from './virt-handler/node.js';
 import type { GuestBackend } from './qemu/backend.js';
@@ -427,7 +427,7 @@ export class KubeVirtSimulator {
     const conditions = withConditions(vmi.status?.conditions, [{ type: 'Ready', status: 'True' }, ...guestConditions(bootable)]);
     return this.c.kvvmis.mergePatch(r, {
       metadata: { annotations: launcherVersions() },
-      status: { phase: 'Running', nodeName: node, interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip] }], conditions },
+      status: { phase: 'Running', nodeName: node, interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip] }], conditions, ...guestOSInfoOf(bootable) },
     });
   }
 

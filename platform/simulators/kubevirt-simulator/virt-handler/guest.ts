@@ -35,6 +35,11 @@ export function launcherVersions(): Record<string, string> {
   return { [QEMU_VERSION_ANNOTATION]: QEMU_VERSION, [LIBVIRT_VERSION_ANNOTATION]: LIBVIRT_VERSION };
 }
 
+/** The guest OS the agent reports: only a guest that booted has an agent to answer. */
+export function guestOSInfoOf(bootable: boolean): { guestOSInfo?: Record<string, string> } {
+  return bootable ? { guestOSInfo: { id: 'simulated', name: 'kubevirt-simulator', prettyName: 'Simulated guest (no hypervisor)' } } : {};
+}
+
 /**
  * What virt-handler (and virt-controller) say about the running guest: the agent connected,
  * live-migratable (the simulator's storage and networks all migrate), and the firmware's answer.
@@ -123,7 +128,7 @@ export async function runGuest(ctx: StepContext, vmi: VMI, pods: readonly Launch
       phase: 'Running',
       interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip], infoSource: 'domain, guest-agent' }],
       conditions: withConditions(vmi.status.conditions, guestConditions(bootable)),
-      ...(bootable ? { guestOSInfo: { id: 'simulated', name: 'kubevirt-simulator', prettyName: 'Simulated guest (no hypervisor)' } } : {}),
+      ...guestOSInfoOf(bootable),
       machine: { type: machine?.type ?? 'q35' },
       selinuxContext: 'none',
       volumeStatus: volumeStatus(vmi),
