@@ -13,6 +13,7 @@ describe('npm start flags', () => {
       workDir: undefined,
       keep: false,
       plain: undefined,
+      guests: 'auto',
     });
   });
 
@@ -21,12 +22,14 @@ describe('npm start flags', () => {
     expect(f).toMatchObject({ demo: true, exitAfterDemo: true, kubeconfig: '/k', nodes: 3, vmCidr: '10.1.0.0/24', workDir: '/w', keep: true, plain: true });
     expect(parseFlags(['--no-demo']).demo).toBe(false);
     expect(parseFlags(['-h']).help).toBe(true);
+    expect(parseFlags(['--guests', 'simulated']).guests).toBe('simulated');
+    expect(parseFlags(['--guests=qemu']).guests).toBe('qemu');
   });
 
   it('reports every problem at once', () => {
     let err: unknown;
     try {
-      parseFlags(['--nodes', 'many', '--vm-cidr', '10.1.0.1/16', '--kubeconfig', '--frob', '--exit-after-demo', '--no-demo']);
+      parseFlags(['--nodes', 'many', '--vm-cidr', '10.1.0.1/16', '--kubeconfig', '--frob', '--guests', 'kvm', '--exit-after-demo', '--no-demo']);
     } catch (e: unknown) {
       err = e;
     }
@@ -36,6 +39,7 @@ describe('npm start flags', () => {
       '--vm-cidr must be an IPv4 subnet aligned to its mask, such as 10.66.0.0/16, got 10.1.0.1/16',
       '--kubeconfig needs a value',
       'unknown flag --frob',
+      '--guests must be auto, qemu or simulated, got kvm',
       '--exit-after-demo with --no-demo: there is no demo to wait for',
     ]);
   });

@@ -13,6 +13,8 @@ export interface PlatformFlags {
   readonly keep: boolean;
   /** undefined: the live view on a TTY, plain lines otherwise. */
   readonly plain: boolean | undefined;
+  /** Guests: `auto` (QEMU processes where qemu-system-x86_64 is installed), `qemu` (required), `simulated`. */
+  readonly guests: 'auto' | 'qemu' | 'simulated';
 }
 
 export const HELP = `npm start [-- flags]: the virtualization module running locally, with a demo.
@@ -34,6 +36,8 @@ Flags:
                        under /dev/shm or the temp dir; removed after a clean stop unless --keep)
   --keep               keep the work directory after a clean stop
   --plain              plain log lines instead of the live view (default when stdout is no TTY)
+  --guests MODE        auto (default): every running VM a real QEMU guest where qemu-system-x86_64
+                       is installed, simulated otherwise; qemu: QEMU required; simulated: no QEMU
   --help               this text
 `;
 
@@ -55,6 +59,7 @@ export function parseFlags(argv: readonly string[]): PlatformFlags {
   let workDir: string | undefined;
   let keep = false;
   let plain: boolean | undefined;
+  let guests: PlatformFlags['guests'] = 'auto';
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -110,6 +115,12 @@ export function parseFlags(argv: readonly string[]): PlatformFlags {
       case '--plain':
         plain = true;
         break;
+      case '--guests': {
+        const v = value();
+        if (v === 'auto' || v === 'qemu' || v === 'simulated') guests = v;
+        else if (v !== undefined) problems.push(`--guests must be auto, qemu or simulated, got ${v}`);
+        break;
+      }
       default:
         problems.push(`unknown flag ${arg}`);
     }
@@ -117,5 +128,5 @@ export function parseFlags(argv: readonly string[]): PlatformFlags {
   if (exitAfterDemo && demo === false) problems.push('--exit-after-demo with --no-demo: there is no demo to wait for');
   if (demo === true && nodes < 2) problems.push('the demo migrates a VM between nodes: --nodes must be at least 2');
   if (problems.length > 0) throw new FlagError(problems);
-  return Object.freeze({ help, demo, exitAfterDemo, kubeconfig, nodes, vmCidr, workDir, keep, plain });
+  return Object.freeze({ help, demo, exitAfterDemo, kubeconfig, nodes, vmCidr, workDir, keep, plain, guests });
 }

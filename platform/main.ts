@@ -4,10 +4,12 @@
  * plane process that dies is named with its log file, the rest is stopped, and the exit code is 1.
  * Exit codes: 0 after a signal or a successful demo with --exit-after-demo, 1 a failure, 2 bad flags.
  */
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { errorMessage } from '../shared/errors/index.js';
 import { ensureBinaries } from '../tests/env/binaries.js';
 import { LiveView } from './demo/live.js';
@@ -18,7 +20,8 @@ import { FlagError, HELP, parseFlags, type PlatformFlags } from './flags.js';
 import { Platform, type RunningPlatform } from './platform.js';
 import type { Crash } from './supervisor.js';
 import { earlierWorkDirs, stopLeftovers } from './leftovers.js';
-import { BUNDLE_ROOT } from './units.js';
+import { BUNDLE_ROOT, REPO_ROOT } from './units.js';
+import { findQemu } from './simulators/kubevirt-simulator/qemu/backend.js';
 
 const out = process.stdout;
 // A terminal that went away (SIGHUP, a closed tmux pane) must not stop the shutdown halfway: writes
@@ -44,6 +47,14 @@ class Crashed extends Error {
   constructor(readonly crash: Crash) {
     super(`${crash.name} exited unexpectedly (exit ${String(crash.exit)}); its log: ${crash.logPath}`);
   }
+}
+
+/** On the local platform with real guests (--guests, QEMU installed): the bootable demo disk, built from Debian packages at first use and cached. */
+async function demoGuestImage(local: boolean, flags: PlatformFlags, say: (line: string) => void): Promise<string | undefined> {
+  if (!local || flags.guests === 'simulated' || (await findQemu()) === undefined) return undefined;
+  say('real guests: the demo VM boots the demo guest disk on QEMU (tests/env/build-guest-image.sh, cached)');
+  const { stdout } = await promisify(execFile)('bash', [join(REPO_ROOT, 'tests/env/build-guest-image.sh')], { encoding: 'utf8' });
+  return join(stdout.trim(), 'disk.img');
 }
 
 async function workDirFor(flags: PlatformFlags): Promise<string> {
@@ -123,6 +134,7 @@ async function main(argv: readonly string[]): Promise<number> {
         logDir: workDir,
         uptimeMs: Date.now() - t0,
         units: Object.fromEntries(Object.entries(ready.units).map(([n, p]) => [n, !p.hasExited()])),
+        ...(ready.kubevirt !== undefined ? { kubevirt: ready.kubevirt } : {}),
       }),
     });
     view.start();
@@ -137,6 +149,7 @@ async function main(argv: readonly string[]): Promise<number> {
           t0,
           // The local platform's importer pods run on this machine and reach a loopback server.
           imageDir: ready.local ? join(workDir, 'demo-image') : undefined,
+          guestImage: await demoGuestImage(ready.local, flags, say),
           d8vKubeconfig: ready.adminKubeconfig,
         }),
         interrupted,

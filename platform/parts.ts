@@ -54,6 +54,8 @@ export interface RunningPlatform {
   /** The audit function's output (records are its `{"type":...}` lines). */
   readonly auditLog: string;
   readonly units: Readonly<Record<string, LoggedProcess>>;
+  /** Which KubeVirt runs (real or simulated, and why), for the live view; unset against a given cluster. */
+  readonly kubevirt?: string;
 }
 
 /** The platform's processes and the resources to release, filled in as the start steps make them. */
@@ -70,6 +72,7 @@ export class Parts {
   triggers: ModuleConfigTriggers | undefined;
   sourceKube: KubeClient | undefined;
   routeForge: LocalRouteForge | undefined;
+  kubevirtMode: string | undefined;
 
   constructor(readonly o: PlatformOptions) {
     this.supervisor = new Supervisor(join(o.workDir, 'platform.json'));

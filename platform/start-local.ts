@@ -15,6 +15,7 @@ import { LocalRouteForge } from './route-forge.js';
 import { HELPER_POD_SELECTOR } from './simulators/storage-simulator/config.js';
 import { SIMULATED_CLASS_NAMES, SIMULATED_STORAGE_CLASSES, SIMULATED_STORAGE_CLASS } from './simulators/storage-simulator/classes.js';
 import { prepareSimulatedUsbNode } from './simulators/usb-node.js';
+import { describeMode, KUBEVIRT_RBAC, kubeVirtMode } from './start-kubevirt.js';
 import { preDeleteOnDemand, startUnits } from './start-units.js';
 import { bundleUnits, REPO_ROOT } from './units.js';
 import { WebhookRoute } from './webhook-wiring.js';
@@ -51,6 +52,9 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
   say(`  export KUBECONFIG=${state.kubeconfigPath}`);
   const admin = (p.admin = KubeClient.fromSource({ kubeconfigPath: state.kubeconfigPath }));
   const kubectl = kubectlFor(binDir, state.kubeconfigPath);
+  const kubevirt = kubeVirtMode();
+  p.kubevirtMode = describeMode(kubevirt);
+  say(p.kubevirtMode);
 
   say(`starting kwok (simulated kubelets) with ${flags.nodes} node(s) and DVCR (docker-registry); applying the install (knative/); bundling our units`);
   const took = async <T>(work: Promise<T>): Promise<[T, string]> => {
@@ -66,7 +70,8 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
       Promise.all([
         applyCrds(kubectl).then(() => applySnapshotCrds(kubectl)),
         applyInstall(kubectl, admin).then(async (r) => {
-          await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', SIMULATOR_RBAC, '-f', STORAGE_SIMULATOR_RBAC]);
+          const rbac = [SIMULATOR_RBAC, STORAGE_SIMULATOR_RBAC, ...(kubevirt.real ? [KUBEVIRT_RBAC] : [])].flatMap((f) => ['-f', f]);
+          await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', ...rbac]);
           await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], auditWebhookBinding(cluster.auditWebhook.user));
           await kubectl(
             ['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'],
@@ -94,6 +99,7 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
     cluster,
     auditPort,
     simulator: true,
+    kubevirt: { mode: kubevirt, kubectl },
     dvcr,
     routeForgeEnv,
     draEnv,
@@ -132,6 +138,7 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
     kubectl,
     userKubectl: async (name) => kubectlFor(binDir, await cluster.userKubeconfig(name)),
     auditLog: units['audit']?.logPath ?? '',
+    kubevirt: p.kubevirtMode,
     units: { dvcr: dvcr.process, ...units },
   };
 }

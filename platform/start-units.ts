@@ -6,11 +6,14 @@ import { freePort } from '../tests/env/ports.js';
 import { type LoggedProcess } from '../tests/env/process.js';
 import type { LocalRegistry } from '../tests/env/local-registry.js';
 import type { Subscriber } from './eventing.js';
+import type { Kubectl } from './install.js';
 import { MODULE_NAMESPACE, ServiceAccountTokens } from './identities.js';
 import { POD_CIDR, SERVICE_CIDR, type LocalCluster } from './local-cluster.js';
 import { ADMISSION_SECRET, IMPORTER_ENTRY, answers, portOf, type Parts } from './parts.js';
 import { SecretFiles } from './secret-files.js';
+import { kubeVirtSide, type KubeVirtMode } from './start-kubevirt.js';
 import { SIMULATED_CLASS_NAMES } from './simulators/storage-simulator/classes.js';
+import { registerEvictionInterceptor } from './eviction.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
 import { logHas, numberFromLog, startUnit, waitReady, type UnitSpec } from './units.js';
 import { waitFor } from '../shared/testing/wait.js';
@@ -62,6 +65,8 @@ export interface UnitOptions {
   draEnv?: Record<string, string>;
   /** Called as soon as the admission function listens (before it is ready: it needs its certificate). */
   onAdmissionPort?: (port: number) => Promise<void>;
+  /** With the simulator: which KubeVirt runs (start-kubevirt.ts); simulated when unset. */
+  kubevirt?: { mode: KubeVirtMode; kubectl: Kubectl };
 }
 
 /** Start our units as local processes, each under its own ServiceAccount token; resolves once all are ready. */
@@ -79,6 +84,7 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
   const logDir = join(workDir, 'units');
   await mkdir(logDir, { recursive: true });
   const logOf = (name: string): string => join(logDir, `${name}.log`);
+  const kubevirt = await kubeVirtSide(p, o, tokens, logDir);
   const listening = (name: string): number | undefined => numberFromLog(logOf(name), 'listening', 'port');
   const healthPort = (): number | undefined => numberFromLog(logOf('controller'), 'started: health and metrics served', 'healthPort');
   // The rewriter's ports are chosen here, so that the platform reads nothing of its log to find it.
@@ -99,6 +105,7 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
         // Progress is read twice a second, so that the demo's short import shows some. Against a given
         // cluster the storage reconcilers run with their defaults (its DVCR and importer image).
         ...(o.dvcr !== undefined ? { DVCR_ADDRESS: o.dvcr.host, DVCR_PLAIN_HTTP: 'true', IMPORT_PROGRESS_INTERVAL: '500ms' } : {}),
+        ...kubevirt.controllerEnv,
       },
       ready: () => answers(healthPort(), 'http'),
     },
@@ -148,7 +155,11 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
       name: VIRT_API_CLIENT_SECRET,
     });
     await p.virtApiClientTls.start();
-    const virtApi = virtApiEnv(await makeVirtApiPki(join(workDir, 'virt-api')), await freePort(), p.virtApiClientTls);
+    const virtApiPki = await makeVirtApiPki(join(workDir, 'virt-api'));
+    const virtApi = virtApiEnv(virtApiPki, await freePort(), p.virtApiClientTls);
+    // virt-api's eviction interceptor, served by the simulator with the stand-in's serving pair (platform/eviction.ts).
+    const evictionPort = await freePort();
+    await registerEvictionInterceptor(o.admin, evictionPort, virtApiPki.caFile);
     p.subresourcesTls = new SecretFiles(join(workDir, SUBRESOURCES_SECRET), { kube: o.admin, namespace: MODULE_NAMESPACE, name: SUBRESOURCES_SECRET });
     await p.subresourcesTls.start();
     const subTls = p.subresourcesTls;
@@ -156,7 +167,19 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
       {
         name: 'kubevirt-simulator',
         entry: 'platform/simulators/kubevirt-simulator/main.ts',
-        env: { KUBECONFIG: simulatorKc, LAUNCHER_PODS: 'true', GUEST_BOOT_DELAY: '1s', MIGRATION_DELAY: '2s', ...virtApi.simulator },
+        // Beside real virt-controller only virt-handler's part (start-kubevirt.ts).
+        env: {
+          KUBECONFIG: simulatorKc,
+          ROLE: kubevirt.simulatorRole,
+          LAUNCHER_PODS: 'true',
+          GUEST_BOOT_DELAY: '1s',
+          MIGRATION_DELAY: '2s',
+          // Real guests (QEMU processes) by default where QEMU is installed; --guests decides.
+          QEMU_GUESTS: { auto: 'auto', qemu: 'on', simulated: 'off' }[flags.guests],
+          GUEST_WORK_DIR: join(workDir, 'guests'),
+          EVICTION_WEBHOOK_PORT: String(evictionPort),
+          ...virtApi.simulator,
+        },
         ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),
       },
       {
@@ -187,6 +210,7 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
       },
     );
   }
+  specs.push(...kubevirt.specs);
   if (o.routeForgeEnv !== undefined) {
     const env = o.routeForgeEnv;
     specs.push({
@@ -211,12 +235,16 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
       `  subresources API: APIService ${API_SERVICE} → Service ${MODULE_NAMESPACE}/subresources-api → 127.0.0.1:${port} (ExternalName); caBundle from the controller's CA; virt-api stand-in in the simulator`,
     );
   }
-  await Promise.all(started.map(({ spec, proc }) => waitReady(spec, proc)));
+  const [kubevirtProcs] = await Promise.all([kubevirt.startBeside(started), ...started.map(({ spec, proc }) => waitReady(spec, proc))]);
+
   if (dra !== undefined) started.push({ spec: dra, proc: await startDra(p, dra, logDir, logOf) });
   say(`  units ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   say(`  kube-api-rewriter: http://127.0.0.1:${rewriter.proxy} (kubevirt.io names over the renamed internal API)`);
   return {
-    units: Object.fromEntries(started.map(({ spec, proc }) => [spec.name, proc])),
+    units: {
+      ...Object.fromEntries(started.map(({ spec, proc }) => [spec.name, proc])),
+      ...kubevirtProcs,
+    },
     ports: { admission: admissionPort, audit: listening('audit') ?? 0 },
   };
 }

@@ -53,6 +53,10 @@ describe('importer config', () => {
   it('wants exactly one destination and an endpoint except for uploads', () => {
     expect(problems({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: 'http://x/y' })).toEqual([expect.stringMatching(/exactly one of/)]);
     expect(problems({ ...base, IMPORTER_DESTINATION_ENDPOINT: 'dvcr.test/vi/a:b' })).toEqual([expect.stringMatching(/exactly one of/)]);
+    expect(problems({ ...base, IMPORTER_DESTINATION_DEVICE: '/dev/x' })).toEqual([
+      expect.stringMatching(/IMPORTER_DESTINATION_PATH and IMPORTER_DESTINATION_DEVICE/),
+    ]);
+    expect(problems({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: 'http://x/y', IMPORTER_DESTINATION_DEVICE: '/dev/x' })).toEqual([]);
     expect(problems({ IMPORTER_SOURCE: 'registry', IMPORTER_DESTINATION_PATH: '/d' })).toEqual([expect.stringMatching(/IMPORTER_ENDPOINT: is required/)]);
     expect(problems({ IMPORTER_SOURCE: 'upload', IMPORTER_DESTINATION_PATH: '/d' })).toEqual([]);
     expect(problems({ ...base, IMPORTER_ENDPOINT: 'ftp://x/y' })).toEqual([expect.stringMatching(/http:\/\/ or https:\/\//)]);

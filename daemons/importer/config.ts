@@ -44,11 +44,14 @@ export const ImporterConfigSchema = z
     IMPORTER_DESTINATION_AUTH_CONFIG: env.optionalString().describe('A .dockerconfigjson file with credentials for DVCR.'),
     DESTINATION_INSECURE_TLS: env.bool(false).describe("Do not verify DVCR's TLS certificate."),
     IMPORTER_DESTINATION_PATH: env.optionalString().describe('A file (on a PVC) to write the image to; written as <path>.importing and renamed when complete.'),
+    IMPORTER_DESTINATION_DEVICE: env
+      .optionalString()
+      .describe('A block device (a Block PVC in volumeDevices) to write the raw image into, in place: never created, truncated or renamed.'),
     IMPORTER_DESTINATION_FORMAT: z
       .enum(['raw', 'qcow2', 'source'])
       .optional()
       .describe(
-        'Format at the destination: raw (default for a path), qcow2, or source (default for DVCR: raw, qcow2 and iso kept, vmdk and vdi become qcow2).',
+        'Format at the destination: raw (default for a path or device), qcow2, or source (default for DVCR: raw, qcow2 and iso kept, vmdk and vdi become qcow2).',
       ),
     IMPORTER_TEMP_DIR: env.optionalString().describe('Scratch directory for DVCR imports (default: the OS temp dir); always cleaned up.'),
     IMPORTER_MAX_SIZE: env.int(0).describe('Refuse sources larger than this many bytes; 0 means no limit.'),
@@ -77,12 +80,12 @@ export const ImporterConfigSchema = z
       if (c.IMPORTER_SOURCE === 'http' && c.IMPORTER_ENDPOINT !== undefined && !/^https?:\/\/[^/]/.test(c.IMPORTER_ENDPOINT)) {
         ctx.addIssue({ code: 'custom', path: ['IMPORTER_ENDPOINT'], message: 'must be an http:// or https:// URL' });
       }
-      const destinations = [c.IMPORTER_DESTINATION_ENDPOINT, c.IMPORTER_DESTINATION_PATH].filter((d) => d !== undefined).length;
+      const destinations = [c.IMPORTER_DESTINATION_ENDPOINT, c.IMPORTER_DESTINATION_PATH, c.IMPORTER_DESTINATION_DEVICE].filter((d) => d !== undefined).length;
       if (destinations !== 1) {
         ctx.addIssue({
           code: 'custom',
           path: ['IMPORTER_DESTINATION_ENDPOINT'],
-          message: 'exactly one of IMPORTER_DESTINATION_ENDPOINT and IMPORTER_DESTINATION_PATH must be set',
+          message: 'exactly one of IMPORTER_DESTINATION_ENDPOINT, IMPORTER_DESTINATION_PATH and IMPORTER_DESTINATION_DEVICE must be set',
         });
       }
       // Checked even when a single key is invalid, so that every problem is reported together.

@@ -4,7 +4,7 @@
  * 0 succeeded, 1 failed (the reason is in the result), 2 invalid configuration. It needs no apiserver.
  */
 import { errorMessage } from '../../shared/errors/index.js';
-import { pathToFileURL } from 'node:url';
+import { isMainModule } from '../../shared/daemon/is-main.js';
 import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
 import { childLogger, rootLogger, setLogLevel } from '../../shared/log/index.js';
 import { loadConfig, type ImporterConfig } from './config.js';
@@ -60,7 +60,7 @@ async function main(): Promise<number> {
   return result.phase === 'Succeeded' ? EXIT.succeeded : EXIT.failed;
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMainModule(import.meta.url)) {
   main().then(
     (code) => process.exit(code),
     (err: unknown) => {

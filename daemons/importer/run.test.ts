@@ -153,3 +153,43 @@ describe('importing from a local file (a PVC mount)', () => {
     expect(readdirSync(out)).not.toContain(`file-${name}.img`);
   });
 });
+
+describe('importing onto a block device (a Block PVC; a plain file stands in for the device)', () => {
+  const device = (name: string, size: number, fill = 0xaa): string => {
+    const path = join(out, name);
+    writeFileSync(path, Buffer.alloc(size, fill));
+    return path;
+  };
+  const toDevice = (name: string, dev: string): ReturnType<typeof runImport> =>
+    runImport(contextFor({ IMPORTER_SOURCE: 'http', IMPORTER_ENDPOINT: `${server.url}/${name}`, IMPORTER_DESTINATION_DEVICE: dev }));
+
+  it('writes the raw image from the first byte in place: old data overwritten, the device neither truncated nor renamed', async () => {
+    const dev = device('dev-a', 32 << 20);
+    const result = await toDevice('disk.qcow2', dev);
+    expect(result).toMatchObject({ phase: 'Succeeded', sourceFormat: 'qcow2', format: 'raw', virtualSize: 24 << 20, destination: { path: dev } });
+    const written = readFileSync(dev);
+    expect(written.length).toBe(32 << 20);
+    // The image's zero blocks are written too: nothing of the old 0xaa fill is left inside the image.
+    const reference = join(out, 'reference.raw');
+    execFileSync('qemu-img', ['convert', '-f', 'qcow2', '-O', 'raw', join(dir, 'disk.qcow2'), reference]);
+    expect(written.subarray(0, 24 << 20).equals(readFileSync(reference))).toBe(true);
+    expect(written[(24 << 20) + 1]).toBe(0xaa);
+    expect(readdirSync(out).filter((f) => f.startsWith('dev-a'))).toEqual(['dev-a']);
+  });
+
+  it('refuses a device smaller than the image before writing anything', async () => {
+    const dev = device('dev-small', 8 << 20);
+    const err = await importFailure(toDevice('disk.raw', dev));
+    expect(err.reason).toBe('DestinationError');
+    expect(err.message).toMatch(/does not fit the device .*dev-small \(8388608 bytes\)/);
+    expect(readFileSync(dev).every((b) => b === 0xaa)).toBe(true);
+  });
+
+  it('fails with the device named when it does not exist, and never creates it', async () => {
+    const missing = join(out, 'no-such-device');
+    const err = await importFailure(toDevice('disk.raw', missing));
+    expect(err.reason).toBe('DestinationError');
+    expect(err.message).toMatch(/cannot open the device .*no-such-device/);
+    expect(readdirSync(out)).not.toContain('no-such-device');
+  });
+});

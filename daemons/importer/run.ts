@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { closeSync, openSync, readSync, renameSync, rmSync, statSync, type Stats } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../../shared/errors/index.js';
@@ -61,7 +61,8 @@ export async function runImport(ctx: ImportContext): Promise<ImportSuccess> {
 
 /** The format to store: a path gets raw unless told otherwise; DVCR keeps raw, qcow2 and iso as they are. */
 function targetFormat(config: ImporterConfig, detected: DiskFormat): DiskFormat {
-  const wanted = config.IMPORTER_DESTINATION_FORMAT ?? (config.IMPORTER_DESTINATION_PATH !== undefined ? 'raw' : 'source');
+  const local = config.IMPORTER_DESTINATION_PATH !== undefined || config.IMPORTER_DESTINATION_DEVICE !== undefined;
+  const wanted = config.IMPORTER_DESTINATION_FORMAT ?? (local ? 'raw' : 'source');
   if (wanted !== 'source') return detected === 'iso' && wanted === 'raw' ? 'iso' : wanted;
   return detected === 'vmdk' || detected === 'vdi' ? 'qcow2' : detected;
 }
@@ -217,9 +218,13 @@ async function store(image: LocalImage, scratch: Scratch, ctx: ImportContext, st
   const finalSize = final === image.path ? image.size : (await stat(final)).size;
   log.info({ sourceFormat, format, virtualSize: info.virtualSize, size: finalSize }, 'image verified');
   const destPath = config.IMPORTER_DESTINATION_PATH;
+  const device = config.IMPORTER_DESTINATION_DEVICE;
   let destination: ImportSuccess['destination'];
   let storedSize = finalSize;
-  if (destPath !== undefined) {
+  if (device !== undefined) {
+    await writeToDevice(final, finalSize, device, signal);
+    destination = { path: device };
+  } else if (destPath !== undefined) {
     try {
       if (!owned) {
         await copySparse(final, scratch.copied, signal);
@@ -248,6 +253,48 @@ async function store(image: LocalImage, scratch: Scratch, ctx: ImportContext, st
     destination,
     durationMs: Date.now() - started,
   };
+}
+
+/**
+ * Copy the finished image onto a block device from its first byte, as `qemu-img convert` onto a
+ * device does: opened for writing in place (never created or truncated; a missing device is an
+ * error), every block written (the device may hold old data), synced. A device smaller than the image
+ * is refused before anything is written (a regular file standing in for a device has its size; a
+ * real block device reports 0 and a short device fails the write with ENOSPC).
+ */
+async function writeToDevice(from: string, size: number, device: string, signal: AbortSignal): Promise<void> {
+  let out: FileHandle;
+  try {
+    out = await open(device, 'r+');
+  } catch (err: unknown) {
+    throw new ImportError('DestinationError', `cannot open the device ${device}: ${errorMessage(err)}`, { cause: err });
+  }
+  try {
+    const capacity = (await out.stat()).size;
+    if (capacity > 0 && capacity < size) {
+      throw new ImportError('DestinationError', `the image (${size} bytes) does not fit the device ${device} (${capacity} bytes)`);
+    }
+    const input = await open(from, 'r');
+    try {
+      const block = Buffer.alloc(1 << 20);
+      for (let pos = 0; pos < size;) {
+        signal.throwIfAborted();
+        const { bytesRead } = await input.read(block, 0, block.length, pos);
+        if (bytesRead === 0) break;
+        await out.write(block, 0, bytesRead, pos);
+        pos += bytesRead;
+      }
+    } finally {
+      await input.close();
+    }
+    await out.sync();
+  } catch (err: unknown) {
+    if (err instanceof ImportError) throw err;
+    if (signal.aborted) throw new ImportError('Interrupted', 'the import was interrupted', { cause: err });
+    throw new ImportError('DestinationError', `cannot write the device ${device}: ${errorMessage(err)}`, { cause: err });
+  } finally {
+    await out.close();
+  }
 }
 
 /** `cp --sparse=always`: holes of the source and all-zero blocks become holes of the copy. */

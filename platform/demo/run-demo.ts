@@ -3,17 +3,22 @@
  * progress shown by the live view), a disk filled from it, a VM booting from that disk that the
  * controller, the scheduler, kwok and the KubeVirt simulator bring to Running, a
  * Restart and a Migrate operation, a blank data disk hot-plugged (Attached), a forbidden action by a user bound to the User role, a pool of 3
- * VMs scaled to 2 with `d8v scaledownwith` (pool.ts); then the
+ * VMs scaled to 2 with `d8v scaledownwith` (pool.ts), the VM's launcher pod evicted as a drain does and
+ * the VM evacuated by an Evict operation, a Start superseded by a Stop (evacuation.ts); then the
  * audit records of the create, the restart and the refusal. Every write goes through the apiserver
  * as the acting user (kubectl), so the webhooks, RBAC and the audit webhook see what a person would do.
  */
 import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { makeImage, serveDir, type FileServer } from '../../shared/testing/disk-images.js';
 import { waitFor } from '../../shared/testing/wait.js';
 import { errorMessage } from '../../shared/errors/index.js';
 import type { KubeClient } from '../../shared/kube/index.js';
 import type { Kubectl } from '../install.js';
+import { evacuationDemo, supersedeDemo } from './evacuation.js';
 import { poolDemo } from './pool.js';
 import { auditRecords, operationRow, vmRow, type OperationRow, type VMRow } from './snapshot.js';
 import {
@@ -51,6 +56,11 @@ export interface DemoDeps {
    * platform's importer pods reach); undefined: the disk is blank (a given cluster cannot reach it).
    */
   imageDir: string | undefined;
+  /**
+   * The bootable demo guest disk (raw, `tests/env/build-guest-image.sh`) when the VMs run as real QEMU
+   * guests: the demo imports it (as qcow2) instead of a data-only image, and waits for its guest agent.
+   */
+  guestImage?: string | undefined;
   /** The kubeconfig `d8v` runs with in the pool step. */
   d8vKubeconfig: string;
 }
@@ -66,6 +76,7 @@ export interface DemoResult {
 }
 
 const WAIT = { timeoutMs: 180_000, intervalMs: 200 };
+const run = promisify(execFile);
 /** The demo image: a qcow2 of this virtual size with this much data (its file is about as large as the data). */
 const IMAGE = { name: 'demo.qcow2', virtualMiB: 64, dataKiB: 6 << 10 };
 /** The image is served at this rate, like a remote mirror, so that its import lasts long enough to watch. */
@@ -135,7 +146,7 @@ async function storyUntilRunning(d: DemoDeps, serving: Promise<ServedImage | und
   let imageAt = 0;
   if (server !== undefined) {
     d.say(
-      `▶ ${OPERATOR.name}: VirtualImage ${DEMO_IMAGE} from ${server.url} (qcow2, ${IMAGE.virtualMiB}Mi, sha256 checked; served at ${SERVE_BYTES_PER_SECOND >> 20} MiB/s like a remote mirror), into DVCR`,
+      `▶ ${OPERATOR.name}: VirtualImage ${DEMO_IMAGE} from ${server.url} (qcow2, ${d.guestImage === undefined ? `${IMAGE.virtualMiB}Mi` : 'bootable'}, sha256 checked; served at ${SERVE_BYTES_PER_SECOND >> 20} MiB/s like a remote mirror), into DVCR`,
     );
     await operator(['apply', '-f', '-'], yaml(image(server.url, server.sha256)));
     imageAt = Date.now();
@@ -168,15 +179,19 @@ interface ServedImage extends FileServer {
   readonly sha256: string;
 }
 
-/** The demo image, made with qemu-img, on a local HTTP server. */
+/** The demo image, made with qemu-img (or the bootable guest disk converted to qcow2), on a local HTTP server. */
 async function serveImage(d: DemoDeps, dir: string): Promise<ServedImage> {
   await mkdir(dir, { recursive: true });
-  const file = makeImage(dir, IMAGE.name, 'qcow2', IMAGE.virtualMiB, IMAGE.dataKiB);
+  const file = d.guestImage === undefined ? makeImage(dir, IMAGE.name, 'qcow2', IMAGE.virtualMiB, IMAGE.dataKiB) : join(dir, IMAGE.name);
+  if (d.guestImage !== undefined) {
+    await run('qemu-img', ['convert', '-O', 'qcow2', d.guestImage, file]);
+    d.say(`  the demo guest's bootable disk (Debian kernel, busybox, a login prompt, a guest agent) as qcow2: ${file}`);
+  }
   const sha256 = createHash('sha256')
     .update(await readFile(file))
     .digest('hex');
   const files = await serveDir(dir, { bytesPerSecond: SERVE_BYTES_PER_SECOND });
-  d.say(`  image made with qemu-img: ${file} (${IMAGE.virtualMiB} MiB virtual, ${IMAGE.dataKiB >> 10} MiB of data)`);
+  if (d.guestImage === undefined) d.say(`  image made with qemu-img: ${file} (${IMAGE.virtualMiB} MiB virtual, ${IMAGE.dataKiB >> 10} MiB of data)`);
   return { ...files, url: `${files.url}/${IMAGE.name}`, sha256 };
 }
 
@@ -247,10 +262,34 @@ async function hotPlug(d: DemoDeps): Promise<void> {
   d.say(`✓ ${DEMO_DATA_DISK} hot-plugged: attachment Attached, the volume Ready in the instance's volumeStatus`);
 }
 
+/** A real guest: its agent answers (it starts just before the login prompt), shown as the VM's AgentReady. */
+async function guestAnswers(d: DemoDeps): Promise<void> {
+  const since = Date.now();
+  await waitFor(
+    `${DEMO_VM}'s guest agent`,
+    async () => {
+      const v = (await d.admin.rest.request({
+        method: 'GET',
+        path: `${GROUP}/namespaces/${DEMO_NAMESPACE}/virtualmachines/${DEMO_VM}`,
+        what: 'get the demo VM',
+      })) as {
+        status?: { conditions?: { type: string; status: string }[] };
+      };
+      return v.status?.conditions?.some((c) => c.type === 'AgentReady' && c.status === 'True');
+    },
+    WAIT,
+  );
+  const at = ((Date.now() - d.t0) / 1000).toFixed(1);
+  d.say(
+    `✓ ${DEMO_VM} is a real QEMU guest: its agent answers (AgentReady), ${at} s after npm start, ${((Date.now() - since) / 1000).toFixed(1)} s after Running; \`d8v console ${DEMO_VM} -n ${DEMO_NAMESPACE}\` shows its login prompt (root, no password)`,
+  );
+}
+
 async function afterRunning(d: DemoDeps, first: VMRow, imageImportMs: number | undefined): Promise<DemoResult> {
   const { operator, viewer } = d.kubectl;
   const vmRunningAfterMs = Date.now() - d.t0;
   d.say(`✓ ${DEMO_VM} Running on ${first.node} with IP ${first.ip}: ${(vmRunningAfterMs / 1000).toFixed(1)} s after npm start`);
+  if (d.guestImage !== undefined) await guestAnswers(d);
 
   d.say(`▶ ${OPERATOR.name}: VirtualMachineOperation restart-${DEMO_VM} (Restart)`);
   await operator(['apply', '-f', '-'], yaml(operation(`restart-${DEMO_VM}`, 'Restart')));
@@ -289,6 +328,8 @@ async function afterRunning(d: DemoDeps, first: VMRow, imageImportMs: number | u
   d.say(`✓ refused by RBAC (403): ${why}`);
 
   await poolDemo({ admin: d.admin, operator, d8vKubeconfig: d.d8vKubeconfig, say: (l) => d.say(l) });
+  await evacuationDemo({ admin: d.admin, operator, say: (l) => d.say(l) });
+  await supersedeDemo({ admin: d.admin, operator, say: (l) => d.say(l) });
 
   if (d.auditLog !== undefined) {
     const log = d.auditLog;

@@ -34,13 +34,20 @@ describe('the live view', () => {
 
   it('shows units, nodes, VMs with phase, node, IP and conditions, operations, audit records and the demo steps', () => {
     const lines = renderScreen(
-      { server: 'https://127.0.0.1:1', kubeconfig: '/k', logDir: '/w', uptimeMs: 65_000, units: { controller: true, audit: false } },
+      {
+        server: 'https://127.0.0.1:1',
+        kubeconfig: '/k',
+        logDir: '/w',
+        uptimeMs: 65_000,
+        units: { controller: true, audit: false },
+        kubevirt: 'KubeVirt: REAL virt-controller',
+      },
       snap(),
       ['▶ one', '✓ two'],
     );
     const text = lines.join('\n');
     expect(text).toContain('up 1:05');
-    expect(text).toContain('units: controller ●  audit ✗');
+    expect(text).toContain('units: controller ●  audit ✗\nKubeVirt: REAL virt-controller');
     expect(text).toContain('node-1 ● (1 VM)  node-2 ○');
     expect(text).toMatch(/demo +vm +Running +node-1 +10\.66\.0\.1 +Running !AgentReady ClassReady$/m);
     expect(text).toMatch(/demo +mig +Migrate +vm +InProgress +Syncing/);

@@ -13,6 +13,8 @@ export interface ViewHeader {
   uptimeMs: number;
   /** Unit name → running. */
   units: Record<string, boolean>;
+  /** Which KubeVirt runs (real or simulated), when known. */
+  kubevirt?: string;
 }
 
 const fmtDuration = (ms: number): string => {
@@ -40,6 +42,7 @@ export function renderScreen(h: ViewHeader, s: Snapshot, steps: readonly string[
     `apiserver ${h.server} · export KUBECONFIG=${h.kubeconfig}`,
     `logs ${h.logDir}`,
     `units: ${units}`,
+    ...(h.kubevirt !== undefined ? [h.kubevirt] : []),
     `nodes (simulated): ${nodes === '' ? '-' : nodes}`,
     '',
     'VIRTUAL MACHINES',

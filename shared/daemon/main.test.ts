@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -13,12 +13,12 @@ interface Run {
 }
 
 /** Runs the fixture daemon with `env` (no in-cluster variables); sends SIGTERM once it printed its start line. */
-function runDaemon(env: NodeJS.ProcessEnv): Promise<Run> {
+function runDaemon(env: NodeJS.ProcessEnv, entry = FIXTURE): Promise<Run> {
   const clean = { ...process.env };
   delete clean['KUBECONFIG'];
   delete clean['KUBERNETES_SERVICE_HOST'];
   delete clean['KUBERNETES_SERVICE_PORT'];
-  const child = spawn(process.execPath, ['--import', TSX, FIXTURE], { env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', TSX, entry], { env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let termSent = false;
   const take = (chunk: Buffer): void => {
@@ -46,6 +46,15 @@ describe('runDaemonIfMain', () => {
     expect(run.code).toBe(2);
     expect(run.out).toContain('cannot read the kubeconfig');
     expect(run.out).toContain('in-cluster');
+  });
+
+  it('runs when its entry is reached through a symlink (a bundle under a linked node_modules)', async () => {
+    const link = join(mkdtempSync(join(tmpdir(), 'daemon-main-')), 'daemon.ts');
+    symlinkSync(FIXTURE, link);
+    const run = await runDaemon({ KUBECONFIG: join(tmpdir(), 'no-such-dir', 'kubeconfig') }, link);
+    // It ran (and refused the kubeconfig) instead of exiting 0 without a word.
+    expect(run.code).toBe(2);
+    expect(run.out).toContain('cannot read the kubeconfig');
   });
 
   it('exits 2 when the KUBECONFIG file is not a kubeconfig', async () => {

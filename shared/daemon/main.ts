@@ -4,9 +4,9 @@
  * client (KUBECONFIG, else in-cluster) closed at the end, and the exit code the daemon returns (1 when
  * it throws).
  */
-import { pathToFileURL } from 'node:url';
 import { KubeClient } from '../kube/index.js';
 import { rootLogger, setLogLevel, type LogLevel } from '../log/index.js';
+import { isMainModule } from './is-main.js';
 
 export interface DaemonEntryConfig {
   readonly KUBECONFIG?: string | undefined;
@@ -27,7 +27,7 @@ export function runDaemonIfMain<C extends DaemonEntryConfig>(
   loadConfig: () => C,
   run: (daemon: DaemonRun<C>) => Promise<number>,
 ): void {
-  if (process.argv[1] === undefined || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  if (!isMainModule(moduleUrl)) return;
   let config: C;
   try {
     config = loadConfig();

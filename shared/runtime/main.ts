@@ -1,6 +1,5 @@
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
+import { isMainModule } from '../daemon/is-main.js';
 import { ConfigError, errorMessage } from '../errors/index.js';
 import { childLogger, type Logger } from '../log/index.js';
 import { serve } from './server.js';
@@ -19,7 +18,7 @@ let startChosen: (() => void) | undefined;
  * the modules it imports. The start waits for the current module evaluation to finish (one macrotask).
  */
 export function runIfMain<C extends z.ZodObject, S>(moduleUrl: string, def: FunctionDefinition<C, S>): void {
-  if (!isMain(moduleUrl)) return;
+  if (!isMainModule(moduleUrl)) return;
   if (startChosen === undefined) setImmediate(() => startChosen?.());
   startChosen = () => runMain(def);
 }
@@ -59,14 +58,4 @@ function exitNow(log: Logger, code: number, fields: object, message: string): ne
   if (code === 0) log.info(fields, message);
   else log.fatal(fields, message);
   process.exit(code);
-}
-
-function isMain(moduleUrl: string): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(moduleUrl));
-  } catch {
-    return false;
-  }
 }

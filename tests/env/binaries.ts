@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SCRIPT = fileURLToPath(new URL('./build-binaries.sh', import.meta.url));
@@ -52,4 +55,27 @@ export function ensureSkaffold(): Promise<string> {
  */
 export function ensureKnativePlatform(): Promise<string> {
   return runBuildScript(fileURLToPath(new URL('./knative-platform.sh', import.meta.url)), 'the Knative platform manifests');
+}
+
+/** The KubeVirt version tests/env/build-kubevirt.sh builds by default. */
+export const KUBEVIRT_VERSION = '1.6.0';
+const KUBEVIRT_BINARIES = ['virt-controller', 'virt-api'] as const;
+
+/**
+ * Where the built KubeVirt binaries are, without building them: VIRT_TESTENV_KUBEVIRT_DIR or the
+ * cache directory of build-kubevirt.sh. `missing` names the binaries not there (empty: all built).
+ */
+export function locateKubeVirtBinaries(env: NodeJS.ProcessEnv = process.env): { dir: string; missing: string[] } {
+  const cache = env['VIRT_TESTENV_CACHE'] ?? join(env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'virt-testenv');
+  const dir = env['VIRT_TESTENV_KUBEVIRT_DIR'] || join(cache, `kubevirt-${env['KUBEVIRT_VERSION'] ?? KUBEVIRT_VERSION}`);
+  return { dir, missing: KUBEVIRT_BINARIES.filter((b) => !isExecutable(join(dir, b))) };
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

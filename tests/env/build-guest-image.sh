@@ -13,7 +13,7 @@ step() { printf '[%s] %s\n' "$GB_NAME" "$*" >&2; }
 fail() { printf '[%s] FAILED at step "%s": %s\n' "$GB_NAME" "$1" "$2" >&2; exit 1; }
 
 # Bump when the image's content changes (init, agent, packages chosen, layout).
-GUEST_IMAGE_REV="${GUEST_IMAGE_REV:-1}"
+GUEST_IMAGE_REV="${GUEST_IMAGE_REV:-2}"
 SRC="$(cd "$(dirname "$0")" && pwd)/guest-image"
 OUT="$CACHE_ROOT/guest-image-$GUEST_IMAGE_REV"
 if [[ -s "$OUT/disk.img" ]]; then

@@ -1,6 +1,7 @@
 /** Every reconciler the controller runs: adding one is its folder's declaration.ts and one line here. */
 import type { ReconcilerDeclaration } from '../declaration.js';
 import { cviDeclaration } from './cvi/declaration.js';
+import { evacuationDeclaration } from './evacuation/declaration.js';
 import { kubeVirtConfigDeclaration } from './kubevirt-config/declaration.js';
 import { leaseDeclaration } from './ipam/lease/declaration.js';
 import { vmipDeclaration } from './ipam/vmip/declaration.js';
@@ -25,6 +26,7 @@ import { vmmacDeclaration, vmmacLeaseDeclaration } from './mac/declaration.js';
 export const reconcilers: readonly ReconcilerDeclaration[] = [
   vmDeclaration,
   vmopDeclaration,
+  evacuationDeclaration,
   vmipDeclaration,
   leaseDeclaration,
   vmClassDeclaration,

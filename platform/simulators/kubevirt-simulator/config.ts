@@ -34,6 +34,38 @@ export const SimulatorConfigSchema = z.object({
     .describe("The stand-in's PEM serving certificate (with VIRT_API_TLS_KEY_FILE and VIRT_API_CLIENT_CA_FILE: mutual TLS; without: plain HTTP)."),
   VIRT_API_TLS_KEY_FILE: env.optionalString().describe('PEM key of VIRT_API_TLS_CERT_FILE.'),
   VIRT_API_CLIENT_CA_FILE: env.optionalString().describe('PEM CA that client certificates (the subresources API) must chain to.'),
+  QEMU_GUESTS: z
+    .enum(['off', 'auto', 'on'])
+    .default('off')
+    .describe(
+      'Real guests: `off` (simulated guests), `auto` (a QEMU process per running instance where qemu-system-x86_64 is installed, simulated otherwise; npm start), `on` (QEMU required: the simulator does not start without it).',
+    ),
+  GUEST_WORK_DIR: env.optionalString().describe("Real guests: the directory of the guests' sockets and logs; a new one under the temp dir when unset."),
+  GUEST_MEMORY_CAP_MIB: env
+    .int(256, 16)
+    .describe('Real guests: the most memory one guest gets on this machine, MiB (an instance asking more is capped, and says so).'),
+  GUEST_SHUTDOWN_GRACE: env
+    .duration('30s')
+    .describe('Real guests: how long a stopped guest has to power itself off after the ACPI power-down before it is killed.'),
+  GUEST_ACCEL: z
+    .enum(['tcg', 'kvm', 'auto'])
+    .default('tcg')
+    .describe(
+      'Real guests: `tcg` (software emulation), `kvm`, or `auto` (KVM where the firmware runs under it; a paravirtual KVM passes that probe and still fails the kernel).',
+    ),
+  EVICTION_WEBHOOK_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .describe(
+      "Serve virt-api's eviction interceptor (virt-api/eviction-interceptor.ts) over HTTPS on this port with VIRT_API_TLS_CERT_FILE/KEY_FILE (0 picks one); unset: none.",
+    ),
+  EVICTION_STRATEGY: z
+    .enum(['None', 'LiveMigrate', 'LiveMigrateIfPossible', 'External'])
+    .default('LiveMigrate')
+    .describe("The cluster's evictionStrategy the interceptor applies (our KubeVirt configuration says LiveMigrate)."),
   LOG_LEVEL: env.logLevel().describe('Log level.'),
 });
 

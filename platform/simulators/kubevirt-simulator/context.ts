@@ -1,6 +1,7 @@
 import type { Logger } from '../../../shared/log/index.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import type { SimulatorClients } from './kube.js';
+import type { GuestBackend } from './qemu/backend.js';
 import type { VolumeLookup } from './virt-handler/firmware.js';
 
 /** What the instance and migration steps share: clients, log, timing, and the way to come back later. */
@@ -12,6 +13,8 @@ export interface StepContext {
   readonly unschedulableTimeoutMs: number;
   /** Where the guest firmware looks for something to boot. */
   readonly volumes: VolumeLookup;
+  /** Real guests (QEMU processes) for the instances; undefined: guests are simulated. */
+  readonly guests?: GuestBackend | undefined;
   /**
    * True once `delayMs` has passed since the first call with this `key`; until then false, and the
    * VM `vmKey` is synced again when the time is up.

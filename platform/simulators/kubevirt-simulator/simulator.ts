@@ -29,9 +29,10 @@ import { CILIUM_IP_ANNOTATION, COMPUTE_CONTAINER, CREATED_BY_LABEL, DOMAIN_ANNOT
 import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER } from './virt-controller/instance.js';
 import { advanceMigration, deleteOrphanTargets, isFinished } from './virt-controller/migration.js';
 import { fileDiskReader, findsBootableDevice, type DiskReader } from './virt-handler/firmware.js';
-import { guestConditions, launcherVersions, runGuest } from './virt-handler/guest.js';
+import { guestConditions, guestOSInfoOf, launcherVersions, runGuest } from './virt-handler/guest.js';
 import { handleMigration } from './virt-handler/migration.js';
 import { beat, type AgentNode, type NodeOffer } from './virt-handler/node.js';
+import type { GuestBackend } from './qemu/backend.js';
 
 /**
  * What the simulator plays: `all` (virt-controller and virt-handler, simulated) or `node-agent`
@@ -67,6 +68,8 @@ export interface SimulatorOptions {
   unschedulableTimeoutMs?: number;
   /** Where the guest firmware reads a volume's disk image (default: this machine's files). */
   diskReader?: DiskReader;
+  /** Real guests: every running instance a QEMU process (the caller starts and stops the backend). */
+  guests?: GuestBackend | undefined;
   logger?: Logger;
 }
 
@@ -148,6 +151,7 @@ export class KubeVirtSimulator {
       migrationDelayMs: options.migrationDelayMs ?? 0,
       unschedulableTimeoutMs: options.unschedulableTimeoutMs ?? 30_000,
       volumes: { pvcs: this.c.pvcs, pvs: this.c.pvs, reader: options.diskReader ?? fileDiskReader },
+      guests: options.guests,
       elapsed: (key, delayMs, vmKey) => this.elapsed(key, delayMs, vmKey),
       forget: (key) => this.startedAt.delete(key),
     };
@@ -267,7 +271,9 @@ export class KubeVirtSimulator {
   }
 
   /** virt-handler's part: the guest on its node and its migrations (every role runs it, with launcher pods). */
-  private async handle(vmi: VMI | undefined, launchers: readonly LauncherPod[]): Promise<void> {
+  private async handle(key: string, vmi: VMI | undefined, launchers: readonly LauncherPod[]): Promise<void> {
+    const [namespace = '', name = ''] = key.split('/');
+    await this.options.guests?.endOthers(namespace, name, vmi?.metadata.uid);
     if (vmi === undefined) return;
     await runGuest(this.step, vmi, launchers);
     if (vmi.metadata.deletionTimestamp !== undefined) return;
@@ -277,8 +283,7 @@ export class KubeVirtSimulator {
   /** The node agent's loop for one instance: only virt-handler's part, on what real virt-controller made. */
   private async syncNode(namespace: string, name: string): Promise<void> {
     const vmi = await find(() => this.c.kvvmis.get(ref(namespace, name)));
-    if (vmi === undefined) return;
-    await this.handle(vmi, await this.podsOf(namespace, name));
+    await this.handle(`${namespace}/${name}`, vmi, vmi === undefined ? [] : await this.podsOf(namespace, name));
   }
 
   /**
@@ -295,6 +300,7 @@ export class KubeVirtSimulator {
     let vmi = await find(() => this.c.kvvmis.get(ref(namespace, name)));
     const launchers = pods ? await this.podsOf(namespace, name) : [];
     if (vmi?.metadata.deletionTimestamp !== undefined) {
+      await this.shutDownGuest(vmi);
       if (pods) await finalizeInstance(this.step, vmi, launchers);
       if (kvvm !== undefined) await this.reportPrintable(kvvm, vmi, false);
       return;
@@ -320,7 +326,7 @@ export class KubeVirtSimulator {
       await deleteStrayPods(this.step, vmi, launchers);
       if (vmi !== undefined) unschedulable = (await advanceInstance(this.step, vmi, launchers)).unschedulable;
       // Each step reads the instance afresh: the one before may have changed it.
-      if (vmi !== undefined) await this.handle(await find(() => this.c.kvvmis.get(ref(namespace, name))), launchers);
+      await this.handle(key, vmi === undefined ? undefined : await find(() => this.c.kvvmis.get(ref(namespace, name))), launchers);
       const live = (this.migrations?.store.list() ?? []).filter((m) => m.metadata.namespace === namespace && m.spec.vmiName === name && !isFinished(m));
       await deleteOrphanTargets(this.step, vmi, live, launchers);
       const open = live.find((m) => m.metadata.deletionTimestamp === undefined);
@@ -384,12 +390,19 @@ export class KubeVirtSimulator {
     return vmi;
   }
 
+  /** A real guest of a deleted instance powers down (ACPI, the grace period, then a kill) before its launcher pods go. */
+  private async shutDownGuest(vmi: VMI): Promise<void> {
+    const how = await this.options.guests?.end(vmi.metadata.uid ?? '');
+    if (how !== undefined) this.log.info({ vm: `${vmi.metadata.namespace ?? ''}/${vmi.metadata.name ?? ''}`, how }, 'the guest QEMU process is gone');
+  }
+
   /** Delete the instance; true while it is still there (being finalized: its launcher pods go first). */
   private async deleteVMI(vmi: VMI): Promise<boolean> {
     const namespace = vmi.metadata.namespace ?? '';
     const name = vmi.metadata.name ?? '';
     await remove(() => this.c.kvvmis.delete(ref(namespace, name)));
     this.log.info({ vm: `${namespace}/${name}`, uid: vmi.metadata.uid }, 'instance deleted');
+    await this.shutDownGuest(vmi);
     if (this.options.launcherPods !== true) return false;
     const still = await find(() => this.c.kvvmis.get(ref(namespace, name)));
     if (still === undefined) return false;
@@ -414,7 +427,7 @@ export class KubeVirtSimulator {
     const conditions = withConditions(vmi.status?.conditions, [{ type: 'Ready', status: 'True' }, ...guestConditions(bootable)]);
     return this.c.kvvmis.mergePatch(r, {
       metadata: { annotations: launcherVersions() },
-      status: { phase: 'Running', nodeName: node, interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip] }], conditions },
+      status: { phase: 'Running', nodeName: node, interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip] }], conditions, ...guestOSInfoOf(bootable) },
     });
   }
 
@@ -453,7 +466,7 @@ export class KubeVirtSimulator {
     const vmi = await this.c.kvvmis.get(ref(namespace, vmName));
     const at = now();
     const migrationState = { startTimestamp: at, endTimestamp: at, completed: true, sourceNode: vmi.status?.nodeName, targetNode };
-    await this.c.kvvmis.mergePatch(ref(namespace, vmName), { status: { nodeName: targetNode, migrationState } });
+    await this.c.kvvmis.mergePatch(ref(namespace, vmName), { status: { nodeName: targetNode, migrationState, evacuationNodeName: null } });
     await this.c.migrations.patchStatus(ref(namespace, migrationName), { phase: 'Succeeded' });
   }
 }

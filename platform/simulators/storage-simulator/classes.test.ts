@@ -24,6 +24,19 @@ describe('which claims a simulated class serves', () => {
     expect(decide(claim, byName(cls))).toEqual(want);
   });
 
+  it('a claim for a populator (dataSourceRef of another API group) waits; a PVC or VolumeSnapshot source does not', () => {
+    const withRef = (apiGroup: string | undefined, kind: string): PVC => ({
+      ...pvc(['ReadWriteOnce']),
+      spec: { accessModes: ['ReadWriteOnce'], dataSourceRef: { ...(apiGroup === undefined ? {} : { apiGroup }), kind, name: 'x' } },
+    });
+    expect(decide(withRef('virtualization.deckhouse.io', 'VirtualDisk'), byName('local-simulated'))).toEqual({
+      act: 'wait',
+      why: 'waiting for the populator of virtualization.deckhouse.io VirtualDisk',
+    });
+    expect(decide(withRef(undefined, 'PersistentVolumeClaim'), byName('local-simulated'))).toEqual({ act: 'provision' });
+    expect(decide(withRef('snapshot.storage.k8s.io', 'VolumeSnapshot'), byName('local-simulated'))).toEqual({ act: 'provision' });
+  });
+
   it('a class without declared modes gives ReadWriteOnce in either volume mode, and refuses a mode it does not know', () => {
     const plain: StorageClassLike = { metadata: { name: 'plain' } };
     expect(decide(pvc(['ReadWriteOnce'], 'Block'), plain)).toEqual({ act: 'provision' });

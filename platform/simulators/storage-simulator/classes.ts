@@ -43,6 +43,12 @@ export type ProvisionDecision = { act: 'provision'; node?: string | undefined } 
 
 /** Whether a claim of `cls` gets a volume now. */
 export function decide(pvc: PVC, cls: StorageClassLike): ProvisionDecision {
+  // As an external provisioner does: a claim whose dataSourceRef names an object of another API group
+  // (not a PVC, not a VolumeSnapshot) is a populator's to fill; the populator provisions a claim of its own.
+  const ref = pvc.spec.dataSourceRef;
+  const group = ref?.apiGroup ?? '';
+  if (ref !== undefined && group !== '' && group !== 'snapshot.storage.k8s.io')
+    return { act: 'wait', why: `waiting for the populator of ${group} ${ref.kind}` };
   const can = capabilityOf(cls);
   const name = cls.metadata.name ?? '';
   const missing = (pvc.spec.accessModes ?? ['ReadWriteOnce']).filter((m) => !can.accessModes.includes(m));

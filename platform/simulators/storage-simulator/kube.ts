@@ -14,6 +14,8 @@ const ContainerSchema = z.looseObject({
   image: z.string().optional(),
   env: z.array(EnvVarSchema).optional(),
   volumeMounts: z.array(z.looseObject({ name: z.string(), mountPath: z.string() })).optional(),
+  /** Block claims as devices (the device path in the container). */
+  volumeDevices: z.array(z.looseObject({ name: z.string(), devicePath: z.string() })).optional(),
   terminationMessagePath: z.string().optional(),
 });
 
@@ -39,6 +41,8 @@ export const PVCSchema = z.looseObject({
     volumeName: z.string().optional(),
     volumeMode: z.string().optional(),
     accessModes: z.array(z.string()).optional(),
+    /** A populator's source: such a claim is not provisioned here (see classes.ts). */
+    dataSourceRef: z.looseObject({ apiGroup: z.string().optional(), kind: z.string(), name: z.string() }).optional(),
     resources: z.looseObject({ requests: z.record(z.string(), z.string()).optional() }).optional(),
   }),
   status: z.looseObject({ phase: z.string().optional() }).optional(),
@@ -49,7 +53,12 @@ export const PVSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
   metadata: ObjectMetaSchema,
-  spec: z.looseObject({ hostPath: z.looseObject({ path: z.string() }).optional(), claimRef: z.looseObject({ name: z.string().optional() }).optional() }),
+  spec: z.looseObject({
+    hostPath: z.looseObject({ path: z.string() }).optional(),
+    claimRef: z.looseObject({ name: z.string().optional() }).optional(),
+    capacity: z.record(z.string(), z.string()).optional(),
+    volumeMode: z.string().optional(),
+  }),
   status: z.looseObject({ phase: z.string().optional() }).optional(),
 });
 export type PV = z.infer<typeof PVSchema>;

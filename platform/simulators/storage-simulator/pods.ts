@@ -8,6 +8,9 @@
  * with the container's exit code and termination message, as a kubelet writes them. A pod deleted
  * while it runs has its process stopped (SIGTERM).
  */
+import { existsSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseQuantity } from '../../../shared/api/k8s/quantity.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import { Informer, type KubeObject, objectKey } from '../../../shared/kube/index.js';
 import type { Logger } from '../../../shared/log/index.js';
@@ -36,6 +39,8 @@ export interface PodRun {
 }
 
 const RETRY_MS = 300;
+/** The name of a Block volume's device stand-in in its directory (what readers of a volume look for). */
+export const DEVICE_FILE = 'disk.img';
 
 const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
@@ -160,12 +165,20 @@ export class PodRunner {
     }
   }
 
-  /** Mount path → directory for every PVC volume the container mounts; undefined while one is unbound. */
+  /**
+   * Container path → host path for every PVC volume of the container, undefined while one is unbound: a
+   * mount is the volume's directory; a device (`volumeDevices`, a Block claim) is the file `disk.img` in
+   * it, made at the volume's capacity (sparse) when missing: the stand-in for the block device.
+   */
   private async mounts(pod: Pod): Promise<Map<string, string> | undefined> {
     const container = pod.spec.containers[0];
     const claims = new Map((pod.spec.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [[v.name, v.persistentVolumeClaim.claimName] as const] : [])));
+    const wanted = [
+      ...(container?.volumeMounts ?? []).map((m) => ({ name: m.name, at: m.mountPath, device: false })),
+      ...(container?.volumeDevices ?? []).map((m) => ({ name: m.name, at: m.devicePath, device: true })),
+    ];
     const out = new Map<string, string>();
-    for (const m of container?.volumeMounts ?? []) {
+    for (const m of wanted) {
       const claim = claims.get(m.name);
       if (claim === undefined) continue;
       const pvc = await this.o.clients.pvcs.get({ namespace: pod.metadata.namespace, name: claim }).catch(() => undefined);
@@ -174,7 +187,7 @@ export class PodRunner {
       const pv = await this.o.clients.pvs.get({ name: volume });
       const path = pv.spec.hostPath?.path;
       if (path === undefined) throw new Error(`PersistentVolume ${volume} has no hostPath: the simulator mounts only directories`);
-      out.set(m.mountPath, path);
+      out.set(m.at, m.device ? deviceFile(path, pv.spec.capacity?.['storage']) : path);
     }
     return out;
   }
@@ -186,6 +199,17 @@ export class PodRunner {
       if (!(err instanceof NotFoundError)) throw err;
     }
   }
+}
+
+/** The file standing in for a Block volume's device: `<dir>/disk.img`, made at the volume's capacity. */
+function deviceFile(dir: string, capacity: string | undefined): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, DEVICE_FILE);
+  if (!existsSync(file)) {
+    writeFileSync(file, '');
+    truncateSync(file, parseQuantity(capacity) ?? 1 << 30);
+  }
+  return file;
 }
 
 function key(o: KubeObject): string {

@@ -146,6 +146,8 @@ export const VMIStatusSchema = z.looseObject({
   interfaces: opt(z.array(z.looseObject({ name: str(), ipAddress: str(), ipAddresses: opt(z.array(z.string())), mac: str() }))),
   conditions: opt(z.array(KubeVirtConditionSchema)),
   migrationState: opt(MigrationStateSchema),
+  /** The node the instance must leave: set by virt-api's eviction interceptor, cleared by virt-handler once migrated away. */
+  evacuationNodeName: str(),
   guestOSInfo: opt(freeform()),
   activePods: opt(stringMap()),
   launcherContainerImageVersion: str(),

@@ -33,9 +33,11 @@ const ProvisioningSchema = withRules(
     type: z.enum(['UserData', 'UserDataRef', 'SysprepRef']).describe('Which source provides the guest configuration.'),
     userData: withRules(z.string().describe('Inline cloud-init user data.'), [
       {
-        rule: `self.size() <= ${userDataMaxSize}`,
+        // Bytes of UTF-8, as KubeVirt counts them (the original's rule counts characters, so it lets
+        // non-ASCII data through that KubeVirt then refuses).
+        rule: `bytes(self).size() <= ${userDataMaxSize}`,
         message: `\`userData\` exceeds ${userDataMaxSize} byte limit; should use \`userDataRef\` for larger data.`,
-        holds: (s) => [...s].length <= userDataMaxSize,
+        holds: (s) => Buffer.byteLength(s, 'utf8') <= userDataMaxSize,
       },
     ]).optional(),
     userDataRef: secretRef(

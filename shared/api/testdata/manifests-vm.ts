@@ -105,6 +105,17 @@ export const VM_CASES: ManifestCase[] = [
     expect: invalid('spec.provisioning.userData', '`userData` exceeds 2048 byte limit; should use `userDataRef` for larger data.'),
   },
   {
+    // 1,100 two-byte characters: within 2048 characters, past KubeVirt's 2048 bytes.
+    name: 'non-ASCII userData over 2048 bytes (but not characters) is rejected',
+    manifest: vm({ provisioning: { type: 'UserData', userData: 'ж'.repeat(1100) } }),
+    expect: invalid('spec.provisioning.userData', '`userData` exceeds 2048 byte limit; should use `userDataRef` for larger data.'),
+  },
+  {
+    name: 'non-ASCII userData of exactly 2048 bytes is accepted',
+    manifest: vm({ provisioning: { type: 'UserData', userData: 'ж'.repeat(1024) } }),
+    expect: { valid: true },
+  },
+  {
     name: 'osType Legacy with EFI is rejected',
     manifest: vm({ osType: 'Legacy', bootloader: 'EFI' }),
     expect: invalid('spec.bootloader', 'The Legacy osType requires the BIOS bootloader.'),

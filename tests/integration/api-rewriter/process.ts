@@ -3,8 +3,8 @@
  * by its environment as the sidecar runs it, in front of the test apiserver (or another one given by
  * kubeconfig), with a kubeconfig for clients that points at it.
  */
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeRewriterKubeconfig } from '../../../platform/kubevirt.js';
 import { startFunctionProcess, type FunctionProcess } from '../../../shared/runtime/testing/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { freePort, getTestEnv } from '../../env/index.js';
@@ -35,17 +35,7 @@ export async function spawnRewriter(opts: { kubeconfigPath?: string; name: strin
   const { child } = proc;
   const proxyUrl = `http://127.0.0.1:${proxyPort}`;
   const kubeconfigPath = join(env.workDir, `${opts.name}-via-rewriter.kubeconfig`);
-  await writeFile(
-    kubeconfigPath,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'rewriter', cluster: { server: proxyUrl } }],
-      users: [{ name: 'none', user: {} }],
-      contexts: [{ name: 'rewriter', context: { cluster: 'rewriter', user: 'none' } }],
-      'current-context': 'rewriter',
-    }),
-  );
+  await writeRewriterKubeconfig(kubeconfigPath, proxyUrl);
   await waitFor('the rewriter to be ready', async () => {
     if (child.exitCode !== null) throw new Error(`the rewriter exited: ${proc.logs.map((r) => JSON.stringify(r)).join('\n')}`);
     return (await fetch(`http://127.0.0.1:${healthPort}/health/readiness`).catch(() => undefined))?.status === 200;

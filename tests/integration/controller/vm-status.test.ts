@@ -58,6 +58,9 @@ describe('VM status as the original shows it', () => {
     expect(transitions.at(-1)?.phase).toBe('Running');
     expect(transitions.length).toBeLessThanOrEqual(5);
     expect(v.status?.stats?.lastStartTime).toBe(transitions.at(-1)?.timestamp);
+    // The guest OS the agent reports, and how long after Running it answered (the original's guestOSAgentStarting).
+    expect(v.status?.guestOSInfo).toMatchObject({ id: 'simulated' });
+    expect(v.status?.stats?.launchTimeDuration?.guestOSAgentStarting).toMatch(/^(\d+m)?\d+s$/);
   });
 
   it('a VM with nothing to boot runs, and its Running condition says NoBootableDevice (and no agent answers)', async () => {

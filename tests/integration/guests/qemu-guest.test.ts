@@ -1,7 +1,7 @@
 /**
  * The node agent's QEMU backend with real guests: the demo image (tests/env/build-guest-image.sh)
- * boots to a login prompt on its serial console, its guest agent reports the OS, a stop leaves no
- * QEMU process, and a disk that does not boot is reported as NoBootableDevice. Skipped, saying so,
+ * boots to a login prompt on its serial console, its guest agent reports the OS, a stop (ACPI
+ * power-down) ends QEMU by itself within the grace period and leaves no process, and a disk that does not boot is reported as NoBootableDevice. Skipped, saying so,
  * where qemu-system-x86_64 is not installed.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -80,7 +80,7 @@ suite('the QEMU guest backend of the node agent', () => {
   });
 
   test(
-    'the demo image boots to a login prompt, its agent reports the OS, and a stop leaves no QEMU process',
+    'the demo image boots to a login prompt, its agent reports the OS, and a stop powers it down cleanly, leaving no QEMU process',
     async () => {
       const disk = join(work, 'demo.img');
       copyFileSync(image, disk);
@@ -100,8 +100,10 @@ suite('the QEMU guest backend of the node agent', () => {
       expect(report.osInfo).toMatchObject({ id: 'debian', 'kernel-release': expect.stringMatching(/amd64$/) });
       expect(report.interfaces.flatMap((i) => i['ip-addresses'] ?? []).map((a) => a['ip-address'])).toContain('10.0.2.15');
 
+      // The guest's acpid turns the ACPI power button into a poweroff: QEMU ends by itself within the grace period.
       const pid = guest.pid ?? 0;
-      await backend.end('uid-demo');
+      expect(await backend.end('uid-demo')).toBe('shutdown');
+      expect(guest.exitStatus).toEqual({ code: 0, signal: null });
       expect(guest.running).toBe(false);
       expect(() => process.kill(pid, 0)).toThrow();
       expect(backend.get('uid-demo')).toBeUndefined();

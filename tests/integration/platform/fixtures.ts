@@ -23,7 +23,7 @@ export interface StartRun {
   interrupt(): void;
 }
 
-/** `npm start -- <args>` with the environment of a person's shell (no test-run variables). */
+/** `npm start -- <args>` with the environment of a person's shell (no test-run variables); simulated guests unless `--guests` is given. */
 export function npmStart(args: readonly string[], env: Record<string, string> = {}): StartRun {
   const clean: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
@@ -32,7 +32,9 @@ export function npmStart(args: readonly string[], env: Record<string, string> = 
   }
   // A process group of its own, like a terminal's foreground job (npm does not pass SIGINT on: the
   // terminal sends it to the whole group).
-  const child = spawn('npm', ['start', '--', ...args], { cwd: REPO, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // Simulated guests unless the test asks for QEMU ones (npm start's default is real guests where QEMU is installed).
+  const guests = args.some((a) => a.startsWith('--guests')) ? [] : ['--guests', 'simulated'];
+  const child = spawn('npm', ['start', '--', ...args, ...guests], { cwd: REPO, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const lines: string[] = [];
   let partial = '';
   const take = (chunk: string): void => {

@@ -15,13 +15,20 @@ import { contains, parseIPv4, parseSubnet } from '../../../shared/api/ipv4.js';
 import { Informer, KubeClient } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { getTestEnv } from '../../env/index.js';
+import { COMPUTE_CONTAINER, SIMULATED_IMAGE } from '../../../platform/simulators/kubevirt-simulator/launcher.js';
+import { VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
 import { npmStart, recordedChildren, REPO, survivors } from './fixtures.js';
+
+/** The label real virt-controller gives a launcher pod, as the apiserver stores it (through the api-rewriter). */
+const LAUNCHER_LABEL = 'kubevirt.internal.virtualization.deckhouse.io';
 
 const LooseSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
   metadata: ObjectMetaSchema,
-  spec: z.looseObject({ nodeName: z.string().optional() }).optional(),
+  spec: z
+    .looseObject({ nodeName: z.string().optional(), containers: z.array(z.looseObject({ name: z.string(), image: z.string().optional() })).optional() })
+    .optional(),
   status: z
     .looseObject({
       phase: z.string().optional(),
@@ -70,6 +77,14 @@ function watch(
   return inf.start();
 }
 
+/** The compute container's image of every launcher pod of VM `vm` seen, found by the labels real virt-controller gives them. */
+function launcherImages(pods: Observed, vm: string): string[] {
+  return [...pods.seen.values()]
+    .map((seen) => seen.at(-1))
+    .filter((p) => p?.metadata.labels?.[LAUNCHER_LABEL] === 'virt-launcher' && p.metadata.labels[VM_NAME_LABEL] === vm)
+    .map((p) => p?.spec?.containers?.find((c) => c.name === COMPUTE_CONTAINER)?.image ?? '');
+}
+
 const leftovers: string[] = [];
 afterAll(async () => {
   // Nothing of a failed run may stay behind for the next test files; the work directories go unless kept.
@@ -78,7 +93,7 @@ afterAll(async () => {
 });
 
 describe('npm start', () => {
-  it('runs the module locally and plays the demo: image imported into DVCR, disk from it, VM Running on a simulated node, Restart and Migrate completed, audit records, nothing left after exit', async () => {
+  it('runs the module locally with real virt-controller and virt-api and plays the demo: image imported into DVCR, disk from it, VM Running on a simulated node, Restart and Migrate completed, audit records, nothing left after exit', async () => {
     const workDir = await mkdtemp(join(base, 'platform-test-'));
     leftovers.push(workDir);
     const run = npmStart(['--demo', '--exit-after-demo', '--work-dir', workDir, '--vm-cidr', VM_CIDR]);
@@ -100,7 +115,7 @@ describe('npm start', () => {
       watch(kube, 'virtualization.deckhouse.io', 'v1alpha2', 'virtualdisks', 'VirtualDisk', true, disks, stop.signal);
       watch(kube, '', 'v1', 'pods', 'Pod', true, pods, stop.signal);
       let timer: NodeJS.Timeout | undefined;
-      const code = await Promise.race([run.exited, new Promise((r) => (timer = setTimeout(() => r('still running after 170 s'), 170_000)))]);
+      const code = await Promise.race([run.exited, new Promise((r) => (timer = setTimeout(() => r('still running after 330 s'), 330_000)))]);
       clearTimeout(timer);
       expect({ code, output: code === 0 ? '' : run.tail() }).toEqual({ code: 0, output: '' });
     } finally {
@@ -110,6 +125,14 @@ describe('npm start', () => {
       await run.exited;
     }
     const output = run.lines.join('\n');
+
+    // KubeVirt was real (the binaries are built by the test environment): upstream virt-controller made
+    // the demo VM's launcher pod, with the labels it gives through the api-rewriter and its own launcher
+    // image (the simulator, as node agent only, makes no pod).
+    expect(output).toMatch(/KubeVirt: REAL virt-controller and virt-api v1\.6\.0/);
+    const launcherImagesSeen = launcherImages(pods, 'demo-vm');
+    expect(launcherImagesSeen.length).toBeGreaterThanOrEqual(2);
+    expect(launcherImagesSeen.filter((image) => !image.includes('virt-launcher') || image === SIMULATED_IMAGE)).toEqual([]);
 
     // The VM reached Running on a simulated (kwok) node with an address from the configured CIDR.
     const simulated = new Set(
@@ -194,6 +217,17 @@ describe('npm start', () => {
     expect(output).toMatch(/✓ pool demo-pool: 3 of 3 Running/);
     expect(output).toMatch(/✓ pool demo-pool: replicas 3 → 2, demo-pool-\w{5}, demo-pool-\w{5} kept, demo-pool-\w{5} not replaced/);
 
+    // A drain-like eviction of demo-vm's launcher pod: refused by the eviction interceptor, the VM
+    // evacuated by the controller's one Evict operation; then a Start superseded by a Stop.
+    expect(output).toMatch(
+      /✓ refused \(429\): admission webhook "virt-launcher-eviction-interceptor\.kubevirt\.io" denied the request: Eviction triggered evacuation of VMI "demo\/demo-vm"/,
+    );
+    expect(output).toMatch(/✓ evacuated by evacuation-\w{5} \(Evict\): (node-\d) → (?!\1)node-\d, EvictionRequired gone/);
+    const evacuations = new Set([...ops.seen.keys()].filter((k) => k.startsWith('evacuation-')));
+    expect(evacuations.size).toBe(1);
+    expect(ops.of('start-demo-pinned').map((o) => o.status?.phase)).toContain('Superseded');
+    expect(ops.of('stop-demo-pinned').map((o) => o.status?.phase)).toContain('Completed');
+
     // The command printed the time to Running, and every process it started is gone.
     expect(output).toMatch(/time from npm start to the demo VM Running: \d+\.\d s/);
     const children = recordedChildren(workDir).map((c) => c.name);
@@ -208,6 +242,9 @@ describe('npm start', () => {
         'admission',
         'audit',
         'kubevirt-simulator',
+        'kubevirt-api-rewriter',
+        'virt-api',
+        'virt-controller',
         'storage-simulator',
         'dvcr',
         'route-forge',
@@ -215,12 +252,13 @@ describe('npm start', () => {
       ]),
     );
     expect(survivors(workDir)).toEqual([]);
-  }, 240_000);
+  }, 420_000);
 
-  it('stops everything with a non-zero exit, naming the unit and its log, when a unit dies', async () => {
+  it('stops everything with a non-zero exit, naming the unit and its log, when a unit dies (KubeVirt simulated: its binaries missing)', async () => {
     const workDir = await mkdtemp(join(base, 'platform-crash-'));
     leftovers.push(workDir);
-    const run = npmStart(['--no-demo', '--work-dir', workDir]);
+    // No KubeVirt binaries where the platform looks: it falls back to the full simulator and says how to build them.
+    const run = npmStart(['--no-demo', '--work-dir', workDir], { VIRT_TESTENV_KUBEVIRT_DIR: join(workDir, 'no-kubevirt') });
     try {
       await run.line(/platform ready in/, 180_000);
       const controller = recordedChildren(workDir).find((c) => c.name === 'controller');
@@ -232,6 +270,10 @@ describe('npm start', () => {
       run.interrupt();
       await run.exited;
     }
+    expect(run.lines.join('\n')).toMatch(
+      /KubeVirt: SIMULATED .*virt-controller and virt-api not built in .*no-kubevirt; build them with `bash tests\/env\/build-kubevirt\.sh`/,
+    );
+    expect(recordedChildren(workDir).map((c) => c.name)).not.toContain('virt-controller');
     const failure = run.lines.find((l) => l.includes('FAILED'));
     expect(failure).toContain('controller exited unexpectedly');
     expect(failure).toContain(join(workDir, 'units', 'controller.log'));

@@ -174,6 +174,24 @@ describe('the kubelet part', () => {
     expect(readFileSync(file).equals(readFileSync(image))).toBe(true);
   });
 
+  it('gives a Block claim as a device: the file standing in for it, at the claim size, is written in place and the pod Succeeds', async () => {
+    await c().pvcs.create(claim('blk', storageClass, { volumeMode: 'Block' }));
+    const pod = helperPod('to-device', { IMPORTER_SOURCE: 'upload', UPLOADER_PORT: '8444', IMPORTER_DESTINATION_DEVICE: '/dev/pvc-importer-block-volume' });
+    const container = pod.spec.containers[0];
+    if (container === undefined) throw new Error('no container');
+    container.volumeDevices = [{ name: 'data', devicePath: '/dev/pvc-importer-block-volume' }];
+    pod.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'blk' } }];
+    await c().pods.create(pod);
+    const address = await waitFor('the uploader listening', () => sim.uploadAddress('to-device'), WAIT);
+    const image = makeImage(imagesDir, 'blk.raw', 'raw', 4);
+    expect((await fetch(`http://${address}/upload`, { method: 'PUT', body: readFileSync(image) })).status).toBe(200);
+    await waitFor('the pod Succeeded', async () => (await statusOf('to-device')).phase === 'Succeeded', WAIT);
+    const device = readFileSync(join(sim.dirOf(ns, 'blk'), 'disk.img'));
+    expect(device.length).toBe(64 << 20);
+    expect(device.subarray(0, 4 << 20).equals(readFileSync(image))).toBe(true);
+    expect(sim.runs.find((r) => r.pod === 'to-device')?.result).toMatchObject({ destination: { path: expect.stringMatching(/\/disk\.img$/) as unknown } });
+  });
+
   it('stops the program of a pod deleted while it runs', async () => {
     await c().pods.create(helperPod('waiting', { IMPORTER_SOURCE: 'upload', UPLOADER_PORT: '8444', IMPORTER_DESTINATION_PATH: '/tmp/never' }));
     await waitFor('the uploader listening', () => sim.uploadAddress('waiting'), WAIT);

@@ -35,19 +35,27 @@ export function leaseHeldBy(lease: VirtualMachineMACAddressLease, vmmac: Virtual
   return uid === undefined || uid === vmmac.metadata.uid;
 }
 
-/** The VM whose spec.networks names the address (a live one). */
+/**
+ * The VM whose spec.networks names the address (a live one): the one it is attached to while that VM
+ * still names it, else the oldest naming it, so a second VM naming a taken address never takes it over.
+ */
 function userOf(deps: Deps, s: State): string | undefined {
   const ns = s.obj.metadata.namespace;
   const name = s.obj.metadata.name;
-  const vm = deps.caches.vms
+  const naming = deps.caches.vms
     .list()
-    .find(
+    .filter(
       (v) =>
         v.metadata.namespace === ns &&
         v.metadata.deletionTimestamp === undefined &&
         (v.spec.networks ?? []).some((n) => n.virtualMachineMACAddressName === name),
+    )
+    .sort(
+      (a, b) =>
+        (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
     );
-  return vm?.metadata.name;
+  const current = s.status.virtualMachineName;
+  return naming.find((v) => v.metadata.name === current)?.metadata.name ?? naming[0]?.metadata.name;
 }
 
 function heldLease(parts: MacParts, s: State): VirtualMachineMACAddressLease | undefined {

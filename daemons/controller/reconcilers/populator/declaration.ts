@@ -1,4 +1,4 @@
-import { EventRecorder, eventDescriptor, eventSchema } from '../../../../shared/kube/index.js';
+import { EventRecorder, eventDescriptor, eventSchema, objectKey } from '../../../../shared/kube/index.js';
 import { someWorkers, type ReconcilerDeclaration } from '../../declaration.js';
 import type { ObjectCache } from '../../engine/cache.js';
 import { keyOf } from '../../engine/reconciler.js';
@@ -7,7 +7,7 @@ import { enqueueOn } from '../../sources.js';
 import { ownerKeyOfHelper } from '../provisioning/helpers.js';
 import type { PVC } from '../provisioning/kube.js';
 import { storageParts } from '../provisioning/parts.js';
-import { STRATEGY_ANNOTATION, DONE_ANNOTATION } from './annotations.js';
+import { STRATEGY_ANNOTATION, DONE_ANNOTATION, primeName } from './annotations.js';
 import { populatorReconciler } from './reconciler.js';
 
 const populating = (p: PVC): boolean => (p.metadata.annotations?.[STRATEGY_ANNOTATION] ?? '') !== '';
@@ -35,7 +35,14 @@ export const populatorDeclaration: ReconcilerDeclaration = {
     ),
   sources(w, enqueue) {
     const { caches } = w.shared(storageParts).deps.storage;
-    enqueueOn(caches.pvcs, enqueue, (p) => (populating(p) ? [keyOf(p)] : []));
+    // A claim being populated, and the target of a prime claim (its owner) when the prime changes.
+    enqueueOn(caches.pvcs, enqueue, (p) =>
+      populating(p)
+        ? [keyOf(p)]
+        : (p.metadata.ownerReferences ?? [])
+            .filter((o) => o.kind === 'PersistentVolumeClaim' && primeName(o.name) === p.metadata.name)
+            .map((o) => objectKey({ namespace: p.metadata.namespace, name: o.name })),
+    );
     const wake = (pod: Parameters<typeof ownerKeyOfHelper>[0]): void => {
       const owner = ownerKeyOfHelper(pod);
       if (owner?.kind === 'PersistentVolumeClaim') enqueue(owner.key);

@@ -221,7 +221,7 @@ function provision<T extends AnyImage>(d: StorageDeps, k: ImageKind<T>): Handler
           owner: img,
           namespace: img.metadata.namespace ?? '',
           source: { type: 'registry', image: dvcrEndpoint(d.storage.settings, location) },
-          destination: { type: 'pvc', claimName: pvcName },
+          destination: { type: 'pvc', claimName: pvcName, volumeMode: claim.spec.volumeMode },
         },
         ctx.signal,
       );

@@ -58,6 +58,42 @@ describe('importer Pod', () => {
     expect(JSON.stringify(pod.spec)).toContain('"claimName":"vi-ubuntu-u-1"');
   });
 
+  it('a Block claim is a device: volumeDevices at the device path, no mount, the device as destination', () => {
+    const pod = helperPod(settings, {
+      step: 'pvc',
+      owner,
+      namespace: 'ns',
+      source: { type: 'registry', image: 'http://r/vi/x:1' },
+      destination: { type: 'pvc', claimName: 'vd-a', volumeMode: 'Block' },
+    });
+    const container = (pod.spec as { containers: { volumeMounts: { name: string }[]; volumeDevices?: unknown[] }[] }).containers[0];
+    expect(container?.volumeDevices).toEqual([{ name: 'data', devicePath: '/dev/pvc-importer-block-volume' }]);
+    expect(container?.volumeMounts.map((m) => m.name)).not.toContain('data');
+    expect(envOf(pod)).toMatchObject({ IMPORTER_DESTINATION_DEVICE: '/dev/pvc-importer-block-volume', IMPORTER_DESTINATION_FORMAT: 'raw' });
+    expect(envOf(pod)['IMPORTER_DESTINATION_PATH']).toBeUndefined();
+  });
+
+  it('a Block source claim is read from its device; a Filesystem one from its mounted file', () => {
+    const spec = (volumeMode: string): { env: Record<string, string>; devices: unknown; mounts: unknown } => {
+      const pod = helperPod(settings, {
+        step: 'pvc',
+        owner,
+        namespace: 'ns',
+        source: { type: 'pvc', claimName: 'src', volumeMode },
+        destination: { type: 'pvc', claimName: 'dst', volumeMode: 'Filesystem' },
+      });
+      const c = (pod.spec as { containers: { volumeMounts: unknown; volumeDevices?: unknown }[] }).containers[0];
+      return { env: envOf(pod), devices: c?.volumeDevices, mounts: c?.volumeMounts };
+    };
+    const block = spec('Block');
+    expect(block.env['IMPORTER_ENDPOINT']).toBe('/dev/source-block-volume');
+    expect(block.devices).toEqual([{ name: 'source', devicePath: '/dev/source-block-volume' }]);
+    const fs = spec('Filesystem');
+    expect(fs.env['IMPORTER_ENDPOINT']).toBe('/source/disk.img');
+    expect(fs.devices).toBeUndefined();
+    expect(fs.mounts).toEqual(expect.arrayContaining([{ name: 'source', mountPath: '/source', readOnly: true }]));
+  });
+
   it('an upload: listens on the upload port and passes the wait timeout', () => {
     const pod = helperPod(settings, { step: 'upload', owner, namespace: 'ns', source: { type: 'upload' }, destination: { type: 'dvcr', repo: 'r:1' } });
     expect(envOf(pod)).toMatchObject({ IMPORTER_SOURCE: 'upload', UPLOADER_PORT: '8444', UPLOADER_WAIT_TIMEOUT: '600s' });

@@ -17,11 +17,11 @@ export type ImportSource =
   | { type: 'http'; url: string; checksums?: Checksums | undefined; caBundle?: string | undefined }
   | { type: 'registry'; image: string; pullSecret?: string | undefined; caBundle?: string | undefined }
   | { type: 'upload'; checksums?: Checksums | undefined }
-  /** The disk file of another PVC (an image or disk on a PVC), mounted read-only. */
-  | { type: 'pvc'; claimName: string };
+  /** The disk of another PVC (an image or disk on a PVC): its file, mounted read-only, or its block device. */
+  | { type: 'pvc'; claimName: string; volumeMode?: string | undefined };
 
-/** Where a step writes: an image in DVCR (`repo:tag` under the DVCR address) or the disk file of a PVC. */
-export type ImportDestination = { type: 'dvcr'; repo: string } | { type: 'pvc'; claimName: string };
+/** Where a step writes: an image in DVCR (`repo:tag` under the DVCR address) or a PVC (its disk file, or the device of a Block claim). */
+export type ImportDestination = { type: 'dvcr'; repo: string } | { type: 'pvc'; claimName: string; volumeMode?: string | undefined };
 
 /** The steps of provisioning; each has at most one Pod per owner. */
 export type HelperStep = 'import' | 'upload' | 'pvc';
@@ -50,6 +50,9 @@ export const METRICS_PORT = 8080;
 export const DATA_DIR = '/data';
 export const SOURCE_DIR = '/source';
 export const DISK_FILE = 'disk.img';
+/** Where a Block claim appears in the helper (`volumeDevices`), as the original's pvc-importer has them. */
+export const DATA_DEVICE = '/dev/pvc-importer-block-volume';
+export const SOURCE_DEVICE = '/dev/source-block-volume';
 const TERMINATION_LOG = '/dev/termination-log';
 
 /** The owner annotation value of an object. */
@@ -110,6 +113,7 @@ export function helperPod(settings: HelperSettings, input: HelperPodInput): Help
   ];
   const volumes: object[] = [];
   const mounts: object[] = [];
+  const devices: object[] = [];
   const src = input.source;
   switch (src.type) {
     case 'http':
@@ -132,11 +136,14 @@ export function helperPod(settings: HelperSettings, input: HelperPodInput): Help
       );
       if (src.checksums !== undefined) env.push({ name: 'IMPORTER_CHECKSUMS', value: JSON.stringify(src.checksums) });
       break;
-    case 'pvc':
-      env.push({ name: 'IMPORTER_SOURCE', value: 'file' }, { name: 'IMPORTER_ENDPOINT', value: `${SOURCE_DIR}/${DISK_FILE}` });
+    case 'pvc': {
+      const block = src.volumeMode === 'Block';
+      env.push({ name: 'IMPORTER_SOURCE', value: 'file' }, { name: 'IMPORTER_ENDPOINT', value: block ? SOURCE_DEVICE : `${SOURCE_DIR}/${DISK_FILE}` });
       volumes.push({ name: 'source', persistentVolumeClaim: { claimName: src.claimName, readOnly: true } });
-      mounts.push({ name: 'source', mountPath: SOURCE_DIR, readOnly: true });
+      if (block) devices.push({ name: 'source', devicePath: SOURCE_DEVICE });
+      else mounts.push({ name: 'source', mountPath: SOURCE_DIR, readOnly: true });
       break;
+    }
   }
   if (input.caConfigMap !== undefined) {
     env.push({ name: 'IMPORTER_CERT_DIR', value: '/certs' });
@@ -146,6 +153,11 @@ export function helperPod(settings: HelperSettings, input: HelperPodInput): Help
   const dst = input.destination;
   if (dst.type === 'dvcr') {
     env.push({ name: 'IMPORTER_DESTINATION_ENDPOINT', value: dvcrRef(settings, dst.repo) });
+  } else if (dst.volumeMode === 'Block') {
+    // A Block claim is a device, not a directory: written in place, never created or renamed.
+    env.push({ name: 'IMPORTER_DESTINATION_DEVICE', value: DATA_DEVICE }, { name: 'IMPORTER_DESTINATION_FORMAT', value: 'raw' });
+    volumes.push({ name: 'data', persistentVolumeClaim: { claimName: dst.claimName } });
+    devices.push({ name: 'data', devicePath: DATA_DEVICE });
   } else {
     env.push({ name: 'IMPORTER_DESTINATION_PATH', value: `${DATA_DIR}/${DISK_FILE}` }, { name: 'IMPORTER_DESTINATION_FORMAT', value: 'raw' });
     volumes.push({ name: 'data', persistentVolumeClaim: { claimName: dst.claimName } });
@@ -173,6 +185,7 @@ export function helperPod(settings: HelperSettings, input: HelperPodInput): Help
           env,
           ports,
           volumeMounts: mounts,
+          ...(devices.length > 0 ? { volumeDevices: devices } : {}),
           terminationMessagePath: TERMINATION_LOG,
           terminationMessagePolicy: 'FallbackToLogsOnError',
           securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },

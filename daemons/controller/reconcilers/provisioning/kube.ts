@@ -42,6 +42,15 @@ export const PVCSchema = z.looseObject({
 });
 export type PVC = z.infer<typeof PVCSchema>;
 
+/** A PersistentVolume: only its claim reference (the populator hands a filled volume from one claim to another). */
+export const PVSchema = z.looseObject({
+  ...meta,
+  spec: z.looseObject({
+    claimRef: z.looseObject({ namespace: z.string().optional(), name: z.string().optional(), uid: z.string().optional() }).optional(),
+  }),
+});
+export type PV = z.infer<typeof PVSchema>;
+
 export const StorageClassSchema = z.looseObject({
   ...meta,
   provisioner: z.string(),
@@ -77,6 +86,7 @@ const core = (plural: string, kind: string, namespaced = true): ResourceDescript
 
 export interface StorageClients {
   pvcs: ResourceClient<PVC>;
+  pvs: ResourceClient<PV>;
   storageClasses: ResourceClient<StorageClass>;
   helperPods: ResourceClient<HelperPod>;
   services: ResourceClient<Service>;
@@ -92,6 +102,7 @@ export interface StorageClients {
 export function makeStorageClients(kube: KubeClient, fieldManager = FIELD_MANAGER): StorageClients {
   return {
     pvcs: kube.resource(core('persistentvolumeclaims', 'PersistentVolumeClaim'), PVCSchema, fieldManager),
+    pvs: kube.resource(core('persistentvolumes', 'PersistentVolume', false), PVSchema, fieldManager),
     storageClasses: kube.resource(
       { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', kind: 'StorageClass', namespaced: false },
       StorageClassSchema,

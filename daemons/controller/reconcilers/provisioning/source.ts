@@ -81,7 +81,7 @@ function resolveObjectRef(d: StorageDeps, kind: string, name: string, ns: string
         inDVCR: false,
       };
       const pvc = st.target !== undefined && 'persistentVolumeClaimName' in st.target ? st.target.persistentVolumeClaimName : undefined;
-      if (pvc !== undefined) return { ok: true, source: { type: 'pvc', claimName: pvc }, sourceUID: image.metadata.uid, sourceNamespace: ns, image: known };
+      if (pvc !== undefined) return { ok: true, source: pvcSource(d, ns, pvc), sourceUID: image.metadata.uid, sourceNamespace: ns, image: known };
       const url = st.target?.registryURL;
       if (url === undefined) return { ok: false, problem: 'notReady', kind, message: `${kind} ${where} has no storage location` };
       return {
@@ -101,7 +101,7 @@ function resolveObjectRef(d: StorageDeps, kind: string, name: string, ns: string
       if ((vd.status.attachedToVirtualMachines ?? []).some((a) => a.mounted === true)) {
         return { ok: false, problem: 'inUse', kind, message: `VirtualDisk ${where} is in use by a running virtual machine` };
       }
-      return { ok: true, source: { type: 'pvc', claimName: pvc }, sourceUID: vd.metadata.uid, sourceNamespace: ns };
+      return { ok: true, source: pvcSource(d, ns, pvc), sourceUID: vd.metadata.uid, sourceNamespace: ns };
     }
     default:
       return { ok: false, problem: 'unsupported', kind, message: `copying from a ${kind} is not supported by this controller yet` };
@@ -150,4 +150,9 @@ async function getOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined>
     if (err instanceof NotFoundError) return undefined;
     throw err;
   }
+}
+
+/** A claim as a source, with its volume mode (a Block claim is read as a device). */
+function pvcSource(d: StorageDeps, ns: string | undefined, claimName: string): ImportSource {
+  return { type: 'pvc', claimName, volumeMode: d.storage.caches.pvcs.get(`${ns ?? ''}/${claimName}`)?.spec.volumeMode };
 }

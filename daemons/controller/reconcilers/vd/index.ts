@@ -271,7 +271,7 @@ function provision(d: StorageDeps): Handler<VDState> {
         // Step 2: the data into the PVC.
         const second = await runStep(
           d,
-          { step: 'pvc', owner: vd, namespace: ns, source: fill.source, destination: { type: 'pvc', claimName: pvcName } },
+          { step: 'pvc', owner: vd, namespace: ns, source: fill.source, destination: { type: 'pvc', claimName: pvcName, volumeMode: s.pvc.spec.volumeMode } },
           ctx.signal,
         );
         if (second.state === 'failed') return fail(s, ctx, `${second.reason}: ${second.message}`);

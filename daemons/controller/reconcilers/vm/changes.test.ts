@@ -31,4 +31,20 @@ describe('pendingChanges', () => {
     };
     expect(pendingChanges(applied, desired)).toEqual([]);
   });
+
+  it('lists a core fraction change as awaiting a restart, the original default 100% equal to an empty one', () => {
+    expect(pendingChanges({ cpu: { cores: 2, coreFraction: '50%' } }, { cpu: { cores: 2, coreFraction: '25%' } })).toEqual([
+      { operation: 'replace', path: 'cpu.coreFraction', currentValue: '50%', desiredValue: '25%' },
+    ]);
+    expect(pendingChanges({ cpu: { cores: 2 } }, { cpu: { cores: 2, coreFraction: '100%' } })).toEqual([]);
+  });
+
+  it('joins a change of cores and core fraction into one cpu replace, as the original does', () => {
+    const applied = { cpu: { cores: 2, coreFraction: '50%' }, memory: { size: '2Gi' } };
+    const desired = { cpu: { cores: 4, coreFraction: '25%' }, memory: { size: '4Gi' } };
+    expect(pendingChanges(applied, desired)).toEqual([
+      { operation: 'replace', path: 'cpu', currentValue: applied.cpu, desiredValue: desired.cpu },
+      { operation: 'replace', path: 'memory.size', currentValue: '2Gi', desiredValue: '4Gi' },
+    ]);
+  });
 });

@@ -20,8 +20,30 @@ const IMMEDIATE_FIELDS = new Set(['runPolicy', 'disruptions', 'liveMigrationPoli
  */
 export function pendingChanges(applied: unknown, desired: unknown): PendingChange[] {
   const out: PendingChange[] = [];
-  walk(applied, desired, [], out);
-  return out.filter((c) => !IMMEDIATE_FIELDS.has(c.path.split('.')[0] ?? ''));
+  walk(withDefaultFraction(applied), withDefaultFraction(desired), [], out);
+  return joinCpu(
+    out.filter((c) => !IMMEDIATE_FIELDS.has(c.path.split('.')[0] ?? '')),
+    applied,
+    desired,
+  );
+}
+
+/** The original's default core fraction: an empty one and `100%` are the same value. */
+const DEFAULT_CORE_FRACTION = '100%';
+
+function withDefaultFraction(spec: unknown): unknown {
+  if (!isPlainObject(spec) || !isPlainObject(spec['cpu']) || spec['cpu']['coreFraction'] !== undefined) return spec;
+  return { ...spec, cpu: { ...spec['cpu'], coreFraction: DEFAULT_CORE_FRACTION } };
+}
+
+/** Cores and core fraction changed together: one `cpu` replace with both whole sections, as the original lists it. */
+function joinCpu(changes: PendingChange[], applied: unknown, desired: unknown): PendingChange[] {
+  const cpuPaths = new Set(['cpu.cores', 'cpu.coreFraction']);
+  if (changes.filter((c) => cpuPaths.has(c.path)).length < 2) return changes;
+  const cpuOf = (spec: unknown): unknown => (isPlainObject(spec) ? spec['cpu'] : undefined);
+  const joined: PendingChange = { operation: 'replace', path: 'cpu', currentValue: cpuOf(applied), desiredValue: cpuOf(desired) };
+  const rest = changes.filter((c) => !cpuPaths.has(c.path));
+  return [...rest, joined].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 function walk(current: unknown, desired: unknown, path: string[], out: PendingChange[]): void {

@@ -8,6 +8,7 @@ import { kubeVirtConfigParts } from '../kubevirt-config/parts.js';
 import type { ReconcilerDeclaration, Wiring } from '../../declaration.js';
 import { keyOf } from '../../engine/reconciler.js';
 import { enqueueOn, statusChanged } from '../../sources.js';
+import { macParts } from '../mac/parts.js';
 import { usbParts } from '../usb/parts.js';
 import { sameUsb, usbDeviceNames } from '../usb/usbdevice/declaration.js';
 import { USB_DEVICE_LABEL } from './usb.js';
@@ -15,12 +16,18 @@ import { ownerVMKeys } from './handlers/ipam.js';
 import { vmReconciler } from './index.js';
 import { VMIndex, deviceKey, podVMKeys } from './state.js';
 import { deepEqual } from '../../engine/merge-diff.js';
+import type { ObjectCache } from '../../engine/cache.js';
 
 /** VirtualMachine → internal VM (key: namespace/name). Every source that wakes a VM is here. */
 export const vmDeclaration: ReconcilerDeclaration = {
   name: 'vm',
   workers: (config) => config.RECONCILE_WORKERS,
-  reconcile: (w) => vmReconciler(w.deps),
+  // The MAC reconcilers' address cache: a VM's additional networks take their MAC addresses from it.
+  caches: (w) => [w.shared(macParts).vmmacs as unknown as ObjectCache<KubeObject>],
+  reconcile: (w) => {
+    const { vmmacs } = w.shared(macParts);
+    return vmReconciler(w.deps, (namespace, name) => vmmacs.get(objectKey({ namespace, name })));
+  },
   sources(w, enqueue) {
     const { caches } = w;
     const self = (o: KubeObject): string[] => [keyOf(o)];
@@ -45,6 +52,19 @@ export const vmDeclaration: ReconcilerDeclaration = {
     enqueueOn(caches.images, enqueue, (i) => byIndex(VMIndex.byDevice, deviceKey('VirtualImage', i.metadata.namespace, i.metadata.name ?? '')));
     enqueueOn(caches.clusterImages, enqueue, (i) => byIndex(VMIndex.byDevice, deviceKey('ClusterVirtualImage', undefined, i.metadata.name ?? '')));
     enqueueOn(caches.vmips, enqueue, (ip) => [...ownerVMKeys(ip), ...byIndex(VMIndex.byIPAddress, keyOf(ip))], statusChanged);
+    // A MAC address the VM names was made, bound, attached elsewhere or let go.
+    enqueueOn(
+      w.shared(macParts).vmmacs,
+      enqueue,
+      (m) =>
+        caches.vms
+          .list()
+          .filter(
+            (v) => v.metadata.namespace === m.metadata.namespace && (v.spec.networks ?? []).some((n) => n.virtualMachineMACAddressName === m.metadata.name),
+          )
+          .map(keyOf),
+      statusChanged,
+    );
     // The subnets changed: every VM's address may be in or out of them now.
     w.cidrs.onChange(() => {
       for (const vm of caches.vms.list()) enqueue(objectKey(vm.metadata));

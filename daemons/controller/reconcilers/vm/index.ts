@@ -6,10 +6,12 @@ import type { ReconcileFn } from '../../engine/runner.js';
 import { blockDevicesHandler } from './handlers/block-devices.js';
 import { classHandler } from './handlers/class.js';
 import { deletionHandler } from './handlers/deletion.js';
+import { evictHandler } from './handlers/evict.js';
 import { guestHandler } from './handlers/guest.js';
 import { ipamHandler } from './handlers/ipam.js';
 import { kubeVirtConfigHandler } from './handlers/kubevirt-config.js';
 import { lifecycleHandler } from './handlers/lifecycle.js';
+import { macHandler, type MacLookup } from './handlers/mac.js';
 import { powerDecisionHandler } from './handlers/power-decision.js';
 import { powerStateHandler } from './handlers/power-state.js';
 import { provisioningHandler } from './handlers/provisioning.js';
@@ -23,13 +25,14 @@ import { objectKey } from '../../../../shared/kube/index.js';
 const RESTART_MEMORY_MS = 60_000;
 
 /** The VirtualMachine reconciler: its handlers in order, ending in one status write. */
-export function vmHandlers(deps: Deps): Handler<VMState>[] {
+export function vmHandlers(deps: Deps, macs?: MacLookup): Handler<VMState>[] {
   const restarts = new Expectations<string>(RESTART_MEMORY_MS);
   const usbRequests = new Expectations<true>(USB_ATTACH_RETRY_MS);
   return [
     deletionHandler(deps),
     classHandler(deps),
     ipamHandler(deps),
+    macHandler(macs),
     blockDevicesHandler(deps),
     provisioningHandler(deps),
     powerDecisionHandler(deps, restarts),
@@ -40,6 +43,7 @@ export function vmHandlers(deps: Deps): Handler<VMState>[] {
     lifecycleHandler(deps),
     guestHandler(deps),
     syncMetadataHandler(deps),
+    evictHandler(),
   ];
 }
 
@@ -55,13 +59,13 @@ export function initVMState(vm: VirtualMachine): VMState {
   };
 }
 
-export function vmReconciler(deps: Deps): ReconcileFn {
+export function vmReconciler(deps: Deps, macs?: MacLookup): ReconcileFn {
   return handlerChain<VirtualMachine, VMStatus, VMState>({
     name: 'vm',
     load: (key) => deps.caches.vms.get(key),
     invalid: (key) => deps.caches.vms.invalid(key),
     init: initVMState,
-    handlers: vmHandlers(deps),
+    handlers: vmHandlers(deps, macs),
     statusOf: (vm) => vm.status,
     writeStatus: async (vm, patch, signal) => {
       const ref = { namespace: vm.metadata.namespace, name: vm.metadata.name ?? '' };

@@ -20,6 +20,8 @@ export interface VMState extends ReconcileState<VirtualMachine, VMStatus> {
   /** Every block device resolved (undefined while one is missing or not ready). */
   devices?: ResolvedDevice[];
   ipAddress?: string;
+  /** The MAC address of each additional network naming a VirtualMachineMACAddress, by its index in spec.networks. */
+  macs?: ReadonlyMap<number, string>;
   kvvm?: InternalVirtualMachine | undefined;
   kvvmi?: InternalVirtualMachineInstance | undefined;
   /** Why the internal VM cannot be built yet, one line per missing dependency. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { Logger } from '../../../../shared/log/index.js';
+import type { GuestSockets } from '../virt-api/guest-stream.js';
 import { probeAccel } from './accel.js';
 import { QemuGuest } from './guest-process.js';
 import { guestPlan, type Accel, type GuestDisk } from './plan.js';
@@ -48,9 +49,10 @@ export async function diskFileIn(dir: string): Promise<{ file: string; format: '
   return { file, format: (JSON.parse(stdout) as { format?: string }).format === 'qcow2' ? 'qcow2' : 'raw' };
 }
 
-export class GuestBackend {
+export class GuestBackend implements GuestSockets {
   private readonly guests = new Map<string, QemuGuest>();
   private accel: Promise<Accel> | undefined;
+  private qemuVersion: Promise<string> | undefined;
 
   constructor(private readonly options: GuestBackendOptions) {}
 
@@ -66,6 +68,11 @@ export class GuestBackend {
     return this.accel;
   }
 
+  /** The memory cap every guest gets here, MiB. */
+  get memoryCapMiB(): number {
+    return this.options.memoryCapMiB;
+  }
+
   get(uid: string): QemuGuest | undefined {
     return this.guests.get(uid);
   }
@@ -73,6 +80,13 @@ export class GuestBackend {
   /** The guest of a VM by namespace and name (the console's way in). */
   byVm(namespace: string, name: string): QemuGuest | undefined {
     return [...this.guests.values()].find((g) => g.vm === `${namespace}/${name}`);
+  }
+
+  /** The serial console's or VNC socket of the VM's running guest (the virt-api stand-in's streams). */
+  socketOf(namespace: string, name: string, kind: 'serial' | 'vnc'): string | undefined {
+    const guest = this.byVm(namespace, name);
+    if (guest === undefined || !guest.running) return undefined;
+    return kind === 'serial' ? guest.serialSocket : guest.vncSocket;
   }
 
   /** Start the instance's guest unless it has one; `disks` are the files of its volumes. */
@@ -98,12 +112,30 @@ export class GuestBackend {
     return guest;
   }
 
-  /** Stop the instance's guest (ACPI power-down, grace period, kill); nothing when it has none. */
-  async end(uid: string): Promise<void> {
+  /**
+   * Stop the instance's guest (ACPI power-down, `graceMs` (default: the configured grace period), then
+   * kill); undefined when it has none, else how it ended.
+   */
+  async end(uid: string, graceMs = this.options.shutdownGraceMs): Promise<'shutdown' | 'killed' | undefined> {
     const guest = this.guests.get(uid);
-    if (guest === undefined) return;
+    if (guest === undefined) return undefined;
     this.guests.delete(uid);
-    await guest.stop(this.options.shutdownGraceMs);
+    return guest.stop(graceMs);
+  }
+
+  /** The QEMU version (`qemu-system-x86_64 --version`), read once; `unknown` when it cannot be read. */
+  async version(): Promise<string> {
+    this.qemuVersion ??= run(this.options.qemu, ['--version']).then(
+      ({ stdout }) => /version (\d+\.\d+\.\d+)/.exec(stdout)?.[1] ?? 'unknown',
+      () => 'unknown',
+    );
+    return this.qemuVersion;
+  }
+
+  /** Kill the guests of VM `<namespace>/<name>` other than instance `keepUid` (an instance that is gone or replaced). */
+  async endOthers(namespace: string, name: string, keepUid: string | undefined): Promise<void> {
+    const stale = [...this.guests.entries()].filter(([uid, g]) => g.vm === `${namespace}/${name}` && uid !== keepUid);
+    await Promise.all(stale.map(([uid]) => this.end(uid, 0)));
   }
 
   async stopAll(): Promise<void> {

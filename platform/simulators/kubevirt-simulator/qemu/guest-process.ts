@@ -7,20 +7,33 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import type { Logger } from '../../../../shared/log/index.js';
-import { JsonLinesClient } from './json-lines.js';
+import { JsonLinesClient, JsonLinesError } from './json-lines.js';
 import { guestFiles, qemuArgs, type Accel, type GuestPlan } from './plan.js';
 
 export interface AgentReport {
   readonly osInfo: Record<string, string>;
-  readonly interfaces: readonly { name: string; 'ip-addresses'?: { 'ip-address': string }[] }[];
+  readonly interfaces: readonly { name: string; 'hardware-address'?: string; 'ip-addresses'?: { 'ip-address': string }[] }[];
 }
 
 export type GuestFailure = { reason: 'NoBootableDevice'; message: string } | { reason: 'GuestExited'; message: string };
 
 const NO_BOOT = 'No bootable device';
+/** How many late answers of earlier exchanges a guest-sync skips before it gives up. */
+const STALE_ANSWERS = 16;
 
 async function readOr(path: string): Promise<string> {
   return readFile(path, 'utf8').catch(() => '');
+}
+
+/**
+ * The guest agent's guest-sync: answers left over from earlier, timed-out exchanges (the guest
+ * answers them late, to whoever is connected then) come before ours and are skipped; more than
+ * `STALE_ANSWERS` of them, or none with our id, is an error.
+ */
+export async function guestSync(agent: JsonLinesClient, id: number, timeoutMs: number): Promise<void> {
+  let synced = await agent.execute('guest-sync', { id }, timeoutMs);
+  for (let stale = 0; synced !== id && stale < STALE_ANSWERS; stale++) synced = ((await agent.next(timeoutMs)) as { return?: unknown }).return;
+  if (synced !== id) throw new JsonLinesError(`guest agent: guest-sync ${id} out of step (answered ${JSON.stringify(synced)})`);
 }
 
 export class QemuGuest {
@@ -75,6 +88,16 @@ export class QemuGuest {
     return this.exit === undefined;
   }
 
+  /** How QEMU ended (undefined while it runs): code 0 without a signal is a guest that powered itself off. */
+  get exitStatus(): { code: number | null; signal: string | null } | undefined {
+    return this.exit;
+  }
+
+  /** The VNC server's unix socket (RFB). */
+  get vncSocket(): string {
+    return guestFiles(this.dir).vnc;
+  }
+
   /** The serial console's unix socket (one client at a time, as QEMU's socket chardev serves it). */
   get serialSocket(): string {
     return guestFiles(this.dir).serial;
@@ -108,8 +131,7 @@ export class QemuGuest {
     try {
       this.agent ??= await JsonLinesClient.connect(guestFiles(this.dir).agent, 'guest agent');
       const id = this.syncId++;
-      // guest-sync first: an answer left over from an earlier, timed-out exchange is skipped.
-      if ((await this.agent.execute('guest-sync', { id }, timeoutMs)) !== id) throw new Error('guest-sync out of step');
+      await guestSync(this.agent, id, timeoutMs);
       const osInfo = (await this.agent.execute('guest-get-osinfo', undefined, timeoutMs)) as Record<string, string>;
       const interfaces = (await this.agent.execute('guest-network-get-interfaces', undefined, timeoutMs)) as AgentReport['interfaces'];
       return { osInfo, interfaces };

@@ -1,6 +1,7 @@
 /**
  * A JSON-lines client on a unix socket: QMP and the QEMU guest agent both send one JSON object per
- * line. Commands are answered in order; QMP's asynchronous `event` lines go to `onEvent`.
+ * line. Commands are answered in order (a line that comes before anyone waits is kept for the next
+ * wait); QMP's asynchronous `event` lines go to `onEvent`.
  */
 import { createConnection, type Socket } from 'node:net';
 
@@ -17,6 +18,8 @@ interface Pending {
 export class JsonLinesClient {
   private buffer = '';
   private readonly pending: Pending[] = [];
+  /** Lines that came before anyone waited for them (QMP's greeting, an agent's late answers). */
+  private readonly unclaimed: unknown[] = [];
   private closed = false;
 
   private constructor(
@@ -58,6 +61,7 @@ export class JsonLinesClient {
   }
 
   private expect(timeoutMs: number): Promise<unknown> {
+    if (this.unclaimed.length > 0) return Promise.resolve(this.unclaimed.shift());
     if (this.closed) return Promise.reject(new JsonLinesError(`${this.what}: connection closed`));
     return new Promise((resolve, reject) => {
       const entry: Pending = {
@@ -93,10 +97,12 @@ export class JsonLinesClient {
         continue;
       }
       const p = this.pending.shift();
-      if (p !== undefined) {
-        clearTimeout(p.timer);
-        p.resolve(value);
+      if (p === undefined) {
+        this.unclaimed.push(value);
+        continue;
       }
+      clearTimeout(p.timer);
+      p.resolve(value);
     }
   }
 

@@ -4,7 +4,8 @@
  * unfreeze, addvolume, removevolume, addresourceclaim, removeresourceclaim and evacuatecancel answer
  * 200 and are recorded (path, identity headers, body), and addvolume/removevolume change the instance
  * as KubeVirt would when given `volumes`; console is a serial console with a login
- * prompt, vnc an RFB server with a grey screen, portforward/<port> echoes the bytes it gets. Streams
+ * prompt, vnc an RFB server with a grey screen (a VM with a real guest here: its own serial console and
+ * screen, `guest-stream.ts`), portforward/<port> echoes the bytes it gets. Streams
  * are WebSockets with subprotocol plain.kubevirt.io, binary messages; console and portforward also
  * take an `Upgrade: SPDY/3.1` (101, then raw bytes: no SPDY framing, see spdySession).
  */
@@ -16,6 +17,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { errorMessage, httpStatusOf } from '../../../../shared/errors/index.js';
 import type { Logger } from '../../../../shared/log/index.js';
+import { guestStream, type GuestSockets } from './guest-stream.js';
 import { RfbServerSession } from './rfb.js';
 import { SerialConsoleSession } from './serial-console.js';
 import type { VolumeCalls } from './volumes.js';
@@ -59,6 +61,8 @@ export interface VirtApiStandInOptions {
   readonly log: Logger;
   /** What addvolume/removevolume do to the instance, as KubeVirt (`volumes.ts`); without it they are only recorded. */
   readonly volumes?: VolumeCalls;
+  /** Real guests: console and vnc of a VM that runs one carry its own serial and RFB streams (`guest-stream.ts`). */
+  readonly guests?: GuestSockets | undefined;
   /** How many recorded calls are kept (oldest dropped). */
   readonly keepCalls?: number;
 }
@@ -198,11 +202,11 @@ export class VirtApiStandIn {
       socket.end(`HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
       return;
     }
-    const name = decodeURIComponent(match[2]);
+    const vm = { namespace: decodeURIComponent(match[1]), name: decodeURIComponent(match[2]) };
     const kind = match[3].startsWith('portforward') ? 'portforward' : (match[3] as 'console' | 'vnc');
     const protocol = (req.headers.upgrade ?? '').toLowerCase();
     if (protocol === 'websocket') {
-      this.sockets.handleUpgrade(req, socket, head, (ws) => this.session(ws, kind, name));
+      this.sockets.handleUpgrade(req, socket, head, (ws) => this.session(ws, kind, vm));
       return;
     }
     if (protocol !== SPDY || kind === 'vnc') {
@@ -219,7 +223,7 @@ export class VirtApiStandIn {
       );
       return;
     }
-    this.spdySession(req, socket, head, kind, name);
+    this.spdySession(req, socket, head, kind, vm);
   }
 
   /**
@@ -228,7 +232,7 @@ export class VirtApiStandIn {
    * A stand-in: it does not speak SPDY framing (no streams, no headers frames), it only proves that
    * the bytes after the upgrade travel both ways.
    */
-  private spdySession(req: IncomingMessage, socket: Duplex, head: Buffer, kind: 'console' | 'portforward', vm: string): void {
+  private spdySession(req: IncomingMessage, socket: Duplex, head: Buffer, kind: 'console' | 'portforward', vm: Vm): void {
     const offered = req.headersDistinct['x-stream-protocol-version']?.[0];
     socket.write(
       `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n${offered === undefined ? '' : `X-Stream-Protocol-Version: ${offered}\r\n`}\r\n`,
@@ -238,40 +242,56 @@ export class VirtApiStandIn {
     const send = (bytes: Buffer): void => {
       if (socket.writable) socket.write(bytes);
     };
-    let receive = send;
-    if (kind === 'console') {
-      const console = new SerialConsoleSession(vm, send);
-      receive = (b) => console.receive(b);
-    }
+    const { receive, end } = this.stream(kind, vm, send, () => socket.end());
     if (head.length > 0) receive(head);
     socket.on('data', (b: Buffer) => receive(b));
     socket.on('end', () => socket.end());
     socket.on('error', (err) => this.options.log.debug({ err }, 'virt-api stand-in SPDY stream error'));
     socket.once('close', () => {
+      end();
       this.open[kind]--;
       this.spdy.delete(socket);
     });
   }
 
-  private session(ws: WebSocket, kind: 'console' | 'vnc' | 'portforward', vm: string): void {
+  private session(ws: WebSocket, kind: 'console' | 'vnc' | 'portforward', vm: Vm): void {
     this.open[kind]++;
     const send = (bytes: Buffer): void => {
       if (ws.readyState === ws.OPEN) ws.send(bytes, { binary: true });
     };
-    let receive: (bytes: Buffer) => void;
-    if (kind === 'console') {
-      const console = new SerialConsoleSession(vm, send);
-      receive = (b) => console.receive(b);
-    } else if (kind === 'vnc') {
-      const rfb = new RfbServerSession(send, (reason) => ws.close(1002, reason.slice(0, 120)));
-      receive = (b) => rfb.receive(b);
-    } else {
-      receive = send;
-    }
+    const { receive, end } = this.stream(kind, vm, send, (reason, code = 1011) => ws.close(code, reason.slice(0, 120)));
     ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) =>
       receive(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)),
     );
     ws.on('error', (err) => this.options.log.debug({ err }, 'virt-api stand-in stream error'));
-    ws.once('close', () => this.open[kind]--);
+    ws.once('close', () => {
+      end();
+      this.open[kind]--;
+    });
+  }
+
+  /**
+   * What a stream's bytes go to: a real guest's serial console or screen where the VM runs one here,
+   * else the imitation (getty-like console, grey RFB screen); port-forward echoes.
+   */
+  private stream(kind: 'console' | 'vnc' | 'portforward', vm: Vm, send: (b: Buffer) => void, close: (reason: string, code?: number) => void): StreamEnd {
+    const path = kind === 'portforward' ? undefined : this.options.guests?.socketOf(vm.namespace, vm.name, kind === 'console' ? 'serial' : 'vnc');
+    if (path !== undefined) {
+      this.options.log.info({ vm: `${vm.namespace}/${vm.name}`, kind }, 'stream relayed to the real guest');
+      return guestStream(path, send, close);
+    }
+    const none = (): void => undefined;
+    if (kind === 'console') {
+      const console = new SerialConsoleSession(vm.name, send);
+      return { receive: (b) => console.receive(b), end: none };
+    }
+    if (kind === 'vnc') {
+      const rfb = new RfbServerSession(send, (reason) => close(reason, 1002));
+      return { receive: (b) => rfb.receive(b), end: none };
+    }
+    return { receive: send, end: none };
   }
 }
+
+type Vm = { namespace: string; name: string };
+type StreamEnd = { receive: (bytes: Buffer) => void; end: () => void };

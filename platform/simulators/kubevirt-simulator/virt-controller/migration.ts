@@ -95,9 +95,12 @@ export async function advanceMigration(ctx: StepContext, m: VMIM, vmi: VMI | und
       targetNode: target.spec?.nodeName,
       targetPod: target.metadata.name,
     };
+    // A fresh state, as KubeVirt writes it: what an earlier migration of this instance left (its
+    // `completed`, timestamps, target address) is removed, or the merge would keep it.
+    const stale = Object.fromEntries(Object.keys(state ?? {}).map((k) => [k, null]));
     await ctx.c.kvvmis.mergePatch(ref(namespace, vmi.metadata.name ?? ''), {
       metadata: { labels: { [MIGRATION_TARGET_NODE_LABEL]: target.spec?.nodeName ?? '' }, resourceVersion: vmi.metadata.resourceVersion },
-      status: { migrationState: handoff },
+      status: { migrationState: { ...stale, ...handoff } },
     });
     return setPhase('PreparingTarget', { migrationState: handoff });
   }

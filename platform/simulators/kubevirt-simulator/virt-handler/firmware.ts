@@ -48,7 +48,7 @@ export interface VolumeLookup {
   reader: DiskReader;
 }
 
-type Volume = NonNullable<InternalVirtualMachineInstance['spec']['volumes']>[number];
+export type Volume = NonNullable<InternalVirtualMachineInstance['spec']['volumes']>[number];
 
 /** Whether the guest's firmware finds a device to boot from. */
 export async function findsBootableDevice(vmi: InternalVirtualMachineInstance, look: VolumeLookup): Promise<boolean> {
@@ -62,13 +62,20 @@ export async function findsBootableDevice(vmi: InternalVirtualMachineInstance, l
   return false;
 }
 
-async function volumeBoots(namespace: string, volume: Volume, look: VolumeLookup): Promise<boolean> {
+/**
+ * The directory of this machine that holds a PVC volume's files (the storage simulator's hostPath
+ * volume); undefined for a volume that is not a claim, or whose claim or volume cannot be found.
+ */
+export async function volumeDir(namespace: string, volume: Volume, look: Pick<VolumeLookup, 'pvcs' | 'pvs'>): Promise<string | undefined> {
   const claim = (volume['persistentVolumeClaim'] as { claimName?: string } | undefined)?.claimName;
-  if (claim === undefined) return true;
-  const pvc = await find(() => look.pvcs.get({ namespace, name: claim }));
-  const pvName = pvc?.spec.volumeName;
-  if (pvName === undefined || pvName === '') return true;
-  const dir = (await find(() => look.pvs.get({ name: pvName })))?.spec.hostPath?.path;
+  if (claim === undefined) return undefined;
+  const pvName = (await find(() => look.pvcs.get({ namespace, name: claim })))?.spec.volumeName;
+  if (pvName === undefined || pvName === '') return undefined;
+  return (await find(() => look.pvs.get({ name: pvName })))?.spec.hostPath?.path;
+}
+
+async function volumeBoots(namespace: string, volume: Volume, look: VolumeLookup): Promise<boolean> {
+  const dir = await volumeDir(namespace, volume, look);
   if (dir === undefined) return true;
   let sector: Buffer | undefined;
   try {

@@ -7,7 +7,8 @@
  * context (`none`: no SELinux here; virt-controller needs one to render a migration target), a
  * volume status per volume with its target device, `LiveMigratable`, the launcher's qemu and libvirt
  * versions (instance annotations) and, for a guest with nothing to boot, `GuestBootable=False`
- * (NoBootableDevice, no agent). It never makes or deletes instances or pods.
+ * (NoBootableDevice, no agent). It never makes or deletes instances or pods. With a guest backend
+ * (`ctx.guests`) the guest is a real QEMU process instead (`real-guest.ts`).
  */
 import {
   activePod,
@@ -20,6 +21,7 @@ import {
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import { ref, withConditions, type StepContext } from '../context.js';
 import { findsBootableDevice } from './firmware.js';
+import { runRealGuest } from './real-guest.js';
 import type { LauncherPod } from '../kube.js';
 import { CILIUM_IP_ANNOTATION, podState } from '../launcher.js';
 
@@ -31,6 +33,11 @@ export const LIBVIRT_VERSION = '10.9.0';
 /** The instance annotations through which the launcher reports its hypervisor versions. */
 export function launcherVersions(): Record<string, string> {
   return { [QEMU_VERSION_ANNOTATION]: QEMU_VERSION, [LIBVIRT_VERSION_ANNOTATION]: LIBVIRT_VERSION };
+}
+
+/** The guest OS the agent reports: only a guest that booted has an agent to answer. */
+export function guestOSInfoOf(bootable: boolean): { guestOSInfo?: Record<string, string> } {
+  return bootable ? { guestOSInfo: { id: 'simulated', name: 'kubevirt-simulator', prettyName: 'Simulated guest (no hypervisor)' } } : {};
 }
 
 /**
@@ -84,6 +91,9 @@ async function endGuest(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]
   if (!deleted && state !== 'gone' && state !== 'ended' && state !== 'deleting') return false;
   const key = `${vmi.metadata.namespace ?? ''}/${vmi.metadata.name ?? ''}`;
   ctx.log.info({ vm: key, deleted, pod: state }, deleted ? 'guest shut down: the instance is deleted' : 'the launcher pod is gone: the guest failed');
+  // A real guest: ACPI power-down with the grace period when the instance is deleted; killed with its launcher.
+  const how = await ctx.guests?.end(vmi.metadata.uid ?? '', deleted ? undefined : 0);
+  if (how !== undefined) ctx.log.info({ vm: key, how }, 'the guest QEMU process is gone');
   await ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
     metadata: { resourceVersion: vmi.metadata.resourceVersion },
     status: deleted ? { phase: 'Succeeded' } : { phase: 'Failed', reason: 'PodTerminating' },
@@ -94,6 +104,7 @@ async function endGuest(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]
 /** One step of the guest on its node; the next event (or timer) brings the next step. */
 export async function runGuest(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]): Promise<void> {
   if (await endGuest(ctx, vmi, pods)) return;
+  if (ctx.guests !== undefined) return runRealGuest(ctx, ctx.guests, vmi, pods);
   if (vmi.metadata.deletionTimestamp !== undefined || vmi.status?.phase !== 'Scheduled') return;
   const node = vmi.status.nodeName ?? '';
   const pod = activePod(vmi, pods);
@@ -117,7 +128,7 @@ export async function runGuest(ctx: StepContext, vmi: VMI, pods: readonly Launch
       phase: 'Running',
       interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip], infoSource: 'domain, guest-agent' }],
       conditions: withConditions(vmi.status.conditions, guestConditions(bootable)),
-      ...(bootable ? { guestOSInfo: { id: 'simulated', name: 'kubevirt-simulator', prettyName: 'Simulated guest (no hypervisor)' } } : {}),
+      ...guestOSInfoOf(bootable),
       machine: { type: machine?.type ?? 'q35' },
       selinuxContext: 'none',
       volumeStatus: volumeStatus(vmi),

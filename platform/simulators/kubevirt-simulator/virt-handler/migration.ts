@@ -4,7 +4,8 @@
  * v1.6's handlers do it: the target's handler, once its pod runs, prepares and gives its address
  * (`targetNodeAddress`); the source's handler then starts (`startTimestamp`, mode PreCopy) and, after
  * the copy (MIGRATION_DELAY), the migration completes: `completed`, `endTimestamp`, the target's
- * domain detected and ready, and the instance's node (status and label) is the target. The source
+ * domain detected and ready, and the instance's node (status and label) is the target, its
+ * `evacuationNodeName` (a drain's mark) cleared. The source
  * launcher then exits: here its pod is deleted, as kwok runs no launcher process that could end it.
  */
 import { MIGRATION_TARGET_NODE_LABEL, NODE_NAME_LABEL } from '../../../../shared/api/internal/launcher.js';
@@ -44,7 +45,11 @@ export async function handleMigration(ctx: StepContext, vmi: VMI, pods: readonly
   const at = now();
   const done = { ...state, endTimestamp: at, completed: true, failed: false, targetNodeDomainDetected: true, targetNodeDomainReadyTimestamp: at };
   ctx.log.info({ vm: key, node: state.targetNode }, 'migration completed; the guest runs on the target');
-  await patch({ nodeName: state.targetNode, migrationState: done }, { [NODE_NAME_LABEL]: state.targetNode, [MIGRATION_TARGET_NODE_LABEL]: null });
+  // As KubeVirt's handler: the instance left the node it was evacuated from, so the mark goes.
+  await patch(
+    { nodeName: state.targetNode, migrationState: done, evacuationNodeName: null },
+    { [NODE_NAME_LABEL]: state.targetNode, [MIGRATION_TARGET_NODE_LABEL]: null },
+  );
   const source = state.sourcePod;
   if (source) await remove(() => ctx.c.pods.delete(ref(namespace, source)));
 }

@@ -6,9 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../../shared/api/k8s/core.js';
@@ -17,29 +16,17 @@ import type { VirtualDisk } from '../../../../shared/api/resources/virtualdisk.j
 import type { ClusterVirtualImage, VirtualImage } from '../../../../shared/api/resources/virtualimage.js';
 import type { VirtualMachineBlockDeviceAttachment } from '../../../../shared/api/resources/vmbda.js';
 import type { KubeClient } from '../../../../shared/kube/index.js';
-import { startLocalRegistry, type LocalRegistry } from '../../../env/local-registry.js';
+import type { LocalRegistry } from '../../../env/local-registry.js';
 import { makeImage, serveDir, type FileServer } from '../../../../shared/testing/disk-images.js';
-import { startController, type RunningController } from '../../../../daemons/controller/controller.js';
 import type { Clients } from '../../../../daemons/controller/kube/resources.js';
 import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
 import { KubeVirtSimulator } from '../../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { freshNamespace } from '../../../env/index.js';
 import { node, vm, vmClass } from '../builders.js';
-import {
-  SCOPE_LABEL,
-  TEST_FIELD_MANAGER,
-  controllerConfig,
-  eventually,
-  gone,
-  mainKube,
-  newScope,
-  phaseIs,
-  readWhen,
-  testClients,
-  type Scope,
-} from '../fixtures.js';
+import { SCOPE_LABEL, TEST_FIELD_MANAGER, eventually, gone, mainKube, newScope, phaseIs, readWhen, testClients, type Scope } from '../fixtures.js';
 import { KubeVirtHotplug } from './kubevirt-hotplug.js';
-import { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
+import type { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
+import { startImportRig, type ImportRig } from './import-rig.js';
 
 const MiB = 1024 * 1024;
 /** Waits that include importer runs (a Node process each): generous for a busy 2-core machine. */
@@ -55,9 +42,8 @@ let registry: LocalRegistry;
 let files: FileServer;
 let filesDir: string;
 let storage: StorageSimulator;
-let volumesDir: string;
 let hotplug: KubeVirtHotplug;
-let ctl: { running: RunningController; abort: AbortController };
+let rig: ImportRig;
 let kubevirt: KubeVirtSimulator;
 let storageClass: string;
 let qcow2Sha256: string;
@@ -69,56 +55,36 @@ beforeAll(async () => {
   sc = makeStorageClients(kube, TEST_FIELD_MANAGER);
   scope = newScope(await freshNamespace('disks'));
   ns = scope.namespace;
-  registry = await startLocalRegistry();
-  filesDir = mkdtempSync(join(tmpdir(), 'disks-files-'));
-  makeImage(filesDir, 'disk.qcow2', 'qcow2', 64);
-  makeImage(filesDir, 'disk.raw', 'raw', 16);
-  writeFileSync(join(filesDir, 'notes.txt'), '<html>this is a web page, not a disk</html>\n'.repeat(100));
+  hotplug = new KubeVirtHotplug(c.kvvmis);
+  await hotplug.start();
+  // DVCR, the files, the class, the nodes and storage backend (SIMULATED: importer Pods run as the importer program, claims get directory volumes), the controller.
+  rig = await startImportRig({
+    kube,
+    sc,
+    scope,
+    classPrefix: 'disks',
+    classSpec: { allowVolumeExpansion: true },
+    makeFiles(dir) {
+      makeImage(dir, 'disk.qcow2', 'qcow2', 64);
+      makeImage(dir, 'disk.raw', 'raw', 16);
+      writeFileSync(join(dir, 'notes.txt'), '<html>this is a web page, not a disk</html>\n'.repeat(100));
+    },
+    // Short, so an upload that never starts fails within the test.
+    env: { UPLOAD_WAIT_TIMEOUT: '8s' },
+    start: { hotplug },
+  });
+  ({ registry, files, filesDir, storage, storageClass } = rig);
   qcow2Sha256 = createHash('sha256')
     .update(readFileSync(join(filesDir, 'disk.qcow2')))
     .digest('hex');
-  files = await serveDir(filesDir);
-  storageClass = `disks-${scope.id}`;
-  await sc.storageClasses.create({
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name: storageClass, labels: { [SCOPE_LABEL]: scope.id } },
-    provisioner: 'kubernetes.io/no-provisioner',
-    volumeBindingMode: 'Immediate',
-    allowVolumeExpansion: true,
-  });
-  // The nodes and the storage backend (SIMULATED): importer Pods run as the importer program, claims get directory volumes.
-  volumesDir = mkdtempSync(join(tmpdir(), 'disks-volumes-'));
-  storage = new StorageSimulator(kube, { volumesDir, storageClasses: [storageClass], namespace: ns, requireNode: false });
-  await storage.start();
-  hotplug = new KubeVirtHotplug(c.kvvmis);
-  await hotplug.start();
-  const abort = new AbortController();
-  const config = controllerConfig(scope, {
-    STORAGE_RECONCILERS: 'true',
-    POD_NAMESPACE: ns,
-    DVCR_ADDRESS: registry.host,
-    DVCR_PLAIN_HTTP: 'true',
-    DEPENDENCY_RECHECK_INTERVAL: '1s',
-    // Short, so an upload that never starts fails within the test.
-    UPLOAD_WAIT_TIMEOUT: '8s',
-  });
-  ctl = { running: await startController({ kube, config, signal: abort.signal, hotplug }), abort };
   kubevirt = new KubeVirtSimulator(kube, { namespace: ns, autoRunOn: `node-1-${scope.id}` });
   await kubevirt.start();
 });
 
 afterAll(async () => {
   await kubevirt.stop();
-  ctl.abort.abort();
-  await ctl.running.stop();
+  await rig.stop();
   await hotplug.stop();
-  await storage.stop();
-  rmSync(volumesDir, { recursive: true, force: true });
-  await files.close();
-  await registry.stop();
-  rmSync(filesDir, { recursive: true, force: true });
-  await sc.storageClasses.delete({ name: storageClass }).catch(() => undefined);
   kube.close();
 });
 

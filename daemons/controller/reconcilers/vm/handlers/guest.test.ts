@@ -110,4 +110,36 @@ describe('the VM guest handler', () => {
     const s = await run('Stopped', undefined);
     expect(s.status.virtualMachinePods).toBeUndefined();
   });
+
+  describe('guest OS and guestOSAgentStarting', () => {
+    const osInfo = { id: 'debian', name: 'Debian' };
+    const withInfo = (info?: Record<string, string>): InternalVirtualMachineInstance => {
+      const v = kvvmi();
+      return { ...v, status: { ...v.status, ...(info === undefined ? {} : { guestOSInfo: info }) } };
+    };
+    async function pass(vmi: InternalVirtualMachineInstance, had: boolean, launch: Record<string, string> = {}): Promise<VMState> {
+      const { deps } = inMemoryDeps({});
+      const state = initVMState(vm());
+      state.status.phase = 'Running';
+      state.status.stats = { phasesTransitions: [{ phase: 'Running', timestamp: '2026-01-01T00:00:10Z' }], launchTimeDuration: launch };
+      if (had) state.status.guestOSInfo = osInfo;
+      state.kvvm = kvvm;
+      state.kvvmi = vmi;
+      await guestHandler(deps).handle(state, handlerContext(new Date('2026-01-01T00:01:15.700Z')));
+      return state;
+    }
+
+    it('measures from the Running transition to the pass that first sees the agent, in whole seconds', async () => {
+      const s = await pass(withInfo(osInfo), false, { virtualMachineStarting: '3s' });
+      expect(s.status.guestOSInfo).toEqual(osInfo);
+      expect(s.status.stats?.launchTimeDuration).toEqual({ virtualMachineStarting: '3s', guestOSAgentStarting: '1m5s' });
+    });
+
+    it('keeps the measure once taken, and drops it with the guest OS while the agent does not answer', async () => {
+      expect((await pass(withInfo(osInfo), true, { guestOSAgentStarting: '4s' })).status.stats?.launchTimeDuration).toEqual({ guestOSAgentStarting: '4s' });
+      const silent = await pass(withInfo(), true, { guestOSAgentStarting: '4s' });
+      expect(silent.status.guestOSInfo).toBeUndefined();
+      expect(silent.status.stats?.launchTimeDuration).toBeUndefined();
+    });
+  });
 });

@@ -5,6 +5,7 @@ import type { Deps } from '../../../deps.js';
 import type { Handler, HandlerContext } from '../../../engine/reconciler.js';
 import type { Pod } from '../../../kube/resources.js';
 import { condition, dropCondition, podsOfVM, type VMState, type VMStatus } from '../state.js';
+import { goDuration } from './lifecycle.js';
 
 const Agent = VMCondition.AgentReady;
 const Migratable = VMCondition.Migratable;
@@ -26,7 +27,8 @@ export const HOST_DEVICE_NOT_MIGRATABLE_MESSAGE =
 /**
  * What the guest and its launcher report, as the original's agent, migrating and statistic handlers
  * show it: AgentReady (from the instance's AgentConnected), Migratable (from LiveMigratable),
- * `status.versions` (the launcher's qemu and libvirt, while Running) and `status.virtualMachinePods`.
+ * `status.versions` (the launcher's qemu and libvirt, while Running), `status.virtualMachinePods`,
+ * `status.guestOSInfo` and the stats' `guestOSAgentStarting`.
  * Runs after `lifecycle`, which sets the phase these depend on.
  */
 export function guestHandler(deps: Deps): Handler<VMState> {
@@ -37,6 +39,7 @@ export function guestHandler(deps: Deps): Handler<VMState> {
       agentReady(s, ctx);
       migratable(s, ctx);
       versions(s);
+      guestOS(s, ctx.now);
       virtualMachinePods(s, podsOfVM(deps.caches.pods, s.obj));
     },
   };
@@ -82,6 +85,29 @@ function versions(s: VMState): void {
   const libvirt = annotations[LIBVIRT_VERSION_ANNOTATION];
   if (qemu === undefined && libvirt === undefined) return;
   s.status.versions = { ...(libvirt !== undefined ? { libvirt } : {}), ...(qemu !== undefined ? { qemu } : {}) };
+}
+
+/**
+ * The guest OS the agent reports (the instance's `guestOSInfo`, gone when it has none), and, as the
+ * original's statistic handler, `launchTimeDuration.guestOSAgentStarting`: the time from the last
+ * Running transition to the pass that first sees the agent's answer (whole seconds); dropped while the
+ * running instance has no answer.
+ */
+function guestOS(s: VMState, now: Date): void {
+  const info = s.kvvmi?.status?.guestOSInfo;
+  const answered = info !== undefined && Object.keys(info).length > 0;
+  const hadAnswer = s.status.guestOSInfo !== undefined && Object.keys(s.status.guestOSInfo).length > 0;
+  const stats = s.status.stats;
+  if (s.status.phase === 'Running' && stats !== undefined && s.kvvmi !== undefined) {
+    const launch = { ...stats.launchTimeDuration };
+    const ranAt = [...(stats.phasesTransitions ?? [])].reverse().find((t) => t.phase === 'Running')?.timestamp;
+    if (!answered) delete launch.guestOSAgentStarting;
+    else if (!hadAnswer && ranAt !== undefined) launch.guestOSAgentStarting = goDuration(Math.floor(now.getTime() / 1000) * 1000 - Date.parse(ranAt));
+    if (Object.keys(launch).length > 0) stats.launchTimeDuration = launch;
+    else delete stats.launchTimeDuration;
+  }
+  if (answered) s.status.guestOSInfo = info;
+  else delete s.status.guestOSInfo;
 }
 
 /** Every launcher pod of the VM (oldest first), the one the guest runs in marked active. */

@@ -29,7 +29,8 @@ export function lifecycleHandler(deps: Deps): Handler<VMState> {
       else delete s.status.nodeName;
       runningCondition(s, ctx, phase);
       s.status.resources = resourcesOf(s);
-      if (s.ipAddress !== undefined) s.status.networks = [{ type: 'Main', ipAddress: s.ipAddress }];
+      const networks = networksOf(s);
+      if (networks.length > 0) s.status.networks = networks;
       else delete s.status.networks;
       const migration = migrationStateOf(vmi);
       if (migration !== undefined) s.status.migrationState = migration;
@@ -37,6 +38,26 @@ export function lifecycleHandler(deps: Deps): Handler<VMState> {
       if (s.waitingFor.length > 0) return { requeueAfterMs: deps.config.DEPENDENCY_RECHECK_INTERVAL };
     },
   };
+}
+
+/**
+ * status.networks: the main network's address, then each additional network with the MAC address the
+ * internal VM's interface carries (as the original reads it from there) and the address object it came from.
+ */
+function networksOf(s: VMState): NonNullable<VMStatus['networks']> {
+  const out: NonNullable<VMStatus['networks']> = s.ipAddress !== undefined ? [{ type: 'Main', ipAddress: s.ipAddress }] : [];
+  const onInterfaces = new Set((s.kvvm?.spec.template.spec?.domain.devices?.interfaces ?? []).map((i) => i.macAddress));
+  (s.obj.spec.networks ?? []).forEach((n, i) => {
+    if (n.type === 'Main') return;
+    const mac = s.macs?.get(i);
+    out.push({
+      type: n.type,
+      ...(n.name !== undefined ? { name: n.name } : {}),
+      ...(mac !== undefined && onInterfaces.has(mac) ? { macAddress: mac } : {}),
+      ...(n.virtualMachineMACAddressName !== undefined ? { virtualMachineMACAddressName: n.virtualMachineMACAddressName } : {}),
+    });
+  });
+  return out;
 }
 
 function recordPhase(s: VMState, phase: VMPhase, ctx: HandlerContext): void {

@@ -6,6 +6,8 @@ import { deepEqual, mergeDiff } from '../../../engine/merge-diff.js';
 import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
 import { pendingChanges, type PendingChange } from '../changes.js';
 import { LAST_APPLIED_CLASS_SPEC, LAST_APPLIED_SPEC, buildInternalVM } from '../kvvm/build.js';
+import { withKubeVirtDefaults } from '../kvvm/kubevirt-defaults.js';
+import { propagatedKeys, withPropagatedFrom, withoutPropagated, type PropagatedKeys } from '../kvvm/propagation.js';
 import { runStrategyFor, type RunPolicy } from '../power.js';
 import { fingerprint, isRefusal, RefusalBackoff, refusalMessage } from '../refusal.js';
 import { condition, dropCondition, type VMState } from '../state.js';
@@ -39,7 +41,8 @@ export function syncKvvmHandler(
         vmiExists: s.kvvmi !== undefined,
         previousRunPolicy: applied?.['runPolicy'] as RunPolicy | undefined,
       });
-      const desired = buildInternalVM({ vm: s.obj, vmClass: s.vmClass, devices: s.devices, ipAddress: s.ipAddress, runStrategy });
+      const built = buildInternalVM({ vm: s.obj, vmClass: s.vmClass, devices: s.devices, ipAddress: s.ipAddress, runStrategy, macs: s.macs });
+      const desired = withKubeVirtDefaults(built, kvvm);
       const print = fingerprint(desired);
       const waiting = refusals.waiting(s.key, print);
       if (waiting !== undefined) {
@@ -80,17 +83,40 @@ async function sync(
     ctx.log.info({ runStrategy }, 'created the internal VM');
     return markApplied(s, ctx);
   }
-  if (!deepEqual(kvvm.spec.template, desired.spec.template) && instanceLive(s) && s.power.kind === 'none') {
+  // The VM's labels and annotations are applied at once, to the template too: KubeVirt does not restart for them.
+  const keys = propagatedKeys(s.obj, kvvm.metadata.annotations);
+  if (templateNeedsRestart(kvvm, desired, keys) && instanceLive(s) && s.power.kind === 'none') {
     const changes = describeChanges(applied, s, kvvm);
     if (s.obj.spec.disruptions.restartApprovalMode !== 'Automatic') {
-      await patchKvvm(deps, s, kvvm, { ...kvvm, spec: { ...kvvm.spec, runStrategy } }, ctx);
+      await patchKvvm(deps, s, kvvm, liveOnly(kvvm, desired, runStrategy, keys), ctx, keys);
       return markAwaiting(s, ctx, changes);
     }
     s.power = { kind: 'restart', why: 'apply changes (restartApprovalMode Automatic)' };
     ctx.log.info({ changes: changes.length }, 'applying changes with a restart');
   }
-  await patchKvvm(deps, s, kvvm, desired, ctx);
+  await patchKvvm(deps, s, kvvm, desired, ctx, keys);
   markApplied(s, ctx);
+}
+
+/** Whether the template differs in more than the VM's propagated labels and annotations. */
+function templateNeedsRestart(kvvm: InternalVirtualMachine, desired: InternalVirtualMachine, keys: PropagatedKeys): boolean {
+  const own = (t: InternalVirtualMachine['spec']['template']): unknown => ({ ...t, metadata: withoutPropagated(t.metadata, keys) });
+  return !deepEqual(own(kvvm.spec.template), own(desired.spec.template));
+}
+
+/** What may change while the instance runs: the runStrategy and the propagated metadata, on the VM and its template. */
+function liveOnly(
+  kvvm: InternalVirtualMachine,
+  desired: InternalVirtualMachine,
+  runStrategy: InternalVirtualMachine['spec']['runStrategy'],
+  keys: PropagatedKeys,
+): InternalVirtualMachine {
+  const template = kvvm.spec.template;
+  return {
+    ...kvvm,
+    metadata: withPropagatedFrom(kvvm.metadata, desired.metadata, keys),
+    spec: { ...kvvm.spec, runStrategy, template: { ...template, metadata: withPropagatedFrom(template.metadata, desired.spec.template.metadata, keys) } },
+  };
 }
 
 function markRefused(s: VMState, ctx: HandlerContext, message: string): void {
@@ -106,14 +132,22 @@ function instanceLive(s: VMState): boolean {
 }
 
 /**
- * Patch our parts of the internal VM (spec, our annotations and labels) to `target`, if they differ,
+ * Patch our parts of the internal VM (spec, our annotations and labels, the VM's propagated ones) to `target`, if they differ,
  * on condition that it is still the version the patch was computed from (operations write it too).
  */
-async function patchKvvm(deps: Deps, s: VMState, current: InternalVirtualMachine, target: InternalVirtualMachine, ctx: HandlerContext): Promise<void> {
+async function patchKvvm(
+  deps: Deps,
+  s: VMState,
+  current: InternalVirtualMachine,
+  target: InternalVirtualMachine,
+  ctx: HandlerContext,
+  keys: PropagatedKeys,
+): Promise<void> {
   const ours = (o: InternalVirtualMachine): unknown => ({
     metadata: {
       labels: o.metadata.labels,
       annotations: {
+        ...Object.fromEntries([...keys.annotations].map((k) => [k, o.metadata.annotations?.[k]])),
         [LAST_APPLIED_SPEC]: o.metadata.annotations?.[LAST_APPLIED_SPEC],
         [LAST_APPLIED_CLASS_SPEC]: o.metadata.annotations?.[LAST_APPLIED_CLASS_SPEC],
       },

@@ -7,7 +7,14 @@ import { vm as vmOf } from '../../../../../tests/integration/controller/builders
 import type { Pod } from '../../../kube/resources.js';
 import { handlerContext, inMemoryDeps } from '../../../testing/in-memory.js';
 import { initVMState } from '../index.js';
-import { LAST_PROPAGATED_ANNOTATIONS, LAST_PROPAGATED_LABELS, metadataChanges, parseLastPropagated, syncMetadataHandler } from './sync-metadata.js';
+import {
+  LAST_PROPAGATED_ANNOTATIONS,
+  LAST_PROPAGATED_LABELS,
+  metadataChanges,
+  parseLastPropagated,
+  propagatableAnnotations,
+  syncMetadataHandler,
+} from './sync-metadata.js';
 
 const OWN = { [LAUNCHER_LABEL]: LAUNCHER_VALUE, [CREATED_BY_LABEL]: 'vmi-1', [VM_NAME_LABEL]: 'web' };
 const vm = (labels: Record<string, string>, annotations: Record<string, string> = {}): VirtualMachine => {
@@ -27,13 +34,24 @@ const pod = (labels: Record<string, string>, phase = 'Running', annotations: Rec
   status: { phase },
 });
 
-async function sync(theVm: VirtualMachine, theKvvm: InternalVirtualMachine, thePod: Pod) {
-  const { deps, kinds } = inMemoryDeps({ seed: { pods: [thePod], kvvms: [theKvvm] } });
+/** The handler's pass; the internal VM carries the VM's metadata already (syncKvvm's part) unless `synced` is false. */
+async function sync(theVm: VirtualMachine, theKvvm: InternalVirtualMachine, thePod: Pod, synced = true) {
+  const carried: InternalVirtualMachine = synced
+    ? {
+        ...theKvvm,
+        metadata: {
+          ...theKvvm.metadata,
+          labels: { ...theVm.metadata.labels },
+          annotations: { ...propagatableAnnotations(theVm.metadata.annotations), ...theKvvm.metadata.annotations },
+        },
+      }
+    : theKvvm;
+  const { deps, kinds } = inMemoryDeps({ seed: { pods: [thePod], kvvms: [carried], kvvmis: [kvvmi] } });
   const state = initVMState(theVm);
   state.kvvm = deps.caches.kvvms.get('ns/web');
-  state.kvvmi = kvvmi;
+  state.kvvmi = deps.caches.kvvmis.get('ns/web');
   await syncMetadataHandler(deps).handle(state, handlerContext());
-  return { pod: kinds.pods.stored('ns/virt-launcher-web-abcde'), kvvm: kinds.kvvms.stored('ns/web') };
+  return { pod: kinds.pods.stored('ns/virt-launcher-web-abcde'), kvvm: kinds.kvvms.stored('ns/web'), kvvmi: kinds.kvvmis.stored('ns/web') };
 }
 
 describe('metadata propagation', () => {
@@ -43,6 +61,14 @@ describe('metadata propagation', () => {
     expect(out.pod?.metadata.annotations).toEqual({ note: 'x' });
     expect(out.kvvm?.metadata.annotations?.[LAST_PROPAGATED_LABELS]).toBe('{"team":"a"}');
     expect(out.kvvm?.metadata.annotations?.[LAST_PROPAGATED_ANNOTATIONS]).toBe('{"note":"x"}');
+    expect(out.kvvmi?.metadata.labels).toEqual({ team: 'a' });
+    expect(out.kvvmi?.metadata.annotations).toEqual({ note: 'x' });
+  });
+
+  it('keeps the old record while the internal VM does not carry the VM metadata yet, so a key removed meanwhile is still taken off', async () => {
+    const out = await sync(vm({ team: 'a' }), kvvm({ [LAST_PROPAGATED_LABELS]: '{"tier":"web"}' }), pod({ tier: 'web' }), false);
+    expect(out.pod?.metadata.labels).toEqual({ ...OWN, team: 'a' });
+    expect(out.kvvm?.metadata.annotations?.[LAST_PROPAGATED_LABELS]).toBe('{"tier":"web"}');
   });
 
   it('takes a label removed from the VM off the pod, leaving labels others set', async () => {

@@ -3,54 +3,24 @@ import type { VirtualMachine } from '../../../../../shared/api/resources/virtual
 import { conditionalMergePatch } from '../../../../../shared/kube/index.js';
 import type { Deps } from '../../../deps.js';
 import type { Handler, HandlerContext } from '../../../engine/reconciler.js';
-import type { Pod } from '../../../kube/resources.js';
+import {
+  LAST_PROPAGATED_ANNOTATIONS,
+  LAST_PROPAGATED_LABELS,
+  metadataChanges,
+  parseLastPropagated,
+  propagatableAnnotations,
+  type StringMap,
+} from '../kvvm/propagation.js';
 import { podsOfVM, type VMState } from '../state.js';
 
-/** On the internal VM: the VM's labels and annotations as last propagated (JSON maps), as the original names them. */
-export const LAST_PROPAGATED_LABELS = 'internal.virtualization.deckhouse.io/last-propagated-vm-labels';
-export const LAST_PROPAGATED_ANNOTATIONS = 'internal.virtualization.deckhouse.io/last-propagated-vm-annotations';
-
-type StringMap = Record<string, string>;
-
-/** The VM's annotations that are never propagated: our own bookkeeping and kubectl's. */
-export function propagatableAnnotations(annotations: StringMap | undefined): StringMap {
-  return Object.fromEntries(
-    Object.entries(annotations ?? {}).filter(
-      ([k]) => k !== LAST_PROPAGATED_LABELS && k !== LAST_PROPAGATED_ANNOTATIONS && !k.startsWith('kubectl.kubernetes.io'),
-    ),
-  );
-}
+export { LAST_PROPAGATED_ANNOTATIONS, LAST_PROPAGATED_LABELS, metadataChanges, parseLastPropagated, propagatableAnnotations } from '../kvvm/propagation.js';
 
 /**
- * The merge-patch map that takes `current` to what the VM says: every key of `desired` set, every key
- * propagated last time and no longer on the VM removed; keys someone else set are left alone.
- * Undefined when nothing changes.
- */
-export function metadataChanges(current: StringMap | undefined, lastPropagated: StringMap, desired: StringMap): Record<string, string | null> | undefined {
-  const have = current ?? {};
-  const out: Record<string, string | null> = {};
-  for (const k of Object.keys(lastPropagated)) if (!(k in desired) && k in have) out[k] = null;
-  for (const [k, v] of Object.entries(desired)) if (have[k] !== v) out[k] = v;
-  return Object.keys(out).length === 0 ? undefined : out;
-}
-
-/** A last-propagated annotation's map; a value that is not a JSON map of strings counts as nothing propagated. */
-export function parseLastPropagated(text: string | undefined): { map: StringMap; broken: boolean } {
-  if (text === undefined || text === '') return { map: {}, broken: false };
-  try {
-    const value = JSON.parse(text) as unknown;
-    if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string'))
-      return { map: value as StringMap, broken: false };
-  } catch {
-    // reported below
-  }
-  return { map: {}, broken: true };
-}
-
-/**
- * The VM's labels and annotations on its running launcher pod, the active one (as the original's
- * SyncMetadata handler does for running pods), and taken off again when removed from the VM: what was
- * propagated is remembered on the internal VM (LAST_PROPAGATED_*), written after the pod.
+ * The VM's labels and annotations on its instance and its running launcher pod, the active one (as the
+ * original's SyncMetadata handler does), and taken off again when removed from the VM: what was
+ * propagated is remembered on the internal VM (LAST_PROPAGATED_*), written after them, and only once
+ * the internal VM itself carries them (syncKvvm puts them there and on its template, `kvvm/build.ts`),
+ * so a key removed meanwhile is still known to be ours.
  */
 export function syncMetadataHandler(deps: Deps): Handler<VMState> {
   return {
@@ -63,17 +33,16 @@ export function syncMetadataHandler(deps: Deps): Handler<VMState> {
       const lastAnnotations = lastPropagated(kvvmAnnotations[LAST_PROPAGATED_ANNOTATIONS], LAST_PROPAGATED_ANNOTATIONS, ctx);
       const labels = s.obj.metadata.labels ?? {};
       const annotations = propagatableAnnotations(s.obj.metadata.annotations);
+      const wanted: Wanted = { labels, annotations, lastLabels, lastAnnotations };
+      const vmi = s.kvvmi;
+      if (vmi !== undefined && vmi.metadata.deletionTimestamp === undefined)
+        s.kvvmi = (await propagateTo(vmi, { client: deps.clients.kvvmis, cache: deps.caches.kvvmis }, wanted, ctx)) ?? vmi;
       const pod = s.kvvmi === undefined ? undefined : activePod(s.kvvmi, podsOfVM(deps.caches.pods, s.obj));
-      if (pod !== undefined && pod.status?.phase === 'Running')
-        await patchPod(
-          deps,
-          pod,
-          ctx,
-          metadataChanges(pod.metadata.labels, lastLabels, labels),
-          metadataChanges(pod.metadata.annotations, lastAnnotations, annotations),
-        );
+      if (pod !== undefined && pod.status?.phase === 'Running') await propagateTo(pod, { client: deps.clients.pods, cache: deps.caches.pods }, wanted, ctx);
+      const applied =
+        metadataChanges(kvvm.metadata.labels, lastLabels, labels) === undefined && metadataChanges(kvvmAnnotations, lastAnnotations, annotations) === undefined;
       const remembered = rememberedChanges(kvvmAnnotations, s.obj);
-      if (remembered === undefined) return;
+      if (remembered === undefined || !applied) return;
       const ref = { namespace: kvvm.metadata.namespace, name: kvvm.metadata.name ?? '' };
       const patch = conditionalMergePatch({ metadata: { annotations: remembered } }, kvvm.metadata.resourceVersion);
       s.kvvm = deps.caches.kvvms.remember(await deps.clients.kvvms.mergePatch(ref, patch, { signal: ctx.signal }));
@@ -87,18 +56,35 @@ function lastPropagated(text: string | undefined, key: string, ctx: HandlerConte
   return map;
 }
 
-async function patchPod(
-  deps: Deps,
-  pod: Pod,
-  ctx: HandlerContext,
-  labels: Record<string, string | null> | undefined,
-  annotations: Record<string, string | null> | undefined,
-): Promise<void> {
-  if (labels === undefined && annotations === undefined) return;
+/** What the VM says now and what was propagated last time. */
+interface Wanted {
+  labels: StringMap;
+  annotations: StringMap;
+  lastLabels: StringMap;
+  lastAnnotations: StringMap;
+}
+
+interface Target<T> {
+  client: { mergePatch(ref: { namespace?: string | undefined; name: string }, patch: object, opts: { signal: AbortSignal }): Promise<T> };
+  cache: { remember(obj: T): T };
+}
+
+/** One conditional merge patch of the object's labels and annotations that change; undefined when none does. */
+async function propagateTo<
+  T extends {
+    metadata: { namespace?: string | undefined; name?: string | undefined; resourceVersion?: string | undefined } & Partial<
+      Record<'labels' | 'annotations', StringMap | undefined>
+    >;
+  },
+>(obj: T, to: Target<T>, w: Wanted, ctx: HandlerContext): Promise<T | undefined> {
+  const labels = metadataChanges(obj.metadata.labels, w.lastLabels, w.labels);
+  const annotations = metadataChanges(obj.metadata.annotations, w.lastAnnotations, w.annotations);
+  if (labels === undefined && annotations === undefined) return undefined;
   const metadata = { ...(labels === undefined ? {} : { labels }), ...(annotations === undefined ? {} : { annotations }) };
-  const ref = { namespace: pod.metadata.namespace, name: pod.metadata.name ?? '' };
-  deps.caches.pods.remember(await deps.clients.pods.mergePatch(ref, conditionalMergePatch({ metadata }, pod.metadata.resourceVersion), { signal: ctx.signal }));
-  ctx.log.debug({ pod: ref.name }, 'propagated the VM labels and annotations to its launcher pod');
+  const ref = { namespace: obj.metadata.namespace, name: obj.metadata.name ?? '' };
+  const patched = to.cache.remember(await to.client.mergePatch(ref, conditionalMergePatch({ metadata }, obj.metadata.resourceVersion), { signal: ctx.signal }));
+  ctx.log.debug({ object: ref.name }, 'propagated the VM labels and annotations');
+  return patched;
 }
 
 /** The last-propagated annotations to write when they differ from what the VM has now. */

@@ -4,9 +4,10 @@ import type { VirtualMachineClass } from '../../../../../shared/api/resources/vi
 import { ownerReferenceTo } from '../../../../../shared/kube/index.js';
 import { ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION, CILIUM_IP_ANNOTATION } from '../../../../../shared/api/internal/launcher.js';
 import { cpuModelOf, effectiveCoreFraction, requestedCpu, topologyOf } from './cpu.js';
-import { bootOrders, busesOf, diskAndVolume, type ResolvedDevice } from './devices.js';
+import { additionalNetworks, bootOrders, busesOf, diskAndVolume, type ResolvedDevice } from './devices.js';
 import { osShapeOf, provisioningOf } from './domain.js';
 import { placementOf } from './placement.js';
+import { propagatableAnnotations } from './propagation.js';
 
 /** Annotations on the internal VM that remember what it was built from (to list pending changes). */
 export const LAST_APPLIED_SPEC = 'virtualization.deckhouse.io/vm.last-applied-spec';
@@ -21,6 +22,8 @@ export interface BuildInput {
   /** The main network address, when IPAM gave one. */
   ipAddress?: string | undefined;
   runStrategy: 'Always' | 'Manual';
+  /** The MAC address of each additional network that has one, by its index in spec.networks. */
+  macs?: ReadonlyMap<number, string> | undefined;
 }
 
 type KVVMSpec = InternalVirtualMachine['spec'];
@@ -35,8 +38,9 @@ export function buildInternalVM(input: BuildInput): InternalVirtualMachine {
     metadata: {
       name: vm.metadata.name,
       namespace: vm.metadata.namespace,
-      labels: { [VM_NAME_LABEL]: vm.metadata.name ?? '' },
+      labels: { ...vm.metadata.labels, [VM_NAME_LABEL]: vm.metadata.name ?? '' },
       annotations: {
+        ...propagatableAnnotations(vm.metadata.annotations),
         [LAST_APPLIED_SPEC]: JSON.stringify(vm.spec),
         [LAST_APPLIED_CLASS_SPEC]: JSON.stringify(input.vmClass.spec),
       },
@@ -58,11 +62,13 @@ export function buildTemplate(input: BuildInput): Template {
   const parts = input.devices.map((d, i) => diskAndVolume(d, buses, d.bootOrder ?? orders[i]));
   const provisioning = provisioningOf(spec.provisioning, buses.cdrom, buses.disk);
   if (provisioning !== undefined) parts.push(provisioning);
-  const annotations: Record<string, string> = { [ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION]: 'true' };
+  // The VM's own labels and annotations first (the original propagates them to the template), ours over them.
+  const extra = additionalNetworks(spec.networks ?? [], input.macs, buses.nic);
+  const annotations: Record<string, string> = { ...propagatableAnnotations(vm.metadata.annotations), [ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION]: 'true' };
   if (input.ipAddress !== undefined) annotations[CILIUM_IP_ANNOTATION] = input.ipAddress;
   return {
     metadata: {
-      labels: { [VM_NAME_LABEL]: vm.metadata.name ?? '', 'security.deckhouse.io/skip-pss-check': 'true' },
+      labels: { ...vm.metadata.labels, [VM_NAME_LABEL]: vm.metadata.name ?? '', 'security.deckhouse.io/skip-pss-check': 'true' },
       annotations,
     },
     spec: {
@@ -75,7 +81,7 @@ export function buildTemplate(input: BuildInput): Template {
         devices: {
           ...os.devices,
           disks: parts.map((p) => p.disk),
-          interfaces: [{ name: 'default', model: buses.nic, binding: { name: 'bpfbridge' }, acpiIndex: 1 }],
+          interfaces: [{ name: 'default', model: buses.nic, binding: { name: 'bpfbridge' }, acpiIndex: 1 }, ...extra.map((e) => e.iface)],
           inputs: [{ name: 'default-0', type: 'tablet', bus: 'usb' }],
         },
         resources: {
@@ -84,7 +90,7 @@ export function buildTemplate(input: BuildInput): Template {
         },
       },
       volumes: parts.map((p) => p.volume),
-      networks: [{ name: 'default', pod: {} }],
+      networks: [{ name: 'default', pod: {} }, ...extra.map((e) => e.network)],
       ...placementOf(vm, vmClass),
       terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds,
       ...(spec.priorityClassName !== undefined ? { priorityClassName: spec.priorityClassName } : {}),

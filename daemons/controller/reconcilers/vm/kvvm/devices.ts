@@ -82,3 +82,32 @@ export function diskAndVolume(device: ResolvedDevice, buses: Buses, bootOrder: n
       : { name, containerDisk: { image: device.source.image } };
   return { disk, volume };
 }
+
+/** The interface name of an additional network, as the original derives it from the MAC: `veth_n`/`veth_cn` + 8 hex of md5(mac). */
+export function interfaceNameOf(mac: string, type: 'Network' | 'ClusterNetwork'): string {
+  const hash = createHash('md5').update(mac).digest('hex').slice(0, 8);
+  return `${type === 'Network' ? 'veth_n' : 'veth_cn'}${hash}`;
+}
+
+interface NetworkRef {
+  type: 'Main' | 'Network' | 'ClusterNetwork';
+  name?: string | undefined;
+}
+
+/**
+ * The KubeVirt interface and network of each additional network with a MAC address (in spec order):
+ * a bridge interface carrying the address, on the multus network of that name. Networks without an
+ * address are left out, as the original leaves them out until its pool assigns one.
+ */
+export function additionalNetworks(
+  networks: readonly NetworkRef[],
+  macs: ReadonlyMap<number, string> | undefined,
+  model: string,
+): { iface: { name: string; model: string; bridge: Record<string, never>; macAddress: string }; network: { name: string; multus: { networkName: string } } }[] {
+  return networks.flatMap((n, i) => {
+    const mac = macs?.get(i);
+    if (n.type === 'Main' || mac === undefined) return [];
+    const name = interfaceNameOf(mac, n.type);
+    return [{ iface: { name, model, bridge: {}, macAddress: mac }, network: { name, multus: { networkName: n.name ?? '' } } }];
+  });
+}

@@ -1,0 +1,135 @@
+/**
+ * `npm start` with real guests, as a user meets it: the demo imports the bootable guest disk over
+ * HTTP into DVCR, fills a VirtualDisk from it and boots the VM from that disk on a QEMU process. The
+ * user then reads the login prompt with `d8v console` (through the apiserver, our subresources API and
+ * the virt-api stand-in to the guest's serial console), sees a non-blank screen through `d8v vnc`,
+ * lets the VM be stopped (runPolicy AlwaysOnUnlessStoppedManually) and stops it with `d8v stop`, and
+ * the QEMU process is gone. Skipped where QEMU is not installed.
+ */
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeClient } from '../../../shared/kube/index.js';
+import { rootLogger } from '../../../shared/log/index.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { findQemu } from '../../../platform/simulators/kubevirt-simulator/qemu/backend.js';
+import { freePort } from '../../env/index.js';
+import { npmStart, REPO, type StartRun } from '../platform/fixtures.js';
+import { rfbFrame } from './rfb-frame.js';
+
+const qemu = await findQemu();
+const suite = qemu === undefined ? describe.skip : describe;
+const D8V = join(REPO, 'shared/cli/d8v.js');
+const log = rootLogger.child({ component: 'guests-platform-test' });
+
+(qemu === undefined ? describe : describe.skip)('npm start with real guests (skipped: qemu-system-x86_64 is not installed)', () => {
+  test('is skipped', () => expect(qemu).toBeUndefined());
+});
+
+/** The pids of QEMU processes running the guest of VM `<ns>/<name>` (their `-name guest=` argument). */
+function qemuPidsOf(vm: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').includes(`guest=${vm}`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+suite('npm start with real QEMU guests', () => {
+  let run: StartRun | undefined;
+  let workDir = '';
+  afterAll(async () => {
+    run?.interrupt();
+    await run?.exited;
+    if (workDir !== '') await rm(workDir, { recursive: true, force: true });
+  }, 120_000);
+
+  test('the demo VM boots the imported disk on QEMU; d8v console shows its login prompt, d8v vnc its screen; d8v stop leaves no QEMU process', async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'guests-platform-'));
+    run = npmStart(['--demo', '--guests', 'qemu', '--plain', '--work-dir', workDir]);
+    const kubeconfig = (await run.line(/export KUBECONFIG=/, 300_000)).replace(/^.*export KUBECONFIG=/, '').trim();
+    await run.line(/is a real QEMU guest: its agent answers/, 480_000).catch((err: unknown) => {
+      throw new Error(`no real guest in the demo:\n${run?.tail(60) ?? ''}`, { cause: err });
+    });
+    expect(qemuPidsOf('demo/demo-vm')).toHaveLength(1);
+    await run.line(/^.*demo done:/, 480_000);
+
+    // d8v console: Enter until the guest's getty answers.
+    const started = Date.now();
+    const console = spawn(process.execPath, [D8V, 'console', 'demo-vm', '-n', 'demo', '--kubeconfig', kubeconfig], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let text = '';
+    console.stdout.setEncoding('utf8').on('data', (s: string) => (text += s));
+    console.stderr.setEncoding('utf8').on('data', (s: string) => (text += s));
+    const consoleExit = new Promise<number | null>((resolve) => console.once('exit', resolve));
+    await waitFor(
+      'd8v console to show the login prompt',
+      () => {
+        if (/d8v-demo login: /.test(text)) return true;
+        console.stdin.write('\r');
+        return undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    ).catch((err: unknown) => {
+      throw new Error(`d8v console showed: ${JSON.stringify(text.slice(-500))}`, { cause: err });
+    });
+    log.info({ ms: Date.now() - started }, 'd8v console: login prompt');
+    console.stdin.write('\x1d'); // Ctrl+] leaves
+    expect(await consoleExit).toBe(0);
+
+    // d8v vnc on a local port, a viewer's first frame through it.
+    const port = await freePort();
+    const vnc = spawn(process.execPath, [D8V, 'vnc', 'demo-vm', '-n', 'demo', '--port', String(port), '--kubeconfig', kubeconfig], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let vncOut = '';
+    vnc.stdout.setEncoding('utf8').on('data', (s: string) => (vncOut += s));
+    try {
+      await waitFor('d8v vnc to listen', () => vncOut.includes(String(port)), { timeoutMs: 30_000 });
+      const socket = createConnection(port, '127.0.0.1');
+      let got = Buffer.alloc(0);
+      socket.on('data', (b: Buffer) => (got = Buffer.concat([got, b])));
+      try {
+        const frame = await rfbFrame({ send: (b) => socket.write(b), received: () => got });
+        expect(frame.width).toBeGreaterThanOrEqual(640);
+        expect(frame.distinctPixels).toBeGreaterThan(1);
+      } finally {
+        socket.destroy();
+      }
+    } finally {
+      vnc.kill('SIGINT');
+    }
+
+    // d8v stop (after the user lets the VM be stopped: Stop is not applicable under runPolicy AlwaysOn):
+    // the guest powers down and its QEMU process is gone.
+    const kube = KubeClient.fromSource({ kubeconfigPath: kubeconfig });
+    try {
+      await kube.rest.request({
+        method: 'PATCH',
+        path: '/apis/virtualization.deckhouse.io/v1alpha2/namespaces/demo/virtualmachines/demo-vm',
+        what: 'let the demo VM be stopped',
+        body: { spec: { runPolicy: 'AlwaysOnUnlessStoppedManually' } },
+        contentType: 'application/merge-patch+json',
+      });
+    } finally {
+      kube.close();
+    }
+    const [pid] = qemuPidsOf('demo/demo-vm');
+    const stop = spawn(process.execPath, [D8V, 'stop', 'demo-vm', '-n', 'demo', '--kubeconfig', kubeconfig], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stopOut = '';
+    stop.stdout.setEncoding('utf8').on('data', (o: string) => (stopOut += o));
+    stop.stderr.setEncoding('utf8').on('data', (o: string) => (stopOut += o));
+    const stopCode = await new Promise((resolve) => stop.once('exit', resolve));
+    expect({ stopCode, stopOut: stopCode === 0 ? '' : stopOut }).toEqual({ stopCode: 0, stopOut: '' });
+    await waitFor('the QEMU process gone', () => !qemuPidsOf('demo/demo-vm').includes(pid ?? 0), { timeoutMs: 60_000 });
+    expect(qemuPidsOf('demo/demo-vm')).toEqual([]);
+  }, 900_000);
+});
