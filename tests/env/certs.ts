@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -85,8 +86,11 @@ export async function issueCert(ca: CertAuthority, dir: string, file: string, op
     ['req', '-new', '-nodes', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-keyout', keyPath, '-out', csrPath, '-subj', subject],
     `creating the key and CSR for ${file}`,
   );
+  // A random serial per certificate, not a serial file beside the CA: certificates of one CA are signed
+  // concurrently, and openssl's read-increment-write of `<ca>.srl` then fails ("Unable to load number").
+  const serial = `0x${randomBytes(16).toString('hex')}`;
   await openssl(
-    ['x509', '-req', '-in', csrPath, '-CA', ca.certPath, '-CAkey', ca.keyPath, '-CAcreateserial', '-out', certPath, '-days', '7', '-extfile', extPath],
+    ['x509', '-req', '-in', csrPath, '-CA', ca.certPath, '-CAkey', ca.keyPath, '-set_serial', serial, '-out', certPath, '-days', '7', '-extfile', extPath],
     `signing ${file} with CA ${ca.name}`,
   );
   return { certPath, keyPath };
