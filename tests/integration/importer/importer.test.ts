@@ -100,7 +100,9 @@ describe('importer program: HTTP into DVCR', () => {
     expect(run.code).toBe(2);
     expect(run.result).toMatchObject({ phase: 'Failed', reason: 'InvalidConfiguration' });
     expect(String(run.result?.['message'])).toMatch(/IMPORTER_CHECKSUMS: sha256: sha256 must be 64 hex digits/);
-    expect(String(run.result?.['message'])).toMatch(/exactly one of IMPORTER_DESTINATION_ENDPOINT and IMPORTER_DESTINATION_PATH/);
+    expect(String(run.result?.['message'])).toMatch(
+      /exactly one of IMPORTER_DESTINATION_ENDPOINT, IMPORTER_DESTINATION_PATH and IMPORTER_DESTINATION_DEVICE must be set/,
+    );
   });
 });
 
