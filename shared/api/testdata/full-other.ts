@@ -158,6 +158,7 @@ export const FULL_INTERNAL = [
     {
       phase: 'Running',
       nodeName: 'node-1',
+      evacuationNodeName: 'node-1',
       reason: '',
       interfaces: [{ name: 'default', ipAddress: '10.66.10.5', ipAddresses: ['10.66.10.5'], mac: 'aa:bb:cc:dd:ee:ff' }],
       conditions: [kvCondition],
