@@ -26,12 +26,14 @@ afterAll(async () => {
 describe('d8v on the local platform', () => {
   it('console shows the stand-in prompt in tmux and leaves with Ctrl+]; restart returns 0 once Completed', async () => {
     workDir = await mkdtemp(join(base, 'cli-platform-'));
-    const platform = npmStart(['--demo', '--work-dir', workDir, '--vm-cidr', '10.78.0.0/16']);
+    // With the simulated KubeVirt (its binaries pointed away): this test is about d8v; the demo beside real
+    // virt-controller is start.test.ts's, where its Migrate is seen to stall at Pending now and then (issue 31 note).
+    const platform = npmStart(['--demo', '--work-dir', workDir, '--vm-cidr', '10.78.0.0/16'], { VIRT_TESTENV_KUBEVIRT_DIR: join(workDir, 'no-kubevirt') });
     const socket = `d8v-plat-${randomBytes(3).toString('hex')}`;
     const tmux = (...args: string[]) => exec('tmux', ['-L', socket, ...args]);
     const screen = async (): Promise<string> => (await tmux('capture-pane', '-p', '-t', 'cli')).stdout;
     try {
-      await platform.line(/demo done: demo\/demo-vm was Running/, 200_000);
+      await platform.line(/demo done: demo\/demo-vm was Running/, 330_000);
       const kubeconfig = join(workDir, 'kubeconfig');
 
       await tmux(
@@ -65,5 +67,5 @@ describe('d8v on the local platform', () => {
       await platform.exited;
     }
     expect(survivors(workDir)).toEqual([]);
-  }, 360_000);
+  }, 480_000);
 });

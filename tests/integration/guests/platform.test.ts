@@ -55,7 +55,9 @@ suite('npm start with real QEMU guests', () => {
 
   test('the demo VM boots the imported disk on QEMU; d8v console shows its login prompt, d8v vnc its screen; d8v stop leaves no QEMU process', async () => {
     workDir = await mkdtemp(join(tmpdir(), 'guests-platform-'));
-    run = npmStart(['--demo', '--guests', 'qemu', '--plain', '--work-dir', workDir]);
+    // With the simulated KubeVirt (its binaries pointed away): this test is about the guests; the demo beside
+    // real virt-controller is start.test.ts's, where its Migrate is seen to stall at Pending now and then (issue 31 note).
+    run = npmStart(['--demo', '--guests', 'qemu', '--plain', '--work-dir', workDir], { VIRT_TESTENV_KUBEVIRT_DIR: join(workDir, 'no-kubevirt') });
     const kubeconfig = (await run.line(/export KUBECONFIG=/, 300_000)).replace(/^.*export KUBECONFIG=/, '').trim();
     await run.line(/is a real QEMU guest: its agent answers/, 480_000).catch((err: unknown) => {
       throw new Error(`no real guest in the demo:\n${run?.tail(60) ?? ''}`, { cause: err });
