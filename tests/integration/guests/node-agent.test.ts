@@ -7,7 +7,7 @@
  * non-blank screen come through the virt-api stand-in's console and vnc WebSockets, and a deleted
  * instance powers its guest down by ACPI before the grace period ends (QEMU exits 0, no kill). Bad
  * input: a blank disk shows NoBootableDevice; QEMU killed under a running instance fails it.
- * Skipped, saying so, where qemu-system-x86_64 is not installed.
+ * Fails, saying so, where qemu-system-x86_64 is not installed (npm test installs it).
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
@@ -21,23 +21,19 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import { rootLogger } from '../../../shared/log/index.js';
 import { makeImage } from '../../../shared/testing/disk-images.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { findQemu, GuestBackend } from '../../../platform/simulators/kubevirt-simulator/qemu/backend.js';
+import { GuestBackend } from '../../../platform/simulators/kubevirt-simulator/qemu/backend.js';
 import { simulatorClients } from '../../../platform/simulators/kubevirt-simulator/kube.js';
 import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import { freshNamespace, newKubeConfig } from '../../env/index.js';
 import { rfbFrame, type RfbFrame } from './rfb-frame.js';
+import { requireQemu } from './qemu.js';
 
-const qemu = await findQemu();
-const suite = qemu === undefined ? describe.skip : describe;
+const qemu = await requireQemu();
 const BOOT_MS = 240_000;
 const log = rootLogger.child({ component: 'guests-node-agent-test' });
 
-(qemu === undefined ? describe : describe.skip)('the node agent with real guests (skipped: qemu-system-x86_64 is not installed)', () => {
-  test('is skipped', () => expect(qemu).toBeUndefined());
-});
-
-suite('the node agent with real QEMU guests', () => {
+describe('the node agent with real QEMU guests', () => {
   const work = mkdtempSync(join(tmpdir(), 'guests-agent-'));
   let kube: KubeClient;
   let ns = '';
@@ -54,7 +50,7 @@ suite('the node agent with real QEMU guests', () => {
     ns = await freshNamespace('guests');
     node = `guest-node-${ns}`;
     await c().nodes.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { 'guests-test': ns } } });
-    backend = new GuestBackend({ qemu: qemu ?? '', workDir: join(work, 'guests'), memoryCapMiB: 256, shutdownGraceMs: 60_000, log });
+    backend = new GuestBackend({ qemu, workDir: join(work, 'guests'), memoryCapMiB: 256, shutdownGraceMs: 60_000, log });
     simulator = new KubeVirtSimulator(kube, { role: 'node-agent', namespace: ns, nodeSelector: `guests-test=${ns}`, guests: backend, logger: log });
     await simulator.start();
     virtApi = new VirtApiStandIn({ port: 0, log, guests: backend });
