@@ -23,6 +23,7 @@ import { makeStorageClients, type StorageClients } from '../../../../daemons/con
 import { KubeVirtSimulator } from '../../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { freshNamespace } from '../../../env/index.js';
 import { node, vm, vmClass } from '../builders.js';
+import { waitFor } from '../../../../shared/testing/wait.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, eventually, gone, mainKube, newScope, phaseIs, readWhen, testClients, type Scope } from '../fixtures.js';
 import { KubeVirtHotplug } from './kubevirt-hotplug.js';
 import type { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
@@ -410,21 +411,26 @@ describe('attachments', () => {
   });
 });
 
-/** Every (phase, progress) an object shows, read every 100 ms until it is Ready or Failed. */
-async function phasesUntilDone(get: () => Promise<{ status?: { phase?: string; progress?: string } | undefined }>): Promise<[string, string | undefined][]> {
+type Progressing = { status?: { phase?: string; progress?: string; conditions?: { type: string; reason?: string; message?: string }[] } | undefined };
+
+/** Every (phase, progress) an object shows, read every 100 ms until it is Ready; Failed throws with its Ready condition. */
+async function phasesUntilDone(get: () => Promise<Progressing>): Promise<[string, string | undefined][]> {
   const seen: [string, string | undefined][] = [];
-  await eventually(
+  let failed: string | undefined;
+  await waitFor(
+    'Ready',
     async () => {
       const s = (await get()).status;
       const last = seen.at(-1);
       const now: [string, string | undefined] = [s?.phase ?? '', s?.progress];
       if (last?.[0] !== now[0] || last[1] !== now[1]) seen.push(now);
-      if (s?.phase === 'Ready' || s?.phase === 'Failed') return true;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      return false;
+      if (s?.phase === 'Failed') {
+        const ready = s.conditions?.find((x) => x.type === 'Ready');
+        failed = `Failed (${ready?.reason}: ${ready?.message}) after ${JSON.stringify(seen)}`;
+      }
+      return s?.phase === 'Ready';
     },
-    'Ready or Failed',
-    4 * IMPORT,
+    { timeoutMs: 4 * IMPORT, intervalMs: 100, abortIf: () => failed },
   );
   return seen;
 }
@@ -463,8 +469,10 @@ describe('the progress contract', () => {
     await eventually(async () => (await c.clusterImages.get({ name: copyName })).status?.phase === 'Pending', 'copy Pending');
     const copySeen = phasesUntilDone(() => c.clusterImages.get({ name: copyName }));
     await c.clusterImages.create(cvi('prog', `${slow.url}/disk.raw`));
-    expectProgressContract(await phasesUntilDone(() => c.clusterImages.get({ name: `prog-${scope.id}` })), { running: true });
-    expectProgressContract(await copySeen, { running: false });
+    // Awaited together: a rejection of either is reported here, never left to surface in a later suite.
+    const [source, copied] = await Promise.all([phasesUntilDone(() => c.clusterImages.get({ name: `prog-${scope.id}` })), copySeen]);
+    expectProgressContract(source, { running: true });
+    expectProgressContract(copied, { running: false });
   });
 
   it('a VirtualImage on a PVC shows the percentage of both steps below 100% and 100% once Ready', async () => {
@@ -486,9 +494,14 @@ describe('the progress contract', () => {
       disk('prog-http', { dataSource: { type: 'HTTP', http: { url: `${slow.url}/disk.raw` } }, persistentVolumeClaim: { storageClassName: storageClass } }),
     );
     await c.disks.create(disk('prog-blank', { persistentVolumeClaim: { size: '8Mi', storageClassName: storageClass } }));
-    expectProgressContract(await phasesUntilDone(() => c.disks.get({ namespace: ns, name: 'prog-http' })), { running: true });
-    expectProgressContract(await fromImage, { running: false });
-    expectProgressContract(await phasesUntilDone(() => c.disks.get({ namespace: ns, name: 'prog-blank' })), { running: false });
+    const [http, copied, blank] = await Promise.all([
+      phasesUntilDone(() => c.disks.get({ namespace: ns, name: 'prog-http' })),
+      fromImage,
+      phasesUntilDone(() => c.disks.get({ namespace: ns, name: 'prog-blank' })),
+    ]);
+    expectProgressContract(http, { running: true });
+    expectProgressContract(copied, { running: false });
+    expectProgressContract(blank, { running: false });
   });
 });
 
