@@ -2,6 +2,7 @@
 import type { ReconcilerDeclaration } from '../declaration.js';
 import { cviDeclaration } from './cvi/declaration.js';
 import { evacuationDeclaration } from './evacuation/declaration.js';
+import { volumeMigrationDeclaration } from './volume-migration/declaration.js';
 import { kubeVirtConfigDeclaration } from './kubevirt-config/declaration.js';
 import { leaseDeclaration } from './ipam/lease/declaration.js';
 import { vmipDeclaration } from './ipam/vmip/declaration.js';
@@ -27,6 +28,7 @@ export const reconcilers: readonly ReconcilerDeclaration[] = [
   vmDeclaration,
   vmopDeclaration,
   evacuationDeclaration,
+  volumeMigrationDeclaration,
   vmipDeclaration,
   leaseDeclaration,
   vmClassDeclaration,

@@ -30,7 +30,8 @@ import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER 
 import { advanceMigration, deleteOrphanTargets, isFinished } from './virt-controller/migration.js';
 import { fileDiskReader, findsBootableDevice, type DiskReader } from './virt-handler/firmware.js';
 import { guestConditions, guestOSInfoOf, launcherVersions, runGuest } from './virt-handler/guest.js';
-import { handleMigration } from './virt-handler/migration.js';
+import { handleMigration, migratedVolumesDone } from './virt-handler/migration.js';
+import { updateVolumes } from './virt-controller/volumes.js';
 import { beat, type AgentNode, type NodeOffer } from './virt-handler/node.js';
 import type { GuestBackend } from './qemu/backend.js';
 
@@ -320,6 +321,7 @@ export class KubeVirtSimulator {
     }
     if (requests.length > 0) await this.c.kvvms.patchStatus(ref(namespace, name), { stateChangeRequests: null });
     else if (kvvm.spec.runStrategy === 'Always' && vmi === undefined) vmi = await this.createVMI(kvvm);
+    if (vmi !== undefined) await updateVolumes(this.step, kvvm, vmi);
 
     let unschedulable = false;
     if (pods) {
@@ -466,7 +468,9 @@ export class KubeVirtSimulator {
     const vmi = await this.c.kvvmis.get(ref(namespace, vmName));
     const at = now();
     const migrationState = { startTimestamp: at, endTimestamp: at, completed: true, sourceNode: vmi.status?.nodeName, targetNode };
-    await this.c.kvvmis.mergePatch(ref(namespace, vmName), { status: { nodeName: targetNode, migrationState, evacuationNodeName: null } });
+    await this.c.kvvmis.mergePatch(ref(namespace, vmName), {
+      status: { nodeName: targetNode, migrationState, evacuationNodeName: null, ...migratedVolumesDone(vmi) },
+    });
     await this.c.migrations.patchStatus(ref(namespace, migrationName), { phase: 'Succeeded' });
   }
 }

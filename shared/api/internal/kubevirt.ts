@@ -100,6 +100,8 @@ export const RunStrategy = z.enum(['Always', 'Manual', 'Halted', 'RerunOnFailure
 
 export const KVVMSpecSchema = z.looseObject({
   runStrategy: opt(RunStrategy),
+  /** `Migration`: a changed claim of a running instance's volume is copied live into the new claim (KubeVirt's volume migration). */
+  updateVolumesStrategy: opt(z.enum(['Replacement', 'Migration'])),
   template: z.looseObject({ metadata: opt(templateMetadata), spec: VMISpecSchema }),
 });
 
@@ -139,6 +141,10 @@ export const MigrationStateSchema = z.looseObject({
   targetNodeDomainReadyTimestamp: z.string().nullable().optional(),
 });
 
+const ClaimInfoSchema = z.looseObject({ claimName: z.string(), volumeMode: str() });
+export const MigratedVolumeSchema = z.looseObject({ volumeName: z.string(), sourcePVCInfo: opt(ClaimInfoSchema), destinationPVCInfo: opt(ClaimInfoSchema) });
+export type MigratedVolume = z.infer<typeof MigratedVolumeSchema>;
+
 export const VMIStatusSchema = z.looseObject({
   phase: str(),
   nodeName: str(),
@@ -153,6 +159,8 @@ export const VMIStatusSchema = z.looseObject({
   launcherContainerImageVersion: str(),
   qosClass: str(),
   volumeStatus: opt(z.array(freeform())),
+  /** virt-controller, during a volume migration: each volume's source and destination claim (cleared by virt-handler once migrated). */
+  migratedVolumes: z.array(MigratedVolumeSchema).nullable().optional(),
   /** Host devices (USB through DRA) as the instance sees them: phase Ready once the guest has it, address `bus:port`. */
   deviceStatus: opt(
     z.looseObject({

@@ -14,6 +14,7 @@ import { conditionOn, removeCondition } from '../../engine/conditions.js';
 import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOutcome, type ReconcileState } from '../../engine/reconciler.js';
 import type { ReconcileFn } from '../../engine/runner.js';
 import { protectionHandler } from '../protection.js';
+import { migration } from './migration.js';
 import { VMIndex, deviceKey } from '../vm/state.js';
 import { VMBDA_BY_DEVICE } from '../vmbda/index.js';
 import { hasHelpers, removeHelpers, runStep, type StorageDeps } from '../provisioning/helpers.js';
@@ -27,14 +28,14 @@ import { resolveSnapshot, resolveSource, type SourceProblem } from '../provision
 import { SNAPSHOT_API_GROUP } from '../../../../shared/api/k8s/volume-snapshot.js';
 
 type Status = NonNullable<VirtualDisk['status']>;
-interface VDState extends ReconcileState<VirtualDisk, Status> {
+export interface VDState extends ReconcileState<VirtualDisk, Status> {
   pvc?: PVC | undefined;
   /** The modes a new claim gets (resolved while there is no claim yet). */
   modes?: ClaimModes | undefined;
 }
 
 const C = VDCondition;
-const PROVISIONED = new Set(['Ready', 'Resizing', 'PVCLost']);
+const PROVISIONED = new Set(['Ready', 'Resizing', 'PVCLost', 'Migrating']);
 
 export function vdReconciler(d: StorageDeps): ReconcileFn {
   return handlerChain<VirtualDisk, Status, VDState>({
@@ -42,7 +43,7 @@ export function vdReconciler(d: StorageDeps): ReconcileFn {
     load: (key) => d.caches.disks.get(key),
     invalid: (key) => d.caches.disks.invalid(key),
     init: (vd) => ({ obj: vd, status: clone(vd.status) ?? {} }),
-    handlers: [deletion(d), inUse(d), final(d), storageClass(d), provision(d), resize(d)],
+    handlers: [deletion(d), inUse(d), final(d), storageClass(d), provision(d), resize(d), migration(d)],
     statusOf: (vd) => vd.status,
     settle: (s) => settleProgress(s.status),
     writeStatus: async (vd, patch, signal) => {

@@ -47,9 +47,26 @@ export async function handleMigration(ctx: StepContext, vmi: VMI, pods: readonly
   ctx.log.info({ vm: key, node: state.targetNode }, 'migration completed; the guest runs on the target');
   // As KubeVirt's handler: the instance left the node it was evacuated from, so the mark goes.
   await patch(
-    { nodeName: state.targetNode, migrationState: done, evacuationNodeName: null },
+    { nodeName: state.targetNode, migrationState: done, evacuationNodeName: null, ...migratedVolumesDone(vmi) },
     { [NODE_NAME_LABEL]: state.targetNode, [MIGRATION_TARGET_NODE_LABEL]: null },
   );
   const source = state.sourcePod;
   if (source) await remove(() => ctx.c.pods.delete(ref(namespace, source)));
+}
+
+/**
+ * virt-handler on the target, when a migration finishes (`finalizeMigration`): the volumes' status
+ * names the destination claims, and the volume change is over (`migratedVolumes` and `VolumesChange` gone).
+ */
+export function migratedVolumesDone(vmi: VMI): Record<string, unknown> {
+  const migrated = vmi.status?.migratedVolumes ?? [];
+  if (migrated.length === 0) return {};
+  const swap = new Map(migrated.map((m) => [m.sourcePVCInfo?.claimName ?? '', m.destinationPVCInfo]));
+  const volumeStatus = (vmi.status?.volumeStatus ?? []).map((v) => {
+    const info = v['persistentVolumeClaimInfo'] as { claimName?: string } | undefined;
+    const dest = info?.claimName === undefined ? undefined : swap.get(info.claimName);
+    return dest === undefined ? v : { ...v, persistentVolumeClaimInfo: { ...info, ...dest } };
+  });
+  const conditions = (vmi.status?.conditions ?? []).filter((c) => c.type !== 'VolumesChange');
+  return { migratedVolumes: null, conditions, volumeStatus };
 }

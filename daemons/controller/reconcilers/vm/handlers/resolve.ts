@@ -3,14 +3,15 @@ import type { ClusterVirtualImage, VirtualImage } from '../../../../../shared/ap
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import type { Deps } from '../../../deps.js';
 import type { ResolvedDevice } from '../kvvm/devices.js';
+import { migrationTargetOf } from '../../vd/migration.js';
 
 export type BlockDeviceRef = VirtualMachine['spec']['blockDeviceRefs'][number];
 
 /** A device resolved, or why it cannot be used yet. */
 export type Resolution = { ok: true; device: ResolvedDevice } | { ok: false; problem: string; size?: string | undefined };
 
-/** Disks are usable once Ready, or while waiting for their first consumer (the VM binds them). */
-const USABLE_DISK_PHASES = new Set(['Ready', 'WaitForFirstConsumer']);
+/** Disks are usable once Ready, while waiting for their first consumer (the VM binds them), or while they migrate to another class. */
+const USABLE_DISK_PHASES = new Set(['Ready', 'WaitForFirstConsumer', 'Migrating']);
 
 /** Resolve one blockDeviceRef from the caches. */
 export function resolveDevice(deps: Deps, vm: VirtualMachine, ref: BlockDeviceRef): Resolution {
@@ -32,15 +33,15 @@ export function resolveDeviceIn(deps: Pick<Deps, 'caches'>, ns: string, ref: Pic
 function resolveDisk(vd: VirtualDisk | undefined, ref: Pick<BlockDeviceRef, 'name' | 'bootOrder'>): Resolution {
   if (vd === undefined) return { ok: false, problem: `VirtualDisk ${ref.name} not found` };
   const phase = vd.status?.phase;
-  const pvc = vd.status?.target?.persistentVolumeClaimName;
+  const current = vd.status?.target?.persistentVolumeClaimName;
   const size = vd.status?.capacity;
-  if (phase === undefined || !USABLE_DISK_PHASES.has(phase) || pvc === undefined) {
+  if (phase === undefined || !USABLE_DISK_PHASES.has(phase) || current === undefined) {
     return { ok: false, problem: `VirtualDisk ${ref.name} is not ready (phase ${phase ?? 'unknown'})`, size };
   }
-  return {
-    ok: true,
-    device: { kind: 'VirtualDisk', name: ref.name, uid: vd.metadata.uid ?? '', source: { pvc, readOnly: false }, cdrom: false, size, bootOrder: ref.bootOrder },
-  };
+  // A disk moving to another class: the VM is handed its target claim once that can take the data.
+  const moving = migrationTargetOf(vd.status);
+  const source = moving === undefined ? { pvc: current, readOnly: false } : { pvc: moving.target, readOnly: false, migratingFrom: moving.source };
+  return { ok: true, device: { kind: 'VirtualDisk', name: ref.name, uid: vd.metadata.uid ?? '', source, cdrom: false, size, bootOrder: ref.bootOrder } };
 }
 
 function resolveImage(image: VirtualImage | ClusterVirtualImage | undefined, ref: Pick<BlockDeviceRef, 'kind' | 'name' | 'bootOrder'>): Resolution {

@@ -98,11 +98,23 @@ async function sync(
   markApplied(s, ctx);
 }
 
-/** Whether the template differs in more than the VM's propagated labels and annotations. */
+/**
+ * Whether the template differs in more than the VM's propagated labels and annotations and its volumes'
+ * claims: a claim changed alone is a disk's storage-class migration (or its revert), which KubeVirt
+ * applies to the running instance (volume migration), so it never waits for a restart.
+ */
 function templateNeedsRestart(kvvm: InternalVirtualMachine, desired: InternalVirtualMachine, keys: PropagatedKeys): boolean {
-  const own = (t: InternalVirtualMachine['spec']['template']): unknown => ({ ...t, metadata: withoutPropagated(t.metadata, keys) });
+  const own = (t: InternalVirtualMachine['spec']['template']): unknown => ({
+    ...t,
+    metadata: withoutPropagated(t.metadata, keys),
+    spec: { ...t.spec, volumes: t.spec.volumes?.map(withoutClaimName) },
+  });
   return !deepEqual(own(kvvm.spec.template), own(desired.spec.template));
 }
+
+type Volume = NonNullable<InternalVirtualMachine['spec']['template']['spec']['volumes']>[number];
+const withoutClaimName = (v: Volume): Volume =>
+  v.persistentVolumeClaim === undefined ? v : { ...v, persistentVolumeClaim: { ...v.persistentVolumeClaim, claimName: '' } };
 
 /** What may change while the instance runs: the runStrategy and the propagated metadata, on the VM and its template. */
 function liveOnly(

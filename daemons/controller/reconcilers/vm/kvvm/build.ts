@@ -46,7 +46,12 @@ export function buildInternalVM(input: BuildInput): InternalVirtualMachine {
       },
       ownerReferences: [{ ...ownerReferenceTo(vm, { controller: true, blockOwnerDeletion: true }) }],
     },
-    spec: { runStrategy: input.runStrategy, template: buildTemplate(input) },
+    spec: {
+      runStrategy: input.runStrategy,
+      // A disk moving to another class: KubeVirt copies the changed claim live (volume migration), as the original asks.
+      ...(input.devices.some((d) => 'pvc' in d.source && d.source.migratingFrom !== undefined) ? { updateVolumesStrategy: 'Migration' as const } : {}),
+      template: buildTemplate(input),
+    },
   };
 }
 

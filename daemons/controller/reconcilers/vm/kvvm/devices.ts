@@ -8,8 +8,8 @@ export interface ResolvedDevice {
   kind: 'VirtualDisk' | 'VirtualImage' | 'ClusterVirtualImage';
   name: string;
   uid: string;
-  /** Where the data is: a PVC, or an image in DVCR. */
-  source: { pvc: string; readOnly: boolean } | { image: string };
+  /** Where the data is: a PVC (`migratingFrom`: the claim a storage-class migration copies it from), or an image in DVCR. */
+  source: { pvc: string; readOnly: boolean; migratingFrom?: string | undefined } | { image: string };
   cdrom: boolean;
   size?: string | undefined;
   bootOrder?: number | undefined;
