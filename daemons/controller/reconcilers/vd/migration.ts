@@ -108,7 +108,8 @@ async function follow(d: StorageDeps, s: VDState, ctx: HandlerContext, state: Ru
   }
   const live = vm.status?.migrationState;
   if (live?.endTimestamp != null && live.startTimestamp != null && seconds(live.startTimestamp) >= seconds(state.startTimestamp)) {
-    if (live.result === 'Succeeded') return complete(d, s, ctx, state);
+    // Succeeded for this disk only once the instance runs on its target claim with no volume change left.
+    if (live.result === 'Succeeded' && onTarget(d, vm, state.targetPVC)) return complete(d, s, ctx, state);
     if (live.result === 'Failed') return revert(d, s, ctx, state, 'the live migration failed');
   }
   const target = d.storage.caches.pvcs.get(objectKey({ namespace: s.obj.metadata.namespace, name: state.targetPVC }));
@@ -117,7 +118,8 @@ async function follow(d: StorageDeps, s: VDState, ctx: HandlerContext, state: Ru
   }
   if (target.status?.phase === 'Bound') {
     conditionOn(s, ctx, { type: M.type, status: 'True', reason: M.reason.InProgress, message: 'The target PersistentVolumeClaim is Bound.' });
-    return;
+    // Handed to KubeVirt, the claim moves with the VM's next live migration (no event of the instance reaches disks).
+    return { requeueAfterMs: RELEASE_RECHECK_MS };
   }
   const cls = d.storage.caches.storageClasses.get(target.spec.storageClassName ?? '');
   if (cls?.volumeBindingMode === 'WaitForFirstConsumer') {
@@ -135,6 +137,13 @@ async function follow(d: StorageDeps, s: VDState, ctx: HandlerContext, state: Ru
     reason: M.reason.WaitForTargetReady,
     message: 'Waiting for the target PersistentVolumeClaim to be provisioned.',
   });
+}
+
+/** Whether the VM's instance uses `claim` and has no volume migration pending (KubeVirt clears `migratedVolumes` when it is done). */
+function onTarget(d: StorageDeps, vm: VirtualMachine, claim: string): boolean {
+  const vmi = d.caches.kvvmis.get(objectKey({ namespace: vm.metadata.namespace, name: vm.metadata.name ?? '' }));
+  const uses = (vmi?.spec.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === claim);
+  return uses && (vmi?.status?.migratedVolumes ?? []).length === 0;
 }
 
 /** Any VM that lists the disk (during a migration its attachment may read unmounted for a moment). */

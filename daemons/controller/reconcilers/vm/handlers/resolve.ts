@@ -13,9 +13,20 @@ export type Resolution = { ok: true; device: ResolvedDevice } | { ok: false; pro
 /** Disks are usable once Ready, while waiting for their first consumer (the VM binds them), or while they migrate to another class. */
 const USABLE_DISK_PHASES = new Set(['Ready', 'WaitForFirstConsumer', 'Migrating']);
 
-/** Resolve one blockDeviceRef from the caches. */
+/**
+ * Resolve one blockDeviceRef of the VM from the caches. A disk moving to another class is given on its
+ * target claim once that can take the data, unless the instance is busy migrating other volumes:
+ * KubeVirt takes one volume change at a time, so this one waits for the next.
+ */
 export function resolveDevice(deps: Deps, vm: VirtualMachine, ref: BlockDeviceRef): Resolution {
-  return resolveDeviceIn(deps, vm.metadata.namespace ?? '', ref);
+  const ns = vm.metadata.namespace ?? '';
+  const resolved = resolveDeviceIn(deps, ns, ref);
+  if (!resolved.ok || ref.kind !== 'VirtualDisk' || !('pvc' in resolved.device.source)) return resolved;
+  const moving = migrationTargetOf(deps.caches.disks.get(`${ns}/${ref.name}`)?.status);
+  if (moving === undefined) return resolved;
+  const pending = deps.caches.kvvmis.get(`${ns}/${vm.metadata.name ?? ''}`)?.status?.migratedVolumes ?? [];
+  if (pending.length > 0 && !pending.some((m) => m.destinationPVCInfo?.claimName === moving.target)) return resolved;
+  return { ok: true, device: { ...resolved.device, source: { pvc: moving.target, readOnly: false, migratingFrom: moving.source } } };
 }
 
 /** Resolve a device named in a namespace (a VM's, or an attachment's: VirtualMachineBlockDeviceAttachment). */
@@ -38,10 +49,18 @@ function resolveDisk(vd: VirtualDisk | undefined, ref: Pick<BlockDeviceRef, 'nam
   if (phase === undefined || !USABLE_DISK_PHASES.has(phase) || current === undefined) {
     return { ok: false, problem: `VirtualDisk ${ref.name} is not ready (phase ${phase ?? 'unknown'})`, size };
   }
-  // A disk moving to another class: the VM is handed its target claim once that can take the data.
-  const moving = migrationTargetOf(vd.status);
-  const source = moving === undefined ? { pvc: current, readOnly: false } : { pvc: moving.target, readOnly: false, migratingFrom: moving.source };
-  return { ok: true, device: { kind: 'VirtualDisk', name: ref.name, uid: vd.metadata.uid ?? '', source, cdrom: false, size, bootOrder: ref.bootOrder } };
+  return {
+    ok: true,
+    device: {
+      kind: 'VirtualDisk',
+      name: ref.name,
+      uid: vd.metadata.uid ?? '',
+      source: { pvc: current, readOnly: false },
+      cdrom: false,
+      size,
+      bootOrder: ref.bootOrder,
+    },
+  };
 }
 
 function resolveImage(image: VirtualImage | ClusterVirtualImage | undefined, ref: Pick<BlockDeviceRef, 'kind' | 'name' | 'bootOrder'>): Resolution {
