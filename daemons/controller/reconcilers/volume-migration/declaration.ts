@@ -2,7 +2,7 @@ import { objectKey } from '../../../../shared/kube/index.js';
 import type { ReconcilerDeclaration } from '../../declaration.js';
 import { keyOf } from '../../engine/reconciler.js';
 import { enqueueOn } from '../../sources.js';
-import { volumeMigrationReconciler, volumesChangingSince } from './reconciler.js';
+import { volumeMigrationReconciler, pendingVolumeChange } from './reconciler.js';
 
 /** Volume migration (key: the VM's namespace/name): its instance's volume change, and its operations. */
 export const volumeMigrationDeclaration: ReconcilerDeclaration = {
@@ -21,7 +21,7 @@ export const volumeMigrationDeclaration: ReconcilerDeclaration = {
       caches.kvvmis,
       enqueue,
       (vmi) => [keyOf(vmi)],
-      (vmi, old) => volumesChangingSince(vmi) !== volumesChangingSince(old),
+      (vmi, old) => pendingVolumeChange(vmi) !== pendingVolumeChange(old),
     );
     enqueueOn(caches.vmops, enqueue, (op) => [objectKey({ namespace: op.metadata.namespace, name: op.spec.virtualMachineName })]);
   },

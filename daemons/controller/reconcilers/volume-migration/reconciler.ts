@@ -5,12 +5,14 @@
  * `virtualization.deckhouse.io/volume-migration: "true"` moves the instance, and with it the data,
  * to the new claims (the vmop reconciler makes the KubeVirt migration).
  * - No new operation while a Migrate or Evict of the VM is unfinished.
- * - One operation per volume change: an operation made after the change began is not made again,
- *   whatever its end (a failed one is the disks' to revert).
+ * - One operation per volume change, named after it (`<vm>-volume-migration-<hash of the new claims>`):
+ *   it is not made again, whatever its end (a failed one is the disks' to revert).
  */
+import { createHash } from 'node:crypto';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
+import { AlreadyExistsError } from '../../../../shared/errors/index.js';
 import type { ResourcePort } from '../../../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../../../shared/log/index.js';
 import type { CachePort } from '../../deps.js';
@@ -34,19 +36,20 @@ export interface VolumeMigrationDeps {
 const FINAL = new Set(['Completed', 'Failed', 'Superseded']);
 const isMigration = (op: VirtualMachineOperation): boolean => op.spec.type === 'Migrate' || op.spec.type === 'Evict';
 
-/** When the instance's volumes began to change, if they are changing. */
-export function volumesChangingSince(vmi: InternalVirtualMachineInstance | undefined): string | undefined {
-  const cond = vmi?.status?.conditions?.find((c) => c.type === VOLUMES_CHANGE && c.status === 'True');
-  if (cond === undefined || (vmi?.status?.migratedVolumes ?? []).length === 0) return undefined;
-  return cond.lastTransitionTime ?? '';
+/** The volume change the instance waits to migrate (its new claims, sorted and joined), if any. */
+export function pendingVolumeChange(vmi: InternalVirtualMachineInstance | undefined): string | undefined {
+  const changing = vmi?.status?.conditions?.some((c) => c.type === VOLUMES_CHANGE && c.status === 'True') === true;
+  const claims = (vmi?.status?.migratedVolumes ?? []).map((m) => m.destinationPVCInfo?.claimName ?? '').sort();
+  return changing && claims.length > 0 ? claims.join(',') : undefined;
 }
 
-export function volumeMigrationOperation(vm: VirtualMachine): VirtualMachineOperation {
+export function volumeMigrationOperation(vm: VirtualMachine, change: string): VirtualMachineOperation {
+  const hash = createHash('sha256').update(change).digest('hex').slice(0, 10);
   return {
     apiVersion: 'virtualization.deckhouse.io/v1alpha2',
     kind: 'VirtualMachineOperation',
     metadata: {
-      generateName: `${vm.metadata.name ?? ''}-volume-migration-`,
+      name: `${vm.metadata.name ?? ''}-volume-migration-${hash}`,
       namespace: vm.metadata.namespace,
       annotations: { [VOLUME_MIGRATION_ANNOTATION]: 'true' },
     },
@@ -59,17 +62,18 @@ export function volumeMigrationReconciler(d: VolumeMigrationDeps): ReconcileFn {
   return async (key, signal) => {
     const vm = d.vms.get(key);
     if (vm === undefined || vm.metadata.deletionTimestamp !== undefined) return;
-    const since = volumesChangingSince(d.kvvmis.get(key));
-    if (since === undefined) return;
+    const change = pendingVolumeChange(d.kvvmis.get(key));
+    if (change === undefined) return;
     const ops = d.vmops.byIndex(VMOP_BY_VM, key).filter(isMigration);
     if (ops.some((op) => !FINAL.has(op.status?.phase ?? ''))) return;
-    const sinceMs = Math.floor(Date.parse(since) / 1000);
-    const done = ops.some(
-      (op) =>
-        op.metadata.annotations?.[VOLUME_MIGRATION_ANNOTATION] !== undefined && Math.floor(Date.parse(op.metadata.creationTimestamp ?? '') / 1000) >= sinceMs,
-    );
-    if (done) return;
-    const created = d.vmops.remember(await d.vmopClient.create(volumeMigrationOperation(vm), { signal }));
-    log.info({ object: key, operation: created.metadata.name }, 'volumes of the running VM changed: Migrate operation created');
+    const want = volumeMigrationOperation(vm, change);
+    if (ops.some((op) => op.metadata.name === want.metadata.name)) return;
+    try {
+      const created = d.vmops.remember(await d.vmopClient.create(want, { signal }));
+      log.info({ object: key, operation: created.metadata.name, claims: change }, 'volumes of the running VM changed: Migrate operation created');
+    } catch (err: unknown) {
+      // Made already for this change (the cache had not seen it yet): one operation per change.
+      if (!(err instanceof AlreadyExistsError)) throw err;
+    }
   };
 }

@@ -68,23 +68,52 @@ const volumeOps = async (vm: string): Promise<VirtualMachineOperation[]> =>
 /** Play virt-handler: each volume-migration operation's KubeVirt migration runs to its end, until `done` holds. */
 async function migrateUntil(vm: string, done: () => Promise<boolean>, what: string): Promise<number> {
   const completed = new Set<string>();
-  await eventually(
-    async () => {
-      if (await done()) return true;
-      for (const op of await volumeOps(vm)) {
-        const migration = `vmop-${op.metadata.name ?? ''}`;
-        if (completed.has(migration)) continue;
-        const vmim = await t.c.migrations.get({ namespace: t.w.ns, name: migration }).catch(() => undefined);
-        if (vmim === undefined) continue;
-        await t.w.kubevirt.completeMigration(migration, vm, `node-${completed.size + 2}`);
-        completed.add(migration);
-      }
-      return false;
-    },
-    what,
-    120_000,
+  await waitOr(
+    vm,
+    eventually(
+      async () => {
+        if (await done()) return true;
+        for (const op of await volumeOps(vm)) {
+          const migration = `vmop-${op.metadata.name ?? ''}`;
+          if (completed.has(migration)) continue;
+          const vmim = await t.c.migrations.get({ namespace: t.w.ns, name: migration }).catch(() => undefined);
+          if (vmim === undefined) continue;
+          await t.w.kubevirt.completeMigration(migration, vm, `node-${completed.size + 2}`);
+          completed.add(migration);
+        }
+        return false;
+      },
+      what,
+      120_000,
+    ),
   );
   return completed.size;
+}
+
+/** `wait`, and if it times out, the VM's disks, claims and operations in the error (what a failure needs to be read). */
+async function waitOr<T>(vm: string, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (err: unknown) {
+    const disks = (await t.c.disks.list({ namespace: t.w.ns })).items.map((d) => ({
+      name: d.metadata.name,
+      phase: d.status?.phase,
+      target: claimOf(d),
+      migration: d.status?.migrationState,
+      migrating: migratingCondition(d),
+    }));
+    const vmi = await t.c.kvvmis.get({ namespace: t.w.ns, name: vm }).catch(() => undefined);
+    const kvvm = await t.c.kvvms.get({ namespace: t.w.ns, name: vm }).catch(() => undefined);
+    const state = {
+      disks,
+      kvvm: kvvm?.spec.template.spec.volumes,
+      vmi: vmi?.spec.volumes,
+      migratedVolumes: vmi?.status?.migratedVolumes,
+      conditions: vmi?.status?.conditions,
+      ops: (await volumeOps(vm)).map((o) => [o.metadata.name, o.status?.phase]),
+    };
+    throw new Error(`${err instanceof Error ? err.message : String(err)}; state: ${JSON.stringify(state)}`, { cause: err });
+  }
 }
 
 beforeAll(async () => {
