@@ -27,10 +27,17 @@ type MigrationState = NonNullable<VDState['status']['migrationState']>;
 export const migrationInProgress = (state: MigrationState | undefined): state is MigrationState & { sourcePVC: string; targetPVC: string } =>
   state?.targetPVC !== undefined && state.sourcePVC !== undefined && state.result === undefined;
 
-/** The claim a VM should use for a disk that migrates: the target once it is ready to take the data, else none. */
+/** Migrating reasons under which the VM uses the target claim: ready to take the data, or holding it after the move. */
+const ON_TARGET = new Set<string>([M.reason.InProgress, M.reason.WaitForSourceVolumeRelease]);
+
+/**
+ * The claim a VM should use for a disk that migrates: the target once it is ready to take the data
+ * (and until the source is released), else none; a migration being reverted gives the source back.
+ */
 export function migrationTargetOf(status: VDState['status'] | undefined): { source: string; target: string } | undefined {
   const state = status?.migrationState;
-  if (!migrationInProgress(state) || !isTrue(status?.conditions, M.type)) return undefined;
+  const migrating = status?.conditions?.find((c) => c.type === M.type);
+  if (!migrationInProgress(state) || migrating?.status !== 'True' || !ON_TARGET.has(migrating.reason)) return undefined;
   return { source: state.sourcePVC, target: state.targetPVC };
 }
 
@@ -47,12 +54,18 @@ export function migration(d: StorageDeps): Handler<VDState> {
         return;
       }
       if (s.status.phase !== 'Ready' || s.pvc === undefined) return;
+      // A migration of this spec that failed is not tried again: a new change of the spec starts one.
+      const last = s.status.migrationState;
+      if (last?.result === 'Failed' && last.targetPVC === targetNameOf(s.obj)) return;
       const vm = userOf(d, s);
       if (vm === undefined || vm.status?.phase !== 'Running') return;
       return start(d, s, ctx, want);
     },
   };
 }
+
+/** The target claim of a migration of the disk's current spec (one name per generation, so a second migration gets a new one). */
+const targetNameOf = (vd: VDState['obj']): string => `${pvcNameOf('vd', vd)}-m${String(vd.metadata.generation ?? 0)}`;
 
 /** The VM that has the disk mounted (the original's "currently mounted" VM). */
 function userOf(d: StorageDeps, s: VDState): VirtualMachine | undefined {
@@ -87,7 +100,7 @@ async function start(d: StorageDeps, s: VDState, ctx: HandlerContext, want: stri
   }
   const { capacity, requested } = pvcSizes(source);
   const size = capacity ?? requested ?? String(vd.spec.persistentVolumeClaim?.size ?? '');
-  const targetName = `${pvcNameOf('vd', vd)}-m${String(vd.metadata.generation ?? 0)}`;
+  const targetName = targetNameOf(vd);
   const target = await ensurePVC(d, diskPVC(vd, targetName, size, want, modes.modes), ctx.signal);
   d.storage.caches.pvcs.remember(target);
   ctx.log.info({ source: source.metadata.name, target: targetName, storageClass: want }, 'volume migration started: target claim created');

@@ -218,6 +218,37 @@ describe('storage-class migration of a running VM', () => {
     await t.w.vmWhen('pair', phaseIs('Running'), 'Running');
   });
 
+  it('reverts when the live migration fails: the VM gets its source claim back, the target claim is deleted', async () => {
+    const before = await readyDisk('back', first);
+    await runningVM('fails', ['back']);
+    await setClass('back', second);
+    const moving = await diskWhen('back', (d) => migratingCondition(d)?.status === 'True', 'Migrating True');
+    const target = moving.status?.migrationState?.targetPVC ?? '';
+    const op = await eventually(async () => (await volumeOps('fails'))[0], 'the volume-migration operation');
+    const migration = `vmop-${op.metadata.name ?? ''}`;
+    await eventually(() => t.c.migrations.get({ namespace: t.w.ns, name: migration }), 'its KubeVirt migration');
+    // virt-handler reports the migration failed (the guest stays on the source node and claim).
+    const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    await t.c.kvvmis.mergePatch(
+      { namespace: t.w.ns, name: 'fails' },
+      { status: { migrationState: { startTimestamp: at, endTimestamp: at, completed: true, failed: true, sourceNode: t.w.nodeName } } },
+    );
+    await t.c.migrations.patchStatus({ namespace: t.w.ns, name: migration }, { phase: 'Failed' });
+    const reverted = await diskWhen('back', (d) => d.status?.migrationState?.result === 'Failed', 'reverted');
+    expect(reverted.status?.migrationState?.message).toContain('Migration reverted');
+    expect(reverted.status?.phase).toBe('Ready');
+    expect(claimOf(reverted)).toBe(claimOf(before));
+    expect(reverted.status?.storageClassName).toBe(first);
+    expect(migratingCondition(reverted)).toBeUndefined();
+    await eventually(() => pvcGoneOrDeleting(target), 'the target claim deleted');
+    const kvvm = await t.c.kvvms.get({ namespace: t.w.ns, name: 'fails' });
+    expect(kvvm.spec.template.spec.volumes?.some((v) => v.persistentVolumeClaim?.claimName === claimOf(before))).toBe(true);
+    const vmi = await t.c.kvvmis.get({ namespace: t.w.ns, name: 'fails' });
+    expect(vmi.spec.volumes?.some((v) => v.persistentVolumeClaim?.claimName === claimOf(before))).toBe(true);
+    expect(vmi.status?.migratedVolumes ?? []).toEqual([]);
+    await t.w.vmWhen('fails', phaseIs('Running'), 'Running');
+  });
+
   it('refuses a class that does not exist on the disk and keeps the VM running on its current claim', async () => {
     const before = await readyDisk('stay', first);
     await runningVM('stays', ['stay']);
