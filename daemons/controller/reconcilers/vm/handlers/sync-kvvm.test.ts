@@ -13,6 +13,7 @@ import { vm as vmOf } from '../../../../../tests/integration/controller/builders
 import { handlerContext, inMemoryDeps } from '../../../testing/in-memory.js';
 import { initVMState } from '../index.js';
 import { LAST_APPLIED_SPEC, buildInternalVM } from '../kvvm/build.js';
+import type { ResolvedDevice } from '../kvvm/devices.js';
 import type { VMState } from '../state.js';
 import { RefusalBackoff } from '../refusal.js';
 import { syncKvvmHandler } from './sync-kvvm.js';
@@ -126,6 +127,48 @@ describe('the VM syncKvvm handler', () => {
     expect(JSON.parse(p.kinds.kvvms.stored('ns/web')?.metadata.annotations?.[LAST_APPLIED_SPEC] ?? '{}')).toMatchObject({ memory: { size: '4Gi' } });
     expect(cond(p.state, 'ConfigurationApplied')).toMatchObject({ status: 'True' });
     expect(p.state.status.restartAwaitingChanges).toBeUndefined();
+  });
+
+  describe('a disk moving to another storage class', () => {
+    const disk = (pvc: string, migratingFrom?: string): ResolvedDevice => ({
+      kind: 'VirtualDisk',
+      name: 'root',
+      uid: 'vd-uid',
+      source: { pvc, readOnly: false, ...(migratingFrom === undefined ? {} : { migratingFrom }) },
+      cdrom: false,
+    });
+    const onClaim = (devices: ResolvedDevice[]): InternalVirtualMachine =>
+      buildInternalVM({ vm: vm(), vmClass, devices, ipAddress: undefined, runStrategy: 'Manual' });
+    const claims = (k: InternalVirtualMachine | undefined): string[] =>
+      (k?.spec.template.spec.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : []));
+
+    it('hands the target claim to the running instance at once, with updateVolumesStrategy Migration, nothing awaiting a restart', async () => {
+      const p = pass({ kvvm: onClaim([disk('old')]), kvvmi: kvvmi('Running') }, vm());
+      p.state.devices = [disk('new', 'old')];
+      await p.run();
+      const stored = p.kinds.kvvms.stored('ns/web');
+      expect(claims(stored)).toEqual(['new']);
+      expect(stored?.spec.updateVolumesStrategy).toBe('Migration');
+      expect(cond(p.state, 'ConfigurationApplied')).toMatchObject({ status: 'True' });
+      expect(p.state.status.restartAwaitingChanges).toBeUndefined();
+      expect(p.state.power.kind).toBe('none');
+    });
+
+    it('gives the source claim back at once when the migration is reverted, the strategy gone', async () => {
+      const p = pass({ kvvm: onClaim([disk('new', 'old')]), kvvmi: kvvmi('Running') }, vm());
+      p.state.devices = [disk('old')];
+      await p.run();
+      expect(claims(p.kinds.kvvms.stored('ns/web'))).toEqual(['old']);
+      expect(p.kinds.kvvms.stored('ns/web')?.spec.updateVolumesStrategy).toBeUndefined();
+    });
+
+    it('holds a claim change for a restart when something else in the template changed too', async () => {
+      const p = pass({ kvvm: onClaim([disk('old')]), kvvmi: kvvmi('Running') }, vm(bigger));
+      p.state.devices = [disk('new', 'old')];
+      await p.run();
+      expect(claims(p.kinds.kvvms.stored('ns/web'))).toEqual(['old']);
+      expect(cond(p.state, 'AwaitingRestartToApplyConfiguration')).toMatchObject({ status: 'True' });
+    });
   });
 
   it('applies a change at once to an instance that already ended', async () => {
