@@ -249,6 +249,22 @@ describe('storage-class migration of a running VM', () => {
     await t.w.vmWhen('fails', phaseIs('Running'), 'Running');
   });
 
+  it('reverts when the VM is stopped mid-migration: the disk stays on its source claim', async () => {
+    const before = await readyDisk('halt', first);
+    await runningVM('halts', ['halt']);
+    await setClass('halt', second);
+    const moving = await diskWhen('halt', (d) => migratingCondition(d)?.status === 'True', 'Migrating True');
+    const target = moving.status?.migrationState?.targetPVC ?? '';
+    await t.c.vms.mergePatch({ namespace: t.w.ns, name: 'halts' }, { spec: { runPolicy: 'AlwaysOff' } });
+    const reverted = await diskWhen('halt', (d) => d.status?.migrationState?.result === 'Failed', 'reverted');
+    expect(reverted.status?.migrationState?.message).toBe('Migration reverted: the virtual machine is not running.');
+    expect(claimOf(reverted)).toBe(claimOf(before));
+    expect(reverted.status?.phase).toBe('Ready');
+    await eventually(() => pvcGoneOrDeleting(target), 'the target claim deleted');
+    const kvvm = await t.c.kvvms.get({ namespace: t.w.ns, name: 'halts' });
+    expect(kvvm.spec.template.spec.volumes?.some((v) => v.persistentVolumeClaim?.claimName === claimOf(before))).toBe(true);
+  });
+
   it('refuses a class that does not exist on the disk and keeps the VM running on its current claim', async () => {
     const before = await readyDisk('stay', first);
     await runningVM('stays', ['stay']);
