@@ -41,9 +41,9 @@ export async function evictPod(kube: KubeClient, namespace: string, pod: string,
 
 /**
  * Start the interceptor (certificates under `dir`), register it for `namespace` under `name`, and
- * resolve once the apiserver calls it: a dry-run eviction of a plain pod on `nodeName` shows it.
+ * resolve once the apiserver calls it: a dry-run eviction of a plain pod (on `nodeName` when given) shows it.
  */
-export async function startEvictionWebhook(kube: KubeClient, o: { dir: string; name: string; namespace: string; nodeName: string }): Promise<EvictionWebhook> {
+export async function startEvictionWebhook(kube: KubeClient, o: { dir: string; name: string; namespace: string; nodeName?: string }): Promise<EvictionWebhook> {
   const sim = simulatorClients(kube);
   const ca = await createCA(o.dir, 'eviction');
   const cert = await issueCert(ca, o.dir, 'serving', { commonName: '127.0.0.1', usage: 'server', ipAddresses: ['127.0.0.1'] });
@@ -86,7 +86,7 @@ export async function startEvictionWebhook(kube: KubeClient, o: { dir: string; n
     });
     await sim.pods.create({
       metadata: { name: 'probe', namespace: o.namespace, labels: { app: 'probe' } },
-      spec: { nodeName: o.nodeName, containers: [{ name: 'c', image: 'probe' }] },
+      spec: { ...(o.nodeName === undefined ? {} : { nodeName: o.nodeName }), containers: [{ name: 'c', image: 'probe' }] },
     });
     await eventually(async () => {
       await evictPod(kube, o.namespace, 'probe', { dryRun: true });
