@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LoggedProcess } from '../tests/env/process.js';
-import { planKubeVirt, rewriterWebhookEnv, startKubeVirt, writeRewriterKubeconfig } from './kubevirt.js';
+import { installFlags, kubeVirtConfig, planKubeVirt, rewriterWebhookEnv, startKubeVirt, writeRewriterKubeconfig } from './kubevirt.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubevirt-setup-'));
 const started: LoggedProcess[] = [];
@@ -53,5 +53,23 @@ describe('the real KubeVirt set-up', () => {
     await expect(start).rejects.toThrow(/virt-api exited while starting; its log .*virt-api\.log ends with:\n[^]*simulated: cannot bind 127\.0\.0\.1/);
     expect(kubectl).toEqual([]);
     expect(started.map((p) => p.name)).toEqual(['virt-api', 'virt-controller']);
+  });
+
+  it("passes the install's virt-controller flags to the local virt-controller (no evacuation workers), never its in-cluster kubeconfig", () => {
+    expect(installFlags('controller')).toEqual(['--evacuation-controller-threads', '0']);
+    expect(installFlags('api')).toEqual([]);
+  });
+
+  it('refuses install flags of the wrong shape, naming the field', () => {
+    const withFlags = (flags: unknown): ReturnType<typeof kubeVirtConfig> => {
+      const doc = kubeVirtConfig();
+      (doc.spec as Record<string, unknown>)['customizeComponents'] = { flags: { controller: flags } };
+      return doc;
+    };
+    expect(() => installFlags('controller', withFlags({ 'evacuation-controller-threads': 0 }))).toThrow(
+      /flags\.controller\.evacuation-controller-threads of .*kubevirt-config\.yaml is not a string/,
+    );
+    expect(() => installFlags('controller', withFlags('--v 2'))).toThrow(/flags\.controller of .* is not a map/);
+    expect(installFlags('controller', withFlags({ logtostderr: '' }))).toEqual(['--logtostderr']);
   });
 });

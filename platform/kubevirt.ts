@@ -42,6 +42,22 @@ export function kubeVirtConfig(): KubeVirtConfigObject {
   return doc;
 }
 
+/**
+ * The install's `customizeComponents.flags` for one component as command-line arguments, as
+ * virt-operator renders them (`--<name> <value>`), without `kubeconfig`: here every component reaches
+ * the apiserver through the rewriter this process was given. Unknown shapes fail naming the field.
+ */
+export function installFlags(component: 'api' | 'controller' | 'handler', doc: KubeVirtConfigObject = kubeVirtConfig()): string[] {
+  const spec = doc.spec as { customizeComponents?: { flags?: Record<string, unknown> } };
+  const flags = spec.customizeComponents?.flags?.[component] ?? {};
+  if (typeof flags !== 'object' || flags === null) throw new Error(`spec.customizeComponents.flags.${component} of ${KUBEVIRT_CONFIG_FILE} is not a map`);
+  return Object.entries(flags).flatMap(([name, value]) => {
+    if (typeof value !== 'string') throw new Error(`spec.customizeComponents.flags.${component}.${name} of ${KUBEVIRT_CONFIG_FILE} is not a string`);
+    if (name === 'kubeconfig') return [];
+    return value === '' ? [`--${name.toLowerCase()}`] : [`--${name.toLowerCase()}`, value];
+  });
+}
+
 /** Certificates (apart from the logs: KubeVirt's certificate managers watch their directory and reload on every change) and ports. */
 export interface KubeVirtPlan {
   readonly caPath: string;
@@ -235,6 +251,8 @@ export async function startKubeVirt(plan: KubeVirtPlan, o: KubeVirtOptions): Pro
     plan.controllerCert.certPath,
     '--prom-key-file',
     plan.controllerCert.keyPath,
+    // The install's flags (no evacuation workers: our Evict operation is the one migration).
+    ...installFlags('controller'),
   ]);
   const exitedEarly = (p: LoggedProcess) => (): string | undefined =>
     p.hasExited() ? `${p.name} exited while starting; its log ${p.logPath} ends with:\n${tailLog(p.logPath, 20)}` : undefined;

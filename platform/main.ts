@@ -151,7 +151,6 @@ async function main(argv: readonly string[]): Promise<number> {
           imageDir: ready.local ? join(workDir, 'demo-image') : undefined,
           guestImage: await demoGuestImage(ready.local, flags, say),
           d8vKubeconfig: ready.adminKubeconfig,
-          realKubeVirt: ready.realKubeVirt === true,
         }),
         interrupted,
       ]);

@@ -56,8 +56,6 @@ export interface RunningPlatform {
   readonly units: Readonly<Record<string, LoggedProcess>>;
   /** Which KubeVirt runs (real or simulated, and why), for the live view; unset against a given cluster. */
   readonly kubevirt?: string;
-  /** Real virt-controller and virt-api run (not the simulator's virt-controller part). */
-  readonly realKubeVirt?: boolean;
 }
 
 /** The platform's processes and the resources to release, filled in as the start steps make them. */

@@ -139,7 +139,6 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
     userKubectl: async (name) => kubectlFor(binDir, await cluster.userKubeconfig(name)),
     auditLog: units['audit']?.logPath ?? '',
     kubevirt: p.kubevirtMode,
-    realKubeVirt: kubevirt.real,
     units: { dvcr: dvcr.process, ...units },
   };
 }

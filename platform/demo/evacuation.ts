@@ -36,17 +36,6 @@ const vmOf = (admin: KubeClient, name: string): Promise<Obj> => get(admin, `${GR
 const opOf = (admin: KubeClient, name: string): Promise<Obj> =>
   get(admin, `${GROUP}/namespaces/${DEMO_NAMESPACE}/virtualmachineoperations/${name}`, `get operation ${name}`);
 
-/**
- * What the demo says instead of the evacuation step beside real virt-controller. Not yet working there:
- * KubeVirt's own evacuation controller answers the instance's mark with a migration of its own
- * (`kubevirt-evacuation-*`) beside our Evict operation's, and that migration stalls at Scheduled once
- * the demo VM has a hot-plugged volume (the hot-plug goes through the simulator's virt-api stand-in,
- * whose attachment pods virt-controller keeps replacing). Evacuation itself is tested with the
- * simulated KubeVirt: `tests/integration/controller/evacuation.test.ts`.
- */
-export const EVACUATION_SKIPPED =
-  "▷ evacuation step skipped: with real virt-controller, KubeVirt's own evacuation migration and our Evict operation's are not reconciled yet (runs with the simulated KubeVirt)";
-
 /** The demo VM's launcher pod evicted as a drain does: refused, then the VM evacuated by an Evict operation. */
 export async function evacuationDemo(d: Deps): Promise<void> {
   const before = await vmOf(d.admin, DEMO_VM);

@@ -18,7 +18,7 @@ import { waitFor } from '../../shared/testing/wait.js';
 import { errorMessage } from '../../shared/errors/index.js';
 import type { KubeClient } from '../../shared/kube/index.js';
 import type { Kubectl } from '../install.js';
-import { EVACUATION_SKIPPED, evacuationDemo, supersedeDemo } from './evacuation.js';
+import { evacuationDemo, supersedeDemo } from './evacuation.js';
 import { poolDemo } from './pool.js';
 import { auditRecords, operationRow, vmRow, type OperationRow, type VMRow } from './snapshot.js';
 import {
@@ -63,8 +63,6 @@ export interface DemoDeps {
   guestImage?: string | undefined;
   /** The kubeconfig `d8v` runs with in the pool step. */
   d8vKubeconfig: string;
-  /** Real virt-controller runs: the evacuation step is skipped (see evacuation.ts). */
-  realKubeVirt?: boolean;
 }
 
 export interface DemoResult {
@@ -330,8 +328,7 @@ async function afterRunning(d: DemoDeps, first: VMRow, imageImportMs: number | u
   d.say(`✓ refused by RBAC (403): ${why}`);
 
   await poolDemo({ admin: d.admin, operator, d8vKubeconfig: d.d8vKubeconfig, say: (l) => d.say(l) });
-  if (d.realKubeVirt === true) d.say(EVACUATION_SKIPPED);
-  else await evacuationDemo({ admin: d.admin, operator, say: (l) => d.say(l) });
+  await evacuationDemo({ admin: d.admin, operator, say: (l) => d.say(l) });
   await supersedeDemo({ admin: d.admin, operator, say: (l) => d.say(l) });
 
   if (d.auditLog !== undefined) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { waitFor } from '../testing/wait.js';
-import { Backoff, sleep } from './backoff.js';
+import { Backoff, doublingDelay, sleep } from './backoff.js';
 
 describe('Backoff', () => {
   it('doubles from the initial delay up to the cap and starts over after reset', () => {
@@ -9,6 +9,12 @@ describe('Backoff', () => {
     expect(b.failures).toBe(5);
     b.reset();
     expect(b.next()).toBe(100);
+  });
+
+  it('computes the delay of a given retry without state: initial, doubling, capped, never below initial for a negative attempt', () => {
+    const o = { initialMs: 2_000, maxMs: 300_000 };
+    expect([0, 1, 2, 3, 7, 8, 100].map((n) => doublingDelay(o, n))).toEqual([2_000, 4_000, 8_000, 16_000, 256_000, 300_000, 300_000]);
+    expect(doublingDelay(o, -1)).toBe(2_000);
   });
 
   it('adds jitter up to the given fraction', () => {

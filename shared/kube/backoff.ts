@@ -9,6 +9,11 @@ export interface BackoffOptions {
   jitter?: number;
 }
 
+/** The delay before retry number `attempt` (0 for the first): initial, doubling, at most max; no jitter. */
+export function doublingDelay(options: Pick<BackoffOptions, 'initialMs' | 'maxMs'>, attempt: number): number {
+  return Math.min(options.maxMs, options.initialMs * 2 ** Math.min(Math.max(attempt, 0), 30));
+}
+
 /** Capped exponential backoff: initial, doubling up to max; reset() after a success. */
 export class Backoff {
   private attempt = 0;
@@ -20,7 +25,7 @@ export class Backoff {
 
   /** The delay before the next attempt, then advances. */
   next(): number {
-    const base = Math.min(this.options.maxMs, this.options.initialMs * 2 ** this.attempt);
+    const base = doublingDelay(this.options, this.attempt);
     this.attempt = Math.min(this.attempt + 1, 30);
     return Math.round(base * (1 + (this.options.jitter ?? 0) * this.random()));
   }

@@ -53,7 +53,7 @@ export {
 } from './informer.js';
 export { Store, type InvalidEntry } from './store.js';
 export { runWatch, decodeWatchLine, type WatchEvent, type WatchEventType } from './watch.js';
-export { Backoff, sleep, untilAborted, type BackoffOptions } from './backoff.js';
+export { Backoff, doublingDelay, sleep, untilAborted, type BackoffOptions } from './backoff.js';
 export { formatMicroTime, formatMicroTimeFromDate, nowMicros, parseMicroTime, type EpochMicros } from './microtime.js';
 export { leaseDescriptor, leaseSchema, type Lease, type LeaseSpec } from './lease.js';
 export { LeaderElector, type LeaderElectionOptions, type LeaseStore } from './leader-election.js';

@@ -8,7 +8,6 @@
  * a VM that cannot migrate is refused and says why in Migratable.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'node:https';
 import { Finalizer } from '../../../shared/api/finalizers.js';
@@ -16,47 +15,33 @@ import type { VirtualMachine } from '../../../shared/api/resources/virtualmachin
 import type { VirtualMachineOperation } from '../../../shared/api/resources/vmop.js';
 import { KubeApiError } from '../../../shared/errors/index.js';
 import type { KubeClient } from '../../../shared/kube/index.js';
-import { childLogger } from '../../../shared/log/index.js';
 import { EVACUATION_ANNOTATION, EVACUATION_PREFIX } from '../../../daemons/controller/reconcilers/evacuation/reconciler.js';
 import { simulatorClients, type LauncherPod, type SimulatorClients } from '../../../platform/simulators/kubevirt-simulator/kube.js';
 import { buildLauncherPod } from '../../../platform/simulators/kubevirt-simulator/launcher.js';
 import {
   EVICTION_WEBHOOK_NAME,
   EVICTION_WEBHOOK_PATH,
-  EvictionInterceptor,
+  type EvictionInterceptor,
 } from '../../../platform/simulators/kubevirt-simulator/virt-api/eviction-interceptor.js';
-import { createCA, getTestEnv, issueCert } from '../../env/index.js';
+import { getTestEnv } from '../../env/index.js';
 import { node } from './builders.js';
+import { evictPod, startEvictionWebhook, type EvictionWebhook } from './eviction-webhook.js';
 import { eventually, gone, mainKube } from './fixtures.js';
 import { phaseIs, useWorld } from './world.js';
 
 const t = useWorld('ctl-evac');
 let kube: KubeClient;
 let sim: SimulatorClients;
+let webhook: EvictionWebhook | undefined;
 let interceptor: EvictionInterceptor;
 let caPem: string;
-let webhookConfig: string;
 let otherNode: string;
 
 const cond = (v: VirtualMachine, type: string): { status: string; reason?: string; message?: string } | undefined =>
   v.status?.conditions?.find((c) => c.type === type);
 const evacuationOps = async (vmName: string): Promise<VirtualMachineOperation[]> =>
   (await t.c.vmops.list({ namespace: t.w.ns })).items.filter((o) => o.spec.virtualMachineName === vmName && o.spec.type === 'Evict');
-
-/** POST an Eviction for `pod` as kubectl drain does; the apiserver's answer, or the error it threw. */
-async function evict(pod: string, opts: { dryRun?: boolean; body?: unknown } = {}): Promise<unknown> {
-  const body = opts.body ?? {
-    apiVersion: 'policy/v1',
-    kind: 'Eviction',
-    metadata: { name: pod, namespace: t.w.ns },
-    deleteOptions: { gracePeriodSeconds: 0, ...(opts.dryRun === true ? { dryRun: ['All'] } : {}) },
-  };
-  try {
-    return await kube.rest.request({ method: 'POST', path: `/api/v1/namespaces/${t.w.ns}/pods/${pod}/eviction`, body, what: `evict pod ${pod}` });
-  } catch (err: unknown) {
-    return err;
-  }
-}
+const evict = (pod: string, opts: { dryRun?: boolean; body?: unknown } = {}): Promise<unknown> => evictPod(kube, t.w.ns, pod, opts);
 
 const refusal = (answer: unknown): { status: number; message: string } | undefined =>
   answer instanceof KubeApiError ? { status: answer.status, message: answer.message } : undefined;
@@ -73,61 +58,25 @@ async function runningVM(name: string): Promise<VirtualMachine> {
   return t.w.vmWhen(name, (v) => phaseIs('Running')(v) && cond(v, 'Migratable')?.status === 'True', 'Running and migratable');
 }
 
+/** A running VM whose launcher pod a drain evicts (refused, 429): the evacuation operation made for it. */
+async function drainedOperation(name: string): Promise<VirtualMachineOperation> {
+  await runningVM(name);
+  const pod = await launcherPodOf(name);
+  expect(refusal(await evict(pod.metadata.name ?? ''))?.status).toBe(429);
+  return eventually(async () => (await evacuationOps(name))[0], 'an Evict operation created');
+}
+
 beforeAll(async () => {
   kube = mainKube();
   sim = simulatorClients(kube);
   const dir = join(getTestEnv().workDir, `evacuation-${t.w.scope.id}`);
-  const ca = await createCA(dir, 'eviction');
-  const cert = await issueCert(ca, dir, 'serving', { commonName: '127.0.0.1', usage: 'server', ipAddresses: ['127.0.0.1'] });
-  caPem = await readFile(ca.certPath, 'utf8');
-  interceptor = new EvictionInterceptor({
-    clients: sim,
-    clusterStrategy: 'LiveMigrate',
-    tls: { cert: await readFile(cert.certPath, 'utf8'), key: await readFile(cert.keyPath, 'utf8') },
-    log: childLogger({ component: 'eviction-interceptor-test' }),
-  });
-  await interceptor.start();
-  webhookConfig = `virt-launcher-eviction-${t.w.scope.id}`;
-  await kube.rest.request({
-    method: 'POST',
-    path: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
-    what: 'create the eviction webhook configuration',
-    body: {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingWebhookConfiguration',
-      metadata: { name: webhookConfig },
-      webhooks: [
-        {
-          name: EVICTION_WEBHOOK_NAME,
-          clientConfig: { url: `${interceptor.url}${EVICTION_WEBHOOK_PATH}`, caBundle: Buffer.from(caPem).toString('base64') },
-          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], scope: 'Namespaced' }],
-          // As KubeVirt registers it: a missing interceptor lets evictions through (a PDB would hold them there).
-          failurePolicy: 'Ignore',
-          sideEffects: 'NoneOnDryRun',
-          admissionReviewVersions: ['v1'],
-          timeoutSeconds: 10,
-          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': t.w.ns } },
-        },
-      ],
-    },
-  });
+  webhook = await startEvictionWebhook(kube, { dir, name: `virt-launcher-eviction-${t.w.scope.id}`, namespace: t.w.ns, nodeName: t.w.nodeName });
+  ({ interceptor, caPem } = webhook);
   otherNode = (await t.c.nodes.create(node(t.w.scope, 'node-2'))).metadata.name ?? '';
-  // The apiserver calls the webhook once its configuration is loaded: a dry-run eviction of a pod that is not a launcher shows it.
-  await sim.pods.create({
-    metadata: { name: 'probe', namespace: t.w.ns, labels: { app: 'probe' } },
-    spec: { nodeName: t.w.nodeName, containers: [{ name: 'c', image: 'probe' }] },
-  });
-  await eventually(async () => {
-    await evict('probe', { dryRun: true });
-    return interceptor.reviews > 0;
-  }, 'the apiserver calls the eviction interceptor');
 });
 
 afterAll(async () => {
-  await kube?.rest
-    .request({ method: 'DELETE', path: `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${webhookConfig}`, what: 'delete it' })
-    .catch(() => undefined);
-  await interceptor?.stop();
+  await webhook?.stop();
   if (otherNode) await t.c.nodes.delete({ name: otherNode }).catch(() => undefined);
   kube?.close();
 });
@@ -187,15 +136,33 @@ describe('evacuation of a VM whose launcher pod is evicted', () => {
     expect(await evacuationOps('drained')).toHaveLength(1);
   });
 
+  it('after an Evict operation fails, the next one waits for the backoff (2 s) instead of looping, and then evacuates the VM', async () => {
+    const first = await drainedOperation('retried');
+    const firstName = first.metadata.name ?? '';
+    const migration = `vmop-${firstName}`;
+    await eventually(() => t.c.migrations.get({ namespace: t.w.ns, name: migration }), 'its migration');
+    await t.c.migrations.patchStatus({ namespace: t.w.ns, name: migration }, { phase: 'Failed' });
+    const failed = await eventually(async () => {
+      const got = await t.c.vmops.get({ namespace: t.w.ns, name: firstName });
+      return got.status?.phase === 'Failed' && got;
+    }, 'the first Evict operation Failed');
+    const failedAt = Math.max(...(failed.status?.conditions ?? []).map((c) => Date.parse(c.lastTransitionTime ?? '')));
+    // The instance is still marked: a second operation comes, but only after the backoff.
+    const second = await eventually(async () => (await evacuationOps('retried')).find((o) => o.metadata.name !== firstName), 'a second Evict operation');
+    expect(Date.parse(second.metadata.creationTimestamp ?? '') - failedAt).toBeGreaterThanOrEqual(2_000);
+    expect(await evacuationOps('retried')).toHaveLength(2);
+    const secondName = second.metadata.name ?? '';
+    await eventually(() => t.c.migrations.get({ namespace: t.w.ns, name: `vmop-${secondName}` }), 'the second operation created its migration');
+    await t.w.kubevirt.completeMigration(`vmop-${secondName}`, 'retried', otherNode);
+    await eventually(async () => (await t.c.vmops.get({ namespace: t.w.ns, name: secondName })).status?.phase === 'Completed', 'the second Evict Completed');
+    const moved = await t.w.vmWhen('retried', (v) => cond(v, 'EvictionRequired') === undefined, 'EvictionRequired cleared');
+    expect(moved.status?.nodeName).toBe(otherNode);
+    expect(await evacuationOps('retried')).toHaveLength(2);
+  });
+
   it('deleting a pending evacuation operation cancels the evacuation', async () => {
-    await runningVM('cancelled');
-    const pod = await launcherPodOf('cancelled');
-    expect(refusal(await evict(pod.metadata.name ?? ''))?.status).toBe(429);
-    const [op] = await eventually(async () => {
-      const ops = await evacuationOps('cancelled');
-      return ops.length > 0 && ops;
-    }, 'an Evict operation created');
-    const opName = op?.metadata.name ?? '';
+    const op = await drainedOperation('cancelled');
+    const opName = op.metadata.name ?? '';
     await eventually(() => t.c.migrations.get({ namespace: t.w.ns, name: `vmop-${opName}` }), 'its migration');
     await t.c.vmops.delete({ namespace: t.w.ns, name: opName });
     await eventually(() => gone(() => t.c.vmops.get({ namespace: t.w.ns, name: opName })), 'the deleted operation let go');

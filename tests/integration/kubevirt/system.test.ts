@@ -8,98 +8,38 @@
  * in KubeVirt's configuration the same VM never runs, and says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Clients } from '../../../daemons/controller/kube/resources.js';
-import { startKwokProcess } from '../../../platform/local-cluster.js';
-import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
-import { CREATED_BY_LABEL, MIGRATION_LABEL, VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
-import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
-import { KubeClient } from '../../../shared/kube/index.js';
+import { CREATED_BY_LABEL, MIGRATION_LABEL } from '../../../shared/api/internal/launcher.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { startControllerManager, startScheduler } from '../../env/control-plane.js';
-import { getTestEnv } from '../../env/index.js';
-import type { LoggedProcess } from '../../env/process.js';
 import { vm as vmOf, vmop } from '../controller/builders.js';
-import { startTestController, type Scope, type TestController } from '../controller/fixtures.js';
-import { INTERNAL, dropBpfBridgeBinding, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
-import { seedUserSide } from './seed.js';
+import type { Scope } from '../controller/fixtures.js';
+import { dropBpfBridgeBinding } from './real-kubevirt.js';
+import { startRealSystem, type RealSystem } from './system-rig.js';
 
-const CIDR = '10.66.0.0/24';
 const WAIT = { timeoutMs: 100_000 };
 
-let kv: RealKubeVirt;
-let kube: KubeClient;
+let sys: RealSystem | undefined;
 let c: Clients;
 let scope: Scope;
-let ctl: TestController | undefined;
-let agent: KubeVirtSimulator | undefined;
-const processes: LoggedProcess[] = [];
 let className = '';
 let imageName = '';
 
 beforeAll(async () => {
-  kv = await startRealKubeVirt('kv-system');
-  const env = getTestEnv();
-  const workDir = join(env.workDir, `kv-system-${process.pid}`);
-  await mkdir(workDir, { recursive: true });
-  const kubeconfig = kv.apiserver.kubeconfigPath;
-  // The node lifecycle controller lifts the not-ready taint the apiserver puts on new nodes; the garbage collector follows owners.
-  const kcm = { binDir: env.binDir, workDir, kubeconfig, saKey: join(env.workDir, 'pki', 'sa.key'), rootCa: env.servingCaPath };
-  processes.push(await startControllerManager(kcm));
-  processes.push(await startScheduler({ binDir: env.binDir, workDir, kubeconfig }));
-  processes.push(await startKwokProcess({ binDir: env.binDir, workDir, kubeconfig }));
-  ({ kube, c, scope, className, imageName } = await seedUserSide(kv, 'kv-system', 2));
-  ctl = await startTestController(kube, scope, { VIRTUAL_MACHINE_CIDRS: CIDR });
-  agent = new KubeVirtSimulator(kube, { role: 'node-agent', namespace: scope.namespace, migrationDelayMs: 500 });
-  await agent.start();
+  sys = await startRealSystem('kv-system', { nodes: 2, cidr: '10.66.0.0/24' });
+  ({ c, scope, className, imageName } = sys);
 }, 300_000);
 
 afterAll(async () => {
-  await agent?.stop();
-  await ctl?.stop();
-  for (const p of processes.reverse()) await p.stop();
-  kube?.close();
-  await kv?.stop();
+  await sys?.stop();
 });
 
-/** What a failed wait shows: the VM's status, KubeVirt's VMI, the launcher pods and virt-controller's last words. */
-async function diagnose(name: string): Promise<string> {
-  const get = async (args: string[]): Promise<string> => (await kv.kubectl([...args, '-n', scope.namespace, '-o', 'yaml'])).stdout;
-  return [
-    await get(['get', 'virtualmachines.virtualization.deckhouse.io', name]),
-    await get(['get', `internalvirtualizationvirtualmachineinstances.${INTERNAL}`, name]),
-    await get(['get', 'pods', '-l', `${VM_NAME_LABEL}=${name}`]),
-    (await kv.kubectl(['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.spec.taints} {.status.allocatable} {.metadata.labels}{"\\n"}{end}']))
-      .stdout,
-    kv.controllerLog().split('\n').slice(-30).join('\n'),
-  ].join('\n---\n');
-}
-
-/** `check` on `name` until it holds; a timeout names what was seen. */
-async function until<T>(name: string, what: string, check: () => Promise<T | undefined>): Promise<T> {
-  try {
-    return await waitFor(`${name}: ${what}`, check, WAIT);
-  } catch (err: unknown) {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await diagnose(name)}`, { cause: err });
-  }
-}
-
-const vmWhen = (name: string, what: string, check: (v: VirtualMachine) => boolean): Promise<VirtualMachine> =>
-  until(name, what, async () => {
-    const v = await c.vms.get({ namespace: scope.namespace, name });
-    return check(v) ? v : undefined;
-  });
-
-interface Pod {
-  metadata: { name: string; labels?: Record<string, string> };
-  spec: { nodeName?: string };
-  status?: { phase?: string };
-}
-async function launcherPods(vmName: string): Promise<Pod[]> {
-  const out = await kv.ok(['get', 'pods', '-n', scope.namespace, '-l', `${VM_NAME_LABEL}=${vmName}`, '-o', 'json']);
-  return (JSON.parse(out) as { items: Pod[] }).items;
-}
+const rig = (): RealSystem => {
+  if (sys === undefined) throw new Error('the real-KubeVirt system did not start');
+  return sys;
+};
+const until = <T>(name: string, what: string, check: () => Promise<T | undefined>): Promise<T> => rig().until(name, what, check);
+const vmWhen: RealSystem['vmWhen'] = (name, what, check) => rig().vmWhen(name, what, check);
+const launcherPods: RealSystem['launcherPods'] = (vm) => rig().launcherPods(vm);
 
 describe('our VMs on upstream KubeVirt v1.6.0, the simulator only as node agent', () => {
   it('runs a VM made through our API on a kwok node with its IPAM address, then restarts and live-migrates it through real KubeVirt objects', async () => {
@@ -151,7 +91,7 @@ describe('our VMs on upstream KubeVirt v1.6.0, the simulator only as node agent'
   }, 420_000);
 
   it('never runs a VM while KubeVirt lacks the bpfbridge binding, and says why', async () => {
-    await dropBpfBridgeBinding(kv, WAIT.timeoutMs);
+    await dropBpfBridgeBinding(rig().kv, WAIT.timeoutMs);
     await c.vms.create(vmOf(scope, 'nobinding', className, { blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: imageName }] }));
     const condition = await waitFor(
       'the VMI to say why it has no pod',

@@ -17,7 +17,6 @@ import { waitFor } from '../../../shared/testing/wait.js';
 import { getTestEnv } from '../../env/index.js';
 import { COMPUTE_CONTAINER, SIMULATED_IMAGE } from '../../../platform/simulators/kubevirt-simulator/launcher.js';
 import { VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
-import { EVACUATION_SKIPPED } from '../../../platform/demo/evacuation.js';
 import { npmStart, recordedChildren, REPO, survivors } from './fixtures.js';
 
 /** The label real virt-controller gives a launcher pod, as the apiserver stores it (through the api-rewriter). */
@@ -223,12 +222,14 @@ describe('npm start', () => {
     expect(output).toMatch(/✓ pool demo-pool: 3 of 3 Running/);
     expect(output).toMatch(/✓ pool demo-pool: replicas 3 → 2, demo-pool-\w{5}, demo-pool-\w{5} kept, demo-pool-\w{5} not replaced/);
 
-    // Beside real virt-controller the demo's evacuation step is skipped and says why (EVACUATION_SKIPPED:
-    // KubeVirt's own evacuation migration and our Evict operation's are not reconciled yet); evacuation
-    // is tested with the simulated KubeVirt in tests/integration/controller/evacuation.test.ts.
-    expect(output).toContain(EVACUATION_SKIPPED);
-    expect([...ops.seen.keys()].filter((k) => k.startsWith('evacuation-'))).toEqual([]);
-    // A Start superseded by a Stop.
+    // A drain-like eviction of demo-vm's launcher pod: refused by the eviction interceptor, the VM
+    // evacuated by the controller's one Evict operation; then a Start superseded by a Stop.
+    expect(output).toMatch(
+      /✓ refused \(429\): admission webhook "virt-launcher-eviction-interceptor\.kubevirt\.io" denied the request: Eviction triggered evacuation of VMI "demo\/demo-vm"/,
+    );
+    expect(output).toMatch(/✓ evacuated by evacuation-\w{5} \(Evict\): (node-\d) → (?!\1)node-\d, EvictionRequired gone/);
+    const evacuations = new Set([...ops.seen.keys()].filter((k) => k.startsWith('evacuation-')));
+    expect(evacuations.size).toBe(1);
     expect(ops.of('start-demo-pinned').map((o) => o.status?.phase)).toContain('Superseded');
     expect(ops.of('stop-demo-pinned').map((o) => o.status?.phase)).toContain('Completed');
 

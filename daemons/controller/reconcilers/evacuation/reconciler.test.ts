@@ -4,7 +4,7 @@ import type { InternalVirtualMachineInstance } from '../../../../shared/api/inte
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
 import type { ResourcePort } from '../../../../shared/kube/index.js';
-import { EVACUATION_ANNOTATION, evacuationReconciler, type EvacuationDeps } from './reconciler.js';
+import { EVACUATION_ANNOTATION, evacuationBackoff, evacuationReconciler, type EvacuationDeps } from './reconciler.js';
 
 const KEY = 'ns/web';
 const PROTECTION = Finalizer.vmopProtectionByEvacuationController;
@@ -28,7 +28,14 @@ const vmi = (marked: string | undefined): InternalVirtualMachineInstance =>
     status: marked === undefined ? {} : { evacuationNodeName: marked },
   }) as InternalVirtualMachineInstance;
 
-const op = (name: string, phase: string | undefined, extra: { deleting?: boolean; evacuation?: boolean; type?: string } = {}): VirtualMachineOperation =>
+const NOW = Date.parse('2026-12-07T00:00:00Z');
+const at = (msBeforeNow: number): string => new Date(NOW - msBeforeNow).toISOString();
+
+const op = (
+  name: string,
+  phase: string | undefined,
+  extra: { deleting?: boolean; evacuation?: boolean; type?: string; finishedMsAgo?: number } = {},
+): VirtualMachineOperation =>
   ({
     apiVersion: 'virtualization.deckhouse.io/v1alpha2',
     kind: 'VirtualMachineOperation',
@@ -40,7 +47,16 @@ const op = (name: string, phase: string | undefined, extra: { deleting?: boolean
       ...(extra.deleting === true ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
     },
     spec: { type: extra.type ?? 'Evict', virtualMachineName: 'web' },
-    ...(phase === undefined ? {} : { status: { phase } }),
+    ...(phase === undefined
+      ? {}
+      : {
+          status: {
+            phase,
+            ...(extra.finishedMsAgo === undefined
+              ? {}
+              : { conditions: [{ type: 'Completed', status: 'False', reason: 'OperationFailed', message: '', lastTransitionTime: at(extra.finishedMsAgo) }] }),
+          },
+        }),
   }) as VirtualMachineOperation;
 
 function harness(state: { vm?: VirtualMachine; vmi?: InternalVirtualMachineInstance; ops: VirtualMachineOperation[] }) {
@@ -71,7 +87,7 @@ function harness(state: { vm?: VirtualMachine; vmi?: InternalVirtualMachineInsta
       },
     },
   };
-  return { run: () => evacuationReconciler(deps)(KEY, new AbortController().signal), created, patched, unmarked };
+  return { run: () => evacuationReconciler({ ...deps, now: () => NOW })(KEY, new AbortController().signal), created, patched, unmarked };
 }
 
 describe('the evacuation reconciler', () => {
@@ -119,5 +135,35 @@ describe('the evacuation reconciler', () => {
     await h.run();
     expect(h.patched).toEqual(['evacuation-1']);
     expect(h.unmarked).toEqual([]);
+  });
+
+  it('after a failed evacuation operation waits 2 s from its failure before the next one, instead of making one at once', async () => {
+    const failed = op('evacuation-1', 'Failed', { finishedMsAgo: 500 });
+    const h = harness({ vm: vm(), vmi: vmi('node-1'), ops: [failed] });
+    expect(await h.run()).toEqual({ requeueAfterMs: 1_500 });
+    expect(h.created).toHaveLength(0);
+    // Its finalizer still goes: the operation is finished.
+    expect(h.patched).toEqual(['evacuation-1']);
+    const later = harness({ vm: vm(), vmi: vmi('node-1'), ops: [op('evacuation-1', 'Failed', { finishedMsAgo: 2_000 })] });
+    await later.run();
+    expect(later.created).toHaveLength(1);
+  });
+
+  it.each([
+    [
+      'no failed evacuation operation',
+      [op('evacuation-1', 'Completed', { finishedMsAgo: 0 }), op('m', 'Failed', { evacuation: false, type: 'Migrate', finishedMsAgo: 0 })],
+      0,
+    ],
+    ['one failure just now', [op('e1', 'Failed', { finishedMsAgo: 0 })], 2_000],
+    [
+      'three failures, the last 1 s ago',
+      [op('e1', 'Failed', { finishedMsAgo: 60_000 }), op('e2', 'Failed', { finishedMsAgo: 30_000 }), op('e3', 'Failed', { finishedMsAgo: 1_000 })],
+      7_000,
+    ],
+    ['ten failures (capped at 5 min)', Array.from({ length: 10 }, (_, i) => op(`e${i}`, 'Failed', { finishedMsAgo: 0 })), 300_000],
+    ['a failure without conditions (its creation counts)', [op('e1', 'Failed')], 0],
+  ])('spaces evacuation operations after failures: %s', (_, ops, wait) => {
+    expect(evacuationBackoff(ops, NOW)).toBe(wait);
   });
 });

@@ -9,13 +9,15 @@
  * - A finished migration operation loses the finalizer; so do those of a VM that is gone.
  * - An evacuation operation deleted before it finished cancels the evacuation (the instance's mark is
  *   removed, as virt-api's `evacuatecancel` does), then lets go.
+ * - After failed evacuation operations of the VM the next one waits: 2 s after the last failure,
+ *   doubling with each failed one kept, at most 5 min (the original's evacuation backoff).
  */
 import { VMCondition } from '../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
-import { hasFinalizer, removeFinalizer, type ResourcePort } from '../../../../shared/kube/index.js';
+import { doublingDelay, hasFinalizer, removeFinalizer, type ResourcePort } from '../../../../shared/kube/index.js';
 import { KubeApiError, NotFoundError } from '../../../../shared/errors/index.js';
 import { childLogger, type Logger } from '../../../../shared/log/index.js';
 import type { CachePort } from '../../deps.js';
@@ -28,6 +30,9 @@ export const EVACUATION_ANNOTATION = 'virtualization.deckhouse.io/evacuation';
 /** The original's generateName of those operations. */
 export const EVACUATION_PREFIX = 'evacuation-';
 
+/** The original's spacing of evacuation operations after failed ones: 2 s, doubling, at most 5 min. */
+export const EVACUATION_BACKOFF = { initialMs: 2_000, maxMs: 300_000 } as const;
+
 const FINAL = new Set(['Completed', 'Failed', 'Superseded']);
 const PROTECTION = Finalizer.vmopProtectionByEvacuationController;
 
@@ -38,6 +43,8 @@ export interface EvacuationDeps {
   kvvmis: Pick<ObjectCache<InternalVirtualMachineInstance>, 'get' | 'remember'>;
   kvvmiClient: Pick<ResourcePort<InternalVirtualMachineInstance>, 'jsonPatch'>;
   logger?: Logger;
+  /** Milliseconds since the epoch (tests pass their own). */
+  now?: () => number;
 }
 
 const isMigration = (op: VirtualMachineOperation): boolean => op.spec.type === 'Migrate' || op.spec.type === 'Evict';
@@ -52,6 +59,23 @@ export function needsEvacuation(vm: VirtualMachine, vmi: InternalVirtualMachineI
   const required = vm.status?.conditions?.find((c) => c.type === VMCondition.EvictionRequired.type)?.status === 'True';
   const marked = (vmi?.status?.evacuationNodeName ?? '') !== '';
   return required && marked && vm.status?.phase !== 'Migrating' && vm.metadata.deletionTimestamp === undefined;
+}
+
+/** When an operation finished: its latest condition transition, else its creation. */
+function finishedAt(op: VirtualMachineOperation): number {
+  const times = (op.status?.conditions ?? []).map((c) => Date.parse(c.lastTransitionTime ?? '')).filter((t) => Number.isFinite(t));
+  return times.length > 0 ? Math.max(...times) : Date.parse(op.metadata.creationTimestamp ?? '') || 0;
+}
+
+/**
+ * How long the next evacuation operation of a VM must still wait, given its operations: 0 with no
+ * failed evacuation operation; else the backoff of as many failures, counted from the last one.
+ */
+export function evacuationBackoff(ops: readonly VirtualMachineOperation[], now: number): number {
+  const failed = ops.filter((op) => isEvacuation(op) && op.status?.phase === 'Failed');
+  if (failed.length === 0) return 0;
+  const last = Math.max(...failed.map(finishedAt));
+  return Math.max(0, last + doublingDelay(EVACUATION_BACKOFF, failed.length - 1) - now);
 }
 
 /** The operation the original creates for a VM to evacuate. */
@@ -98,6 +122,12 @@ export function evacuationReconciler(d: EvacuationDeps): ReconcileFn {
       return;
     }
     if (!needsEvacuation(vm, d.kvvmis.get(key))) return;
+    // A failed Evict leaves the mark: the next one waits, so that a migration that keeps failing is not retried in a tight loop.
+    const wait = evacuationBackoff(ops, (d.now ?? Date.now)());
+    if (wait > 0) {
+      log.info({ object: key, waitMs: wait }, 'the last evacuation operation failed: the next one waits');
+      return { requeueAfterMs: wait };
+    }
     const created = d.vmops.remember(await d.vmopClient.create(evacuationOperation(vm), { signal }));
     log.info({ object: key, operation: created.metadata.name, node: vm.status?.nodeName }, 'VM marked for evacuation: Evict operation created');
   };

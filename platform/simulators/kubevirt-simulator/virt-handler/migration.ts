@@ -7,6 +7,9 @@
  * domain detected and ready, and the instance's node (status and label) is the target, its
  * `evacuationNodeName` (a drain's mark) cleared. The source
  * launcher then exits: here its pod is deleted, as kwok runs no launcher process that could end it.
+ * False flags are left out, as KubeVirt's Go types omit them (`omitempty`): virt-controller's JSON
+ * patches test the whole `migrationState` it read, and a stored `failed: false` it cannot see would
+ * fail that test (422) on the instance's next migration, which then stalls at Scheduled.
  */
 import { MIGRATION_TARGET_NODE_LABEL, NODE_NAME_LABEL } from '../../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
@@ -31,7 +34,7 @@ export async function handleMigration(ctx: StepContext, vmi: VMI, pods: readonly
   if (!state.targetNodeAddress) {
     if (target === undefined || podState(target) !== 'running') return;
     ctx.log.info({ vm: key, node: state.targetNode }, 'migration target prepared');
-    await patch({ migrationState: { ...state, targetNodeAddress: target.status?.podIP ?? '127.0.0.1', targetNodeDomainDetected: false } });
+    await patch({ migrationState: { ...state, targetNodeAddress: target.status?.podIP ?? '127.0.0.1' } });
     return;
   }
   if (!state.startTimestamp) {
@@ -43,7 +46,7 @@ export async function handleMigration(ctx: StepContext, vmi: VMI, pods: readonly
   if (!ctx.elapsed(copyKey, ctx.migrationDelayMs, key)) return;
   ctx.forget(copyKey);
   const at = now();
-  const done = { ...state, endTimestamp: at, completed: true, failed: false, targetNodeDomainDetected: true, targetNodeDomainReadyTimestamp: at };
+  const done = { ...state, endTimestamp: at, completed: true, targetNodeDomainDetected: true, targetNodeDomainReadyTimestamp: at };
   ctx.log.info({ vm: key, node: state.targetNode }, 'migration completed; the guest runs on the target');
   // As KubeVirt's handler: the instance left the node it was evacuated from, so the mark goes.
   await patch(

@@ -1,0 +1,116 @@
+/**
+ * The system with real KubeVirt for a test file: upstream virt-api and virt-controller (v1.6.0)
+ * behind our api-rewriter with the install's KubeVirt configuration, kube-controller-manager,
+ * kube-scheduler and kwok nodes, our controller, and the simulator only as virt-handler (role
+ * node-agent); plus the waits such tests share, whose timeouts say what was seen.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startKwokProcess } from '../../../platform/local-cluster.js';
+import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
+import { VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
+import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { startControllerManager, startScheduler } from '../../env/control-plane.js';
+import { getTestEnv } from '../../env/index.js';
+import type { LoggedProcess } from '../../env/process.js';
+import { startTestController, type TestController } from '../controller/fixtures.js';
+import { INTERNAL, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
+import { seedUserSide, type Seeded } from './seed.js';
+
+const WAIT = { timeoutMs: 100_000 };
+
+export interface LauncherPodView {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: { nodeName?: string };
+  status?: { phase?: string };
+}
+
+export interface RealSystem extends Seeded {
+  readonly kv: RealKubeVirt;
+  readonly controller: TestController;
+  readonly agent: KubeVirtSimulator;
+  /** `check` on the VM `name` until it holds; a timeout shows the VM, its VMI, its pods, the nodes and virt-controller's last words. */
+  until<T>(name: string, what: string, check: () => Promise<T | undefined>): Promise<T>;
+  vmWhen(name: string, what: string, check: (v: VirtualMachine) => boolean): Promise<VirtualMachine>;
+  launcherPods(vmName: string): Promise<LauncherPodView[]>;
+  stop(): Promise<void>;
+}
+
+/** Start it all for a test file named `name`, with `nodes` kwok nodes and the controller's VM CIDR `cidr`. */
+export async function startRealSystem(name: string, o: { nodes: number; cidr: string }): Promise<RealSystem> {
+  const kv = await startRealKubeVirt(name);
+  const processes: LoggedProcess[] = [];
+  let controller: TestController | undefined;
+  let agent: KubeVirtSimulator | undefined;
+  let seeded: Seeded | undefined;
+  const stop = async (): Promise<void> => {
+    await agent?.stop();
+    await controller?.stop();
+    for (const p of processes.reverse()) await p.stop();
+    seeded?.kube.close();
+    await kv.stop();
+  };
+  try {
+    const env = getTestEnv();
+    const workDir = join(env.workDir, `${name}-${process.pid}`);
+    await mkdir(workDir, { recursive: true });
+    const kubeconfig = kv.apiserver.kubeconfigPath;
+    // The node lifecycle controller lifts the not-ready taint the apiserver puts on new nodes; the garbage collector follows owners.
+    const kcm = { binDir: env.binDir, workDir, kubeconfig, saKey: join(env.workDir, 'pki', 'sa.key'), rootCa: env.servingCaPath };
+    processes.push(await startControllerManager(kcm));
+    processes.push(await startScheduler({ binDir: env.binDir, workDir, kubeconfig }));
+    processes.push(await startKwokProcess({ binDir: env.binDir, workDir, kubeconfig }));
+    seeded = await seedUserSide(kv, name, o.nodes);
+    controller = await startTestController(seeded.kube, seeded.scope, { VIRTUAL_MACHINE_CIDRS: o.cidr });
+    agent = new KubeVirtSimulator(seeded.kube, { role: 'node-agent', namespace: seeded.scope.namespace, migrationDelayMs: 500 });
+    await agent.start();
+  } catch (err: unknown) {
+    await stop();
+    throw err;
+  }
+  const { c, scope } = seeded;
+  const ns = scope.namespace;
+  const diagnose = async (vm: string): Promise<string> => {
+    const get = async (args: string[]): Promise<string> => (await kv.kubectl([...args, '-n', ns, '-o', 'yaml'])).stdout;
+    return [
+      await get(['get', 'virtualmachines.virtualization.deckhouse.io', vm]),
+      await get(['get', `internalvirtualizationvirtualmachineinstances.${INTERNAL}`, vm]),
+      await get(['get', `internalvirtualizationvirtualmachineinstancemigrations.${INTERNAL}`]),
+      await get(['get', 'pods', '-l', `${VM_NAME_LABEL}=${vm}`]),
+      (
+        await kv.kubectl([
+          'get',
+          'nodes',
+          '-o',
+          'jsonpath={range .items[*]}{.metadata.name} {.spec.taints} {.status.allocatable} {.metadata.labels}{"\\n"}{end}',
+        ])
+      ).stdout,
+      kv.controllerLog().split('\n').slice(-30).join('\n'),
+    ].join('\n---\n');
+  };
+  const until = async <T>(vm: string, what: string, check: () => Promise<T | undefined>): Promise<T> => {
+    try {
+      return await waitFor(`${vm}: ${what}`, check, WAIT);
+    } catch (err: unknown) {
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await diagnose(vm)}`, { cause: err });
+    }
+  };
+  return {
+    ...seeded,
+    kv,
+    controller,
+    agent,
+    until,
+    vmWhen: (vm, what, check) =>
+      until(vm, what, async () => {
+        const v = await c.vms.get({ namespace: ns, name: vm });
+        return check(v) ? v : undefined;
+      }),
+    launcherPods: async (vm) => {
+      const out = await kv.ok(['get', 'pods', '-n', ns, '-l', `${VM_NAME_LABEL}=${vm}`, '-o', 'json']);
+      return (JSON.parse(out) as { items: LauncherPodView[] }).items;
+    },
+    stop,
+  };
+}
