@@ -3,6 +3,8 @@
  * config-values schema defines them. Unknown keys are rejected; only `dvcr` is required.
  */
 import { z } from 'zod';
+import { parseCron } from '../cron/index.js';
+import { errorMessage } from '../errors/index.js';
 import { isAlignedCIDR } from './ipv4.js';
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN, quantity } from './k8s/schema.js';
 
@@ -28,7 +30,19 @@ const DvcrSchema = z
       })
       .describe('Where DVCR keeps images.'),
     gc: z
-      .strictObject({ schedule: z.string().default('0 2 * * *').describe('Cron schedule of garbage collection.') })
+      .strictObject({
+        schedule: z
+          .string()
+          .default('0 2 * * *')
+          .check((ctx) => {
+            try {
+              parseCron(ctx.value);
+            } catch (err: unknown) {
+              ctx.issues.push({ code: 'custom', message: errorMessage(err), input: ctx.value });
+            }
+          })
+          .describe('Cron schedule of garbage collection (five fields, UTC).'),
+      })
       .optional()
       .describe('Garbage collection of unused images.'),
   })
