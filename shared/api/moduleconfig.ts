@@ -3,8 +3,7 @@
  * config-values schema defines them. Unknown keys are rejected; only `dvcr` is required.
  */
 import { z } from 'zod';
-import { parseCron } from '../cron/index.js';
-import { errorMessage } from '../errors/index.js';
+import { cronProblem } from '../cron/index.js';
 import { isAlignedCIDR } from './ipv4.js';
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN, quantity } from './k8s/schema.js';
 
@@ -35,11 +34,8 @@ const DvcrSchema = z
           .string()
           .default('0 2 * * *')
           .check((ctx) => {
-            try {
-              parseCron(ctx.value);
-            } catch (err: unknown) {
-              ctx.issues.push({ code: 'custom', message: errorMessage(err), input: ctx.value });
-            }
+            const problem = cronProblem(ctx.value);
+            if (problem !== undefined) ctx.issues.push({ code: 'custom', message: `invalid cron schedule: ${problem}`, input: ctx.value });
           })
           .describe('Cron schedule of garbage collection (five fields, UTC).'),
       })

@@ -137,3 +137,13 @@ export function parseCron(input: string): CronSchedule {
   schedule.next(new Date(Date.UTC(2000, 0, 1))); // a schedule that never fires (Feb 31) is refused now, not at its first use
   return schedule;
 }
+
+/** What is wrong with a schedule, or undefined when it parses (for config and schema checks). */
+export function cronProblem(text: string): string | undefined {
+  try {
+    parseCron(text);
+    return undefined;
+  } catch (err: unknown) {
+    return err instanceof CronSyntaxError ? (err.problems[0]?.message ?? err.message) : String(err);
+  }
+}
