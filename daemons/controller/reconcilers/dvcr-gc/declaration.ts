@@ -46,6 +46,7 @@ function reconcile(w: Wiring): ReturnType<ReconcilerDeclaration['reconcile']> {
       ]);
       return { clusterImages: clusterImages.items, images: images.items, disks: disks.items };
     },
+    reconciled: () => ({ clusterImages: w.caches.clusterImages.list(), images: w.caches.images.list(), disks: w.caches.disks.list() }),
     now: () => new Date(),
     log: w.log.child({ controller: 'dvcr-gc' }),
   });

@@ -43,6 +43,8 @@ export interface DvcrGcDeps {
   deployments: Pick<ResourcePort<DvcrDeployment>, 'get' | 'mergePatch'>;
   /** Every image and disk of the cluster, read fresh from the apiserver (not the caches: WATCH_NAMESPACE must not hide an owner). */
   owners(signal: AbortSignal): Promise<Owners>;
+  /** The images and disks this controller reconciles (its caches): the run waits for their imports. */
+  reconciled(): Owners;
   now(): Date;
   log: Logger;
 }
@@ -117,7 +119,7 @@ export function dvcrGcReconciler(d: DvcrGcDeps): ReconcileFn {
     }
 
     // Initiated: wait for the imports through DVCR to finish, then switch.
-    const remaining = importsInProgress(await d.owners(signal));
+    const remaining = importsInProgress(d.reconciled());
     if (remaining === 0) {
       await annotate(secret, SWITCH_ANNOTATION, undefined, signal);
       await report('InProgress', 'Wait for garbage collection to finish.', signal);
