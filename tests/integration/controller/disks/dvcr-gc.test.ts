@@ -10,8 +10,6 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { z } from 'zod';
-import { ObjectMetaSchema } from '../../../../shared/api/k8s/core.js';
 import { API_VERSION } from '../../../../shared/api/resources/common.js';
 import type { VirtualImage } from '../../../../shared/api/resources/virtualimage.js';
 import type { KubeClient, ResourceClient } from '../../../../shared/kube/index.js';
@@ -23,61 +21,23 @@ import type { Clients } from '../../../../daemons/controller/kube/resources.js';
 import { makeStorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
 import { freshNamespace } from '../../../env/index.js';
 import { garbageCollectCommand, pushTestImage } from '../../../env/local-registry.js';
+import { GC_SECRET, createDvcrDeployment, deploymentsClient, gcCondition, runEnds as runEndsIn, type Deployment } from '../dvcr-gc-fixtures.js';
 import { TEST_FIELD_MANAGER, controllerConfig, eventually, gone, mainKube, newScope, phaseIs, readWhen, testClients, type Scope } from '../fixtures.js';
 import { startImportRig, type ImportRig } from './import-rig.js';
 
 const IMPORT = 120_000;
 jest.setTimeout(5 * IMPORT);
 
-const GC_SECRET = 'dvcr-garbage-collection';
-const DeploymentSchema = z.looseObject({
-  metadata: ObjectMetaSchema,
-  status: z
-    .looseObject({
-      conditions: z.array(z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })).optional(),
-    })
-    .optional(),
-});
-type Deployment = z.infer<typeof DeploymentSchema>;
-
 let kube: KubeClient;
 let c: Clients;
 let deployments: ResourceClient<Deployment>;
-
-function deploymentsClient(k: KubeClient): ResourceClient<Deployment> {
-  return k.resource({ group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true }, DeploymentSchema, TEST_FIELD_MANAGER);
-}
-
-/** The Deployment `dvcr` (no replicas: only its status matters here). */
-async function createDvcrDeployment(namespace: string): Promise<void> {
-  const labels = { app: 'dvcr' };
-  await deployments.create({
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'dvcr', namespace },
-    spec: { replicas: 0, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'dvcr', image: 'dvcr' }] } } },
-  });
-}
-
-const gcCondition = (d: Deployment): { reason?: string | undefined; message?: string | undefined; status: string } | undefined =>
-  d.status?.conditions?.find((x) => x.type === 'GarbageCollection');
 
 /** What the schedule does: create the run's Secret. */
 async function startRun(namespace: string): Promise<void> {
   await c.secrets.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: GC_SECRET, namespace } });
 }
 
-/** Wait until the run is over (its Secret deleted) with the condition reason given; returns the condition's message. */
-async function runEnds(namespace: string, reason: 'Completed' | 'Error'): Promise<string> {
-  await eventually(() => gone(() => c.secrets.get({ namespace, name: GC_SECRET })), 'the run Secret deleted', IMPORT);
-  const d = await readWhen(
-    () => deployments.get({ namespace, name: 'dvcr' }),
-    (x) => gcCondition(x)?.reason === reason,
-    `GarbageCollection ${reason}`,
-    IMPORT,
-  );
-  return gcCondition(d)?.message ?? '';
-}
+const runEnds = (namespace: string, reason: 'Completed' | 'Error'): Promise<string> => runEndsIn(c, deployments, namespace, reason, IMPORT);
 
 beforeAll(() => {
   kube = mainKube();
@@ -112,7 +72,7 @@ describe('DVCR garbage collection with a real registry and the real importer', (
       env: (registry) => ({ DVCR_GC_COMMAND: garbageCollectCommand(registry) }),
     });
     slowFiles = await serveDir(rig.filesDir, { bytesPerSecond: 512 * 1024 });
-    await createDvcrDeployment(ns);
+    await createDvcrDeployment(deployments, ns);
   });
 
   afterAll(async () => {
@@ -212,7 +172,7 @@ describe('DVCR garbage collection against a registry that fails', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
-    await createDvcrDeployment(ns);
+    await createDvcrDeployment(deployments, ns);
     const config = controllerConfig(scope, {
       STORAGE_RECONCILERS: 'true',
       POD_NAMESPACE: ns,
