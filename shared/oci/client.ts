@@ -252,7 +252,7 @@ export class RegistryClient {
       } catch (err: unknown) {
         throw new ProtocolError(`${what}: ${this.ref.registry} answered something that is not the expected JSON: ${raw.slice(0, 120)}`, { cause: err });
       }
-      all.push(...((parsed[key]) ?? []));
+      all.push(...(parsed[key] ?? []));
       const link = res.headers.link;
       url = nextPage(Array.isArray(link) ? link.join(', ') : link, url);
     }
