@@ -33,4 +33,19 @@ describe('controller configuration', () => {
       'VIRTUAL_MACHINE_CIDRS',
     ]);
   });
+
+  it('refuses a malformed DVCR_GC_SCHEDULE, naming the key and the field of the schedule; empty is off', () => {
+    expect(loadConfig({}).DVCR_GC_SCHEDULE).toBe('');
+    expect(loadConfig({ DVCR_GC_SCHEDULE: '@daily' }).DVCR_GC_SCHEDULE).toBe('@daily');
+    let caught: unknown;
+    try {
+      loadConfig({ DVCR_GC_SCHEDULE: '0 2 * * * *' });
+    } catch (err: unknown) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const problem = (caught as ConfigError).problems[0];
+    expect(problem?.path).toBe('DVCR_GC_SCHEDULE');
+    expect(problem?.message).toMatch(/invalid cron schedule: .*expected 5 fields/);
+  });
 });

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { metricsAuthConfigShape } from '../../shared/authz/metrics.js';
 import { env, parseConfig } from '../../shared/config/index.js';
+import { cronProblem } from '../../shared/cron/index.js';
 import { parseServingSecrets } from './certificates/run.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -66,6 +67,19 @@ export const ControllerConfigSchema = z.object({
     .describe('Run the USB reconcilers (ResourceSlice → NodeUSBDevice → USBDevice → ResourceClaimTemplate) when the apiserver serves resource.k8s.io/v1.'),
   DVCR_ADDRESS: env.string('dvcr.d8-virtualization.svc').describe('DVCR, the registry of images, as host[:port]; images go to <address>/vi|cvi|vd/...'),
   DVCR_PLAIN_HTTP: env.bool(false).describe('DVCR speaks plain HTTP instead of HTTPS (a loopback registry in tests and development).'),
+  DVCR_GC_SCHEDULE: env
+    .string('')
+    .check((ctx) => {
+      const problem = ctx.value.trim() === '' ? undefined : cronProblem(ctx.value);
+      if (problem !== undefined) ctx.issues.push({ code: 'custom', message: `invalid cron schedule: ${problem}`, input: ctx.value });
+    })
+    .describe('Cron schedule (five fields, UTC) of DVCR garbage collection; empty: off. The ModuleConfig dvcr.gc.schedule wins when it sets dvcr.gc.'),
+  DVCR_GC_COMMAND: env
+    .string('')
+    .describe(
+      "The registry's blob garbage collection run after manifests are deleted (no shell), e.g. `registry garbage-collect <config> --delete-untagged`; empty: left to DVCR.",
+    ),
+  DVCR_GC_WAIT_TIMEOUT: env.duration('2h').describe('A garbage collection run that waits this long for imports to finish is cancelled (Error).'),
   IMPORTER_IMAGE: env.string('virtualization-importer').describe('Container image of the importer and uploader Pods (daemons/importer).'),
   IMPORT_PROGRESS_INTERVAL: env
     .duration('5s')

@@ -46,6 +46,7 @@ describe('the virtualization ModuleConfig settings', () => {
       { dvcr, liveMigration: { network: { type: 'SystemNetwork', systemNetwork: {} } } },
       'liveMigration.network.systemNetwork.name',
     ],
+    ['a DVCR garbage collection schedule that is not cron', { dvcr: { ...dvcr, gc: { schedule: '0 25 * * *' } } }, 'dvcr.gc.schedule'],
     ['a system network type without the network', { dvcr, liveMigration: { network: { type: 'SystemNetwork' } } }, 'liveMigration.network.systemNetwork'],
   ])('reject %s, naming the field', (_what, settings, field) => {
     const result = check(VirtualizationSettingsSchema, settings);

@@ -3,6 +3,7 @@
  * config-values schema defines them. Unknown keys are rejected; only `dvcr` is required.
  */
 import { z } from 'zod';
+import { cronProblem } from '../cron/index.js';
 import { isAlignedCIDR } from './ipv4.js';
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN, quantity } from './k8s/schema.js';
 
@@ -28,7 +29,16 @@ const DvcrSchema = z
       })
       .describe('Where DVCR keeps images.'),
     gc: z
-      .strictObject({ schedule: z.string().default('0 2 * * *').describe('Cron schedule of garbage collection.') })
+      .strictObject({
+        schedule: z
+          .string()
+          .default('0 2 * * *')
+          .check((ctx) => {
+            const problem = cronProblem(ctx.value);
+            if (problem !== undefined) ctx.issues.push({ code: 'custom', message: `invalid cron schedule: ${problem}`, input: ctx.value });
+          })
+          .describe('Cron schedule of garbage collection (five fields, UTC).'),
+      })
       .optional()
       .describe('Garbage collection of unused images.'),
   })

@@ -57,6 +57,11 @@ export class ModuleConfigCidrs implements CidrSource {
     return fromModule !== undefined && fromModule.length > 0 ? fromModule : this.fromEnv;
   }
 
+  /** The ModuleConfig's whole spec.settings as stored (undefined when not served or absent); other settings' readers parse their part. */
+  settings(): unknown {
+    return this.informer?.store.get(MODULE_CONFIG_NAME)?.spec?.settings;
+  }
+
   onChange(listener: () => void): void {
     this.listeners.push(listener);
   }

@@ -1,9 +1,11 @@
 /**
- * A small OCI distribution client: manifests and blobs in and out, bodies streamed. Enough for the
- * importer (push one image into DVCR, pull one from a registry); not a general registry tool.
+ * A small OCI distribution client: manifests and blobs in and out, bodies streamed, and the listing
+ * and deletion DVCR's garbage collection needs (catalog, tags, manifest delete by digest). Enough for
+ * the importer and the controller; not a general registry tool.
  */
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { z } from 'zod';
 import { ProtocolError, UnavailableError } from '../errors/index.js';
 import { basicHeader, parseChallenge, type Credentials } from './auth.js';
 import { readBody, send, type RequestOptions, type Response, type TlsOptions } from './http.js';
@@ -60,7 +62,12 @@ export class RegistryClient {
   }
 
   /** One request with authentication: on 401 answer the challenge once and retry (bodies must be replayable). */
-  private async request(url: string, opts: RequestOptions, scope: 'pull' | 'pull,push'): Promise<Response> {
+  private async request(
+    url: string,
+    opts: RequestOptions,
+    actions: 'pull' | 'pull,push' | 'delete',
+    scope = `repository:${this.ref.repository}:${actions}`,
+  ): Promise<Response> {
     const call = (): Promise<Response> =>
       send(url, {
         ...opts,
@@ -82,7 +89,7 @@ export class RegistryClient {
     if (challenge?.scheme === 'bearer' && challenge.params['realm'] !== undefined) {
       const tokenUrl = new URL(challenge.params['realm']);
       if (challenge.params['service'] !== undefined) tokenUrl.searchParams.set('service', challenge.params['service']);
-      tokenUrl.searchParams.set('scope', `repository:${this.ref.repository}:${scope}`);
+      tokenUrl.searchParams.set('scope', scope);
       const res = await send(tokenUrl.toString(), {
         tls: this.opts.tls,
         timeoutMs: this.opts.timeoutMs,
@@ -182,4 +189,79 @@ export class RegistryClient {
     res.body.resume();
     return `sha256:${createHash('sha256').update(data).digest('hex')}`;
   }
+
+  /**
+   * Every repository of the registry (`/v2/_catalog`, followed page by page). A body that is not the
+   * catalog's JSON is a ProtocolError naming the registry; an error status a RegistryError.
+   */
+  async listRepositories(pageSize = 1000): Promise<string[]> {
+    const base = `${this.ref.scheme}://${this.ref.registry}`;
+    return this.listPaged(`${base}/v2/_catalog?n=${String(pageSize)}`, 'repositories', 'registry:catalog:*', 'listing the catalog');
+  }
+
+  /** The tags of the repository (none when the registry does not know it). */
+  async listTags(pageSize = 1000): Promise<string[]> {
+    return this.listPaged(
+      `${this.url('tags/list')}?n=${String(pageSize)}`,
+      'tags',
+      `repository:${this.ref.repository}:pull`,
+      `listing the tags of ${this.ref.repository}`,
+      true,
+    );
+  }
+
+  /** The digest the registry files `reference` (a tag) under, from a HEAD of the manifest; undefined when it is gone. */
+  async resolveDigest(reference = this.ref.reference): Promise<string | undefined> {
+    const accept = [MEDIA.ociManifest, MEDIA.ociIndex, MEDIA.dockerManifest, MEDIA.dockerList].join(', ');
+    const res = await this.request(this.url(`manifests/${reference}`), { method: 'HEAD', headers: { accept } }, 'pull');
+    res.body.resume();
+    if (res.status === 404) return undefined;
+    if (res.status !== 200) return this.fail(res, `reading the digest of ${this.ref.repository}:${reference}`);
+    const digest = res.headers['docker-content-digest'];
+    if (typeof digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(digest))
+      throw new ProtocolError(`${this.ref.registry} gave no usable Docker-Content-Digest for ${this.ref.repository}:${reference}`);
+    return digest;
+  }
+
+  /** Delete the manifest `digest` (its tags go with it); false when it was already gone. */
+  async deleteManifest(digest: string): Promise<boolean> {
+    const res = await this.request(this.url(`manifests/${digest}`), { method: 'DELETE' }, 'delete');
+    if (res.status === 404) {
+      res.body.resume();
+      return false;
+    }
+    if (res.status !== 202 && res.status !== 200) return this.fail(res, `deleting the manifest ${this.ref.repository}@${digest}`);
+    res.body.resume();
+    return true;
+  }
+
+  private async listPaged(first: string, key: 'repositories' | 'tags', scope: string, what: string, missingIsEmpty = false): Promise<string[]> {
+    const page = z.looseObject({ [key]: z.array(z.string()).nullish() });
+    const all: string[] = [];
+    for (let url: string | undefined = first; url !== undefined;) {
+      const res = await this.request(url, {}, 'pull', scope);
+      if (res.status === 404 && missingIsEmpty) {
+        res.body.resume();
+        return all;
+      }
+      if (res.status !== 200) return this.fail(res, what);
+      const raw = (await readBody(res)).toString('utf8');
+      let parsed: z.infer<typeof page>;
+      try {
+        parsed = page.parse(JSON.parse(raw));
+      } catch (err: unknown) {
+        throw new ProtocolError(`${what}: ${this.ref.registry} answered something that is not the expected JSON: ${raw.slice(0, 120)}`, { cause: err });
+      }
+      all.push(...(parsed[key] ?? []));
+      const link = res.headers.link;
+      url = nextPage(Array.isArray(link) ? link.join(', ') : link, url);
+    }
+    return all;
+  }
+}
+
+/** The next page from an RFC 8288 `Link: <...>; rel="next"` header, resolved against the current URL. */
+export function nextPage(link: string | undefined, current: string): string | undefined {
+  const m = link === undefined ? null : /<([^>]+)>\s*;\s*rel="?next"?/.exec(link);
+  return m?.[1] === undefined ? undefined : new URL(m[1], current).toString();
 }

@@ -4,12 +4,15 @@
  * platform of `npm start` runs it as DVCR; the tests run it as theirs. One way to start it for both.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports.js';
 import { logShowsPortInUse, spawnLogged, tailLog, type LoggedProcess } from './process.js';
 import { waitFor } from '../../shared/testing/wait.js';
+import { MEDIA, RegistryClient } from '../../shared/oci/client.js';
+import { parseImageReference } from '../../shared/oci/reference.js';
 
 export const REGISTRY_BINARY = '/usr/bin/docker-registry';
 
@@ -22,6 +25,8 @@ export interface LocalRegistry {
   readonly process: LoggedProcess;
   /** Config, `data/` (the blobs) and `registry-<attempt>.log`. */
   readonly dir: string;
+  /** The config file (what `docker-registry garbage-collect` takes). */
+  readonly config: string;
   /** SIGTERM (SIGKILL after 3 s); the directory is removed unless it was given. */
   stop(): Promise<void>;
 }
@@ -79,7 +84,8 @@ export async function startLocalRegistry(opts: LocalRegistryOptions = {}): Promi
     const port = await freePort();
     const host = `127.0.0.1:${port}`;
     const logPath = join(dir, `registry-${attempt}.log`);
-    const proc = spawnLogged('dvcr', REGISTRY_BINARY, ['serve', registryConfig(dir, port, opts.user)], logPath, { detached: opts.detached === true });
+    const config = registryConfig(dir, port, opts.user);
+    const proc = spawnLogged('dvcr', REGISTRY_BINARY, ['serve', config], logPath, { detached: opts.detached === true });
     try {
       await waitFor(`docker-registry on ${host}`, async () => {
         if (proc.hasExited()) throw new Error(`docker-registry exited (log ${logPath}):\n${tailLog(logPath)}`);
@@ -97,10 +103,40 @@ export async function startLocalRegistry(opts: LocalRegistryOptions = {}): Promi
       url: `http://${host}`,
       process: proc,
       dir,
+      config,
       stop: async () => {
         await proc.stop(3_000);
         remove();
       },
     };
   }
+}
+
+/**
+ * The registry's own blob garbage collection over its storage (offline mark and sweep; untagged
+ * manifests too), as DVCR's cleaner runs it after deleting manifests: the command line the
+ * controller's DVCR_GC_COMMAND takes for this registry.
+ */
+export function garbageCollectCommand(registry: Pick<LocalRegistry, 'config'>): string {
+  return `${REGISTRY_BINARY} garbage-collect ${registry.config} --delete-untagged`;
+}
+
+/** Push a small one-layer image to `<registryUrl>/<repository>:<tag>`; returns the manifest and layer digests. */
+export async function pushTestImage(registryUrl: string, repository: string, tag: string, content: string): Promise<{ manifest: string; layer: string }> {
+  const client = new RegistryClient(parseImageReference(`${registryUrl}/${repository}:${tag}`));
+  const sha = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+  const layer = Buffer.from(content);
+  const config = Buffer.from(JSON.stringify({ created: content }));
+  await client.pushBlob(layer, sha(layer));
+  await client.pushBlob(config, sha(config));
+  const manifest = await client.putManifest(
+    {
+      schemaVersion: 2,
+      mediaType: MEDIA.ociManifest,
+      config: { mediaType: MEDIA.ociConfig, digest: sha(config), size: config.length },
+      layers: [{ mediaType: MEDIA.ociLayerTar, digest: sha(layer), size: layer.length }],
+    },
+    MEDIA.ociManifest,
+  );
+  return { manifest, layer: sha(layer) };
 }

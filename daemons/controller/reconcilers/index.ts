@@ -1,6 +1,7 @@
 /** Every reconciler the controller runs: adding one is its folder's declaration.ts and one line here. */
 import type { ReconcilerDeclaration } from '../declaration.js';
 import { cviDeclaration } from './cvi/declaration.js';
+import { dvcrGcDeclaration } from './dvcr-gc/declaration.js';
 import { evacuationDeclaration } from './evacuation/declaration.js';
 import { volumeMigrationDeclaration } from './volume-migration/declaration.js';
 import { kubeVirtConfigDeclaration } from './kubevirt-config/declaration.js';
@@ -49,4 +50,5 @@ export const reconcilers: readonly ReconcilerDeclaration[] = [
   vmmacDeclaration,
   vmmacLeaseDeclaration,
   kubeVirtConfigDeclaration,
+  dvcrGcDeclaration,
 ];

@@ -4,6 +4,7 @@ export { CVICondition, VDCondition, VICondition } from './storage.js';
 export { VMOPCondition } from './vmop.js';
 export { VDSnapshotCondition, VMSOPCondition, VMSnapshotCondition } from './snapshots.js';
 export {
+  DVCRDeploymentCondition,
   NodeUSBDeviceCondition,
   USBDeviceCondition,
   VMBDACondition,

@@ -63,3 +63,8 @@ export const NodeUSBDeviceCondition = {
 } as const;
 
 export const USBDeviceCondition = { Ready: usbReady, Attached: usbAttached } as const;
+
+/** The condition DVCR garbage collection writes on the Deployment `dvcr` (as the original). */
+export const DVCRDeploymentCondition = {
+  GarbageCollection: condition('GarbageCollection', 'InProgress', 'Completed', 'Error'),
+} as const;

@@ -8,6 +8,8 @@ const PROVISIONING = [
   'ProvisioningNotStarted',
   'ProvisioningFailed',
   'ProvisioningFailedTerminally',
+  // Held while DVCR garbage collection runs (the original's postpone handler).
+  'ProvisioningPostponed',
   'Ready',
 ] as const;
 

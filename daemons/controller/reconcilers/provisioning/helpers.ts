@@ -6,6 +6,7 @@ import { AlreadyExistsError, NotFoundError } from '../../../../shared/errors/ind
 import type { KubeObject } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
 import type { ObjectCache } from '../../engine/cache.js';
+import type { DvcrGcPort } from './postpone.js';
 import type { VolumeHotplug } from '../vmbda/hotplug.js';
 import {
   OWNER_ANNOTATION,
@@ -43,6 +44,8 @@ export interface StorageDeps extends Deps {
     settings: HelperSettings;
     progress: ProgressReader;
     hotplug: VolumeHotplug;
+    /** Whether a DVCR garbage collection run holds new imports (none: never). */
+    dvcrGc?: DvcrGcPort;
   };
 }
 

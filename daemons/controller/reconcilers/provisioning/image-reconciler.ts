@@ -17,6 +17,7 @@ import { VMIndex, deviceKey } from '../vm/state.js';
 import { hasHelpers, removeHelpers, runStep, type StorageDeps } from './helpers.js';
 import { dvcrEndpoint, helperPodName, registryURL, sizeForImage, uploadURL, type HelperOutcome, type ImportResult } from './importer.js';
 import { pickStorageClass } from './kube.js';
+import { postponeHandler } from './postpone.js';
 import { settleProgress } from './progress.js';
 import { claimModesFor, diskPVC, ensurePVCWithinQuota, pvcNameOf } from './pvc.js';
 import type { ClaimModes } from './modes.js';
@@ -52,7 +53,7 @@ export function imageReconciler<T extends AnyImage>(d: StorageDeps, k: ImageKind
     load: (key) => k.cache(d).get(key),
     invalid: (key) => k.cache(d).invalid(key),
     init: (img) => ({ obj: img, status: clone<ImageStatus | undefined>(img.status) ?? {} }),
-    handlers: [deletion(d, k), inUse(d, k), final(d), provision(d, k)],
+    handlers: [deletion(d, k), inUse(d, k), final(d), postponeHandler<ImageState>(d.storage.dvcrGc, d.config.DEPENDENCY_RECHECK_INTERVAL), provision(d, k)],
     statusOf: (img) => img.status,
     settle: (s) => settleProgress(s.status),
     writeStatus: async (img, patch, signal) => {

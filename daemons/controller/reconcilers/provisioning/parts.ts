@@ -15,11 +15,15 @@ import { vmbdaIndexes } from '../vmbda/index.js';
 import { HELPERS_BY_OWNER, metricsProgressReader, ownerKeyOfHelper, type StorageDeps } from './helpers.js';
 import { HELPER_LABEL, METRICS_PORT, OWNER_ANNOTATION } from './importer.js';
 import { makeStorageClients } from './kube.js';
+import type { Secret } from '../../kube/resources.js';
+import { dvcrGcPort, dvcrGcSecretScope } from './postpone.js';
 
 export interface StorageParts {
   readonly deps: StorageDeps;
   /** The storage caches: the storage reconcilers start once these (and the core ones) sync. */
   readonly all: readonly ObjectCache<KubeObject>[];
+  /** The DVCR garbage collection Secret (the dvcr-gc reconciler's own object). */
+  readonly gcSecrets: ObjectCache<Secret>;
 }
 
 export function storageParts(w: Wiring): StorageParts {
@@ -38,6 +42,8 @@ export function storageParts(w: Wiring): StorageParts {
     return tag === undefined ? [] : [tag];
   });
   for (const [name, fn] of Object.entries(vmbdaIndexes)) caches.vmbdas.addIndex(name, fn);
+  // The DVCR garbage collection run (one Secret in the module's namespace): imports wait while it holds them.
+  const gcSecrets = w.informer(w.clients.secrets, dvcrGcSecretScope(config.POD_NAMESPACE));
   const deps: StorageDeps = {
     ...w.deps,
     storage: {
@@ -51,9 +57,10 @@ export function storageParts(w: Wiring): StorageParts {
       },
       progress: w.ports.progress ?? metricsProgressReader(METRICS_PORT),
       hotplug: w.ports.hotplug ?? subresourceHotplug(w.kube),
+      dvcrGc: dvcrGcPort(gcSecrets, config.POD_NAMESPACE),
     },
   };
-  return { deps, all: Object.values(caches) as unknown as ObjectCache<KubeObject>[] };
+  return { deps, gcSecrets, all: [...Object.values(caches), gcSecrets] as unknown as ObjectCache<KubeObject>[] };
 }
 
 type Phased = KubeObject & { status?: { phase?: string } | undefined };

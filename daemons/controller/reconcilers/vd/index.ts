@@ -4,6 +4,7 @@
  * PVC; an image already in DVCR or on a PVC is copied into the PVC directly). Once Ready: grow-only
  * resize through the PVC request, PVC loss, and which VMs use the disk.
  */
+import { diskUsesDvcr, postponeHandler } from '../provisioning/postpone.js';
 import { VDCondition } from '../../../../shared/api/conditions/index.js';
 import { Finalizer } from '../../../../shared/api/finalizers.js';
 import { formatBytes, parseQuantity } from '../../../../shared/api/k8s/quantity.js';
@@ -43,7 +44,16 @@ export function vdReconciler(d: StorageDeps): ReconcileFn {
     load: (key) => d.caches.disks.get(key),
     invalid: (key) => d.caches.disks.invalid(key),
     init: (vd) => ({ obj: vd, status: clone(vd.status) ?? {} }),
-    handlers: [deletion(d), inUse(d), final(d), storageClass(d), provision(d), resize(d), migration(d)],
+    handlers: [
+      deletion(d),
+      inUse(d),
+      final(d),
+      postponeHandler<VDState>(d.storage.dvcrGc, d.config.DEPENDENCY_RECHECK_INTERVAL, (s) => diskUsesDvcr(s.obj)),
+      storageClass(d),
+      provision(d),
+      resize(d),
+      migration(d),
+    ],
     statusOf: (vd) => vd.status,
     settle: (s) => settleProgress(s.status),
     writeStatus: async (vd, patch, signal) => {

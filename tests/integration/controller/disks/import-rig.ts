@@ -35,8 +35,8 @@ export interface ImportRigOptions {
   classSpec?: Partial<StorageClass> & Record<string, unknown>;
   /** Called with the files directory before the server starts. */
   makeFiles(dir: string): void;
-  /** Controller config keys besides the storage ones. */
-  env?: Record<string, string>;
+  /** Controller config keys besides the storage ones (a function: from the started registry). */
+  env?: Record<string, string> | ((registry: LocalRegistry) => Record<string, string>);
   /** Controller start options (ports such as a hot-plug fake). */
   start?: Partial<Pick<StartOptions, 'hotplug'>>;
 }
@@ -66,7 +66,7 @@ export async function startImportRig(o: ImportRigOptions): Promise<ImportRig> {
     DVCR_ADDRESS: registry.host,
     DVCR_PLAIN_HTTP: 'true',
     DEPENDENCY_RECHECK_INTERVAL: '1s',
-    ...o.env,
+    ...(typeof o.env === 'function' ? o.env(registry) : o.env),
   });
   const controller = await startController({ kube: o.kube, config, signal: abort.signal, ...o.start });
   return {
