@@ -54,7 +54,7 @@ export interface TestController {
 
 /** The controller's reconcilers in this process, caches synced. Stop it in afterEach. */
 /** Start options a test may set beyond the environment: USB on or off, the hot-plug ports. */
-export type TestStartOptions = Partial<Pick<StartOptions, 'usb' | 'claims' | 'hotplug'>>;
+export type TestStartOptions = Partial<Pick<StartOptions, 'usb' | 'claims' | 'hotplug' | 'macRandom'>>;
 
 export async function startTestController(
   kube: KubeClient,
