@@ -8,16 +8,9 @@
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { API_VERSION } from '../../../shared/api/resources/common.js';
-import {
-  VirtualMachineMACAddressLeaseSchema,
-  VirtualMachineMACAddressSchema,
-  virtualMachineMACAddress,
-  virtualMachineMACAddressLease,
-  type VirtualMachineMACAddress,
-} from '../../../shared/api/resources/addresses.js';
+import type { VirtualMachineMACAddress } from '../../../shared/api/resources/addresses.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
-import { descriptorOf } from '../../../shared/kube/index.js';
-import { eventually, gone, mainKube, TEST_FIELD_MANAGER } from './fixtures.js';
+import { eventually, gone, macAddresses as macs, macLeases as leases } from './fixtures.js';
 import { phaseIs, useWorld } from './world.js';
 
 /** The random bytes of generated MACs: crypto's, or a fixed source while a test exhausts the pool. */
@@ -27,8 +20,6 @@ const t = useWorld('ctl-vmmac-auto', {
   env: { CLUSTER_UUID: '3e45cd67-1a2b-4c3d-8e4f-5a6b7c8d9e0f', DEPENDENCY_RECHECK_INTERVAL: '500ms' },
   controller: { macRandom: (n) => pick?.(n) ?? randomInt(n) },
 });
-const macs = () => mainKube().resource(descriptorOf(virtualMachineMACAddress), VirtualMachineMACAddressSchema, TEST_FIELD_MANAGER);
-const leases = () => mainKube().resource(descriptorOf(virtualMachineMACAddressLease), VirtualMachineMACAddressLeaseSchema, TEST_FIELD_MANAGER);
 
 const UID_LABEL = 'virtualization.deckhouse.io/virtual-machine-uid';
 const lan: VirtualMachine['spec']['networks'] = [{ type: 'Main' }, { type: 'Network', name: 'lan' }];

@@ -50,7 +50,7 @@ export const vmmacLeaseDeclaration: ReconcilerDeclaration = {
   name: 'vmmaclease',
   workers: someWorkers,
   caches: macCaches,
-  reconcile: (w) => vmmacLeaseReconciler(w.shared(macParts)),
+  reconcile: (w) => vmmacLeaseReconciler(w.shared(macParts), w.config.WATCH_NAMESPACE),
   sources(w, enqueue) {
     const { vmmacs, leases } = w.shared(macParts);
     enqueueOn(leases, enqueue, (l) => [keyOf(l)], specOrMetaChanged);
