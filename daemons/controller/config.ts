@@ -42,6 +42,11 @@ export const ControllerConfigSchema = z.object({
   CLUSTER_UUID: env
     .optionalString()
     .describe('The cluster UUID the OUI of generated VM MAC addresses is derived from; unset: the uid of Namespace kube-system.'),
+  SDN_ENABLED: env
+    .bool(false)
+    .describe(
+      "The SDN module is enabled (the original's SDN feature gate): NetworkReady of a VM with additional networks comes from its launcher pods' network.deckhouse.io/networks-status annotation; off: False, SDNModuleDisabled.",
+    ),
   VIRTUAL_MACHINE_IP_LEASES_RETENTION_DURATION: env.duration('10m', { allowZero: true }).describe('How long a released IP lease is kept for its namespace.'),
   MODULE_CONFIG_WATCH: env.bool(true).describe('Read virtualMachineCIDRs from ModuleConfig `virtualization` when that resource exists.'),
   DEPENDENCY_RECHECK_INTERVAL: env.duration('10s').describe('A VM waiting for something not watched (a Secret) is looked at again after this long.'),

@@ -39,6 +39,8 @@ export interface Ports {
   progress?: ProgressReader;
   /** How snapshots freeze and thaw running VMs (the subresource API by default). */
   filesystems?: GuestFilesystems;
+  /** Where generated MAC addresses take their random bytes (`pick(256)`; crypto's randomInt by default). */
+  macRandom?: (n: number) => number;
 }
 
 /** What a declaration builds from: the controller's clients, core caches and ports, all fixed before any start. */

@@ -6,7 +6,8 @@
  */
 import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import { NotFoundError } from '../../../shared/errors/index.js';
-import { KubeClient } from '../../../shared/kube/index.js';
+import * as addresses from '../../../shared/api/resources/addresses.js';
+import { KubeClient, descriptorOf, type ResourceClient } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { loadConfig, type ControllerConfig } from '../../../daemons/controller/config.js';
 import { startController, type RunningController, type StartOptions } from '../../../daemons/controller/controller.js';
@@ -23,6 +24,14 @@ export const TEST_FIELD_MANAGER = 'controller-integration-test';
 export function mainKube(): KubeClient {
   return new KubeClient(newKubeConfig());
 }
+
+/** VirtualMachineMACAddresses through the test's client (the MAC suites' objects). */
+export const macAddresses = (): ResourceClient<addresses.VirtualMachineMACAddress> =>
+  mainKube().resource(descriptorOf(addresses.virtualMachineMACAddress), addresses.VirtualMachineMACAddressSchema, TEST_FIELD_MANAGER);
+
+/** VirtualMachineMACAddressLeases through the test's client. */
+export const macLeases = (): ResourceClient<addresses.VirtualMachineMACAddressLease> =>
+  mainKube().resource(descriptorOf(addresses.virtualMachineMACAddressLease), addresses.VirtualMachineMACAddressLeaseSchema, TEST_FIELD_MANAGER);
 
 /** Clients for the test side (users, KubeVirt, the disk controller). */
 export function testClients(kube: KubeClient): Clients {
@@ -54,7 +63,7 @@ export interface TestController {
 
 /** The controller's reconcilers in this process, caches synced. Stop it in afterEach. */
 /** Start options a test may set beyond the environment: USB on or off, the hot-plug ports. */
-export type TestStartOptions = Partial<Pick<StartOptions, 'usb' | 'claims' | 'hotplug'>>;
+export type TestStartOptions = Partial<Pick<StartOptions, 'usb' | 'claims' | 'hotplug' | 'macRandom'>>;
 
 export async function startTestController(
   kube: KubeClient,

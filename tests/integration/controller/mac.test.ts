@@ -1,22 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { API_VERSION } from '../../../shared/api/resources/common.js';
-import {
-  VirtualMachineMACAddressLeaseSchema,
-  VirtualMachineMACAddressSchema,
-  virtualMachineMACAddress,
-  virtualMachineMACAddressLease,
-  type VirtualMachineMACAddress,
-} from '../../../shared/api/resources/addresses.js';
-import { descriptorOf } from '../../../shared/kube/index.js';
-import { eventually, gone, mainKube, TEST_FIELD_MANAGER } from './fixtures.js';
+import type { VirtualMachineMACAddress } from '../../../shared/api/resources/addresses.js';
+import { eventually, gone, macAddresses as macs, macLeases as leases } from './fixtures.js';
 import { useWorld } from './world.js';
 
 // The OUI of this cluster UUID: its first byte with a low hex digit of 2, 6, a or e, and the two after.
 const t = useWorld('ctl-mac', { env: { CLUSTER_UUID: '0f12ab34-5c6d-4e7f-8a9b-0c1d2e3f4a5b', DEPENDENCY_RECHECK_INTERVAL: '500ms' } });
-
-const kube = (): ReturnType<typeof mainKube> => mainKube();
-const macs = () => kube().resource(descriptorOf(virtualMachineMACAddress), VirtualMachineMACAddressSchema, TEST_FIELD_MANAGER);
-const leases = () => kube().resource(descriptorOf(virtualMachineMACAddressLease), VirtualMachineMACAddressLeaseSchema, TEST_FIELD_MANAGER);
 
 const vmmac = (name: string, address?: string): VirtualMachineMACAddress => ({
   apiVersion: API_VERSION,

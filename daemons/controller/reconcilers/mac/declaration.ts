@@ -4,7 +4,8 @@ import type { ObjectCache } from '../../engine/cache.js';
 import { keyOf } from '../../engine/reconciler.js';
 import { enqueueOn, specOrMetaChanged } from '../../sources.js';
 import { vmmacLeaseReconciler } from './lease.js';
-import { LEASE_BY_VMMAC, macParts } from './parts.js';
+import { LEASE_BY_VMMAC, VMMAC_BY_VM_UID, macParts } from './parts.js';
+import { deepEqual } from '../../engine/merge-diff.js';
 import { vmmacReconciler } from './vmmac.js';
 
 const macCaches = (w: Parameters<NonNullable<ReconcilerDeclaration['caches']>>[0]): ObjectCache<KubeObject>[] => {
@@ -34,6 +35,13 @@ export const vmmacDeclaration: ReconcilerDeclaration = {
         ),
       specOrMetaChanged,
     );
+    // The addresses made for a VM: attached while its status.networks or its internal VM shows them.
+    const owned = (o: KubeObject): string[] => vmmacs.byIndex(VMMAC_BY_VM_UID, `${o.metadata.namespace ?? ''}/${o.metadata.uid ?? ''}`).map(keyOf);
+    enqueueOn(w.caches.vms, enqueue, owned, (vm, old) => specOrMetaChanged(vm, old) || !deepEqual(vm.status?.networks, old.status?.networks));
+    enqueueOn(w.caches.kvvms, enqueue, (kvvm) => {
+      const vm = w.caches.vms.get(keyOf(kvvm));
+      return vm === undefined ? [] : owned(vm);
+    });
   },
 };
 
@@ -42,7 +50,7 @@ export const vmmacLeaseDeclaration: ReconcilerDeclaration = {
   name: 'vmmaclease',
   workers: someWorkers,
   caches: macCaches,
-  reconcile: (w) => vmmacLeaseReconciler(w.shared(macParts)),
+  reconcile: (w) => vmmacLeaseReconciler(w.shared(macParts), w.config.WATCH_NAMESPACE),
   sources(w, enqueue) {
     const { vmmacs, leases } = w.shared(macParts);
     enqueueOn(leases, enqueue, (l) => [keyOf(l)], specOrMetaChanged);

@@ -45,10 +45,21 @@ function lifecycle(parts: MacParts): Handler<State> {
   };
 }
 
-export function vmmacLeaseReconciler(parts: MacParts): ReconcileFn {
+/**
+ * In a namespace-scoped run (WATCH_NAMESPACE) only leases of that namespace's addresses are ours: the
+ * others' addresses are not in our cache, so they would look vanished and their leases be deleted.
+ */
+export function macLeaseInScope(lease: VirtualMachineMACAddressLease, namespace: string | undefined): boolean {
+  return namespace === undefined || lease.spec.virtualMachineMACAddressRef?.namespace === namespace;
+}
+
+export function vmmacLeaseReconciler(parts: MacParts, watchNamespace: string | undefined): ReconcileFn {
   return handlerChain<VirtualMachineMACAddressLease, Status, State>({
     name: 'vmmaclease',
-    load: (key) => parts.leases.get(key),
+    load: (key) => {
+      const lease = parts.leases.get(key);
+      return lease !== undefined && macLeaseInScope(lease, watchNamespace) ? lease : undefined;
+    },
     invalid: (key) => parts.leases.invalid(key),
     init: (lease) => ({ obj: lease, status: clone(lease.status) ?? {} }),
     handlers: [protection(parts), lifecycle(parts)],

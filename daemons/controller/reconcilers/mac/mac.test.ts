@@ -1,3 +1,6 @@
+import { API_VERSION } from '../../../../shared/api/resources/common.js';
+import type { VirtualMachineMACAddressLease } from '../../../../shared/api/resources/addresses.js';
+import { macLeaseInScope } from './lease.js';
 import { describe, expect, it } from '@jest/globals';
 import { leaseNameToMac, macToLeaseName, normalizeMac, ouiFromClusterUuid, randomMac } from './mac.js';
 
@@ -22,5 +25,21 @@ describe('MAC addresses', () => {
   it('generate addresses inside the OUI', () => {
     expect(randomMac('12:ab:34', () => 10)).toBe('12:ab:34:0a:0a:0a');
     expect(randomMac('12:ab:34')).toMatch(/^12:ab:34(:[0-9a-f]{2}){3}$/);
+  });
+});
+
+describe('MAC leases in a namespace-scoped run', () => {
+  const lease = (namespace?: string): VirtualMachineMACAddressLease => ({
+    apiVersion: API_VERSION,
+    kind: 'VirtualMachineMACAddressLease',
+    metadata: { name: 'mac-02-00-00-00-00-01' },
+    spec: namespace === undefined ? {} : { virtualMachineMACAddressRef: { name: 'a', namespace } },
+  });
+
+  it('are ours only when their address is in the watched namespace', () => {
+    expect(macLeaseInScope(lease('ns1'), 'ns1')).toBe(true);
+    expect(macLeaseInScope(lease('ns2'), 'ns1')).toBe(false);
+    expect(macLeaseInScope(lease(), 'ns1')).toBe(false);
+    expect(macLeaseInScope(lease('ns2'), undefined)).toBe(true);
   });
 });

@@ -15,6 +15,7 @@ import { clone, handlerChain, type Handler, type HandlerContext, type HandlerOut
 import { attachedHandler } from '../address-attached.js';
 import { protectionHandler } from '../protection.js';
 import { ignoreMissing } from '../vm/handlers/deletion.js';
+import { ownerVM } from '../vm/handlers/mac-owned.js';
 import type { ReconcileFn } from '../../engine/runner.js';
 import { VMMAC_UID_LABEL, leaseNameToMac, macToLeaseName, normalizeMac, randomMac } from './mac.js';
 import { LEASE_BY_VMMAC, type MacParts } from './parts.js';
@@ -55,7 +56,24 @@ function userOf(deps: Deps, s: State): string | undefined {
         (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
     );
   const current = s.status.virtualMachineName;
-  return naming.find((v) => v.metadata.name === current)?.metadata.name ?? naming[0]?.metadata.name;
+  return naming.find((v) => v.metadata.name === current)?.metadata.name ?? naming[0]?.metadata.name ?? ownerUsing(deps, s.obj);
+}
+
+/**
+ * The VM the controller made this address for, while it uses it (as the original tells): its
+ * `status.networks` shows the address, or its internal VM is not made yet or carries the MAC.
+ */
+function ownerUsing(deps: Deps, vmmac: VirtualMachineMACAddress): string | undefined {
+  const owner = ownerVM(vmmac);
+  if (owner === undefined) return undefined;
+  const key = objectKey({ namespace: vmmac.metadata.namespace, name: owner.name });
+  const vm = deps.caches.vms.get(key);
+  if (vm === undefined || vm.metadata.uid !== owner.uid || vm.metadata.deletionTimestamp !== undefined) return undefined;
+  if ((vm.status?.networks ?? []).some((n) => n.virtualMachineMACAddressName === vmmac.metadata.name)) return owner.name;
+  const kvvm = deps.caches.kvvms.get(key);
+  const address = vmmac.status?.address;
+  if (kvvm === undefined) return owner.name;
+  return address !== undefined && (kvvm.spec.template.spec?.domain.devices?.interfaces ?? []).some((i) => i.macAddress === address) ? owner.name : undefined;
 }
 
 function heldLease(parts: MacParts, s: State): VirtualMachineMACAddressLease | undefined {
@@ -120,7 +138,7 @@ async function allocate(parts: MacParts, s: State, ctx: HandlerContext): Promise
     if (again !== undefined) return again;
   }
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const lease = await take(parts, s.obj, randomMac(oui), ctx.signal);
+    const lease = await take(parts, s.obj, randomMac(oui, parts.pick), ctx.signal);
     if (lease !== undefined) return lease;
   }
   return { reason: Bound.reason.VirtualMachineMACAddressLeaseNotReady, message: `no free MAC address found in OUI ${oui} after ${MAX_ATTEMPTS} attempts` };

@@ -14,6 +14,8 @@ import { sameUsb, usbDeviceNames } from '../usb/usbdevice/declaration.js';
 import { USB_DEVICE_LABEL } from './usb.js';
 import { ownerVMKeys } from './handlers/ipam.js';
 import { vmReconciler } from './index.js';
+import { macPort } from './mac-port.js';
+import { ownerVM } from './handlers/mac-owned.js';
 import { VMIndex, deviceKey, podVMKeys } from './state.js';
 import { deepEqual } from '../../engine/merge-diff.js';
 import type { ObjectCache } from '../../engine/cache.js';
@@ -25,8 +27,7 @@ export const vmDeclaration: ReconcilerDeclaration = {
   // The MAC reconcilers' address cache: a VM's additional networks take their MAC addresses from it.
   caches: (w) => [w.shared(macParts).vmmacs as unknown as ObjectCache<KubeObject>],
   reconcile: (w) => {
-    const { vmmacs } = w.shared(macParts);
-    return vmReconciler(w.deps, (namespace, name) => vmmacs.get(objectKey({ namespace, name })));
+    return vmReconciler(w.deps, macPort(w.shared(macParts)));
   },
   sources(w, enqueue) {
     const { caches } = w;
@@ -52,17 +53,20 @@ export const vmDeclaration: ReconcilerDeclaration = {
     enqueueOn(caches.images, enqueue, (i) => byIndex(VMIndex.byDevice, deviceKey('VirtualImage', i.metadata.namespace, i.metadata.name ?? '')));
     enqueueOn(caches.clusterImages, enqueue, (i) => byIndex(VMIndex.byDevice, deviceKey('ClusterVirtualImage', undefined, i.metadata.name ?? '')));
     enqueueOn(caches.vmips, enqueue, (ip) => [...ownerVMKeys(ip), ...byIndex(VMIndex.byIPAddress, keyOf(ip))], statusChanged);
-    // A MAC address the VM names was made, bound, attached elsewhere or let go.
+    // A MAC address the VM names (or the controller made for it) was made, bound, attached elsewhere or let go.
     enqueueOn(
       w.shared(macParts).vmmacs,
       enqueue,
-      (m) =>
-        caches.vms
+      (m) => {
+        const owner = ownerVM(m);
+        const naming = caches.vms
           .list()
           .filter(
             (v) => v.metadata.namespace === m.metadata.namespace && (v.spec.networks ?? []).some((n) => n.virtualMachineMACAddressName === m.metadata.name),
           )
-          .map(keyOf),
+          .map(keyOf);
+        return owner === undefined ? naming : [...naming, objectKey({ namespace: m.metadata.namespace, name: owner.name })];
+      },
       statusChanged,
     );
     // The subnets changed: every VM's address may be in or out of them now.

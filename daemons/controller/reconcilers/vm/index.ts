@@ -11,7 +11,8 @@ import { guestHandler } from './handlers/guest.js';
 import { ipamHandler } from './handlers/ipam.js';
 import { kubeVirtConfigHandler } from './handlers/kubevirt-config.js';
 import { lifecycleHandler } from './handlers/lifecycle.js';
-import { macHandler, type MacLookup } from './handlers/mac.js';
+import { macHandler, type MacPort } from './handlers/mac.js';
+import { networkHandler } from './handlers/network.js';
 import { powerDecisionHandler } from './handlers/power-decision.js';
 import { powerStateHandler } from './handlers/power-state.js';
 import { provisioningHandler } from './handlers/provisioning.js';
@@ -25,14 +26,15 @@ import { objectKey } from '../../../../shared/kube/index.js';
 const RESTART_MEMORY_MS = 60_000;
 
 /** The VirtualMachine reconciler: its handlers in order, ending in one status write. */
-export function vmHandlers(deps: Deps, macs?: MacLookup): Handler<VMState>[] {
+export function vmHandlers(deps: Deps, macs?: MacPort): Handler<VMState>[] {
   const restarts = new Expectations<string>(RESTART_MEMORY_MS);
   const usbRequests = new Expectations<true>(USB_ATTACH_RETRY_MS);
   return [
-    deletionHandler(deps),
+    deletionHandler(deps, macs),
     classHandler(deps),
     ipamHandler(deps),
-    macHandler(macs),
+    macHandler(deps, macs),
+    networkHandler(deps),
     blockDevicesHandler(deps),
     provisioningHandler(deps),
     powerDecisionHandler(deps, restarts),
@@ -59,7 +61,7 @@ export function initVMState(vm: VirtualMachine): VMState {
   };
 }
 
-export function vmReconciler(deps: Deps, macs?: MacLookup): ReconcileFn {
+export function vmReconciler(deps: Deps, macs?: MacPort): ReconcileFn {
   return handlerChain<VirtualMachine, VMStatus, VMState>({
     name: 'vm',
     load: (key) => deps.caches.vms.get(key),

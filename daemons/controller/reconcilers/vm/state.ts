@@ -22,6 +22,8 @@ export interface VMState extends ReconcileState<VirtualMachine, VMStatus> {
   ipAddress?: string;
   /** The MAC address of each additional network naming a VirtualMachineMACAddress, by its index in spec.networks. */
   macs?: ReadonlyMap<number, string>;
+  /** The VirtualMachineMACAddress each additional network takes, by its index in spec.networks. */
+  macNames?: ReadonlyMap<number, string>;
   kvvm?: InternalVirtualMachine | undefined;
   kvvmi?: InternalVirtualMachineInstance | undefined;
   /** Why the internal VM cannot be built yet, one line per missing dependency. */

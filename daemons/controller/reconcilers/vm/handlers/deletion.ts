@@ -6,14 +6,15 @@ import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/re
 import { releaseUnusedDevices } from '../protection.js';
 import type { VMState } from '../state.js';
 import { ownedAddressOf } from './ipam.js';
+import type { MacPort } from './mac.js';
 import { releaseUsbClaims } from './usb-devices.js';
 
 /**
  * Keeps `vm-cleanup` on a live VM. On deletion it removes what the controller made (the instance, the
- * internal VM, the address it created), waits until they are gone, releases the protection of block
+ * internal VM, the IP and MAC addresses it created), waits until they are gone, releases the protection of block
  * devices no other VM uses, and only then lets the VM go.
  */
-export function deletionHandler(deps: Deps): Handler<VMState> {
+export function deletionHandler(deps: Deps, macs?: MacPort): Handler<VMState> {
   return {
     name: 'deletion',
     async handle(s, ctx): Promise<HandlerOutcome | void> {
@@ -27,6 +28,9 @@ export function deletionHandler(deps: Deps): Handler<VMState> {
       s.status.phase = 'Terminating';
       if (!hasFinalizer(vm, Finalizer.vmCleanup)) return { stop: true };
       const remaining = await deleteOwned(deps, s, ctx);
+      for (const vmmac of macs?.ownedBy(vm) ?? []) {
+        if (vmmac.metadata.deletionTimestamp === undefined) await macs?.delete(vmmac.metadata.namespace, vmmac.metadata.name ?? '', ctx.signal);
+      }
       if (remaining > 0) return { stop: true, requeueAfterMs: 5_000 };
       await releaseUnusedDevices(deps, vm, vm.spec.blockDeviceRefs, ctx.signal);
       await releaseUsbClaims(deps, vm, ctx);

@@ -54,11 +54,13 @@ function networksOf(s: VMState): NonNullable<VMStatus['networks']> {
       type: n.type,
       ...(n.name !== undefined ? { name: n.name } : {}),
       ...(mac !== undefined && onInterfaces.has(mac) ? { macAddress: mac } : {}),
-      ...(n.virtualMachineMACAddressName !== undefined ? { virtualMachineMACAddressName: n.virtualMachineMACAddressName } : {}),
+      ...withMacName(s.macNames?.get(i) ?? n.virtualMachineMACAddressName),
     });
   });
   return out;
 }
+
+const withMacName = (name: string | undefined): { virtualMachineMACAddressName?: string } => (name !== undefined ? { virtualMachineMACAddressName: name } : {});
 
 function recordPhase(s: VMState, phase: VMPhase, ctx: HandlerContext): void {
   if (s.status.phase === phase) return;
