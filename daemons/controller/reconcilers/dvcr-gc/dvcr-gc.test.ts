@@ -99,7 +99,7 @@ describe('the schedule', () => {
 
   it('a malformed ModuleConfig schedule says which field and what is wrong', () => {
     const choice = chooseSchedule('', { dvcr: { gc: { schedule: '0 25 * * *' } } });
-    expect(choice.kind === 'invalid' && choice.message).toMatch(/spec\.settings\.dvcr\.gc\.schedule: .*hour: 25 is outside 0-23/);
+    expect(choice.kind === 'invalid' && choice.message).toMatch(/spec\.settings\.dvcr\.gc\.schedule: .*hour "25": .*expected range 0-23/);
   });
 
   describe('CronTimer', () => {
