@@ -1,6 +1,8 @@
 /**
  * The node agent's guest backend: a QEMU process per running instance (keyed by the instance's uid),
- * started from its spec with the disk files of its volumes, in `<workDir>/<namespace>_<name>_<uid>/`.
+ * started from its spec with the disk files of its volumes, in `<workDir>/<namespace>_<name>_<uid>/`
+ * (the first 32 characters of `<namespace>_<name>`, the first 8 of the uid; a migration target's with
+ * `_to-<migration uid>` after it).
  * The accelerator is probed once (KVM only where a guest's firmware runs under it, TCG otherwise).
  */
 import { execFile } from 'node:child_process';
@@ -131,7 +133,7 @@ export class GuestBackend implements GuestSockets {
   ): Promise<{ guest: QemuGuest; port: number }> {
     const have = this.targets.get(migrationUid);
     if (have !== undefined) return have;
-    const guest = await this.spawn(vmi, disks, `_target-${migrationUid.slice(0, 8)}`);
+    const guest = await this.spawn(vmi, disks, `_to-${migrationUid.slice(0, 8)}`);
     try {
       const port = await waitFor('the migration target to listen', () => listenForMigration(guest, host), {
         timeoutMs: 30_000,
@@ -225,7 +227,8 @@ export class GuestBackend implements GuestSockets {
     if (plan.capped) log.warn({ askedMiB: plan.memoryMiB, capMiB: this.options.memoryCapMiB }, 'guest memory capped on this machine');
     return QemuGuest.start({
       qemu: this.options.qemu,
-      dir: join(this.options.workDir, `${ns}_${name}_${uid}${suffix}`),
+      // Short: QEMU's unix sockets live in it, and a socket path has at most 107 bytes.
+      dir: join(this.options.workDir, `${`${ns}_${name}`.slice(0, 32)}_${uid.slice(0, 8)}${suffix}`),
       plan,
       accel,
       name: `${ns}/${name}`,
