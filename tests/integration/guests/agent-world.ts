@@ -181,7 +181,7 @@ export async function openConsole(url: string): Promise<ConsoleSession> {
     type: (line) => ws.send(Buffer.from(line), { binary: true }),
     until: (pattern, timeoutMs, o = {}) =>
       waitFor(
-        `the console to show ${String(pattern)}`,
+        `the console to show ${String(pattern)} (it showed ${JSON.stringify(text.slice(-200))} when the wait began)`,
         () => {
           if (ws.readyState !== ws.OPEN) throw new Error(`the console WebSocket closed; it showed: ${text.slice(-300)}`);
           if (pattern.test(text)) return text;

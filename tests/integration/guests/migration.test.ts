@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { MIGRATION_TARGET_NODE_LABEL, NODE_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
 import { rootLogger } from '../../../shared/log/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
+import type { QemuGuest } from '../../../platform/simulators/kubevirt-simulator/qemu/guest-process.js';
 import { migrationProgress } from '../../../platform/simulators/kubevirt-simulator/qemu/live-migration.js';
 import { MIGRATION_ANNOTATION } from '../../../platform/simulators/kubevirt-simulator/virt-handler/real-migration.js';
 import { conditionOf, instanceWhen, openConsole, startAgentWorld, type AgentWorld } from './agent-world.js';
@@ -55,6 +56,15 @@ describe('live migration of real QEMU guests by the node agent', () => {
     return targetPod;
   }
 
+  /** An instance of the demo image Running on its QEMU process; that process. */
+  async function runningGuest(name: string): Promise<QemuGuest> {
+    await w.scheduledInstance(name, w.image);
+    await instanceWhen(w, name, 'the instance Running', (v) => v.status?.phase === 'Running', 60_000);
+    const guest = w.backend.byVm(w.ns, name);
+    if (guest === undefined) throw new Error(`the node agent runs no guest for ${name}`);
+    return guest;
+  }
+
   const releaseInstance = async (name: string): Promise<void> => {
     await w.c.kvvmis.delete({ namespace: w.ns, name });
     await waitFor(`${name} shut down`, async () => (await w.instance(name)).status?.phase === 'Succeeded', { timeoutMs: 120_000 });
@@ -64,16 +74,14 @@ describe('live migration of real QEMU guests by the node agent', () => {
   test(
     'a running guest moves to a QEMU process on the target node; its counter goes on there; migrationState comes from query-migrate',
     async () => {
-      await w.scheduledInstance('mover', w.image);
-      await instanceWhen(w, 'mover', 'the instance Running', (v) => v.status?.phase === 'Running', 60_000);
-      const source = w.backend.byVm(w.ns, 'mover');
-      const sourcePid = source?.pid ?? 0;
+      const sourcePid = (await runningGuest('mover')).pid ?? 0;
 
       // Log in on the serial console and start a counter that prints every second.
       const before = await openConsole(w.consoleUrl('mover'));
       await before.until(/d8v-demo login: $/m, BOOT_MS);
       before.type('root\r');
-      await before.until(/# $/m, 60_000, { enter: false });
+      // busybox ash's prompt, followed by a cursor position query (ESC [6n).
+      await before.until(/\/root # /, 60_000, { enter: false });
       before.type('(i=0; while :; do i=$((i+1)); echo "tick $i"; sleep 1; done) &\r');
       await before.until(/tick 3\b/, 60_000, { enter: false });
       const ticksBefore = lastTick(before.text());
@@ -108,8 +116,12 @@ describe('live migration of real QEMU guests by the node agent', () => {
       expect(moved?.running).toBe(true);
       expect(() => process.kill(sourcePid, 0)).toThrow();
       await waitFor(
+        // Deleting (no kubelet here confirms the end) or gone.
         'the source pod deleted',
-        async () => !(await w.c.pods.list({ namespace: w.ns })).items.some((p) => p.metadata.name === 'virt-launcher-mover-abcde'),
+        async () =>
+          !(await w.c.pods.list({ namespace: w.ns })).items.some(
+            (p) => p.metadata.name === 'virt-launcher-mover-abcde' && p.metadata.deletionTimestamp === undefined,
+          ),
         {
           timeoutMs: 30_000,
         },
@@ -133,10 +145,7 @@ describe('live migration of real QEMU guests by the node agent', () => {
   test(
     'the target killed half-way through the copy: the guest goes on on the source and the instance says the migration failed with the reason',
     async () => {
-      await w.scheduledInstance('stayer', w.image);
-      await instanceWhen(w, 'stayer', 'the instance Running', (v) => v.status?.phase === 'Running', 60_000);
-      const source = w.backend.byVm(w.ns, 'stayer');
-      if (source === undefined) throw new Error('the node agent runs no guest for stayer');
+      const source = await runningGuest('stayer');
       await instanceWhen(w, 'stayer', 'AgentConnected', (v) => conditionOf(v, 'AgentConnected')?.status === 'True', BOOT_MS);
 
       const migrationUid = randomUUID();
