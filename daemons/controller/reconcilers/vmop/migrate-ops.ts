@@ -25,7 +25,7 @@ function migrationOf(c: Pick<OpContext, 'deps' | 'vmop'>): InternalVirtualMachin
 }
 
 /** Why a migration failed, as far as KubeVirt says: virt-handler's `failureReason`, else the Failed condition's message. */
-function failedMessage(vmim: InternalVirtualMachineInstanceMigration | undefined): string {
+export function failedMessage(vmim: InternalVirtualMachineInstanceMigration | undefined): string {
   const why = vmim?.status?.migrationState?.failureReason || vmim?.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True')?.message;
   return why ? `the live migration failed: ${why}` : 'the live migration failed';
 }
