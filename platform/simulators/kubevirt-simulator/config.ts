@@ -47,6 +47,7 @@ export const SimulatorConfigSchema = z.object({
   GUEST_SHUTDOWN_GRACE: env
     .duration('30s')
     .describe('Real guests: how long a stopped guest has to power itself off after the ACPI power-down before it is killed.'),
+  GUEST_MIGRATION_BANDWIDTH_MIB: env.int(0, 0).describe("Real guests: a live migration's bandwidth cap, MiB/s (KubeVirt's bandwidthPerMigration); 0: none."),
   GUEST_ACCEL: z
     .enum(['tcg', 'kvm', 'auto'])
     .default('tcg')

@@ -139,6 +139,10 @@ export const MigrationStateSchema = z.looseObject({
   targetNodeAddress: str(),
   /** virt-handler on the target node: when the migrated guest ran there. */
   targetNodeDomainReadyTimestamp: z.string().nullable().optional(),
+  /** virt-handler on the target node: the ports it listens on, each to its destination (0: the migration stream). */
+  targetDirectMigrationNodePorts: opt(z.record(z.string(), z.number())),
+  /** virt-handler on the source node: why the migration failed. */
+  failureReason: str(),
 });
 
 const ClaimInfoSchema = z.looseObject({ claimName: z.string(), volumeMode: str() });

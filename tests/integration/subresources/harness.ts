@@ -12,6 +12,7 @@ import { load } from 'js-yaml';
 import { rootLogger } from '../../../shared/log/index.js';
 import { serve, type ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
+import type { GuestSockets } from '../../../platform/simulators/kubevirt-simulator/virt-api/guest-stream.js';
 import { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import { subresources } from '../../../functions/subresources/index.js';
 import { randomBytes } from 'node:crypto';
@@ -104,8 +105,9 @@ export async function startCluster(): Promise<Cluster> {
   };
 }
 
-export async function startVirtApi(pki: Pki, port = 0): Promise<VirtApiStandIn> {
-  const virtApi = new VirtApiStandIn({ port, tls: { ...pki.virtApiServing, clientCa: pki.caPem }, log: rootLogger });
+/** The virt-api stand-in over mutual TLS; with `guests`, VMs running a real guest there get its console, screen and guest agent. */
+export async function startVirtApi(pki: Pki, port = 0, guests?: GuestSockets): Promise<VirtApiStandIn> {
+  const virtApi = new VirtApiStandIn({ port, tls: { ...pki.virtApiServing, clientCa: pki.caPem }, log: rootLogger, guests });
   await virtApi.start();
   return virtApi;
 }
@@ -168,10 +170,10 @@ export interface Stack {
   readonly fn: ServerHandle;
 }
 
-export async function startStack(name: string, extraEnv: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(name: string, extraEnv: Record<string, string> = {}, guests?: GuestSockets): Promise<Stack> {
   const cluster = await startCluster();
   const pki = await makePki(name);
-  const virtApi = await startVirtApi(pki);
+  const virtApi = await startVirtApi(pki, 0, guests);
   const fn = await startSubresources(cluster, pki, virtApi.url, extraEnv);
   await registerApiService(cluster, pki, fn.port);
   return { cluster, pki, virtApi, fn };

@@ -24,6 +24,12 @@ function migrationOf(c: Pick<OpContext, 'deps' | 'vmop'>): InternalVirtualMachin
   return c.deps.caches.migrations.get(`${c.vmop.metadata.namespace ?? ''}/${migrationNameOf(c.vmop.metadata.name ?? '')}`);
 }
 
+/** Why a migration failed, as far as KubeVirt says: virt-handler's `failureReason`, else the Failed condition's message. */
+export function failedMessage(vmim: InternalVirtualMachineInstanceMigration | undefined): string {
+  const why = vmim?.status?.migrationState?.failureReason || vmim?.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True')?.message;
+  return why ? `the live migration failed: ${why}` : 'the live migration failed';
+}
+
 /** Migrate and Evict: a KubeVirt migration of the instance, owned by the operation. */
 export const migrateOperation: Operation = {
   inProgressReason: 'MigrationPending',
@@ -52,7 +58,7 @@ export const migrateOperation: Operation = {
     const vmim = migrationOf(c);
     const phase = vmim?.status?.phase ?? '';
     if (phase === 'Succeeded') return { state: 'done' };
-    if (phase === 'Failed') return { state: 'failed', message: 'the live migration failed' };
+    if (phase === 'Failed') return { state: 'failed', message: failedMessage(vmim) };
     const step = PROGRESS[phase] ?? { reason: 'Syncing', progress: '10%' };
     return { state: 'waiting', reason: step.reason, progress: step.progress };
   },

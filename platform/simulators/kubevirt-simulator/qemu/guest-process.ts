@@ -13,7 +13,12 @@ import { guestFiles, qemuArgs, type Accel, type GuestPlan } from './plan.js';
 export interface AgentReport {
   readonly osInfo: Record<string, string>;
   readonly interfaces: readonly { name: string; 'hardware-address'?: string; 'ip-addresses'?: { 'ip-address': string }[] }[];
+  /** `guest-fsfreeze-status`: `frozen` or `thawed`. */
+  readonly fsFreeze: string;
 }
+
+/** What one QMP session may do: run commands (answers resolve, errors reject naming the command). */
+export type Qmp = (command: string, args?: Record<string, unknown>) => Promise<unknown>;
 
 export type GuestFailure = { reason: 'NoBootableDevice'; message: string } | { reason: 'GuestExited'; message: string };
 
@@ -40,6 +45,10 @@ export class QemuGuest {
   private exit: { code: number | null; signal: string | null } | undefined;
   private readonly exited: Promise<void>;
   private agent: JsonLinesClient | undefined;
+  /** Agent exchanges one after another (the channel answers in order, one client at a time). */
+  private agentQueue: Promise<unknown> = Promise.resolve();
+  /** QMP sessions one after another (QEMU's monitor socket serves one client at a time). */
+  private qmpQueue: Promise<unknown> = Promise.resolve();
   private syncId = 1;
   private stopping = false;
 
@@ -65,9 +74,11 @@ export class QemuGuest {
     });
   }
 
-  static async start(opts: { qemu: string; dir: string; plan: GuestPlan; accel: Accel; name: string; log: Logger }): Promise<QemuGuest> {
+  /** Start QEMU; `incoming`: as a migration target, waiting for the source's state (`-incoming defer`) instead of booting. */
+  static async start(opts: { qemu: string; dir: string; plan: GuestPlan; accel: Accel; name: string; log: Logger; incoming?: boolean }): Promise<QemuGuest> {
     await mkdir(opts.dir, { recursive: true });
-    const child = spawn(opts.qemu, qemuArgs(opts.plan, opts.dir, opts.accel, opts.name), { stdio: ['ignore', 'ignore', 'pipe'] });
+    const args = qemuArgs(opts.plan, opts.dir, opts.accel, opts.name, opts.incoming === true);
+    const child = spawn(opts.qemu, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     const guest = new QemuGuest(child, opts.dir, opts.plan, opts.accel, opts.name, opts.log, '');
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
@@ -75,7 +86,7 @@ export class QemuGuest {
     });
     opts.log.info(
       { pid: child.pid, dir: opts.dir, accel: opts.accel, cpus: opts.plan.cpus, memoryMiB: opts.plan.givenMiB, askedMiB: opts.plan.memoryMiB },
-      'guest QEMU process started',
+      opts.incoming === true ? 'guest QEMU process started as a migration target' : 'guest QEMU process started',
     );
     return guest;
   }
@@ -126,21 +137,67 @@ export class QemuGuest {
     return undefined;
   }
 
-  /** The guest agent's OS info and interfaces, or undefined while it does not answer. */
+  /** The guest agent's OS info, interfaces and freeze state, or undefined while it does not answer. */
   async agentReport(timeoutMs = 5000): Promise<AgentReport | undefined> {
     try {
-      this.agent ??= await JsonLinesClient.connect(guestFiles(this.dir).agent, 'guest agent');
-      const id = this.syncId++;
-      await guestSync(this.agent, id, timeoutMs);
-      const osInfo = (await this.agent.execute('guest-get-osinfo', undefined, timeoutMs)) as Record<string, string>;
-      const interfaces = (await this.agent.execute('guest-network-get-interfaces', undefined, timeoutMs)) as AgentReport['interfaces'];
-      return { osInfo, interfaces };
+      return await this.agentSession(timeoutMs, async (run) => {
+        const osInfo = (await run('guest-get-osinfo')) as Record<string, string>;
+        const interfaces = (await run('guest-network-get-interfaces')) as AgentReport['interfaces'];
+        const fsFreeze = String(await run('guest-fsfreeze-status'));
+        return { osInfo, interfaces, fsFreeze };
+      });
     } catch (err: unknown) {
       this.log.debug({ err }, 'guest agent not answering yet');
-      this.agent?.close();
-      this.agent = undefined;
       return undefined;
     }
+  }
+
+  /**
+   * Commands to the guest agent after a guest-sync, one exchange at a time; a failure (no answer, an
+   * error answer) closes the channel (the next exchange reconnects) and rejects naming the command.
+   */
+  async agentSession<T>(timeoutMs: number, fn: (run: (command: string, args?: Record<string, unknown>) => Promise<unknown>) => Promise<T>): Promise<T> {
+    const next = this.agentQueue.then(async () => {
+      try {
+        this.agent ??= await JsonLinesClient.connect(guestFiles(this.dir).agent, 'guest agent');
+        const agent = this.agent;
+        await guestSync(agent, this.syncId++, timeoutMs);
+        return await fn((command, args) => agent.execute(command, args, timeoutMs));
+      } catch (err: unknown) {
+        this.agent?.close();
+        this.agent = undefined;
+        throw err;
+      }
+    });
+    this.agentQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** One QMP session (greeting, capabilities, then `fn`'s commands), one at a time; closed afterwards. */
+  async qmp<T>(fn: (run: Qmp) => Promise<T>, timeoutMs = 5000): Promise<T> {
+    const next = this.qmpQueue.then(async () => {
+      const client = await JsonLinesClient.connect(guestFiles(this.dir).qmp, 'QMP');
+      try {
+        await client.next(timeoutMs);
+        await client.execute('qmp_capabilities', undefined, timeoutMs);
+        return await fn((command, args) => client.execute(command, args, timeoutMs));
+      } finally {
+        client.close();
+      }
+    });
+    this.qmpQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Kill QEMU at once (a migration's source once the target runs, a failed target) and remove the work directory. */
+  async discard(): Promise<void> {
+    this.stopping = true;
+    this.agent?.close();
+    if (this.exit === undefined) {
+      this.child.kill('SIGKILL');
+      await this.exited;
+    }
+    await rm(this.dir, { recursive: true, force: true });
   }
 
   /** ACPI power-down, up to `graceMs` for the guest to turn itself off, then SIGKILL; the work directory is removed. */
@@ -150,11 +207,7 @@ export class QemuGuest {
     let how: 'shutdown' | 'killed' = 'shutdown';
     if (this.exit === undefined) {
       try {
-        const qmp = await JsonLinesClient.connect(guestFiles(this.dir).qmp, 'QMP');
-        await qmp.next(5000);
-        await qmp.execute('qmp_capabilities', undefined, 5000);
-        await qmp.execute('system_powerdown', undefined, 5000);
-        qmp.close();
+        await this.qmp((run) => run('system_powerdown'));
       } catch (err: unknown) {
         this.log.warn({ err }, 'ACPI power-down could not be sent; killing the guest');
       }

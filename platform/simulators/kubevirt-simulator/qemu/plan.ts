@@ -62,8 +62,11 @@ export function guestPlan(vmi: InternalVirtualMachineInstance, disks: readonly O
   return { cpus, memoryMiB, givenMiB: Math.min(memoryMiB, capMiB), capped: memoryMiB > capMiB, disks: ordered };
 }
 
-/** The QEMU argv (without the program) for a plan, its work directory and the accelerator. */
-export function qemuArgs(plan: GuestPlan, dir: string, accel: Accel, name: string): string[] {
+/**
+ * The QEMU argv (without the program) for a plan, its work directory and the accelerator; `incoming`:
+ * a migration target, which waits for `migrate-incoming` (the listening address is chosen then).
+ */
+export function qemuArgs(plan: GuestPlan, dir: string, accel: Accel, name: string, incoming = false): string[] {
   const f = guestFiles(dir);
   const args = [
     '-name',
@@ -104,6 +107,7 @@ export function qemuArgs(plan: GuestPlan, dir: string, accel: Accel, name: strin
     '-device',
     'virtio-net-pci,netdev=net0',
   ];
+  if (incoming) args.push('-incoming', 'defer');
   // With a boot order only the disks that have one boot (KubeVirt's libvirt domain does the same).
   if (plan.disks.some((d) => d.bootOrder !== undefined)) args.push('-boot', 'strict=on');
   plan.disks.forEach((d, i) => {

@@ -9,6 +9,11 @@ import { createConnection } from 'node:net';
 export interface GuestSockets {
   /** `serial` (the console) or `vnc` socket of VM `<namespace>/<name>`, or undefined when it runs no real guest. */
   socketOf(namespace: string, name: string, kind: 'serial' | 'vnc'): string | undefined;
+  /**
+   * Freeze (thawed again by itself after `unfreezeMs`) or thaw the VM's guest filesystems through its
+   * guest agent; `no-guest` when it runs no real guest here. Rejects naming why the agent did not.
+   */
+  fsFreeze?(namespace: string, name: string, action: 'freeze' | 'thaw', unfreezeMs?: number): Promise<'done' | 'no-guest'>;
 }
 
 export interface GuestStream {

@@ -15,6 +15,7 @@ import { createServer as createHttpsServer, Server as HttpsServer } from 'node:h
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { parseDurationMs } from '../../../../shared/config/index.js';
 import { errorMessage, httpStatusOf } from '../../../../shared/errors/index.js';
 import type { Logger } from '../../../../shared/log/index.js';
 import { guestStream, type GuestSockets } from './guest-stream.js';
@@ -182,6 +183,10 @@ export class VirtApiStandIn {
       { sub, namespace: call.namespace, name: call.name, user: call.remoteUser, for: call.originatingUser, body },
       'virt-api stand-in call',
     );
+    if (sub === 'freeze' || sub === 'unfreeze') {
+      const refused = await this.fsFreeze(call, body);
+      if (refused !== undefined) return answer(refused.status, refused.message);
+    }
     const volumes = this.options.volumes;
     if (volumes !== undefined && (sub === 'addvolume' || sub === 'removevolume')) {
       try {
@@ -193,6 +198,32 @@ export class VirtApiStandIn {
     }
     res.writeHead(200);
     res.end();
+  }
+
+  /**
+   * freeze / unfreeze of a VM with a real guest here: `guest-fsfreeze-freeze` / `-thaw` through its
+   * guest agent (freeze thaws itself after the body's `unfreezeTimeout`, default 5m); otherwise only
+   * recorded. Undefined when done, else the refusal: 400 for a bad `unfreezeTimeout`, 500 naming what
+   * the guest agent did (as virt-api answers when virt-handler's call to the agent fails).
+   */
+  private async fsFreeze(call: RecordedCall, body: unknown): Promise<{ status: number; message: string } | undefined> {
+    const guests = this.options.guests;
+    if (guests?.fsFreeze === undefined) return undefined;
+    let unfreezeMs: number | undefined;
+    if (call.subresource === 'freeze') {
+      const given = (body as { unfreezeTimeout?: unknown } | undefined)?.unfreezeTimeout;
+      unfreezeMs = given === undefined ? undefined : typeof given === 'string' ? parseDurationMs(given) : undefined;
+      if (given !== undefined && (unfreezeMs === undefined || unfreezeMs <= 0)) {
+        return { status: 400, message: `unfreezeTimeout: ${JSON.stringify(given)} is not a duration such as 30s or 5m` };
+      }
+    }
+    try {
+      await guests.fsFreeze(call.namespace, call.name, call.subresource === 'freeze' ? 'freeze' : 'thaw', unfreezeMs);
+      return undefined;
+    } catch (err: unknown) {
+      this.options.log.warn({ err, vm: `${call.namespace}/${call.name}`, sub: call.subresource }, 'virt-api stand-in: the guest agent failed');
+      return { status: 500, message: `${call.subresource} of ${call.namespace}/${call.name}: ${errorMessage(err)}` };
+    }
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {

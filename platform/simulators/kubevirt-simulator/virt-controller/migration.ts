@@ -56,7 +56,7 @@ export async function advanceMigration(ctx: StepContext, m: VMIM, vmi: VMI | und
   if (vmi === undefined || vmi.status?.phase !== 'Running') return fail('the instance is not running');
   const state = vmi.status.migrationState;
   const mine = state?.migrationUid === m.metadata.uid ? state : undefined;
-  if (mine?.failed === true) return fail('virt-handler reported the migration failed');
+  if (mine?.failed === true) return fail(`virt-handler reported the migration failed${mine.failureReason ? `: ${mine.failureReason}` : ''}`);
   if (mine?.completed === true) return setPhase('Succeeded', { migrationState: mine });
   const source = activePod(vmi, pods);
   const target = pods.find((p) => p.metadata.labels?.[MIGRATION_LABEL] === m.metadata.uid);

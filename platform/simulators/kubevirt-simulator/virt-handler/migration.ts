@@ -16,11 +16,13 @@ import type { InternalVirtualMachineInstance } from '../../../../shared/api/inte
 import { now, ref, remove, type StepContext } from '../context.js';
 import type { LauncherPod } from '../kube.js';
 import { podState } from '../launcher.js';
+import { handleRealMigration } from './real-migration.js';
 
 type VMI = InternalVirtualMachineInstance;
 
-/** One step of the migration of `vmi`, when one is handed off and unfinished. */
+/** One step of the migration of `vmi`, when one is handed off and unfinished (with real guests: `real-migration.ts`). */
 export async function handleMigration(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]): Promise<void> {
+  if (ctx.guests !== undefined) return handleRealMigration(ctx, ctx.guests, vmi, pods);
   const state = vmi.status?.migrationState;
   if (vmi.status?.phase !== 'Running' || !state?.targetNode || !state.migrationUid || state.completed === true || state.failed === true) return;
   const namespace = vmi.metadata.namespace ?? '';

@@ -4,7 +4,7 @@
  * files of its PVC volumes, and the instance is `Running` once the process runs. From then on the
  * handler watches the process every `WATCH_MS`: SeaBIOS's "No bootable device" → `GuestBootable=False`
  * (NoBootableDevice); the guest agent's answers → `AgentConnected`, `guestOSInfo`, the interface's
- * name and MAC; QEMU ending by itself → `Succeeded` when the guest powered off (exit 0), `Failed`
+ * name and MAC, `fsFreezeStatus` (`frozen` while frozen); QEMU ending by itself → `Succeeded` when the guest powered off (exit 0), `Failed`
  * otherwise (killed, crashed), as KubeVirt's virt-handler reports a domain that shut down or crashed.
  */
 import {
@@ -130,8 +130,11 @@ async function watchGuest(ctx: StepContext, guests: GuestBackend, vmi: VMI, gues
   }
   const status = agentStatus(vmi, report);
   const reported = vmi.status?.guestOSInfo ?? {};
-  if (connected && Object.entries(status.guestOSInfo).every(([k, v]) => reported[k] === v)) return;
-  ctx.log.info({ vm: keyOf(vmi), os: status.guestOSInfo.prettyName }, 'the guest agent answers');
+  const frozen = (vmi.status as { fsFreezeStatus?: string } | undefined)?.fsFreezeStatus ?? null;
+  const sameOs = Object.entries(status.guestOSInfo).every(([k, v]) => reported[k] === v);
+  if (connected && sameOs && frozen === status.fsFreezeStatus) return;
+  if (!connected || !sameOs) ctx.log.info({ vm: keyOf(vmi), os: status.guestOSInfo.prettyName }, 'the guest agent answers');
+  if (frozen !== status.fsFreezeStatus) ctx.log.info({ vm: keyOf(vmi), fsFreezeStatus: report.fsFreeze }, 'the guest agent reports the filesystems');
   await patch(ctx, vmi, { ...status, conditions: withConditions(conditions, [{ type: 'AgentConnected', status: 'True' }]) });
 }
 
@@ -140,7 +143,10 @@ async function watchGuest(ctx: StepContext, guests: GuestBackend, vmi: VMI, gues
  * interface with the guest's own name and MAC. The address stays the one our IPAM gave (the guest's
  * user-mode network address, 10.0.2.15, is this machine's private affair).
  */
-export function agentStatus(vmi: VMI, report: AgentReport): { guestOSInfo: Record<string, string>; interfaces: Record<string, unknown>[] } {
+export function agentStatus(
+  vmi: VMI,
+  report: AgentReport,
+): { guestOSInfo: Record<string, string>; interfaces: Record<string, unknown>[]; fsFreezeStatus: 'frozen' | null } {
   const os = report.osInfo;
   const pick = (k: string): string => os[k] ?? '';
   const guestOSInfo = {
@@ -159,7 +165,8 @@ export function agentStatus(vmi: VMI, report: AgentReport): { guestOSInfo: Recor
       ? { ...i, interfaceName: nic.name, ...(nic['hardware-address'] === undefined ? {} : { mac: nic['hardware-address'] }), infoSource: 'domain, guest-agent' }
       : i,
   );
-  return { guestOSInfo, interfaces };
+  // As KubeVirt: `fsFreezeStatus` is there while the guest is frozen, gone once it thaws.
+  return { guestOSInfo, interfaces, fsFreezeStatus: report.fsFreeze === 'frozen' ? 'frozen' : null };
 }
 
 async function patch(ctx: StepContext, vmi: VMI, status: Record<string, unknown>, metadata: Record<string, unknown> = {}): Promise<void> {
