@@ -72,33 +72,58 @@ async function servedKinds(kube: KubeClient, apiVersions: readonly string[]): Pr
   return served;
 }
 
+/** KubeVirt's configuration object (the KubeVirt CR, renamed): an object of one of the install's own CRDs. */
+const KUBEVIRT_CONFIG_KIND = 'InternalVirtualizationKubeVirt';
+/** Why the install's KubeVirt configuration is left out beside real virt-controller. */
+export const KUBEVIRT_CONFIG_ELSEWHERE =
+  "KubeVirt's configuration is applied in KubeVirt's own namespace beside real virt-controller (platform/kubevirt.ts); a second one would stop every migration";
+
+export interface InstallOptions {
+  /** Resolves once the install's CRDs are served (`applyCrds`): KubeVirt's configuration object waits for it. */
+  readonly crdsServed: Promise<void>;
+  /**
+   * Where KubeVirt's configuration object goes: `install` as the install has it (the simulated
+   * KubeVirt), `elsewhere` not from here (real virt-controller: platform/kubevirt.ts applies it in
+   * KubeVirt's namespace). virt-controller reads every KubeVirt object it sees, and with two its
+   * migration controller fails every sync ("more than one KubeVirt custom resource detected"): a
+   * migration stays Pending for good (issue 31).
+   */
+  readonly kubeVirtConfiguration: 'install' | 'elsewhere';
+}
+
 /** Everything else of the install that this cluster can hold (see the file comment), server-side applied. */
-export async function applyInstall(kubectl: Kubectl, admin: KubeClient): Promise<InstallReport> {
+export async function applyInstall(kubectl: Kubectl, admin: KubeClient, o: InstallOptions): Promise<InstallReport> {
   // js-yaml, not the client library's loader: that one maps objects onto its models, renaming fields
   // such as a NetworkPolicy rule's `from` (to `_from`).
-  // KubeVirt's configuration object (knative/kubevirt/config, the install's second step) goes with the
-  // rest: applyCrds has applied its CRD and waited until it is Established.
   const all: Manifest[] = [];
   for (const dir of [KNATIVE_DIR, `${KNATIVE_DIR}kubevirt/config`]) {
     all.push(...(loadAll(await kubectl(['kustomize', dir])) as Array<Manifest | null>).filter((m): m is Manifest => m !== null));
   }
   const rest = all.filter((m) => m.kind !== 'CustomResourceDefinition');
-  const served = await servedKinds(admin, [...new Set(rest.map((m) => m.apiVersion))]);
+  const kubeVirtConfig = rest.filter((m) => m.kind === KUBEVIRT_CONFIG_KIND);
+  const others = rest.filter((m) => m.kind !== KUBEVIRT_CONFIG_KIND);
+  const served = await servedKinds(admin, [...new Set(others.map((m) => m.apiVersion))]);
   const apply: Manifest[] = [];
   const skipped = new Map<string, { count: number; why: string }>();
   const skip = (m: Manifest, why: string): void => {
     const key = `${m.apiVersion} ${m.kind}`;
     skipped.set(key, { count: (skipped.get(key)?.count ?? 0) + 1, why });
   };
-  for (const m of rest) {
+  for (const m of others) {
     const gvk = `${m.apiVersion}/${m.kind}`;
     if (RUN_LOCALLY.has(gvk)) skip(m, 'its unit runs as a local process');
     else if (!served.has(gvk)) skip(m, 'this cluster does not serve the API (no Knative or monitoring stack locally)');
     else apply.push(m);
   }
-  await kubectl(
-    ['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-f', '-'],
-    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: apply }),
-  );
-  return { applied: apply.length, skipped: [...skipped].map(([what, v]) => ({ what, ...v })) };
+  const serverSide = ['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-f', '-'];
+  await kubectl(serverSide, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: apply }));
+  // Its CRD is the install's own: applied once it is served, never raced against discovery.
+  let applied = apply.length;
+  if (o.kubeVirtConfiguration === 'elsewhere') for (const m of kubeVirtConfig) skip(m, KUBEVIRT_CONFIG_ELSEWHERE);
+  else if (kubeVirtConfig.length > 0) {
+    await o.crdsServed;
+    await kubectl(serverSide, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: kubeVirtConfig }));
+    applied += kubeVirtConfig.length;
+  }
+  return { applied, skipped: [...skipped].map(([what, v]) => ({ what, ...v })) };
 }

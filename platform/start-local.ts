@@ -62,14 +62,16 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
     const value = await work;
     return [value, `${((Date.now() - at) / 1000).toFixed(1)} s`];
   };
+  // The CRDs and the rest at once: of the rest only KubeVirt's configuration is an object of our CRDs, and it waits for them.
+  const crdsServed = applyCrds(kubectl);
+  crdsServed.catch(() => undefined);
   const [[nodes, kwokTime], [report, installTime], [bundles], [dvcr, dvcrTime]] = await Promise.all([
     // The importer pods are the storage simulator's to run, not kwok's.
     took(startKwok(cluster, { binDir, workDir, supervisor: p.supervisor, unmanagedPodLabel: HELPER_POD_SELECTOR }).then(() => createNodes(admin, flags.nodes))),
-    // The CRDs and the rest at once: nothing else of the install is an object of our CRDs.
     took(
       Promise.all([
-        applyCrds(kubectl).then(() => applySnapshotCrds(kubectl)),
-        applyInstall(kubectl, admin).then(async (r) => {
+        crdsServed.then(() => applySnapshotCrds(kubectl)),
+        applyInstall(kubectl, admin, { crdsServed, kubeVirtConfiguration: kubevirt.real ? 'elsewhere' : 'install' }).then(async (r) => {
           const rbac = [SIMULATOR_RBAC, STORAGE_SIMULATOR_RBAC, ...(kubevirt.real ? [KUBEVIRT_RBAC] : [])].flatMap((f) => ['-f', f]);
           await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', ...rbac]);
           await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], auditWebhookBinding(cluster.auditWebhook.user));

@@ -53,19 +53,39 @@ export interface Condition {
   status: string;
   reason?: string | undefined;
   message?: string | undefined;
+  lastProbeTime?: string | null | undefined;
   lastTransitionTime?: string | null | undefined;
 }
 
 /**
- * `existing` with `set` put in (by type; a condition whose status did not change keeps its time).
- * Status arrays are replaced whole by a merge patch, so a writer keeps the others' conditions.
+ * A condition in the shape KubeVirt's Go types give it on the wire: both timestamps always present
+ * (`null` when unset: `metav1.Time` is never omitted), reason and message only when set. virt-controller
+ * patches an instance's conditions with a JSON Patch `test` of the whole list as it decoded them; a
+ * condition missing `lastProbeTime` never equals its `"lastProbeTime": null`, so every such patch
+ * would be refused (issue 31).
+ */
+export function goShaped(c: Condition): Condition {
+  return {
+    type: c.type,
+    status: c.status,
+    lastProbeTime: c.lastProbeTime ?? null,
+    lastTransitionTime: c.lastTransitionTime ?? null,
+    ...(c.reason ? { reason: c.reason } : {}),
+    ...(c.message ? { message: c.message } : {}),
+  };
+}
+
+/**
+ * `existing` with `set` put in (by type; a condition whose status did not change keeps its time), every
+ * condition in KubeVirt's wire shape (`goShaped`). Status arrays are replaced whole by a merge patch,
+ * so a writer keeps the others' conditions.
  */
 export function withConditions(existing: readonly Condition[] | undefined, set: readonly Condition[]): Condition[] {
-  const out = (existing ?? []).filter((c) => !set.some((s) => s.type === c.type));
+  const out = (existing ?? []).filter((c) => !set.some((s) => s.type === c.type)).map(goShaped);
   for (const s of set) {
     const before = existing?.find((c) => c.type === s.type);
     const same = before !== undefined && before.status === s.status;
-    out.push({ ...s, lastTransitionTime: same && before.lastTransitionTime != null ? before.lastTransitionTime : now() });
+    out.push(goShaped({ ...s, lastTransitionTime: same && before.lastTransitionTime != null ? before.lastTransitionTime : now() }));
   }
   return out;
 }

@@ -41,6 +41,10 @@ const until = <T>(name: string, what: string, check: () => Promise<T | undefined
 const vmWhen: RealSystem['vmWhen'] = (name, what, check) => rig().vmWhen(name, what, check);
 const launcherPods: RealSystem['launcherPods'] = (vm) => rig().launcherPods(vm);
 
+/** Wait until operation `op` of VM `name` is Completed. */
+const completes = (name: string, op: string, what: string): Promise<true> =>
+  until(name, what, async () => (await c.vmops.get({ namespace: scope.namespace, name: op })).status?.phase === 'Completed' || undefined);
+
 describe('our VMs on upstream KubeVirt v1.6.0, the simulator only as node agent', () => {
   it('runs a VM made through our API on a kwok node with its IPAM address, then restarts and live-migrates it through real KubeVirt objects', async () => {
     await c.vms.create(vmOf(scope, 'web', className, { blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: imageName }] }));
@@ -53,13 +57,19 @@ describe('our VMs on upstream KubeVirt v1.6.0, the simulator only as node agent'
     expect(pod?.spec.nodeName).toBe(vmi.status?.nodeName);
     expect(vmi.status?.interfaces?.[0]?.ipAddress).toBe(running.status?.ipAddress);
     expect(running.status?.nodeName).toBe(vmi.status?.nodeName);
-
-    await c.vmops.create(vmop(scope, 'restart-web', 'web', 'Restart'));
+    // virt-controller's own status patch applies on what the node agent wrote: its JSON Patch tests the
+    // conditions as Go shapes them (lastProbeTime null), so the instance becomes Ready (without that
+    // shape every such patch was refused and Ready stayed False, GuestNotRunning).
     await until(
       'web',
-      'the Restart completed',
-      async () => (await c.vmops.get({ namespace: scope.namespace, name: 'restart-web' })).status?.phase === 'Completed' || undefined,
+      'KubeVirt Ready',
+      async () =>
+        (await c.kvvmis.get({ namespace: scope.namespace, name: 'web' })).status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') ||
+        undefined,
     );
+
+    await c.vmops.create(vmop(scope, 'restart-web', 'web', 'Restart'));
+    await completes('web', 'restart-web', 'the Restart completed');
     const restarted = await c.kvvmis.get({ namespace: scope.namespace, name: 'web' });
     expect(restarted.metadata.uid).not.toBe(vmi.metadata.uid);
     const again = await vmWhen('web', 'Running again', (v) => v.status?.phase === 'Running');
@@ -76,11 +86,7 @@ describe('our VMs on upstream KubeVirt v1.6.0, the simulator only as node agent'
 
     const before = restarted.status?.nodeName;
     await c.vmops.create(vmop(scope, 'migrate-web', 'web', 'Migrate'));
-    await until(
-      'web',
-      'the Migrate completed',
-      async () => (await c.vmops.get({ namespace: scope.namespace, name: 'migrate-web' })).status?.phase === 'Completed' || undefined,
-    );
+    await completes('web', 'migrate-web', 'the Migrate completed');
     const moved = await c.kvvmis.get({ namespace: scope.namespace, name: 'web' });
     expect(moved.status?.nodeName).not.toBe(before);
     expect(moved.status?.migrationState?.completed).toBe(true);
@@ -88,6 +94,12 @@ describe('our VMs on upstream KubeVirt v1.6.0, the simulator only as node agent'
     const target = (await launcherPods('web')).find((p) => p.metadata.labels?.[MIGRATION_LABEL] === moved.status?.migrationState?.migrationUid);
     expect(target?.spec.nodeName).toBe(moved.status?.nodeName);
     await vmWhen('web', `Running on ${moved.status?.nodeName ?? ''}`, (v) => v.status?.phase === 'Running' && v.status.nodeName === moved.status?.nodeName);
+
+    // A second migration of the same instance: virt-controller's hand-off tests the finished migration
+    // state as Go shapes it (no false or empty fields), so it is handed off and completes too.
+    await c.vmops.create(vmop(scope, 'migrate-web-again', 'web', 'Migrate'));
+    await completes('web', 'migrate-web-again', 'the second Migrate completed');
+    expect((await c.kvvmis.get({ namespace: scope.namespace, name: 'web' })).status?.nodeName).toBe(before);
   }, 420_000);
 
   it('never runs a VM while KubeVirt lacks the bpfbridge binding, and says why', async () => {

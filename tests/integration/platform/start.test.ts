@@ -8,7 +8,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import { ObjectMetaSchema } from '../../../shared/api/k8s/core.js';
 import { contains, parseIPv4, parseSubnet } from '../../../shared/api/ipv4.js';
@@ -91,11 +91,6 @@ afterAll(async () => {
   for (const dir of leftovers) for (const s of survivors(dir)) process.stderr.write(`platform test left: ${s}\n`);
   if (process.env['VIRT_TESTENV_KEEP'] !== '1') await Promise.all(leftovers.map((d) => rm(d, { recursive: true, force: true })));
 });
-
-// A stopgap, logged, not silent: beside real virt-controller the demo's live Migrate right after its
-// Restart was seen to stay Pending (about 1 run in 8, cause not found; issue 31 note). One retry keeps
-// that from failing the suite while it is open; the first failure is printed before the retry.
-jest.retryTimes(1, { logErrorsBeforeRetry: true });
 
 describe('npm start', () => {
   it('runs the module locally with real virt-controller and virt-api and plays the demo: image imported into DVCR, disk from it, VM Running on a simulated node, Restart and Migrate completed, audit records, nothing left after exit', async () => {

@@ -19,9 +19,10 @@ import {
   QEMU_VERSION_ANNOTATION,
 } from '../../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
-import { ref, withConditions, type StepContext } from '../context.js';
+import { withConditions, type StepContext } from '../context.js';
 import { findsBootableDevice } from './firmware.js';
 import { runRealGuest } from './real-guest.js';
+import { writeInstance } from './write.js';
 import type { LauncherPod } from '../kube.js';
 import { CILIUM_IP_ANNOTATION, podState } from '../launcher.js';
 
@@ -94,10 +95,7 @@ async function endGuest(ctx: StepContext, vmi: VMI, pods: readonly LauncherPod[]
   // A real guest: ACPI power-down with the grace period when the instance is deleted; killed with its launcher.
   const how = await ctx.guests?.end(vmi.metadata.uid ?? '', deleted ? undefined : 0);
   if (how !== undefined) ctx.log.info({ vm: key, how }, 'the guest QEMU process is gone');
-  await ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
-    metadata: { resourceVersion: vmi.metadata.resourceVersion },
-    status: deleted ? { phase: 'Succeeded' } : { phase: 'Failed', reason: 'PodTerminating' },
-  });
+  await writeInstance(ctx, vmi, { status: deleted ? { phase: 'Succeeded' } : { phase: 'Failed', reason: 'PodTerminating' } });
   return true;
 }
 
@@ -118,12 +116,9 @@ export async function runGuest(ctx: StepContext, vmi: VMI, pods: readonly Launch
   const machine = vmi.spec.domain['machine'] as { type?: string } | undefined;
   const bootable = await findsBootableDevice(vmi, ctx.volumes);
   if (!bootable) ctx.log.info({ vm: key }, 'the guest firmware finds no bootable device');
-  await ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
-    metadata: {
-      labels: { [NODE_NAME_LABEL]: node },
-      annotations: launcherVersions(),
-      resourceVersion: vmi.metadata.resourceVersion,
-    },
+  await writeInstance(ctx, vmi, {
+    labels: { [NODE_NAME_LABEL]: node },
+    annotations: launcherVersions(),
     status: {
       phase: 'Running',
       interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip], infoSource: 'domain, guest-agent' }],

@@ -16,7 +16,7 @@ import {
   QEMU_VERSION_ANNOTATION,
 } from '../../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
-import { ref, withConditions, type Condition, type StepContext } from '../context.js';
+import { withConditions, type Condition, type StepContext } from '../context.js';
 import type { LauncherPod } from '../kube.js';
 import { CILIUM_IP_ANNOTATION, podState } from '../launcher.js';
 import { diskFileIn, type GuestBackend } from '../qemu/backend.js';
@@ -24,6 +24,7 @@ import type { AgentReport, QemuGuest } from '../qemu/guest-process.js';
 import type { GuestDisk } from '../qemu/plan.js';
 import { volumeDir } from './firmware.js';
 import { LIBVIRT_VERSION, volumeStatus } from './guest.js';
+import { writeInstance, type InstanceChange } from './write.js';
 
 type VMI = InternalVirtualMachineInstance;
 
@@ -125,7 +126,13 @@ async function watchGuest(ctx: StepContext, guests: GuestBackend, vmi: VMI, gues
   const report = await guest.agentReport(AGENT_TIMEOUT_MS);
   const connected = conditions.some((c) => c.type === 'AgentConnected' && c.status === 'True');
   if (report === undefined) {
-    if (connected) await patch(ctx, vmi, { conditions: conditions.filter((c) => c.type !== 'AgentConnected') });
+    if (connected)
+      await patch(ctx, vmi, {
+        conditions: withConditions(
+          conditions.filter((c) => c.type !== 'AgentConnected'),
+          [],
+        ),
+      });
     return;
   }
   const status = agentStatus(vmi, report);
@@ -169,9 +176,6 @@ export function agentStatus(
   return { guestOSInfo, interfaces, fsFreezeStatus: report.fsFreeze === 'frozen' ? 'frozen' : null };
 }
 
-async function patch(ctx: StepContext, vmi: VMI, status: Record<string, unknown>, metadata: Record<string, unknown> = {}): Promise<void> {
-  await ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
-    metadata: { ...metadata, resourceVersion: vmi.metadata.resourceVersion },
-    status,
-  });
+async function patch(ctx: StepContext, vmi: VMI, status: Record<string, unknown>, metadata: Omit<InstanceChange, 'status'> = {}): Promise<void> {
+  await writeInstance(ctx, vmi, { ...metadata, status });
 }
