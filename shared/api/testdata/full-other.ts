@@ -99,6 +99,8 @@ const migrationState = {
   migrationUid: 'm-1',
   targetNodeAddress: '10.0.0.2',
   targetNodeDomainReadyTimestamp: T,
+  targetDirectMigrationNodePorts: { '49152': 0 },
+  failureReason: '',
 };
 const vmiSpec = {
   domain: {
@@ -137,7 +139,7 @@ export const FULL_INTERNAL = [
   object(
     'InternalVirtualizationVirtualMachine',
     'web',
-    { runStrategy: 'Manual', template: { metadata: { labels: { a: 'b' }, annotations: { c: 'd' } }, spec: vmiSpec } },
+    { runStrategy: 'Manual', updateVolumesStrategy: 'Migration', template: { metadata: { labels: { a: 'b' }, annotations: { c: 'd' } }, spec: vmiSpec } },
     {
       printableStatus: 'Running',
       ready: true,
@@ -168,6 +170,13 @@ export const FULL_INTERNAL = [
       launcherContainerImageVersion: 'v1',
       qosClass: 'Burstable',
       volumeStatus: [{ name: 'vd-root', target: 'sda' }],
+      migratedVolumes: [
+        {
+          volumeName: 'vd-root',
+          sourcePVCInfo: { claimName: 'vd-root-1234', volumeMode: 'Block' },
+          destinationPVCInfo: { claimName: 'vd-root-5678', volumeMode: 'Block' },
+        },
+      ],
       deviceStatus: { hostDeviceStatuses: [{ name: 'usb-dongle', phase: 'Ready', address: '0:1', reason: 'Attached', message: 'attached to the guest' }] },
     },
     INTERNAL,
