@@ -235,16 +235,31 @@ describe('evacuation: bad input', () => {
   it('a VM that cannot live-migrate is refused (429) without being marked, and Migratable says why', async () => {
     await runningVM('pinned');
     // The node agent reports what KubeVirt finds: a disk that cannot move.
-    const vmi = await t.c.kvvmis.get({ namespace: t.w.ns, name: 'pinned' });
-    const others = (vmi.status?.conditions ?? []).filter((c) => c.type !== 'LiveMigratable');
-    await t.c.kvvmis.mergePatch(
-      { namespace: t.w.ns, name: 'pinned' },
-      { status: { conditions: [...others, { type: 'LiveMigratable', status: 'False', reason: 'DisksNotLiveMigratable', message: 'PVC root is not shared' }] } },
-    );
+    // Written on the version read (a writer in between makes it read again), until the instance shows it.
+    const notMigratable = await eventually(async () => {
+      const vmi = await t.c.kvvmis.get({ namespace: t.w.ns, name: 'pinned' });
+      const live = vmi.status?.conditions?.find((c) => c.type === 'LiveMigratable');
+      if (live?.status === 'False') return vmi;
+      const others = (vmi.status?.conditions ?? []).filter((c) => c.type !== 'LiveMigratable');
+      await t.c.kvvmis.mergePatch(
+        { namespace: t.w.ns, name: 'pinned' },
+        {
+          metadata: { resourceVersion: vmi.metadata.resourceVersion },
+          status: { conditions: [...others, { type: 'LiveMigratable', status: 'False', reason: 'DisksNotLiveMigratable', message: 'PVC root is not shared' }] },
+        },
+      );
+      return undefined;
+    }, 'the instance not live-migratable');
     const pinned = await t.w.vmWhen('pinned', (v) => cond(v, 'Migratable')?.status === 'False', 'not migratable');
     const pod = await launcherPodOf('pinned');
     const answer = refusal(await evict(pod.metadata.name ?? ''));
-    expect(answer?.status).toBe(429);
+    // On failure: what the interceptor judged by (the instance then), beside what it was when marked.
+    const judged = await t.c.kvvmis.get({ namespace: t.w.ns, name: 'pinned' });
+    expect({ status: answer?.status, uid: judged.metadata.uid, conditions: judged.status?.conditions?.map((c) => `${c.type}=${c.status}`) }).toEqual({
+      status: 429,
+      uid: notMigratable.metadata.uid,
+      conditions: expect.arrayContaining(['LiveMigratable=False']) as unknown,
+    });
     expect(answer?.message).toContain('VMI pinned is configured with an eviction strategy but is not live-migratable');
     expect(cond(pinned, 'Migratable')).toMatchObject({ reason: 'DisksNotMigratable' });
     expect(cond(pinned, 'Migratable')?.message).toMatch(/ReadWriteMany/);

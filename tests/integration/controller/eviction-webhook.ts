@@ -74,8 +74,9 @@ export async function startEvictionWebhook(kube: KubeClient, o: { dir: string; n
             name: EVICTION_WEBHOOK_NAME,
             clientConfig: { url: `${interceptor.url}${EVICTION_WEBHOOK_PATH}`, caBundle: Buffer.from(caPem).toString('base64') },
             rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], scope: 'Namespaced' }],
-            // As KubeVirt registers it: a missing interceptor lets evictions through (a PDB would hold them there).
-            failurePolicy: 'Ignore',
+            // As KubeVirt v1.6 registers it (virt-operator's webhooks.go): a failing interceptor refuses the
+            // eviction, so a test never mistakes a webhook error for an eviction let through.
+            failurePolicy: 'Fail',
             sideEffects: 'NoneOnDryRun',
             admissionReviewVersions: ['v1'],
             timeoutSeconds: 10,
