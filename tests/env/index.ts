@@ -14,6 +14,7 @@ export type { ControlPlaneState } from './control-plane.js';
 export type { KubectlOptions, KubectlResult } from './kubectl.js';
 export { createCA, issueCert } from './certs.js';
 export { freePort } from './ports.js';
+export { readAuditLog } from './audit-log.js';
 
 /** The running control plane: server URL, kubeconfig, CA paths, audit log, binaries. */
 export function getTestEnv(): ControlPlaneState {

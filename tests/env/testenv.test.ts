@@ -1,8 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFile } from 'node:fs/promises';
 import { CoreV1Api, VersionApi } from '@kubernetes/client-node';
 import { waitFor } from '../../shared/testing/wait.js';
-import { freshNamespace, getTestEnv, kubectl, newKubeConfig, startExtraApiServer } from './index.js';
+import { freshNamespace, getTestEnv, kubectl, newKubeConfig, readAuditLog, startExtraApiServer } from './index.js';
 
 describe('the test control plane', () => {
   it('serves the pinned Kubernetes version to an admin client', async () => {
@@ -25,12 +24,12 @@ describe('the test control plane', () => {
   });
 
   it('writes JSON audit events for requests under the audit policy', async () => {
+    const since = Date.now();
     const ns = await freshNamespace('audit');
     const env = getTestEnv();
-    await waitFor('the create of the namespace in the audit log', async () => {
-      const log = await readFile(env.auditLogPath, 'utf8').catch(() => '');
-      return log.split('\n').some((line) => line.includes(`"namespaces"`) && line.includes(`"${ns}"`) && line.includes('"create"'));
-    });
+    await waitFor('the create of the namespace in the audit log', async () =>
+      (await readAuditLog(env.auditLogPath, since)).some((line) => line.includes(`"namespaces"`) && line.includes(`"${ns}"`) && line.includes('"create"')),
+    );
   });
 
   it('starts an extra apiserver on the same etcd that survives kill and restart', async () => {

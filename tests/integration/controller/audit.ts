@@ -1,6 +1,8 @@
 /** Reading the test apiserver's audit log: what was really written, and how often. */
-import { readFile } from 'node:fs/promises';
-import { getTestEnv } from '../../env/index.js';
+import { getTestEnv, readAuditLog } from '../../env/index.js';
+
+/** Only files written since this test file started are read (the apiserver rotates its log). */
+const LOADED_MS = Date.now();
 
 export interface AuditEvent {
   verb: string;
@@ -19,11 +21,9 @@ const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
 
 /** Completed requests whose raw line contains every `needle` (a cheap pre-filter) and that `keep` accepts. */
 async function completed(needles: readonly string[], keep: (e: AuditEvent) => boolean): Promise<AuditEvent[]> {
-  const text = await readFile(getTestEnv().auditLogPath, 'utf8');
   const out: AuditEvent[] = [];
-  // The last line may still be being written: only whole lines count.
-  for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
-    if (line === '' || !needles.every((n) => line.includes(n))) continue;
+  for (const line of await readAuditLog(getTestEnv().auditLogPath, LOADED_MS)) {
+    if (!needles.every((n) => line.includes(n))) continue;
     const event = JSON.parse(line) as AuditEvent;
     if (event.stage === 'ResponseComplete' && keep(event)) out.push(event);
   }
