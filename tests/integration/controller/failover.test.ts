@@ -74,7 +74,11 @@ describe('two controller replicas', () => {
     await eventually(
       async () => {
         const list = (await t.c.vms.list({ namespace: ns })).items;
-        return list.length === VMS && list.every((v) => v.status?.phase === 'Stopped' && v.status.ipAddress !== undefined);
+        const behind = list.filter((v) => v.status?.phase !== 'Stopped' || v.status.ipAddress === undefined);
+        if (list.length === VMS && behind.length === 0) return true;
+        // Thrown, so that a timeout names what was still behind (the wait reports the last error).
+        const shown = behind.slice(0, 5).map((v) => `${v.metadata.name ?? ''}: ${v.status?.phase ?? 'no phase'}, ip ${v.status?.ipAddress ?? 'none'}`);
+        throw new Error(`${String(list.length)} of ${String(VMS)} VMs, ${String(behind.length)} behind (${shown.join('; ')})`);
       },
       'every VM Stopped with an IP',
       // 60 VMs converge in seconds on a quiet machine; the deadline only turns a hang into a failure on a busy 2-core one.
