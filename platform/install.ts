@@ -79,7 +79,7 @@ export const KUBEVIRT_CONFIG_ELSEWHERE =
   "KubeVirt's configuration is applied in KubeVirt's own namespace beside real virt-controller (platform/kubevirt.ts); a second one would stop every migration";
 
 export interface InstallOptions {
-  /** Resolves once the install's CRDs are served (`applyCrds`): KubeVirt's configuration object waits for it. */
+  /** Resolves once the install's CRDs are served (`applyCrds`): discovery is read after it. */
   readonly crdsServed: Promise<void>;
   /**
    * Where KubeVirt's configuration object goes: `install` as the install has it (the simulated
@@ -100,30 +100,26 @@ export async function applyInstall(kubectl: Kubectl, admin: KubeClient, o: Insta
     all.push(...(loadAll(await kubectl(['kustomize', dir])) as Array<Manifest | null>).filter((m): m is Manifest => m !== null));
   }
   const rest = all.filter((m) => m.kind !== 'CustomResourceDefinition');
-  const kubeVirtConfig = rest.filter((m) => m.kind === KUBEVIRT_CONFIG_KIND);
-  const others = rest.filter((m) => m.kind !== KUBEVIRT_CONFIG_KIND);
-  const served = await servedKinds(admin, [...new Set(others.map((m) => m.apiVersion))]);
+  // Discovery is read once the install's own CRDs are served: an object of one of them is never left
+  // out (or, beside real virt-controller, put in twice) by a race against their registration.
+  await o.crdsServed;
+  const served = await servedKinds(admin, [...new Set(rest.map((m) => m.apiVersion))]);
   const apply: Manifest[] = [];
   const skipped = new Map<string, { count: number; why: string }>();
   const skip = (m: Manifest, why: string): void => {
     const key = `${m.apiVersion} ${m.kind}`;
     skipped.set(key, { count: (skipped.get(key)?.count ?? 0) + 1, why });
   };
-  for (const m of others) {
+  for (const m of rest) {
     const gvk = `${m.apiVersion}/${m.kind}`;
-    if (RUN_LOCALLY.has(gvk)) skip(m, 'its unit runs as a local process');
+    if (m.kind === KUBEVIRT_CONFIG_KIND && o.kubeVirtConfiguration === 'elsewhere') skip(m, KUBEVIRT_CONFIG_ELSEWHERE);
+    else if (RUN_LOCALLY.has(gvk)) skip(m, 'its unit runs as a local process');
     else if (!served.has(gvk)) skip(m, 'this cluster does not serve the API (no Knative or monitoring stack locally)');
     else apply.push(m);
   }
-  const serverSide = ['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-f', '-'];
-  await kubectl(serverSide, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: apply }));
-  // Its CRD is the install's own: applied once it is served, never raced against discovery.
-  let applied = apply.length;
-  if (o.kubeVirtConfiguration === 'elsewhere') for (const m of kubeVirtConfig) skip(m, KUBEVIRT_CONFIG_ELSEWHERE);
-  else if (kubeVirtConfig.length > 0) {
-    await o.crdsServed;
-    await kubectl(serverSide, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: kubeVirtConfig }));
-    applied += kubeVirtConfig.length;
-  }
-  return { applied, skipped: [...skipped].map(([what, v]) => ({ what, ...v })) };
+  await kubectl(
+    ['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: apply }),
+  );
+  return { applied: apply.length, skipped: [...skipped].map(([what, v]) => ({ what, ...v })) };
 }

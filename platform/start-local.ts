@@ -62,7 +62,7 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
     const value = await work;
     return [value, `${((Date.now() - at) / 1000).toFixed(1)} s`];
   };
-  // The CRDs and the rest at once: of the rest only KubeVirt's configuration is an object of our CRDs, and it waits for them.
+  // The CRDs first within the install: the rest reads discovery once they are served, so no object of ours is raced.
   const crdsServed = applyCrds(kubectl);
   crdsServed.catch(() => undefined);
   const [[nodes, kwokTime], [report, installTime], [bundles], [dvcr, dvcrTime]] = await Promise.all([
