@@ -95,6 +95,22 @@ describe('VirtualMachineOperation', () => {
     expect(completedReason(op)).toBe('OperationFailed');
   });
 
+  it('fails a Migrate whose migration is deleted before it finished, naming it (as the original fails it)', async () => {
+    await t.w.createVM('vanish', { runPolicy: 'AlwaysOn' });
+    await t.w.vmWhen('vanish', phaseIs('Running'), 'Running');
+    await t.c.vmops.create(vmop(t.w.scope, 'vanish-migrate', 'vanish', 'Migrate', { migrate: { nodeSelector: { zone: 'nowhere' } } }));
+    await opWhen('vanish-migrate', phase('InProgress'), 'InProgress');
+    await eventually(() => t.c.migrations.get({ namespace: t.w.ns, name: 'vmop-vanish-migrate' }), 'migration created');
+    await t.c.migrations.delete({ namespace: t.w.ns, name: 'vmop-vanish-migrate' });
+    const op = await opWhen('vanish-migrate', phase('Failed'), 'Failed');
+    const completed = op.status?.conditions?.find((x) => x.type === 'Completed');
+    expect(completed).toMatchObject({
+      status: 'False',
+      reason: 'OperationFailed',
+      message: 'the migration vmop-vanish-migrate was deleted before it finished',
+    });
+  });
+
   it('cancels the migration of an operation deleted while in progress, Terminating meanwhile', async () => {
     await t.w.createVM('cancelled', { runPolicy: 'AlwaysOn' });
     await t.w.vmWhen('cancelled', phaseIs('Running'), 'Running');

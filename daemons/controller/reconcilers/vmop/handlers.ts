@@ -47,7 +47,7 @@ function opContext(deps: Deps, s: VMOPState, ctx: HandlerContext, vm: VirtualMac
   return { deps, vmop: s.obj, vm, kvvm: deps.caches.kvvms.get(key), kvvmi: deps.caches.kvvmis.get(key), signal: ctx.signal, log: ctx.log };
 }
 
-/** A deleting operation undoes its markers (cancels a migration) and lets go; a finished one drops its finalizer. */
+/** A deleting or superseded operation undoes its markers (cancels a migration) and lets go; a finished one drops its finalizer. */
 export function deletion(deps: Deps, operations: Operations = OPERATIONS): Handler<VMOPState> {
   return {
     name: 'deletion',
@@ -56,9 +56,12 @@ export function deletion(deps: Deps, operations: Operations = OPERATIONS): Handl
       const deleting = vmop.metadata.deletionTimestamp !== undefined;
       if (!deleting && !FINAL.has(vmop.status?.phase ?? '')) return;
       if (!hasFinalizer(vmop, Finalizer.vmopCleanup)) return deleting ? { stop: true } : undefined;
-      if (deleting && !FINAL.has(vmop.status?.phase ?? '')) {
-        const done = (await operations[vmop.spec.type]?.cleanup({ deps, vmop, kvvm: deps.caches.kvvms.get(vmKey(vmop)), signal: ctx.signal })) ?? true;
-        s.status.phase = 'Terminating';
+      const running = !FINAL.has(vmop.status?.phase ?? '');
+      const op = operations[vmop.spec.type];
+      // A superseded operation's withdrawal of its own objects (supersede.ts) is finished here if it was cut short.
+      if ((deleting && running) || (vmop.status?.phase === 'Superseded' && op?.cleansOwnObjectsOnly === true)) {
+        const done = (await op?.cleanup({ deps, vmop, kvvm: deps.caches.kvvms.get(vmKey(vmop)), signal: ctx.signal })) ?? true;
+        if (running) s.status.phase = 'Terminating';
         if (!done) return { stop: true };
       }
       deps.caches.vmops.remember(await removeFinalizer(deps.clients.vmops, vmop, Finalizer.vmopCleanup, { signal: ctx.signal }));

@@ -1,6 +1,6 @@
 import { INTERNAL_API_VERSION, type InternalVirtualMachineInstanceMigration } from '../../../../shared/api/internal/resources.js';
 import { ownerReferenceTo } from '../../../../shared/kube/index.js';
-import { AlreadyExistsError } from '../../../../shared/errors/index.js';
+import { AlreadyExistsError, NotFoundError } from '../../../../shared/errors/index.js';
 import { ignoreMissing } from '../vm/handlers/deletion.js';
 import type { OpContext, Operation, Progress } from './operation.js';
 
@@ -30,9 +30,38 @@ export function failedMessage(vmim: InternalVirtualMachineInstanceMigration | un
   return why ? `the live migration failed: ${why}` : 'the live migration failed';
 }
 
+/**
+ * A migration the operation made is gone before it finished (deleted by someone, or by KubeVirt with
+ * its instance). Why, as far as the instance says, as the original reports it: no instance means the
+ * VM stopped; a migration the instance records as failed after the operation began names its reason.
+ */
+export function vanishedMessage(c: Pick<OpContext, 'kvvmi' | 'vmop'>): string {
+  if (c.kvvmi === undefined) return 'Migration failed because the virtual machine is currently not running.';
+  const state = c.kvvmi.status?.migrationState;
+  const began = Date.parse(c.vmop.status?.conditions?.find((x) => x.type === 'SignalSent')?.lastTransitionTime ?? c.vmop.metadata.creationTimestamp ?? '');
+  const ended = Date.parse(state?.endTimestamp ?? '');
+  if (state?.failed === true && ended >= began) return `Migration failed: ${state.failureReason ?? 'no reason given'}`;
+  return `the migration ${migrationNameOf(c.vmop.metadata.name ?? '')} was deleted before it finished`;
+}
+
+/** The operation's migration: the cache's, else the apiserver's (a cache that has not seen the create yet). */
+async function currentMigration(c: OpContext): Promise<InternalVirtualMachineInstanceMigration | undefined> {
+  const cached = migrationOf(c);
+  if (cached !== undefined) return cached;
+  try {
+    return c.deps.caches.migrations.remember(
+      await c.deps.clients.migrations.get({ namespace: c.vmop.metadata.namespace, name: migrationNameOf(c.vmop.metadata.name ?? '') }, { signal: c.signal }),
+    );
+  } catch (err: unknown) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}
+
 /** Migrate and Evict: a KubeVirt migration of the instance, owned by the operation. */
 export const migrateOperation: Operation = {
   inProgressReason: 'MigrationPending',
+  cleansOwnObjectsOnly: true,
   async signal(c) {
     if (c.kvvmi === undefined) return 'the virtual machine has no instance to migrate';
     if (migrationOf(c) !== undefined) return undefined;
@@ -54,8 +83,9 @@ export const migrateOperation: Operation = {
     }
     return undefined;
   },
-  check(c): Progress {
-    const vmim = migrationOf(c);
+  async check(c): Promise<Progress> {
+    const vmim = await currentMigration(c);
+    if (vmim === undefined) return { state: 'failed', message: vanishedMessage(c) };
     const phase = vmim?.status?.phase ?? '';
     if (phase === 'Succeeded') return { state: 'done' };
     if (phase === 'Failed') return { state: 'failed', message: failedMessage(vmim) };

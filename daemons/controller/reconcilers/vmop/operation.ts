@@ -36,4 +36,10 @@ export interface Operation {
    * is left, false while something it removed is still going away (a cancelled migration).
    */
   cleanup(c: Pick<OpContext, 'deps' | 'vmop' | 'kvvm' | 'signal'>): Promise<boolean>;
+  /**
+   * True when cleanup touches only objects the operation made (its migration), so it may run again
+   * after a supersede to finish a withdrawal cut short; a shared marker (an annotation a newer
+   * operation may have set again) must not be withdrawn twice.
+   */
+  readonly cleansOwnObjectsOnly?: boolean;
 }

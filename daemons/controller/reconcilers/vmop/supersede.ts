@@ -17,8 +17,8 @@ export function supersedesAll(
 }
 
 /**
- * Withdraw what an older unfinished operation asked for (its start or restart request, its migration)
- * and mark it Superseded, on condition that it is still the version this pass looked at: one that
+ * Mark an older unfinished operation Superseded and withdraw what it asked for (its start or restart
+ * request, its migration); the mark is made on condition that it is still the version this pass looked at: one that
  * finished meanwhile makes the write conflict, and the next pass finds it finished and leaves it be.
  */
 export async function supersede(
@@ -28,8 +28,6 @@ export async function supersede(
   by: VirtualMachineOperation,
   ctx: HandlerContext,
 ): Promise<void> {
-  const kvvm = deps.caches.kvvms.get(objectKey({ namespace: old.metadata.namespace, name: old.spec.virtualMachineName }));
-  await operations[old.spec.type]?.cleanup({ deps, vmop: old, kvvm, signal: ctx.signal });
   const conditions = setCondition(
     old.status?.conditions,
     {
@@ -43,6 +41,11 @@ export async function supersede(
   );
   const ref = { namespace: old.metadata.namespace, name: old.metadata.name ?? '' };
   const body = conditionalMergePatch({ status: { phase: 'Superseded', conditions } }, old.metadata.resourceVersion);
-  deps.caches.vmops.remember(await deps.clients.vmops.mergePatch(ref, body, { subresource: 'status', signal: ctx.signal }));
+  const marked = deps.caches.vmops.remember(await deps.clients.vmops.mergePatch(ref, body, { subresource: 'status', signal: ctx.signal }));
+  // Marked first, withdrawn second: the older operation's own pass then never sees its migration gone
+  // while it still counts as running (it would fail it). A migration's withdrawal cut short here is
+  // finished by the deletion handler before it drops the Superseded operation's finalizer.
+  const kvvm = deps.caches.kvvms.get(objectKey({ namespace: old.metadata.namespace, name: old.spec.virtualMachineName }));
+  await operations[old.spec.type]?.cleanup({ deps, vmop: marked, kvvm, signal: ctx.signal });
   ctx.log.info({ superseded: old.metadata.name, type: old.spec.type }, 'older operation superseded');
 }
