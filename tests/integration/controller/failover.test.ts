@@ -78,7 +78,13 @@ describe('two controller replicas', () => {
         if (list.length === VMS && behind.length === 0) return true;
         // Thrown, so that a timeout names what was still behind (the wait reports the last error).
         const shown = behind.slice(0, 5).map((v) => `${v.metadata.name ?? ''}: ${v.status?.phase ?? 'no phase'}, ip ${v.status?.ipAddress ?? 'none'}`);
-        throw new Error(`${String(list.length)} of ${String(VMS)} VMs, ${String(behind.length)} behind (${shown.join('; ')})`);
+        // And what the standby said last: its warnings and errors, else its last lines.
+        const logs = standby?.logs ?? [];
+        const warnings = logs.filter((r) => typeof r['level'] === 'number' && r['level'] >= 40);
+        const said = (warnings.length > 0 ? warnings : logs).slice(-5).map((r) => JSON.stringify(r).slice(0, 400));
+        throw new Error(
+          `${String(list.length)} of ${String(VMS)} VMs, ${String(behind.length)} behind (${shown.join('; ')}); standby's last ${warnings.length > 0 ? 'warnings' : 'lines'}: ${said.join(' | ') || 'none'}`,
+        );
       },
       'every VM Stopped with an IP',
       // 60 VMs converge in seconds on a quiet machine; the deadline only turns a hang into a failure on a busy 2-core one.
