@@ -14,6 +14,7 @@ describe('npm start flags', () => {
       keep: false,
       plain: undefined,
       guests: 'auto',
+      dvcrGcSchedule: '0 2 * * *',
     });
   });
 
@@ -24,6 +25,16 @@ describe('npm start flags', () => {
     expect(parseFlags(['-h']).help).toBe(true);
     expect(parseFlags(['--guests', 'simulated']).guests).toBe('simulated');
     expect(parseFlags(['--guests=qemu']).guests).toBe('qemu');
+    expect(parseFlags(['--dvcr-gc-schedule', '*/5 * * * *']).dvcrGcSchedule).toBe('*/5 * * * *');
+    expect(parseFlags(['--dvcr-gc-schedule=@hourly']).dvcrGcSchedule).toBe('@hourly');
+    expect(parseFlags(['--dvcr-gc-schedule', 'off']).dvcrGcSchedule).toBeUndefined();
+  });
+
+  it('refuses a DVCR garbage collection schedule that is not a five-field cron schedule, naming the field at fault', () => {
+    expect(() => parseFlags(['--dvcr-gc-schedule', '0 25 * * *'])).toThrow(
+      /--dvcr-gc-schedule must be a five-field cron schedule \(or off\), got "0 25 \* \* \*": hour "25"/,
+    );
+    expect(() => parseFlags(['--dvcr-gc-schedule', 'nightly'])).toThrow(/--dvcr-gc-schedule .*"nightly": expected 5 fields/);
   });
 
   it('reports every problem at once', () => {
@@ -49,7 +60,19 @@ describe('npm start flags', () => {
   });
 
   it('documents in --help every flag it accepts', () => {
-    for (const flag of ['--demo', '--no-demo', '--exit-after-demo', '--kubeconfig', '--nodes', '--vm-cidr', '--work-dir', '--keep', '--plain', '--help']) {
+    for (const flag of [
+      '--demo',
+      '--no-demo',
+      '--exit-after-demo',
+      '--kubeconfig',
+      '--nodes',
+      '--vm-cidr',
+      '--work-dir',
+      '--keep',
+      '--plain',
+      '--dvcr-gc-schedule',
+      '--help',
+    ]) {
       expect(HELP).toContain(`  ${flag}`);
     }
   });

@@ -1,5 +1,9 @@
 /** `npm start -- [flags]`: parsed once into a frozen object; every problem reported together. */
 import { isAlignedCIDR } from '../shared/api/ipv4.js';
+import { cronProblem } from '../shared/cron/index.js';
+
+/** The original's DVCR garbage collection schedule when `dvcr.gc` is set without one (daily, 02:00 UTC). */
+export const DEFAULT_DVCR_GC_SCHEDULE = '0 2 * * *';
 
 export interface PlatformFlags {
   readonly help: boolean;
@@ -15,6 +19,8 @@ export interface PlatformFlags {
   readonly plain: boolean | undefined;
   /** Guests: `auto` (QEMU processes where qemu-system-x86_64 is installed), `qemu` (required), `simulated`. */
   readonly guests: 'auto' | 'qemu' | 'simulated';
+  /** DVCR garbage collection: the ModuleConfig's `dvcr.gc.schedule` (five-field cron, UTC); undefined: off. */
+  readonly dvcrGcSchedule: string | undefined;
 }
 
 export const HELP = `npm start [-- flags]: the virtualization module running locally, with a demo.
@@ -38,8 +44,19 @@ Flags:
   --plain              plain log lines instead of the live view (default when stdout is no TTY)
   --guests MODE        auto (default): every running VM a real QEMU guest where qemu-system-x86_64
                        is installed, simulated otherwise; qemu: QEMU required; simulated: no QEMU
+  --dvcr-gc-schedule CRON
+                       DVCR garbage collection schedule of the ModuleConfig (five-field cron, UTC;
+                       default "0 2 * * *"); off: no collection
   --help               this text
 `;
+
+/** `--dvcr-gc-schedule`: `off`, or a five-field cron schedule (a problem otherwise). */
+function gcScheduleFlag(v: string, problems: string[]): string | undefined {
+  if (v === 'off') return undefined;
+  const problem = cronProblem(v);
+  if (problem !== undefined) problems.push(`--dvcr-gc-schedule must be a five-field cron schedule (or off), got ${problem}`);
+  return v.trim();
+}
 
 export class FlagError extends Error {
   constructor(readonly problems: string[]) {
@@ -60,6 +77,7 @@ export function parseFlags(argv: readonly string[]): PlatformFlags {
   let keep = false;
   let plain: boolean | undefined;
   let guests: PlatformFlags['guests'] = 'auto';
+  let dvcrGcSchedule: string | undefined = DEFAULT_DVCR_GC_SCHEDULE;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -121,6 +139,11 @@ export function parseFlags(argv: readonly string[]): PlatformFlags {
         else if (v !== undefined) problems.push(`--guests must be auto, qemu or simulated, got ${v}`);
         break;
       }
+      case '--dvcr-gc-schedule': {
+        const v = value();
+        if (v !== undefined) dvcrGcSchedule = gcScheduleFlag(v, problems);
+        break;
+      }
       default:
         problems.push(`unknown flag ${arg}`);
     }
@@ -128,5 +151,5 @@ export function parseFlags(argv: readonly string[]): PlatformFlags {
   if (exitAfterDemo && demo === false) problems.push('--exit-after-demo with --no-demo: there is no demo to wait for');
   if (demo === true && nodes < 2) problems.push('the demo migrates a VM between nodes: --nodes must be at least 2');
   if (problems.length > 0) throw new FlagError(problems);
-  return Object.freeze({ help, demo, exitAfterDemo, kubeconfig, nodes, vmCidr, workDir, keep, plain, guests });
+  return Object.freeze({ help, demo, exitAfterDemo, kubeconfig, nodes, vmCidr, workDir, keep, plain, guests, dvcrGcSchedule });
 }

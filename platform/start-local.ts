@@ -2,10 +2,10 @@
 import { join } from 'node:path';
 import { KubeClient } from '../shared/kube/index.js';
 import { waitFor } from '../shared/testing/wait.js';
-import { startLocalRegistry, type LocalRegistry } from '../tests/env/local-registry.js';
 import { SNAPSHOT_CRD_DIR } from '../tests/env/crds.js';
 import { freePort } from '../tests/env/ports.js';
 import { moduleConfig } from './demo/objects.js';
+import { dvcrDeployment, DVCR_DEPLOYMENT, startDvcr } from './dvcr.js';
 import { ModuleConfigTriggers, TRIGGER_NAMES, triggerIdentity } from './eventing.js';
 import { MODULE_NAMESPACE } from './identities.js';
 import { applyCrds, applyInstall, kubectlFor, type Kubectl } from './install.js';
@@ -92,6 +92,11 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
   );
   say(`  nodes: ${nodes.join(', ')} (${kwokTime}); install: ${report.applied} objects applied (${installTime})`);
   for (const s of report.skipped) say(`  not applied: ${s.count} × ${s.what} (${s.why})`);
+  // Where DVCR garbage collection reports: the Deployment dvcr (the registry itself is the process above).
+  await kubectl(['apply', '--server-side', '--field-manager=virtualization-platform', '-f', '-'], JSON.stringify(dvcrDeployment(dvcr)));
+  say(
+    `  DVCR garbage collection: ${flags.dvcrGcSchedule === undefined ? 'off (--dvcr-gc-schedule off)' : `schedule "${flags.dvcrGcSchedule}" (UTC, the ModuleConfig's dvcr.gc)`}; its result: kubectl -n ${MODULE_NAMESPACE} get deployment ${DVCR_DEPLOYMENT} -o yaml (condition GarbageCollection)`,
+  );
   p.routeForge = new LocalRouteForge(admin, kubectl, say, workDir);
   const routeForgeEnv = await p.routeForge.prepare(nodes);
   // virtualization-dra on the first node, over a SIMULATED sysfs tree (kwok nodes have no USB).
@@ -127,7 +132,7 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
   await waitFor(
     'the ModuleConfig accepted through the admission webhook',
     async () => {
-      await kubectl(['apply', '-f', '-'], JSON.stringify(moduleConfig(flags.vmCidr)));
+      await kubectl(['apply', '-f', '-'], JSON.stringify(moduleConfig(flags.vmCidr, flags.dvcrGcSchedule)));
       return true;
     },
     { timeoutMs: 60_000, intervalMs: 500 },
@@ -143,13 +148,6 @@ export async function startLocal(p: Parts): Promise<RunningPlatform> {
     kubevirt: p.kubevirtMode,
     units: { dvcr: dvcr.process, ...units },
   };
-}
-
-/** DVCR: Debian's docker-registry on a free loopback port, storage in the work directory, supervised like the rest. */
-async function startDvcr(p: Parts): Promise<LocalRegistry> {
-  const registry = await startLocalRegistry({ dir: join(p.o.workDir, 'dvcr'), detached: true });
-  p.supervisor.add(registry.process, { graceMs: 3_000 });
-  return registry;
 }
 
 /** The binding of the apiserver's audit webhook user (a static token, local-cluster.ts) to the install's audit-sender role. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { KubeClient } from '../shared/kube/index.js';
 import { freePort } from '../tests/env/ports.js';
 import { type LoggedProcess } from '../tests/env/process.js';
-import type { LocalRegistry } from '../tests/env/local-registry.js';
+import { garbageCollectCommand, type LocalRegistry } from '../tests/env/local-registry.js';
 import type { Subscriber } from './eventing.js';
 import type { Kubectl } from './install.js';
 import { MODULE_NAMESPACE, ServiceAccountTokens } from './identities.js';
@@ -104,7 +104,11 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
         // Images and disks: the local DVCR; the storage simulator runs the importer pods and makes the volumes.
         // Progress is read twice a second, so that the demo's short import shows some. Against a given
         // cluster the storage reconcilers run with their defaults (its DVCR and importer image).
-        ...(o.dvcr !== undefined ? { DVCR_ADDRESS: o.dvcr.host, DVCR_PLAIN_HTTP: 'true', IMPORT_PROGRESS_INTERVAL: '500ms' } : {}),
+        // DVCR garbage collection deletes manifests through the registry's API, then frees the blobs
+        // with the registry's own garbage-collect (on the ModuleConfig's dvcr.gc schedule).
+        ...(o.dvcr !== undefined
+          ? { DVCR_ADDRESS: o.dvcr.host, DVCR_PLAIN_HTTP: 'true', IMPORT_PROGRESS_INTERVAL: '500ms', DVCR_GC_COMMAND: garbageCollectCommand(o.dvcr) }
+          : {}),
         ...kubevirt.controllerEnv,
       },
       ready: () => answers(healthPort(), 'http'),

@@ -18,7 +18,7 @@ export const VIEWER = { name: 'bob', role: 'd8:user-authz:virtualization:user' }
 type Manifest = Record<string, unknown>;
 
 /** The module's configuration: VM addresses from `vmCidr` (validated by our admission webhook on its way in). */
-export function moduleConfig(vmCidr: string): Manifest {
+export function moduleConfig(vmCidr: string, dvcrGcSchedule?: string): Manifest {
   return {
     apiVersion: 'deckhouse.io/v1alpha1',
     kind: 'ModuleConfig',
@@ -26,7 +26,13 @@ export function moduleConfig(vmCidr: string): Manifest {
     spec: {
       enabled: true,
       version: 1,
-      settings: { dvcr: { storage: { type: 'PersistentVolumeClaim', persistentVolumeClaim: { size: '50Gi' } } }, virtualMachineCIDRs: [vmCidr] },
+      settings: {
+        dvcr: {
+          storage: { type: 'PersistentVolumeClaim', persistentVolumeClaim: { size: '50Gi' } },
+          ...(dvcrGcSchedule !== undefined ? { gc: { schedule: dvcrGcSchedule } } : {}),
+        },
+        virtualMachineCIDRs: [vmCidr],
+      },
     },
   };
 }

@@ -42,6 +42,9 @@ export function testClients(kube: KubeClient): Clients {
 export function controllerConfig(scope: Scope, env: Record<string, string> = {}): ControllerConfig {
   return loadConfig({
     WATCH_NAMESPACE: scope.namespace,
+    // Its own module namespace too: a DVCR garbage collection run (a Secret there) of one test's
+    // controller is never seen by another test's controller.
+    POD_NAMESPACE: scope.namespace,
     CLUSTER_OBJECTS_SELECTOR: `${SCOPE_LABEL}=${scope.id}`,
     MODULE_CONFIG_WATCH: 'false',
     // The certificate manager has tests of its own (tests/integration/install/certificates.test.ts).

@@ -5,7 +5,11 @@
  * it into the instance (`migratedVolumes`, `VolumesChange`), a Migrate operation annotated
  * `volume-migration` moves the VM (the test completes the migration, as virt-handler would), and the
  * disk ends on the target claim with the source claim deleted. Root alone, root plus a data disk,
- * twice in a row; bad input: a class that does not exist leaves the VM running on its current claim.
+ * twice in a row; to and from a WaitForFirstConsumer class (local disks: the claim binds on the node
+ * the scheduler picks for its first consumer, played here by the test as kube-scheduler would for the
+ * migration's target pod or the VM's launcher pod); bad input: a class that does not exist leaves the
+ * VM running on its current claim, and a WaitForFirstConsumer target that no pod consumes is deleted
+ * when the VM stops.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +21,7 @@ import { NotFoundError } from '../../../../shared/errors/index.js';
 import { makeStorageClients, type StorageClients } from '../../../../daemons/controller/reconcilers/provisioning/kube.js';
 import { VOLUME_MIGRATION_ANNOTATION } from '../../../../daemons/controller/reconcilers/volume-migration/reconciler.js';
 import { StorageSimulator } from '../../../../platform/simulators/storage-simulator/simulator.js';
+import { SELECTED_NODE } from '../../../../platform/simulators/storage-simulator/classes.js';
 import { disk } from '../builders.js';
 import { SCOPE_LABEL, TEST_FIELD_MANAGER, eventually, mainKube, readWhen } from '../fixtures.js';
 import { phaseIs, useWorld } from '../world.js';
@@ -28,8 +33,8 @@ let sc: StorageClients;
 let storage: StorageSimulator;
 let volumesDir: string;
 const classes: string[] = [];
-/** The classes of the test: the first is where disks start. */
-let [first, second, third] = ['', '', ''];
+/** The classes of the test: the first is where disks start; `local` binds on its first consumer's node. */
+let [first, second, third, local] = ['', '', '', ''];
 
 const diskWhen = (name: string, check: (d: VirtualDisk) => boolean, what: string): Promise<VirtualDisk> =>
   readWhen(() => t.c.disks.get({ namespace: t.w.ns, name }), check, `${name}: ${what}`, 90_000);
@@ -65,8 +70,11 @@ const volumeOps = async (vm: string): Promise<VirtualMachineOperation[]> =>
     (o) => o.spec.virtualMachineName === vm && o.metadata.annotations?.[VOLUME_MIGRATION_ANNOTATION] === 'true',
   );
 
-/** Play virt-handler: each volume-migration operation's KubeVirt migration runs to its end, until `done` holds. */
-async function migrateUntil(vm: string, done: () => Promise<boolean>, what: string): Promise<number> {
+/**
+ * Play virt-handler: each volume-migration operation's KubeVirt migration runs to its end, until `done`
+ * holds. `onTarget(node)` runs first for each, with the node the target pod runs on (kube-scheduler's part).
+ */
+async function migrateUntil(vm: string, done: () => Promise<boolean>, what: string, onTarget?: (node: string) => Promise<boolean>): Promise<number> {
   const completed = new Set<string>();
   await waitOr(
     vm,
@@ -78,7 +86,9 @@ async function migrateUntil(vm: string, done: () => Promise<boolean>, what: stri
           if (completed.has(migration)) continue;
           const vmim = await t.c.migrations.get({ namespace: t.w.ns, name: migration }).catch(() => undefined);
           if (vmim === undefined) continue;
-          await t.w.kubevirt.completeMigration(migration, vm, `node-${completed.size + 2}`);
+          const node = `node-${String(completed.size + 2)}`;
+          if (onTarget !== undefined && !(await onTarget(node))) continue;
+          await t.w.kubevirt.completeMigration(migration, vm, node);
           completed.add(migration);
         }
         return false;
@@ -116,21 +126,34 @@ async function waitOr<T>(vm: string, wait: Promise<T>): Promise<T> {
   }
 }
 
+/** kube-scheduler's part for a claim of a WaitForFirstConsumer class: the node its first consumer was placed on. */
+const selectNode = (claim: string, node: string): Promise<unknown> =>
+  sc.pvcs.mergePatch({ namespace: t.w.ns, name: claim }, { metadata: { annotations: { [SELECTED_NODE]: node } } });
+
+/** The node the claim's volume is pinned to (its PersistentVolume's node affinity), once it is bound. */
+async function pinnedNode(claim: string): Promise<string | undefined> {
+  const pvc = await sc.pvcs.get({ namespace: t.w.ns, name: claim });
+  if (pvc.status?.phase !== 'Bound' || (pvc.spec.volumeName ?? '') === '') return undefined;
+  const pv = (await sc.pvs.get({ name: pvc.spec.volumeName ?? '' })) as { spec?: { nodeAffinity?: unknown } };
+  const terms = (pv.spec?.nodeAffinity as { required?: { nodeSelectorTerms?: { matchExpressions?: { values?: string[] }[] }[] } } | undefined)?.required;
+  return terms?.nodeSelectorTerms?.[0]?.matchExpressions?.[0]?.values?.[0];
+}
+
 beforeAll(async () => {
   const kube = mainKube();
   sc = makeStorageClients(kube, TEST_FIELD_MANAGER);
-  for (const n of ['a', 'b', 'c']) {
+  for (const n of ['a', 'b', 'c', 'w']) {
     const name = `scmig-${n}-${t.w.scope.id}`;
     await sc.storageClasses.create({
       apiVersion: 'storage.k8s.io/v1',
       kind: 'StorageClass',
       metadata: { name, labels: { [SCOPE_LABEL]: t.w.scope.id } },
       provisioner: 'kubernetes.io/no-provisioner',
-      volumeBindingMode: 'Immediate',
+      volumeBindingMode: n === 'w' ? 'WaitForFirstConsumer' : 'Immediate',
     });
     classes.push(name);
   }
-  [first = '', second = '', third = ''] = classes;
+  [first = '', second = '', third = '', local = ''] = classes;
   volumesDir = mkdtempSync(join(tmpdir(), 'scmig-volumes-'));
   storage = new StorageSimulator(kube, { volumesDir, storageClasses: classes, namespace: t.w.ns, requireNode: false });
   await storage.start();
@@ -282,5 +305,84 @@ describe('storage-class migration of a running VM', () => {
     // Taken back, the condition goes; the process kept serving.
     await setClass('stay', first);
     await diskWhen('stay', (d) => migratingCondition(d) === undefined, 'Migrating gone');
+  });
+});
+
+describe('storage-class migration with a WaitForFirstConsumer class (local disks)', () => {
+  it("moves a disk to a WaitForFirstConsumer class: the target waits for its first consumer, binds on the migration target's node, and the disk ends there", async () => {
+    const before = await readyDisk('to-local', first);
+    await runningVM('goes-local', ['to-local']);
+    await setClass('to-local', local);
+    const waiting = await diskWhen(
+      'to-local',
+      (d) => migratingCondition(d)?.message === 'The target PersistentVolumeClaim is waiting for the first consumer.',
+      'Migrating: the target waits for its first consumer',
+    );
+    expect(migratingCondition(waiting)).toMatchObject({ status: 'True', reason: 'InProgress' });
+    const target = waiting.status?.migrationState?.targetPVC ?? '';
+    const unbound = await sc.pvcs.get({ namespace: t.w.ns, name: target });
+    expect(unbound.spec.storageClassName).toBe(local);
+    expect(unbound.status?.phase).not.toBe('Bound');
+    // Unbound, it is handed to KubeVirt all the same: the migration's target pod is its first consumer.
+    await eventually(async () => {
+      const k = await t.c.kvvms.get({ namespace: t.w.ns, name: 'goes-local' });
+      return k.spec.template.spec.volumes?.some((v) => v.persistentVolumeClaim?.claimName === target) === true;
+    }, 'the internal VM names the unbound target claim');
+
+    const nodes: string[] = [];
+    await migrateUntil(
+      'goes-local',
+      async () => (await t.c.disks.get({ namespace: t.w.ns, name: 'to-local' })).status?.phase === 'Ready',
+      'the disk migrated to the local class',
+      async (node) => {
+        // The target pod scheduled on `node`: the claim binds there before the guest moves.
+        await selectNode(target, node);
+        nodes.push(node);
+        return (await pinnedNode(target)) === node;
+      },
+    );
+    const done = await diskWhen('to-local', (d) => d.status?.migrationState?.result === 'Succeeded' && claimOf(d) === target, 'on its local claim');
+    expect(done.status?.storageClassName).toBe(local);
+    expect(await pinnedNode(target)).toBe(nodes.at(-1));
+    await eventually(() => pvcGoneOrDeleting(claimOf(before)), 'the source claim deleted');
+    await t.w.vmWhen('goes-local', phaseIs('Running'), 'Running');
+  });
+
+  it('moves a disk bound on its first consumer off the WaitForFirstConsumer class to an Immediate one', async () => {
+    const d = disk(t.w.scope, 'from-local');
+    await t.c.disks.create({ ...d, spec: { persistentVolumeClaim: { size: '1Gi', storageClassName: local } } });
+    const waiting = await diskWhen('from-local', (x) => x.status?.phase === 'WaitForFirstConsumer', 'WaitForFirstConsumer');
+    const source = claimOf(waiting);
+    await runningVM('leaves-local', ['from-local']);
+    // The VM's launcher pod was its first consumer: scheduled on the world's node, the claim binds there.
+    await selectNode(source, t.w.nodeName);
+    await diskWhen('from-local', (x) => x.status?.phase === 'Ready', 'Ready once bound');
+    expect(await pinnedNode(source)).toBe(t.w.nodeName);
+
+    await setClass('from-local', second);
+    await migrateUntil(
+      'leaves-local',
+      async () => (await t.c.disks.get({ namespace: t.w.ns, name: 'from-local' })).status?.migrationState?.result === 'Succeeded',
+      'the disk migrated off the local class',
+    );
+    const done = await diskWhen('from-local', (x) => x.status?.phase === 'Ready' && claimOf(x) !== source, 'Ready on the new claim');
+    expect(done.status?.storageClassName).toBe(second);
+    expect((await sc.pvcs.get({ namespace: t.w.ns, name: claimOf(done) })).status?.phase).toBe('Bound');
+    await eventually(() => pvcGoneOrDeleting(source), 'the local source claim deleted');
+    await t.w.vmWhen('leaves-local', phaseIs('Running'), 'Running');
+  });
+
+  it('deletes a WaitForFirstConsumer target no pod consumed when the VM stops, and keeps the disk on its source', async () => {
+    const before = await readyDisk('never', first);
+    await runningVM('stops-early', ['never']);
+    await setClass('never', local);
+    const waiting = await diskWhen('never', (x) => migratingCondition(x)?.reason === 'InProgress', 'Migrating InProgress');
+    const target = waiting.status?.migrationState?.targetPVC ?? '';
+    await t.c.vms.mergePatch({ namespace: t.w.ns, name: 'stops-early' }, { spec: { runPolicy: 'AlwaysOff' } });
+    const reverted = await diskWhen('never', (x) => x.status?.migrationState?.result === 'Failed', 'reverted');
+    expect(reverted.status?.migrationState?.message).toBe('Migration reverted: the virtual machine is not running.');
+    expect(claimOf(reverted)).toBe(claimOf(before));
+    expect(reverted.status?.storageClassName).toBe(first);
+    await eventually(() => pvcGoneOrDeleting(target), 'the unbound target claim deleted');
   });
 });
