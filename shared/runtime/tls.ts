@@ -8,7 +8,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Server as HttpsServer } from 'node:https';
-import { inspectPair } from '../certs/index.js';
 import { errorMessage } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 
@@ -68,6 +67,8 @@ export class TlsReloader {
       else this.problem = undefined;
       return;
     }
+    // Loaded here, not at start: its x509 and ASN.1 libraries cost a plain-HTTP function ~5 MB resident.
+    const { inspectPair } = await import('../certs/index.js');
     const check = inspectPair({ certPem: cert, keyPem: key, now });
     if (!check.ok) {
       this.fail(`the TLS files hold no usable certificate: ${check.reason}`, now);
