@@ -61,6 +61,18 @@ describe('VM status as the original shows it', () => {
     // The guest OS the agent reports, and how long after Running it answered (the original's guestOSAgentStarting).
     expect(v.status?.guestOSInfo).toMatchObject({ id: 'simulated' });
     expect(v.status?.stats?.launchTimeDuration?.guestOSAgentStarting).toMatch(/^(\d+m)?\d+s$/);
+    // The Main network as the original lists it: its id and its pod interface's name (the address is status.ipAddress).
+    expect(v.status?.networks).toEqual([{ id: 1, type: 'Main', name: 'default' }]);
+  });
+
+  it('lists the Main network with the id the spec gives it, and the apiserver refuses an id that is not a number', async () => {
+    await t.w.createVM('mainid', { networks: [{ type: 'Main', id: 1 }] });
+    await t.w.vmWhen(
+      'mainid',
+      (x) => JSON.stringify(x.status?.networks) === JSON.stringify([{ id: 1, type: 'Main', name: 'default' }]),
+      'Main listed with id 1',
+    );
+    await expect(t.w.createVM('badid', { networks: [{ type: 'Main', id: 'one' as unknown as number }] })).rejects.toThrow(/spec\.networks\[0\]\.id/);
   });
 
   it('a VM with nothing to boot runs, and its Running condition says NoBootableDevice (and no agent answers)', async () => {
