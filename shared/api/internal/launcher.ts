@@ -82,6 +82,9 @@ export function activePod<P extends LauncherPodLike>(vmi: InstanceLike, pods: re
 /** On the instance: the launcher's hypervisor versions (the original reads them into `status.versions`). */
 export const QEMU_VERSION_ANNOTATION = 'versions.virtualization.deckhouse.io/qemu-version';
 export const LIBVIRT_VERSION_ANNOTATION = 'versions.virtualization.deckhouse.io/libvirt-version';
+/** The instance's `status.fsFreezeStatus` while the guest agent reports its filesystems frozen (virt-handler writes it; absent once thawed). */
+export const FS_FREEZE_STATUS_FROZEN = 'frozen';
+
 /**
  * On the instance: the guest's firmware found nothing to boot from (status False, reason
  * NoBootableDevice). Our contract between the node agent and the controller, which shows it as the
