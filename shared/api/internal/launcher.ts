@@ -82,6 +82,12 @@ export function activePod<P extends LauncherPodLike>(vmi: InstanceLike, pods: re
 /** On the instance: the launcher's hypervisor versions (the original reads them into `status.versions`). */
 export const QEMU_VERSION_ANNOTATION = 'versions.virtualization.deckhouse.io/qemu-version';
 export const LIBVIRT_VERSION_ANNOTATION = 'versions.virtualization.deckhouse.io/libvirt-version';
+/**
+ * On the internal VM, its template, the instance and the running launcher pods, as the original puts
+ * it (value empty): Deckhouse's shutdown inhibitor holds a node's shutdown while a pod with it runs
+ * there. Taken off a launcher pod a migration left behind.
+ */
+export const INHIBIT_NODE_SHUTDOWN_LABEL = 'pod.deckhouse.io/inhibit-node-shutdown';
 /** The instance's `status.fsFreezeStatus` while the guest agent reports its filesystems frozen (virt-handler writes it; absent once thawed). */
 export const FS_FREEZE_STATUS_FROZEN = 'frozen';
 
