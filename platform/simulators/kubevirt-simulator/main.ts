@@ -17,9 +17,18 @@ import { findQemu, GuestBackend } from './qemu/backend.js';
 import { EvictionInterceptor } from './virt-api/eviction-interceptor.js';
 import { VirtApiStandIn } from './virt-api/virt-api-stand-in.js';
 import { kubevirtVolumes } from './virt-api/volumes.js';
+import { simulatedFreeze, withSimulatedGuests, type SimulatedFreeze } from './virt-handler/fs-freeze.js';
 
-/** The virt-api stand-in, when configured (VIRT_API_PORT). */
-async function virtApiStandIn(config: SimulatorConfig, kube: KubeClient, guests: GuestBackend | undefined): Promise<VirtApiStandIn | undefined> {
+/**
+ * The virt-api stand-in, when configured (VIRT_API_PORT): freeze and thaw reach a real guest's agent,
+ * or a simulated guest's (its instance's fsFreezeStatus, `virt-handler/fs-freeze.ts`).
+ */
+async function virtApiStandIn(
+  config: SimulatorConfig,
+  kube: KubeClient,
+  guests: GuestBackend | undefined,
+  frozen: SimulatedFreeze,
+): Promise<VirtApiStandIn | undefined> {
   if (config.VIRT_API_PORT === undefined) return undefined;
   const { VIRT_API_TLS_CERT_FILE: certFile, VIRT_API_TLS_KEY_FILE: keyFile, VIRT_API_CLIENT_CA_FILE: caFile } = config;
   const tls =
@@ -33,7 +42,7 @@ async function virtApiStandIn(config: SimulatorConfig, kube: KubeClient, guests:
     ...(tls === undefined ? {} : { tls, clientCaFile: caFile }),
     log: rootLogger.child({ component: 'virt-api-stand-in' }),
     volumes: kubevirtVolumes(simulatorClients(kube).kvvmis),
-    guests,
+    guests: withSimulatedGuests(guests, frozen),
   });
   await standIn.start();
   return standIn;
@@ -97,7 +106,8 @@ runDaemonIfMain(import.meta.url, 'kubevirt simulator', loadConfig, async ({ conf
     migrationDelayMs: config.MIGRATION_DELAY,
     unschedulableTimeoutMs: config.MIGRATION_UNSCHEDULABLE_TIMEOUT,
   });
-  const virtApi = await virtApiStandIn(config, kube, guests);
+  const frozen = simulatedFreeze(simulatorClients(kube).kvvmis, rootLogger.child({ component: 'virt-handler-freeze' }));
+  const virtApi = await virtApiStandIn(config, kube, guests, frozen);
   const interceptor = await evictionInterceptor(config, kube);
   try {
     await simulator.start();
@@ -105,6 +115,7 @@ runDaemonIfMain(import.meta.url, 'kubevirt simulator', loadConfig, async ({ conf
   } finally {
     await interceptor?.stop();
     await virtApi?.stop();
+    frozen.stop();
     await simulator.stop();
     await guests?.stopAll();
   }

@@ -25,6 +25,19 @@ export const REQUIRED_FEATURE_GATES: readonly string[] = [
   'VolumeSnapshotDataSource',
 ];
 
+/**
+ * virt-controller's flags (`customizeComponents.flags.controller`): no worker for KubeVirt's own
+ * evacuation controller, since our controller's Evict operation is the one migration of a VM marked
+ * for evacuation (the original patches that controller out). Without it both would migrate the VM.
+ */
+export const REQUIRED_CONTROLLER_FLAGS: Readonly<Record<string, string>> = Object.freeze({ 'evacuation-controller-threads': '0' });
+/** The phrase for a missing or changed controller flag; a configuration lacking only these still runs VMs. */
+export const controllerFlagPart = (name: string, value: string): string => `virt-controller flag ${name}: '${value}' (KubeVirt's own evacuation off)`;
+
+/** Whether the parts `missing` (of missingKubeVirtParts) are controller flags alone: KubeVirt still runs the VMs. */
+export const onlyControllerFlagsMissing = (missing: readonly string[]): boolean =>
+  missing.every((part) => Object.entries(REQUIRED_CONTROLLER_FLAGS).some(([k, v]) => controllerFlagPart(k, v) === part));
+
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
@@ -33,6 +46,8 @@ interface Parts {
   binding: Json | undefined;
   machines: string[];
   gates: string[];
+  /** `customizeComponents.flags.controller` (a map of strings in a sound object). */
+  controllerFlags: Json;
 }
 
 function partsOf(kv: Pick<InternalKubeVirt, 'spec'>): Parts {
@@ -42,8 +57,12 @@ function partsOf(kv: Pick<InternalKubeVirt, 'spec'>): Parts {
     binding: binding === undefined ? undefined : obj(binding),
     machines: strings(obj(obj(c['architectureConfiguration'])['amd64'])['emulatedMachines']),
     gates: strings(obj(c['developerConfiguration'])['featureGates']),
+    controllerFlags: obj(obj(obj(obj(kv.spec)['customizeComponents'])['flags'])['controller']),
   };
 }
+
+/** The controller flags that are missing or have another value. */
+const wrongFlags = (have: Json): [string, string][] => Object.entries(REQUIRED_CONTROLLER_FLAGS).filter(([k, v]) => have[k] !== v);
 
 const lacking = (have: readonly string[], need: readonly string[]): string[] => need.filter((n) => !have.includes(n));
 const bindingOk = (b: Json | undefined): boolean =>
@@ -58,13 +77,14 @@ export function missingKubeVirtParts(kv: Pick<InternalKubeVirt, 'spec'>): string
   if (machines.length > 0) out.push(`emulated machines ${machines.join(', ')}`);
   const gates = lacking(p.gates, REQUIRED_FEATURE_GATES);
   if (gates.length > 0) out.push(`feature gates ${gates.join(', ')}`);
+  for (const [name, value] of wrongFlags(p.controllerFlags)) out.push(controllerFlagPart(name, value));
   return out;
 }
 
 /**
  * The JSON merge patch that puts the missing parts back and changes nothing else (lists are sent
- * whole, as merge patches replace them: what was there first, then what was missing); undefined when
- * nothing is missing.
+ * whole, as merge patches replace them: what was there first, then what was missing; a controller
+ * flag alone, its map merged); undefined when nothing is missing.
  */
 export function kubeVirtRepairPatch(kv: Pick<InternalKubeVirt, 'spec'>): Json | undefined {
   const p = partsOf(kv);
@@ -74,5 +94,9 @@ export function kubeVirtRepairPatch(kv: Pick<InternalKubeVirt, 'spec'>): Json | 
   if (machines.length > 0) configuration['architectureConfiguration'] = { amd64: { emulatedMachines: [...p.machines, ...machines] } };
   const gates = lacking(p.gates, REQUIRED_FEATURE_GATES);
   if (gates.length > 0) configuration['developerConfiguration'] = { featureGates: [...p.gates, ...gates] };
-  return Object.keys(configuration).length === 0 ? undefined : { spec: { configuration } };
+  const spec: Json = Object.keys(configuration).length === 0 ? {} : { configuration };
+  // A merge patch of a map keeps its other keys: the administrator's flags and our kubeconfig stay.
+  const flags = wrongFlags(p.controllerFlags);
+  if (flags.length > 0) spec['customizeComponents'] = { flags: { controller: Object.fromEntries(flags) } };
+  return Object.keys(spec).length === 0 ? undefined : { spec };
 }

@@ -159,6 +159,8 @@ export const VMIStatusSchema = z.looseObject({
   /** The node the instance must leave: set by virt-api's eviction interceptor, cleared by virt-handler once migrated away. */
   evacuationNodeName: str(),
   guestOSInfo: opt(freeform()),
+  /** virt-handler's reading of the guest agent: `frozen` while the guest's filesystems are frozen, absent once thawed. */
+  fsFreezeStatus: str(),
   activePods: opt(stringMap()),
   launcherContainerImageVersion: str(),
   qosClass: str(),

@@ -83,6 +83,15 @@ export function activePod<P extends LauncherPodLike>(vmi: InstanceLike, pods: re
 export const QEMU_VERSION_ANNOTATION = 'versions.virtualization.deckhouse.io/qemu-version';
 export const LIBVIRT_VERSION_ANNOTATION = 'versions.virtualization.deckhouse.io/libvirt-version';
 /**
+ * On the internal VM, its template, the instance and the running launcher pods, as the original puts
+ * it (value empty): Deckhouse's shutdown inhibitor holds a node's shutdown while a pod with it runs
+ * there. Taken off a launcher pod a migration left behind.
+ */
+export const INHIBIT_NODE_SHUTDOWN_LABEL = 'pod.deckhouse.io/inhibit-node-shutdown';
+/** The instance's `status.fsFreezeStatus` while the guest agent reports its filesystems frozen (virt-handler writes it; absent once thawed). */
+export const FS_FREEZE_STATUS_FROZEN = 'frozen';
+
+/**
  * On the instance: the guest's firmware found nothing to boot from (status False, reason
  * NoBootableDevice). Our contract between the node agent and the controller, which shows it as the
  * VM's Running condition reason `NoBootableDevice`, as the original does.

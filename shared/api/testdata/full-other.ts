@@ -166,6 +166,7 @@ export const FULL_INTERNAL = [
       conditions: [kvCondition],
       migrationState,
       guestOSInfo: { name: 'Ubuntu' },
+      fsFreezeStatus: 'frozen',
       activePods: { 'pod-uid': 'node-1' },
       launcherContainerImageVersion: 'v1',
       qosClass: 'Burstable',

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { Condition } from '../../../shared/api/k8s/core.js';
-import { CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
+import { CREATED_BY_LABEL, INHIBIT_NODE_SHUTDOWN_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import { LAST_PROPAGATED_LABELS } from '../../../daemons/controller/reconcilers/vm/handlers/sync-metadata.js';
 import { LIBVIRT_VERSION, QEMU_VERSION } from '../../../platform/simulators/kubevirt-simulator/virt-handler/guest.js';
@@ -28,8 +28,8 @@ const condIs =
   (v: VirtualMachine): boolean =>
     cond(v, type)?.status === status && cond(v, type)?.reason === reason;
 
-/** A launcher pod of the VM's current instance on `node`, running, as KubeVirt and the kubelet leave it. */
-async function launcherPod(vmName: string, podName: string, node: string): Promise<void> {
+/** A launcher pod of the VM's current instance on `node`, running, as KubeVirt and the kubelet leave it (with `extra` labels). */
+async function launcherPod(vmName: string, podName: string, node: string, extra: Record<string, string> = {}): Promise<void> {
   const uid = await t.w.instanceUid(vmName);
   await t.c.pods.create({
     apiVersion: 'v1',
@@ -37,7 +37,7 @@ async function launcherPod(vmName: string, podName: string, node: string): Promi
     metadata: {
       name: podName,
       namespace: t.w.ns,
-      labels: { [LAUNCHER_LABEL]: LAUNCHER_VALUE, [CREATED_BY_LABEL]: uid ?? '', [VM_NAME_LABEL]: vmName, 'kept-by-kubevirt': 'yes' },
+      labels: { [LAUNCHER_LABEL]: LAUNCHER_VALUE, [CREATED_BY_LABEL]: uid ?? '', [VM_NAME_LABEL]: vmName, 'kept-by-kubevirt': 'yes', ...extra },
     },
     spec: { nodeName: node, containers: [{ name: 'compute', image: 'virt-launcher' }] },
   });
@@ -61,6 +61,18 @@ describe('VM status as the original shows it', () => {
     // The guest OS the agent reports, and how long after Running it answered (the original's guestOSAgentStarting).
     expect(v.status?.guestOSInfo).toMatchObject({ id: 'simulated' });
     expect(v.status?.stats?.launchTimeDuration?.guestOSAgentStarting).toMatch(/^(\d+m)?\d+s$/);
+    // The Main network as the original lists it: its id and its pod interface's name (the address is status.ipAddress).
+    expect(v.status?.networks).toEqual([{ id: 1, type: 'Main', name: 'default' }]);
+  });
+
+  it('lists the Main network with the id the spec gives it, and the apiserver refuses an id that is not a number', async () => {
+    await t.w.createVM('mainid', { networks: [{ type: 'Main', id: 1 }] });
+    await t.w.vmWhen(
+      'mainid',
+      (x) => JSON.stringify(x.status?.networks) === JSON.stringify([{ id: 1, type: 'Main', name: 'default' }]),
+      'Main listed with id 1',
+    );
+    await expect(t.w.createVM('badid', { networks: [{ type: 'Main', id: 'one' as unknown as number }] })).rejects.toThrow(/spec\.networks\[0\]\.id/);
   });
 
   it('a VM with nothing to boot runs, and its Running condition says NoBootableDevice (and no agent answers)', async () => {
@@ -167,5 +179,41 @@ describe('VM status as the original shows it', () => {
     await t.c.vms.mergePatch(ref, { metadata: { labels: { team: 'b' } } });
     await eventually(async () => (await podLabels('virt-launcher-scribbled-a0'))['team'] === 'b', 'the label on the pod');
     await eventually(async () => (await t.c.kvvms.get(ref)).metadata.annotations?.[LAST_PROPAGATED_LABELS] === '{"team":"b"}', 'the record rewritten');
+  });
+
+  it('holds its node from shutting down: the inhibitor label on the internal VM, its template, the instance and the active pod, off a pod a migration left behind', async () => {
+    // A user writing the label on the VM does not change it: the module's empty value wins.
+    await t.w.createVM('held');
+    await t.c.vms.mergePatch({ namespace: t.w.ns, name: 'held' }, { metadata: { labels: { [INHIBIT_NODE_SHUTDOWN_LABEL]: 'false' } } });
+    await t.w.vmWhen('held', phaseIs('Running'), 'Running');
+    const ref = { namespace: t.w.ns, name: 'held' };
+    await eventually(async () => (await t.c.kvvmis.get(ref)).metadata.labels?.[INHIBIT_NODE_SHUTDOWN_LABEL] === '', 'the label on the instance');
+    const kvvm = await t.c.kvvms.get(ref);
+    expect(kvvm.metadata.labels?.[INHIBIT_NODE_SHUTDOWN_LABEL]).toBe('');
+    expect(kvvm.spec.template.metadata?.labels?.[INHIBIT_NODE_SHUTDOWN_LABEL]).toBe('');
+
+    // The source pod of a finished migration still carries it; the target is the active one now.
+    await launcherPod('held', 'virt-launcher-held-src00', 'elsewhere', { [INHIBIT_NODE_SHUTDOWN_LABEL]: '' });
+    await launcherPod('held', 'virt-launcher-held-dst00', t.w.nodeName);
+    await eventually(async () => (await podLabels('virt-launcher-held-dst00'))[INHIBIT_NODE_SHUTDOWN_LABEL] === '', 'the label on the active pod');
+    const at = new Date().toISOString().slice(0, 19) + 'Z';
+    const migrationState = {
+      startTimestamp: at,
+      endTimestamp: at,
+      completed: true,
+      sourceNode: 'elsewhere',
+      sourcePod: 'virt-launcher-held-src00',
+      targetNode: t.w.nodeName,
+      targetPod: 'virt-launcher-held-dst00',
+    };
+    await t.c.kvvmis.mergePatch(ref, { status: { migrationState } });
+    await eventually(async () => !(INHIBIT_NODE_SHUTDOWN_LABEL in (await podLabels('virt-launcher-held-src00'))), 'the label off the pod left behind');
+    expect((await podLabels('virt-launcher-held-dst00'))[INHIBIT_NODE_SHUTDOWN_LABEL]).toBe('');
+
+    // Taken off the active pod by hand: put back. Nothing of this awaits a restart.
+    await t.c.pods.mergePatch({ namespace: t.w.ns, name: 'virt-launcher-held-dst00' }, { metadata: { labels: { [INHIBIT_NODE_SHUTDOWN_LABEL]: null } } });
+    await eventually(async () => (await podLabels('virt-launcher-held-dst00'))[INHIBIT_NODE_SHUTDOWN_LABEL] === '', 'the label back on the active pod');
+    const v = await t.c.vms.get(ref);
+    expect(v.status?.restartAwaitingChanges ?? []).toEqual([]);
   });
 });

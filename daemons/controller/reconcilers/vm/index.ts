@@ -7,6 +7,7 @@ import { blockDevicesHandler } from './handlers/block-devices.js';
 import { classHandler } from './handlers/class.js';
 import { deletionHandler } from './handlers/deletion.js';
 import { evictHandler } from './handlers/evict.js';
+import { filesystemHandler } from './handlers/filesystem.js';
 import { guestHandler } from './handlers/guest.js';
 import { ipamHandler } from './handlers/ipam.js';
 import { kubeVirtConfigHandler } from './handlers/kubevirt-config.js';
@@ -44,6 +45,7 @@ export function vmHandlers(deps: Deps, macs?: MacPort): Handler<VMState>[] {
     usbDevicesHandler(deps, usbRequests),
     lifecycleHandler(deps),
     guestHandler(deps),
+    filesystemHandler(),
     syncMetadataHandler(deps),
     evictHandler(),
   ];

@@ -9,6 +9,7 @@
  */
 import {
   activePod,
+  FS_FREEZE_STATUS_FROZEN,
   GUEST_BOOTABLE_CONDITION,
   LIBVIRT_VERSION_ANNOTATION,
   NO_BOOTABLE_DEVICE_REASON,
@@ -173,7 +174,7 @@ export function agentStatus(
       : i,
   );
   // As KubeVirt: `fsFreezeStatus` is there while the guest is frozen, gone once it thaws.
-  return { guestOSInfo, interfaces, fsFreezeStatus: report.fsFreeze === 'frozen' ? 'frozen' : null };
+  return { guestOSInfo, interfaces, fsFreezeStatus: report.fsFreeze === FS_FREEZE_STATUS_FROZEN ? FS_FREEZE_STATUS_FROZEN : null };
 }
 
 async function patch(ctx: StepContext, vmi: VMI, status: Record<string, unknown>, metadata: Omit<InstanceChange, 'status'> = {}): Promise<void> {

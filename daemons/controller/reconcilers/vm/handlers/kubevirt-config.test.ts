@@ -24,6 +24,12 @@ describe('the VM kubevirtConfig handler', () => {
     });
   });
 
+  it('says what a missing evacuation flag does instead: the VM runs, KubeVirt’s own evacuation would migrate it', () => {
+    expect(pass(["virt-controller flag evacuation-controller-threads: '0' (KubeVirt's own evacuation off)"])?.message).toBe(
+      `KubeVirt's configuration (${where}) lacks virt-controller flag evacuation-controller-threads: '0' (KubeVirt's own evacuation off): KubeVirt's own evacuation would migrate this VM beside the module's until it is restored`,
+    );
+  });
+
   it('drops its condition once the configuration is whole', () => {
     expect(pass([], stated('KubeVirtConfigurationIncomplete'))).toBeUndefined();
   });

@@ -177,7 +177,7 @@ describe('the VM lifecycle handler', () => {
       cpu: { cores: 4, coreFraction: '50%', requestedCores: '2', topology: { sockets: 1, coresPerSocket: 4 } },
       memory: { size: '2Gi' },
     });
-    expect(state.status.networks).toEqual([{ type: 'Main', ipAddress: '10.66.0.7' }]);
+    expect(state.status.networks).toEqual([{ id: 1, type: 'Main', name: 'default' }]);
     expect(state.status.migrationState).toEqual({
       startTimestamp: '2026-03-01T09:00:00Z',
       endTimestamp: '2026-03-01T09:01:00Z',
@@ -187,11 +187,11 @@ describe('the VM lifecycle handler', () => {
     });
   });
 
-  it('drops the networks when the VM has no address any more', async () => {
+  it('shows the Main network even before the VM has an address, as the original does', async () => {
     const { deps } = inMemoryDeps();
     const state = initVMState({ ...vm(), status: { networks: [{ type: 'Main', ipAddress: '10.66.0.7' }] } });
     await lifecycleHandler(deps).handle(state, handlerContext(NOW));
-    expect(state.status.networks).toBeUndefined();
+    expect(state.status.networks).toEqual([{ id: 1, type: 'Main', name: 'default' }]);
   });
 });
 

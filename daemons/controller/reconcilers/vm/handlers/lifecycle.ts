@@ -7,6 +7,7 @@ import { rfc3339 } from '../../../engine/conditions.js';
 import { effectiveCoreFraction, requestedCpu, topologyOf } from '../kvvm/cpu.js';
 import { phaseOf, type VMPhase } from '../phase.js';
 import { condition, type VMState, type VMStatus } from '../state.js';
+import { networksStatus } from './network.js';
 
 const Running = VMCondition.Running;
 /** How many phase transitions status.stats keeps (the original's five). */
@@ -29,7 +30,7 @@ export function lifecycleHandler(deps: Deps): Handler<VMState> {
       else delete s.status.nodeName;
       runningCondition(s, ctx, phase);
       s.status.resources = resourcesOf(s);
-      const networks = networksOf(s);
+      const networks = networksStatus(s);
       if (networks.length > 0) s.status.networks = networks;
       else delete s.status.networks;
       const migration = migrationStateOf(vmi);
@@ -39,28 +40,6 @@ export function lifecycleHandler(deps: Deps): Handler<VMState> {
     },
   };
 }
-
-/**
- * status.networks: the main network's address, then each additional network with the MAC address the
- * internal VM's interface carries (as the original reads it from there) and the address object it came from.
- */
-function networksOf(s: VMState): NonNullable<VMStatus['networks']> {
-  const out: NonNullable<VMStatus['networks']> = s.ipAddress !== undefined ? [{ type: 'Main', ipAddress: s.ipAddress }] : [];
-  const onInterfaces = new Set((s.kvvm?.spec.template.spec?.domain.devices?.interfaces ?? []).map((i) => i.macAddress));
-  (s.obj.spec.networks ?? []).forEach((n, i) => {
-    if (n.type === 'Main') return;
-    const mac = s.macs?.get(i);
-    out.push({
-      type: n.type,
-      ...(n.name !== undefined ? { name: n.name } : {}),
-      ...(mac !== undefined && onInterfaces.has(mac) ? { macAddress: mac } : {}),
-      ...withMacName(s.macNames?.get(i) ?? n.virtualMachineMACAddressName),
-    });
-  });
-  return out;
-}
-
-const withMacName = (name: string | undefined): { virtualMachineMACAddressName?: string } => (name !== undefined ? { virtualMachineMACAddressName: name } : {});
 
 function recordPhase(s: VMState, phase: VMPhase, ctx: HandlerContext): void {
   if (s.status.phase === phase) return;

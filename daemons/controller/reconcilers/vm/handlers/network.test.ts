@@ -1,6 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
+import type { InternalVirtualMachine } from '../../../../../shared/api/internal/resources.js';
+import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
+import { vm as vmOf } from '../../../../../tests/integration/controller/builders.js';
 import type { Pod } from '../../../kube/resources.js';
-import { NETWORKS_STATUS_ANNOTATION, networkProblems } from './network.js';
+import { NETWORKS_STATUS_ANNOTATION, networkProblems, networksStatus } from './network.js';
 
 const pod = (name: string, phase: string, status?: string): Pod => ({
   metadata: { name, namespace: 'ns', ...(status === undefined ? {} : { annotations: { [NETWORKS_STATUS_ANNOTATION]: status } }) },
@@ -34,5 +37,52 @@ describe('NetworkReady from the launcher pods (SDN enabled)', () => {
     expect(networkProblems([pod('p', 'Running', '{"name":"lan"}')])).toMatch(
       /^\[p\]: annotation network\.deckhouse\.io\/networks-status is not valid: \(root\): /,
     );
+  });
+});
+
+describe('status.networks as the original writes it', () => {
+  const vm = (networks?: VirtualMachine['spec']['networks']): VirtualMachine =>
+    vmOf({ namespace: 'ns', id: 'unit' }, 'web', 'generic', networks === undefined ? {} : { networks });
+  const kvvmWith = (...macs: string[]): InternalVirtualMachine =>
+    ({
+      spec: { template: { spec: { domain: { devices: { interfaces: macs.map((m) => ({ name: m, macAddress: m })) } } } } },
+    }) as unknown as InternalVirtualMachine;
+
+  it.each<[string, VirtualMachine['spec']['networks']]>([
+    ['no networks listed', undefined],
+    ['an empty list', []],
+    ['only Main without an id', [{ type: 'Main' }]],
+    ['only Main with id 1', [{ type: 'Main', id: 1 }]],
+  ])('a VM with %s shows the Main network with id 1 and the name default', (_what, networks) => {
+    expect(networksStatus({ obj: vm(networks) })).toEqual([{ id: 1, type: 'Main', name: 'default' }]);
+  });
+
+  it('lists Main and each additional network in spec order, with ids, the MAC on the interface and the address object', () => {
+    const s = {
+      obj: vm([
+        { type: 'Main', id: 1 },
+        { type: 'Network', name: 'lan', id: 2 },
+        { type: 'ClusterNetwork', name: 'wan', id: 3 },
+      ]),
+      kvvm: kvvmWith('02:00:00:00:00:01'),
+      macs: new Map([
+        [1, '02:00:00:00:00:01'],
+        [2, '02:00:00:00:00:02'],
+      ]),
+      macNames: new Map([
+        [1, 'web-a'],
+        [2, 'web-b'],
+      ]),
+    };
+    expect(networksStatus(s)).toEqual([
+      { id: 1, type: 'Main', name: 'default' },
+      { id: 2, type: 'Network', name: 'lan', macAddress: '02:00:00:00:00:01', virtualMachineMACAddressName: 'web-a' },
+      // Its MAC is leased but not on the internal VM's interface yet: no macAddress shown.
+      { id: 3, type: 'ClusterNetwork', name: 'wan', virtualMachineMACAddressName: 'web-b' },
+    ]);
+  });
+
+  it('a VM with additional networks and no Main shows no Main entry', () => {
+    expect(networksStatus({ obj: vm([{ type: 'Network', name: 'lan' }]) })).toEqual([{ type: 'Network', name: 'lan' }]);
   });
 });

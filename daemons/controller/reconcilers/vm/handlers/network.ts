@@ -10,7 +10,7 @@ import type { VirtualMachine } from '../../../../../shared/api/resources/virtual
 import type { Deps } from '../../../deps.js';
 import type { Pod } from '../../../kube/resources.js';
 import type { Handler } from '../../../engine/reconciler.js';
-import { condition, dropCondition, podsOfVM, type VMState } from '../state.js';
+import { condition, dropCondition, podsOfVM, type VMState, type VMStatus } from '../state.js';
 
 const C = VMCondition.NetworkReady;
 
@@ -25,6 +25,39 @@ const InterfaceStatusSchema = z.array(
 );
 
 const onlyMainNetwork = (vm: VirtualMachine): boolean => (vm.spec.networks ?? []).every((n) => n.type === 'Main');
+
+/** The Main network's id when the spec names none (the defaulting webhook's, the original's reserved id). */
+export const MAIN_NETWORK_ID = 1;
+/** The name the original shows for the Main network in status.networks: its pod interface. */
+export const MAIN_NETWORK_NAME = 'default';
+
+type NetworkStatus = NonNullable<VMStatus['networks']>[number];
+
+/**
+ * status.networks as the original's network handler writes it: a VM with only the Main network (or
+ * none listed) shows `{id: 1, type: Main, name: default}`; otherwise each network of the spec in
+ * order, Main as `{id, type: Main, name: default}`, an additional one with its id, name, the MAC
+ * address the internal VM's interface carries and the address object it came from. The VM's IP
+ * address is `status.ipAddress`, not here (the original leaves `ipAddress` empty for Main).
+ */
+export function networksStatus(s: Pick<VMState, 'obj' | 'kvvm' | 'macs' | 'macNames'>): NetworkStatus[] {
+  const networks = s.obj.spec.networks ?? [];
+  const main = (id: number | undefined): NetworkStatus => ({ id: id ?? MAIN_NETWORK_ID, type: 'Main', name: MAIN_NETWORK_NAME });
+  if (onlyMainNetwork(s.obj)) return [main(networks[0]?.id)];
+  const onInterfaces = new Set((s.kvvm?.spec.template.spec?.domain.devices?.interfaces ?? []).map((i) => i.macAddress));
+  return networks.map((n, i): NetworkStatus => {
+    if (n.type === 'Main') return main(n.id);
+    const mac = s.macs?.get(i);
+    const macName = s.macNames?.get(i) ?? n.virtualMachineMACAddressName;
+    return {
+      ...(n.id !== undefined ? { id: n.id } : {}),
+      type: n.type,
+      ...(n.name !== undefined ? { name: n.name } : {}),
+      ...(mac !== undefined && onInterfaces.has(mac) ? { macAddress: mac } : {}),
+      ...(macName !== undefined ? { virtualMachineMACAddressName: macName } : {}),
+    };
+  });
+}
 
 /**
  * What is wrong with the additional networks as the launcher pods tell it, in the original's words;

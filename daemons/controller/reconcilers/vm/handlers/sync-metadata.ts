@@ -1,4 +1,5 @@
-import { activePod } from '../../../../../shared/api/internal/launcher.js';
+import { activePod, INHIBIT_NODE_SHUTDOWN_LABEL } from '../../../../../shared/api/internal/launcher.js';
+import type { InternalVirtualMachineInstance } from '../../../../../shared/api/internal/resources.js';
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import { conditionalMergePatch } from '../../../../../shared/kube/index.js';
 import type { Deps } from '../../../deps.js';
@@ -9,8 +10,10 @@ import {
   metadataChanges,
   parseLastPropagated,
   propagatableAnnotations,
+  propagatedLabels,
   type StringMap,
 } from '../kvvm/propagation.js';
+import type { Pod } from '../../../kube/resources.js';
 import { podsOfVM, type VMState } from '../state.js';
 
 export { LAST_PROPAGATED_ANNOTATIONS, LAST_PROPAGATED_LABELS, metadataChanges, parseLastPropagated, propagatableAnnotations } from '../kvvm/propagation.js';
@@ -31,14 +34,19 @@ export function syncMetadataHandler(deps: Deps): Handler<VMState> {
       const kvvmAnnotations = kvvm.metadata.annotations ?? {};
       const lastLabels = lastPropagated(kvvmAnnotations[LAST_PROPAGATED_LABELS], LAST_PROPAGATED_LABELS, ctx);
       const lastAnnotations = lastPropagated(kvvmAnnotations[LAST_PROPAGATED_ANNOTATIONS], LAST_PROPAGATED_ANNOTATIONS, ctx);
-      const labels = s.obj.metadata.labels ?? {};
+      const labels = propagatedLabels(s.obj.metadata.labels);
       const annotations = propagatableAnnotations(s.obj.metadata.annotations);
       const wanted: Wanted = { labels, annotations, lastLabels, lastAnnotations };
       const vmi = s.kvvmi;
       if (vmi !== undefined && vmi.metadata.deletionTimestamp === undefined)
         s.kvvmi = (await propagateTo(vmi, { client: deps.clients.kvvmis, cache: deps.caches.kvvmis }, wanted, ctx)) ?? vmi;
-      const pod = s.kvvmi === undefined ? undefined : activePod(s.kvvmi, podsOfVM(deps.caches.pods, s.obj));
-      if (pod !== undefined && pod.status?.phase === 'Running') await propagateTo(pod, { client: deps.clients.pods, cache: deps.caches.pods }, wanted, ctx);
+      const pods = podsOfVM(deps.caches.pods, s.obj);
+      const pod = s.kvvmi === undefined ? undefined : activePod(s.kvvmi, pods);
+      const podTarget = { client: deps.clients.pods, cache: deps.caches.pods };
+      if (pod !== undefined && pod.status?.phase === 'Running') await propagateTo(pod, podTarget, wanted, ctx);
+      // A pod a migration left behind runs the VM no more: it stops holding its node's shutdown.
+      for (const stale of pods.filter((p) => p !== pod && leftBehind(p.metadata.name, s.kvvmi) && INHIBIT_NODE_SHUTDOWN_LABEL in (p.metadata.labels ?? {})))
+        await releaseNode(stale, podTarget, ctx);
       const applied =
         metadataChanges(kvvm.metadata.labels, lastLabels, labels) === undefined && metadataChanges(kvvmAnnotations, lastAnnotations, annotations) === undefined;
       const remembered = rememberedChanges(kvvmAnnotations, s.obj);
@@ -85,6 +93,21 @@ async function propagateTo<
   const patched = to.cache.remember(await to.client.mergePatch(ref, conditionalMergePatch({ metadata }, obj.metadata.resourceVersion), { signal: ctx.signal }));
   ctx.log.debug({ object: ref.name }, 'propagated the VM labels and annotations');
   return patched;
+}
+
+/** Whether the pod named so is the one a finished migration left behind: the source of a completed one, the target of a failed one. */
+export function leftBehind(name: string | undefined, vmi: InternalVirtualMachineInstance | undefined): boolean {
+  const m = vmi?.status?.migrationState;
+  if (name === undefined || m == null || m.endTimestamp == null) return false;
+  return (m.completed === true && m.sourcePod === name) || (m.failed === true && m.targetPod === name);
+}
+
+/** The node-shutdown inhibitor's label off a launcher pod (one conditional merge patch). */
+async function releaseNode(pod: Pod, to: Target<Pod>, ctx: HandlerContext): Promise<void> {
+  const ref = { namespace: pod.metadata.namespace, name: pod.metadata.name ?? '' };
+  const patch = conditionalMergePatch({ metadata: { labels: { [INHIBIT_NODE_SHUTDOWN_LABEL]: null } } }, pod.metadata.resourceVersion);
+  to.cache.remember(await to.client.mergePatch(ref, patch, { signal: ctx.signal }));
+  ctx.log.info({ pod: ref.name }, 'a launcher pod a migration left behind no longer holds its node from shutting down');
 }
 
 /** The last-propagated annotations to write when they differ from what the VM has now. */

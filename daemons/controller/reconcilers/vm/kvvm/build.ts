@@ -7,7 +7,7 @@ import { cpuModelOf, effectiveCoreFraction, requestedCpu, topologyOf } from './c
 import { additionalNetworks, bootOrders, busesOf, diskAndVolume, type ResolvedDevice } from './devices.js';
 import { osShapeOf, provisioningOf } from './domain.js';
 import { placementOf } from './placement.js';
-import { propagatableAnnotations } from './propagation.js';
+import { propagatableAnnotations, propagatedLabels } from './propagation.js';
 
 /** Annotations on the internal VM that remember what it was built from (to list pending changes). */
 export const LAST_APPLIED_SPEC = 'virtualization.deckhouse.io/vm.last-applied-spec';
@@ -38,7 +38,7 @@ export function buildInternalVM(input: BuildInput): InternalVirtualMachine {
     metadata: {
       name: vm.metadata.name,
       namespace: vm.metadata.namespace,
-      labels: { ...vm.metadata.labels, [VM_NAME_LABEL]: vm.metadata.name ?? '' },
+      labels: { ...propagatedLabels(vm.metadata.labels), [VM_NAME_LABEL]: vm.metadata.name ?? '' },
       annotations: {
         ...propagatableAnnotations(vm.metadata.annotations),
         [LAST_APPLIED_SPEC]: JSON.stringify(vm.spec),
@@ -73,7 +73,7 @@ export function buildTemplate(input: BuildInput): Template {
   if (input.ipAddress !== undefined) annotations[CILIUM_IP_ANNOTATION] = input.ipAddress;
   return {
     metadata: {
-      labels: { ...vm.metadata.labels, [VM_NAME_LABEL]: vm.metadata.name ?? '', 'security.deckhouse.io/skip-pss-check': 'true' },
+      labels: { ...propagatedLabels(vm.metadata.labels), [VM_NAME_LABEL]: vm.metadata.name ?? '', 'security.deckhouse.io/skip-pss-check': 'true' },
       annotations,
     },
     spec: {

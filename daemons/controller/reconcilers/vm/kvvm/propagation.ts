@@ -4,11 +4,22 @@
  * the VM is taken off again, known from what was propagated last (remembered on the internal VM).
  */
 
+import { INHIBIT_NODE_SHUTDOWN_LABEL } from '../../../../../shared/api/internal/launcher.js';
+
 /** On the internal VM: the VM's labels and annotations as last propagated (JSON maps), as the original names them. */
 export const LAST_PROPAGATED_LABELS = 'internal.virtualization.deckhouse.io/last-propagated-vm-labels';
 export const LAST_PROPAGATED_ANNOTATIONS = 'internal.virtualization.deckhouse.io/last-propagated-vm-annotations';
 
 export type StringMap = Record<string, string>;
+
+/**
+ * The labels a VM's objects carry from it: its own and, as the original adds them, the node-shutdown
+ * inhibitor's (the original's quota-discount labels go only with a runtime overhead in status, which
+ * is not computed here).
+ */
+export function propagatedLabels(labels: StringMap | undefined): StringMap {
+  return { ...labels, [INHIBIT_NODE_SHUTDOWN_LABEL]: '' };
+}
 
 /** The VM's annotations that are never propagated: our own bookkeeping and kubectl's. */
 export function propagatableAnnotations(annotations: StringMap | undefined): StringMap {
@@ -57,7 +68,7 @@ export function propagatedKeys(
 ): PropagatedKeys {
   const last = (key: string): string[] => Object.keys(parseLastPropagated(kvvmAnnotations?.[key]).map);
   return {
-    labels: new Set([...Object.keys(vm.metadata.labels ?? {}), ...last(LAST_PROPAGATED_LABELS)]),
+    labels: new Set([...Object.keys(propagatedLabels(vm.metadata.labels)), ...last(LAST_PROPAGATED_LABELS)]),
     annotations: new Set([...Object.keys(propagatableAnnotations(vm.metadata.annotations)), ...last(LAST_PROPAGATED_ANNOTATIONS)]),
   };
 }
