@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { createCA, getTestEnv, issueCert, kubectl, startExtraApiServer, type ExtraApiServer } from '../../env/index.js';
-import { getThroughQueueProxy, QUEUE_TLS_PORT, startRevisionPod, type RevisionPod, type RevisionPodOptions } from './revision-pod.js';
+import { getThroughQueueProxy, QUEUE_TLS_PORT, startPodNetwork, startRevisionPod, type PodNetwork, type RevisionPod, type RevisionPodOptions } from './revision-pod.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 export const NAMESPACE = 'd8-virtualization';
@@ -32,6 +32,8 @@ export interface RevisionEnv {
   readonly ok: (args: string[], stdin?: string) => Promise<string>;
   /** A revision pod, once its readiness answers 200 through its queue-proxy's TLS port. */
   startPod(index: number, choice?: PodChoice): Promise<RevisionPod>;
+  /** A network namespace of its own (address index `index` of the environment's subnet), the apiserver bridged in; stopped with the environment. */
+  startNetwork(index: number, name: string): Promise<PodNetwork>;
   /** The Service's endpoints: the pods' queue-proxy TLS port (EndpointSlice `<service>-pods`). */
   setEndpoints(service: string, ready: readonly RevisionPod[]): Promise<void>;
   stop(): Promise<void>;
@@ -68,6 +70,7 @@ async function revisionEnv(name: string, id: string, apiserver: ExtraApiServer, 
     ...defaults,
   };
   const pods: RevisionPod[] = [];
+  const networks: PodNetwork[] = [];
   const ok = async (args: string[], stdin?: string): Promise<string> => {
     const r = await kubectl(args, { kubeconfigPath: apiserver.kubeconfigPath, ...(stdin === undefined ? {} : { stdin }) });
     if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed:\n${r.stderr}`);
@@ -90,6 +93,11 @@ async function revisionEnv(name: string, id: string, apiserver: ExtraApiServer, 
       });
       return pod;
     },
+    async startNetwork(index, netName) {
+      const net = await startPodNetwork({ ...podOptions, index }, netName);
+      networks.push(net);
+      return net;
+    },
     async setEndpoints(svc, ready) {
       const slice = {
         apiVersion: 'discovery.k8s.io/v1',
@@ -102,7 +110,7 @@ async function revisionEnv(name: string, id: string, apiserver: ExtraApiServer, 
       await ok(['apply', '--server-side', '--force-conflicts', `--field-manager=${name}-test`, '-f', '-'], JSON.stringify(slice));
     },
     async stop() {
-      await Promise.all(pods.map((p) => p.stop()));
+      await Promise.all([...pods, ...networks].map((p) => p.stop()));
       await apiserver.stop();
     },
   };

@@ -59,29 +59,45 @@ export interface RevisionPod {
 /** In a fresh pod namespace: forwards 127.0.0.1:<port> to the host's unix socket (the apiserver). */
 const BRIDGE_IN_POD = `require('node:net').createServer((c) => { const u = require('node:net').createConnection(process.argv[1]); c.pipe(u).pipe(c); c.on('error', () => u.destroy()); u.on('error', () => c.destroy()); }).listen(Number(process.argv[2]), '127.0.0.1');`;
 
-export async function startRevisionPod(o: RevisionPodOptions): Promise<RevisionPod> {
+/** A pod's network namespace with the apiserver bridged in, and the processes run inside it. */
+export interface PodNetwork {
+  readonly ip: string;
+  readonly processes: readonly LoggedProcess[];
+  /** Runs a process inside the namespace, logging to `<workDir>/<netns>-<what>.log`. */
+  readonly inPod: (what: string, args: string[], env: NodeJS.ProcessEnv) => LoggedProcess;
+  readonly stop: () => Promise<void>;
+}
+
+/**
+ * A network namespace of its own: a veth pair (the pod address on `eth0`, the host end holding the
+ * other address of a /30, the default route through it) and 127.0.0.1:<api port> inside bridged to
+ * the apiserver on the host's loopback.
+ */
+export async function startPodNetwork(o: Pick<RevisionPodOptions, 'index' | 'subnet' | 'workDir' | 'apiPort'>, name: string): Promise<PodNetwork> {
   const id = randomBytes(3).toString('hex');
   const netns = `kq-${id}`;
   const hostLink = `kqh-${id}`;
   const hostIp = `10.251.${o.subnet}.${4 * o.index + 1}`;
   const ip = `10.251.${o.subnet}.${4 * o.index + 2}`;
-  const service = o.service ?? 'admission';
-  const name = `${service}-00001-deployment-${id}`;
   await run('ip', ['netns', 'add', netns]);
   const processes: LoggedProcess[] = [];
   let bridge: Server | undefined;
   const stop = async (): Promise<void> => {
-    // queue-proxy drains for 30 s on SIGTERM (it waits for the endpoints to drop it): killed at once.
     await Promise.all(processes.map((p) => p.kill()));
     await new Promise<void>((resolve) => (bridge === undefined ? resolve() : bridge.close(() => resolve())));
     await run('ip', ['link', 'del', hostLink]).catch(() => undefined);
     await run('ip', ['netns', 'del', netns]).catch(() => undefined);
   };
+  const inPod = (what: string, args: string[], env: NodeJS.ProcessEnv): LoggedProcess => {
+    const p = spawnLogged(`${name} ${what}`, 'ip', ['netns', 'exec', netns, ...args], join(o.workDir, `${netns}-${what}.log`), { env, cwd: REPO });
+    processes.push(p);
+    return p;
+  };
   try {
     await run('ip', ['link', 'add', hostLink, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
     await run('ip', ['addr', 'add', `${hostIp}/30`, 'dev', hostLink]);
     await run('ip', ['link', 'set', hostLink, 'up']);
-    for (const args of [['addr', 'add', `${ip}/30`, 'dev', 'eth0'], ['link', 'set', 'eth0', 'up'], ['link', 'set', 'lo', 'up']]) {
+    for (const args of [['addr', 'add', `${ip}/30`, 'dev', 'eth0'], ['link', 'set', 'eth0', 'up'], ['link', 'set', 'lo', 'up'], ['route', 'add', 'default', 'via', hostIp]]) {
       await run('ip', ['-n', netns, ...args]);
     }
     const socket = join(o.workDir, `${netns}-apiserver.sock`);
@@ -92,12 +108,20 @@ export async function startRevisionPod(o: RevisionPodOptions): Promise<RevisionP
       api.on('error', () => c.destroy());
     });
     await new Promise<void>((resolve, reject) => bridge?.once('error', reject).listen(socket, resolve));
-    const inPod = (what: string, args: string[], env: NodeJS.ProcessEnv): LoggedProcess => {
-      const p = spawnLogged(`${name} ${what}`, 'ip', ['netns', 'exec', netns, ...args], join(o.workDir, `${netns}-${what}.log`), { env, cwd: REPO });
-      processes.push(p);
-      return p;
-    };
     inPod('bridge', [process.execPath, '-e', BRIDGE_IN_POD, socket, String(o.apiPort)], process.env);
+  } catch (err: unknown) {
+    await stop();
+    throw err;
+  }
+  return { ip, processes, inPod, stop };
+}
+
+export async function startRevisionPod(o: RevisionPodOptions): Promise<RevisionPod> {
+  const service = o.service ?? 'admission';
+  const name = `${service}-00001-deployment-${randomBytes(3).toString('hex')}`;
+  // queue-proxy drains for 30 s on SIGTERM (it waits for the endpoints to drop it): stop kills at once.
+  const { ip, processes, inPod, stop } = await startPodNetwork(o, name);
+  try {
     inPod('function', [process.execPath, '--import', 'tsx', ...(o.userContainer ?? [`functions/${service}/index.ts`])], {
       ...process.env,
       ...o.functionEnv,
