@@ -22,7 +22,6 @@ import { QUEUE_TLS_PORT, scrapeStat, type RevisionPod } from './revision-pod.js'
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const REVISION = 'subresources-00001';
-const DEPLOYMENT = `${REVISION}-deployment`;
 
 let env: RevisionEnv;
 let knativeDir: string;
@@ -31,7 +30,7 @@ let autoscaler: LoggedProcess;
 const streams: TLSSocket[] = [];
 
 const json = (o: unknown): string => JSON.stringify(o);
-const replicas = async (): Promise<number> => Number(await env.ok(['-n', NAMESPACE, 'get', 'deployment', DEPLOYMENT, '-o', 'jsonpath={.spec.replicas}']));
+const replicas = async (revision = REVISION): Promise<number> => Number(await env.ok(['-n', NAMESPACE, 'get', 'deployment', `${revision}-deployment`, '-o', 'jsonpath={.spec.replicas}']));
 const autoscalerGone = (): string | undefined => (autoscaler.hasExited() ? `the autoscaler exited; log ${autoscaler.logPath}:\n${tailLog(autoscaler.logPath)}` : undefined);
 
 /** An upgraded stream held open through the pod's queue-proxy: one concurrent request while it lasts. */
@@ -46,6 +45,67 @@ async function openStream(): Promise<void> {
   await waitFor('the stream upgraded', () => Promise.resolve(got.startsWith('HTTP/1.1 101') ? true : undefined), { timeoutMs: 15_000 });
 }
 
+/**
+ * What Knative's Revision reconciler, controller and kubelet would make of a revision with one pod at
+ * `ip`: its Deployment (no controller runs: only its /scale is read and written), the Pod Running and
+ * Ready at that address, its PodAutoscaler (target 1 concurrent request, max-scale 3), and its
+ * ServerlessService (which the autoscaler creates) made ready with its private Service.
+ */
+async function declareRevision(revision: string, podName: string, ip: string): Promise<void> {
+  const { ok } = env;
+  await ok(
+    ['apply', '-f', '-'],
+    json({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: `${revision}-deployment`, namespace: NAMESPACE },
+      spec: { replicas: 1, selector: { matchLabels: { 'serving.knative.dev/revision': revision } }, template: { metadata: { labels: { 'serving.knative.dev/revision': revision } }, spec: { containers: [{ name: 'subresources', image: 'dev.local/virtualization-subresources' }] } } },
+    }),
+  );
+  const labels = { 'serving.knative.dev/revision': revision, 'serving.knative.dev/revisionUID': `uid-${revision}`, 'serving.knative.dev/service': 'subresources', 'serving.knative.dev/configuration': 'subresources' };
+  await ok(['apply', '-f', '-'], json({ apiVersion: 'v1', kind: 'Pod', metadata: { name: podName, namespace: NAMESPACE, labels }, spec: { nodeName: 'kn-node', containers: [{ name: 'subresources', image: 'dev.local/virtualization-subresources' }] } }));
+  const now = new Date(Date.now() - 120_000).toISOString();
+  await ok(['-n', NAMESPACE, 'patch', 'pod', podName, '--subresource=status', '--type=merge', '-p', json({ status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], startTime: now, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] } })]);
+  // The Revision reconciler's PodAutoscaler for this revision: a target of 1 concurrent request.
+  await ok(
+    ['apply', '-f', '-'],
+    json({
+      apiVersion: 'autoscaling.internal.knative.dev/v1alpha1',
+      kind: 'PodAutoscaler',
+      metadata: {
+        name: revision,
+        namespace: NAMESPACE,
+        labels,
+        annotations: {
+          'autoscaling.knative.dev/class': 'kpa.autoscaling.knative.dev',
+          'autoscaling.knative.dev/metric': 'concurrency',
+          'autoscaling.knative.dev/target': '1',
+          'autoscaling.knative.dev/min-scale': '1',
+          'autoscaling.knative.dev/max-scale': '3',
+        },
+      },
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: `${revision}-deployment` }, protocolType: 'http1', reachability: 'Reachable' },
+    }),
+  );
+  // Knative's controller would make the ServerlessService ready with its private Service.
+  await waitFor('the autoscaler to create the ServerlessService', async () => ((await env.ok(['-n', NAMESPACE, 'get', 'sks', '-o', 'name'])).includes(revision) ? true : undefined), {
+    timeoutMs: 120_000,
+    intervalMs: 500,
+    abortIf: autoscalerGone,
+  });
+  await ok([
+    '-n',
+    NAMESPACE,
+    'patch',
+    'sks',
+    revision,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    json({ status: { serviceName: revision, privateServiceName: `${revision}-private`, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] } }),
+  ]);
+}
+
 beforeAll(async () => {
   knativeDir = execFileSync('bash', [join(REPO, 'tests/env/knative-modules.sh')], { encoding: 'utf8' }).trim();
   env = await startRevisionEnv('kn-autoscaler', 'subresources-api', { service: 'subresources', containerConcurrency: 0, timeoutSeconds: 600 });
@@ -58,21 +118,6 @@ beforeAll(async () => {
   for (const f of [...configs.sort(), join(knativeDir, 'networking/config-network.yaml')]) await ok(['apply', '--server-side', '-f', f]);
   await ok(['create', 'namespace', NAMESPACE]);
   pod = await env.startPod(0, { userContainer: ['tests/integration/knative/wire-recorder.ts'] });
-  // The revision's Deployment (no controller runs: only its /scale is read and written), and the Pod
-  // as kubelet would report it: Running, Ready, at the pod's address.
-  await ok(
-    ['apply', '-f', '-'],
-    json({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: DEPLOYMENT, namespace: NAMESPACE },
-      spec: { replicas: 1, selector: { matchLabels: { 'serving.knative.dev/revision': REVISION } }, template: { metadata: { labels: { 'serving.knative.dev/revision': REVISION } }, spec: { containers: [{ name: 'subresources', image: 'dev.local/virtualization-subresources' }] } } },
-    }),
-  );
-  const labels = { 'serving.knative.dev/revision': REVISION, 'serving.knative.dev/revisionUID': '00000000-0000-0000-0000-000000000001', 'serving.knative.dev/service': 'subresources', 'serving.knative.dev/configuration': 'subresources' };
-  await ok(['apply', '-f', '-'], json({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.name, namespace: NAMESPACE, labels }, spec: { nodeName: 'kn-node', containers: [{ name: 'subresources', image: 'dev.local/virtualization-subresources' }] } }));
-  const now = new Date(Date.now() - 120_000).toISOString();
-  await ok(['-n', NAMESPACE, 'patch', 'pod', pod.name, '--subresource=status', '--type=merge', '-p', json({ status: { phase: 'Running', podIP: pod.ip, podIPs: [{ ip: pod.ip }], startTime: now, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] } })]);
   // The autoscaler, in a network namespace of its own (its stats server binds :8080, profiling :8008).
   const net = await env.startNetwork(2, 'autoscaler');
   autoscaler = net.inPod('autoscaler', [join(knativeDir, 'autoscaler')], {
@@ -83,44 +128,7 @@ beforeAll(async () => {
     POD_IP: net.ip,
     METRICS_DOMAIN: 'knative.dev/serving',
   });
-  // The Revision reconciler's PodAutoscaler for this revision: a target of 1 concurrent request.
-  await ok(
-    ['apply', '-f', '-'],
-    json({
-      apiVersion: 'autoscaling.internal.knative.dev/v1alpha1',
-      kind: 'PodAutoscaler',
-      metadata: {
-        name: REVISION,
-        namespace: NAMESPACE,
-        labels,
-        annotations: {
-          'autoscaling.knative.dev/class': 'kpa.autoscaling.knative.dev',
-          'autoscaling.knative.dev/metric': 'concurrency',
-          'autoscaling.knative.dev/target': '1',
-          'autoscaling.knative.dev/min-scale': '1',
-          'autoscaling.knative.dev/max-scale': '3',
-        },
-      },
-      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: DEPLOYMENT }, protocolType: 'http1', reachability: 'Reachable' },
-    }),
-  );
-  // Knative's controller would make the ServerlessService ready with its private Service.
-  await waitFor('the autoscaler to create the ServerlessService', async () => ((await env.ok(['-n', NAMESPACE, 'get', 'sks', '-o', 'name'])).includes(REVISION) ? true : undefined), {
-    timeoutMs: 120_000,
-    intervalMs: 500,
-    abortIf: autoscalerGone,
-  });
-  await ok([
-    '-n',
-    NAMESPACE,
-    'patch',
-    'sks',
-    REVISION,
-    '--subresource=status',
-    '--type=merge',
-    '-p',
-    json({ status: { serviceName: REVISION, privateServiceName: `${REVISION}-private`, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] } }),
-  ]);
+  await declareRevision(REVISION, pod.name, pod.ip);
 }, 600_000);
 
 afterAll(async () => {
@@ -144,5 +152,19 @@ describe('Knative Serving’s autoscaler, out-of-cluster, on our queue-proxy’s
     }, { timeoutMs: 120_000, intervalMs: 500, abortIf: autoscalerGone });
     process.stderr.write(`[kn-autoscaler] Deployment scaled to ${scaled}\n`);
     expect(scaled).toBe(3);
+  }, 300_000);
+
+  it('marks the Metric of a revision whose pod’s stats cannot be scraped as failed and leaves its Deployment alone, the other revision unaffected', async () => {
+    const empty = await env.startNetwork(3, 'no-queue-proxy');
+    const broken = 'subresources-00002';
+    await declareRevision(broken, `${broken}-deployment-gone`, empty.ip);
+    const condition = await waitFor('the Metric to report the failed collection', async () => {
+      const out = await env.ok(['-n', NAMESPACE, 'get', 'metric', broken, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}|{.status.conditions[?(@.type=="Ready")].reason}|{.status.conditions[?(@.type=="Ready")].message}']).catch(() => '');
+      return out.startsWith('False|') ? out : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 500, abortIf: autoscalerGone });
+    process.stderr.write(`[kn-autoscaler] broken revision's Metric Ready: ${condition}\n`);
+    expect(condition).toMatch(/^False\|(DidNotReceiveStat|CollectionFailed)\|/);
+    expect(await replicas(broken)).toBe(1);
+    expect(await replicas()).toBe(3);
   }, 300_000);
 });
