@@ -5,7 +5,9 @@
 # released), <part>-config/ (its namespace, config maps, webhook configurations and webhook secret) and
 # <part>-webhook (its admission webhook, built from the same module, run out-of-cluster by the tests);
 # and Serving's queue-proxy (`queue-proxy`, the data-plane sidecar in front of a revision's container,
-# which tests/integration/knative/scaled-webhook.test.ts runs in front of our admission function).
+# which tests/integration/knative/scaled-webhook.test.ts runs in front of our admission function); its
+# autoscaler (`autoscaler`, run out-of-cluster by tests/integration/knative/autoscaler.test.ts) with
+# the ServerlessService CRD and config-network it needs from knative.dev/networking (`networking/`).
 # A second run returns at once; each part is checked on its own; a failure names the step.
 # The Knative release is named in one place, tests/env/knative-version (KNATIVE_VERSION overrides it), which
 # knative-platform.sh (skaffold.yaml's local copies) reads too. Knative 1.N is module version v0.(N+27).
@@ -20,7 +22,10 @@ OUT="$CACHE_ROOT/knative-$KNATIVE_VERSION"
 MODULE_VERSION="v0.$((BASH_REMATCH[1] + 27)).${BASH_REMATCH[2]}"
 # part -> the directory of its CRDs inside the module; the binaries each module gives (built:name)
 declare -A CRDS=( [serving]=config/core/300-resources [eventing]=config/core/resources )
-declare -A BINS=( [serving]="webhook:serving-webhook queue:queue-proxy" [eventing]="webhook:eventing-webhook" )
+declare -A BINS=( [serving]="webhook:serving-webhook queue:queue-proxy autoscaler:autoscaler" [eventing]="webhook:eventing-webhook" )
+# What Serving's autoscaler needs of the knative.dev/networking module Serving requires: the
+# ServerlessService CRD and config-network, in networking/.
+NETWORKING_FILES=(serverlessservice.yaml config-network.yaml)
 
 manifests_present() { [[ -d "$OUT/$1" && -d "$OUT/$1-config" ]]; }
 missing_bins() { local b; for b in ${BINS[$1]}; do [[ -x "$OUT/${b#*:}" ]] || echo "$b"; done; }
@@ -28,6 +33,7 @@ complete=1
 for part in serving eventing; do
   manifests_present "$part" && [[ -z "$(missing_bins "$part")" ]] || complete=0
 done
+[[ -d "$OUT/networking" ]] || complete=0
 if [[ $complete -eq 1 ]]; then
   echo "$OUT"
   exit 0
@@ -70,5 +76,12 @@ for part in serving eventing; do
     go_build_into "$OUT" $missing -- -ldflags "$GO_LDFLAGS" "${PKGS[@]}"
   fi
 done
+if [[ ! -d "$OUT/networking" ]]; then
+  go get "knative.dev/serving@$MODULE_VERSION" >&2 || fail "go get knative.dev/serving@$MODULE_VERSION" "see the Go output above"
+  ndir="$(go list -m -json knative.dev/networking | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  TMP="$(mktemp -d "$OUT/.networking-XXXXXX")"
+  for f in "${NETWORKING_FILES[@]}"; do cp "$ndir/config/$f" "$TMP/" || fail "copy knative.dev/networking's $f" "no $ndir/config/$f"; done
+  chmod -R u+w "$TMP" && mv "$TMP" "$OUT/networking"
+fi
 printf '%s\n' "$KNATIVE_VERSION" > "$OUT/VERSION"
 echo "$OUT"

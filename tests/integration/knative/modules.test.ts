@@ -14,12 +14,12 @@ const SCRIPT = fileURLToPath(new URL('../../env/knative-modules.sh', import.meta
 const VERSION = readFileSync(fileURLToPath(new URL('../../env/knative-version', import.meta.url)), 'utf8').trim();
 
 describe('the Knative parts of the test environment', () => {
-  it('finds every part in the cache at once, queue-proxy among them', () => {
+  it('finds every part in the cache at once, queue-proxy, the autoscaler and its networking parts among them', () => {
     const run = spawnSync('bash', [SCRIPT], { encoding: 'utf8' });
     expect(run.status).toBe(0);
     const dir = run.stdout.trim();
     expect(dir).toMatch(new RegExp(`knative-${VERSION.replaceAll('.', '\\.')}$`));
-    for (const part of ['serving', 'serving-config', 'eventing', 'eventing-config', 'serving-webhook', 'eventing-webhook', 'queue-proxy']) {
+    for (const part of ['serving', 'serving-config', 'eventing', 'eventing-config', 'serving-webhook', 'eventing-webhook', 'queue-proxy', 'autoscaler', 'networking']) {
       expect([part, existsSync(join(dir, part))]).toEqual([part, true]);
     }
   });
@@ -29,7 +29,7 @@ describe('the Knative parts of the test environment', () => {
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(`[knative-modules] FAILED at step "download knative.dev/serving@v0.${Number(VERSION.split('.')[1]) + 27}.`);
-    expect(run.stderr).toContain(`missing: knative.dev/serving's manifests or binaries (serving-webhook queue-proxy) in ${run.cache}/knative-${VERSION};`);
+    expect(run.stderr).toContain(`missing: knative.dev/serving's manifests or binaries (serving-webhook queue-proxy autoscaler) in ${run.cache}/knative-${VERSION};`);
     expect(run.stderr).toContain('the Go module proxy is not reachable (off)');
     expect(run.stderr).toContain("build it with 'bash tests/env/knative-modules.sh'");
   });

@@ -1,8 +1,8 @@
 /**
  * One revision pod of a Knative Service, as Knative Serving runs it, out-of-cluster: a network
  * namespace of its own (the pod network: a veth pair, the pod address on `eth0`, the host end holding
- * the other address of a /30), the user container (the admission function over plain HTTP on
- * 127.0.0.1:8080, as Knative's `USER_PORT`) and Knative's own queue-proxy in front of it (built from
+ * the other address of a /30), the user container (a function over plain HTTP on 127.0.0.1:8080, as
+ * Knative's `USER_PORT`; the admission function unless told otherwise) and Knative's own queue-proxy in front of it (built from
  * the pinned Serving module by tests/env/knative-modules.sh) with the env Knative's revision reconciler
  * gives it and its serving certificate where Knative mounts it (`/var/lib/knative/certs`, in a private
  * mount namespace over a tmpfs, so the host's /var/lib is untouched). The function reaches the
@@ -38,6 +38,13 @@ export interface RevisionPodOptions {
   readonly apiPort: number;
   /** The function's env beside PORT, HOST and KUBECONFIG. */
   readonly functionEnv: Record<string, string>;
+  /** The Knative Service the pod is a revision of; `admission` unless given. */
+  readonly service?: string;
+  /** The user container's arguments to node (it serves 127.0.0.1:8080); `functions/<service>/index.ts` unless given. */
+  readonly userContainer?: readonly string[];
+  /** The revision's `containerConcurrency` (0: unlimited) and `timeoutSeconds`, as in the Knative Service; 100 and 15 unless given. */
+  readonly containerConcurrency?: number;
+  readonly timeoutSeconds?: number;
 }
 
 export interface RevisionPod {
@@ -52,28 +59,45 @@ export interface RevisionPod {
 /** In a fresh pod namespace: forwards 127.0.0.1:<port> to the host's unix socket (the apiserver). */
 const BRIDGE_IN_POD = `require('node:net').createServer((c) => { const u = require('node:net').createConnection(process.argv[1]); c.pipe(u).pipe(c); c.on('error', () => u.destroy()); u.on('error', () => c.destroy()); }).listen(Number(process.argv[2]), '127.0.0.1');`;
 
-export async function startRevisionPod(o: RevisionPodOptions): Promise<RevisionPod> {
+/** A pod's network namespace with the apiserver bridged in, and the processes run inside it. */
+export interface PodNetwork {
+  readonly ip: string;
+  readonly processes: readonly LoggedProcess[];
+  /** Runs a process inside the namespace, logging to `<workDir>/<netns>-<what>.log`. */
+  readonly inPod: (what: string, args: string[], env: NodeJS.ProcessEnv) => LoggedProcess;
+  readonly stop: () => Promise<void>;
+}
+
+/**
+ * A network namespace of its own: a veth pair (the pod address on `eth0`, the host end holding the
+ * other address of a /30, the default route through it) and 127.0.0.1:<api port> inside bridged to
+ * the apiserver on the host's loopback.
+ */
+export async function startPodNetwork(o: Pick<RevisionPodOptions, 'index' | 'subnet' | 'workDir' | 'apiPort'>, name: string): Promise<PodNetwork> {
   const id = randomBytes(3).toString('hex');
   const netns = `kq-${id}`;
   const hostLink = `kqh-${id}`;
   const hostIp = `10.251.${o.subnet}.${4 * o.index + 1}`;
   const ip = `10.251.${o.subnet}.${4 * o.index + 2}`;
-  const name = `admission-00001-deployment-${id}`;
   await run('ip', ['netns', 'add', netns]);
   const processes: LoggedProcess[] = [];
   let bridge: Server | undefined;
   const stop = async (): Promise<void> => {
-    // queue-proxy drains for 30 s on SIGTERM (it waits for the endpoints to drop it): killed at once.
     await Promise.all(processes.map((p) => p.kill()));
     await new Promise<void>((resolve) => (bridge === undefined ? resolve() : bridge.close(() => resolve())));
     await run('ip', ['link', 'del', hostLink]).catch(() => undefined);
     await run('ip', ['netns', 'del', netns]).catch(() => undefined);
   };
+  const inPod = (what: string, args: string[], env: NodeJS.ProcessEnv): LoggedProcess => {
+    const p = spawnLogged(`${name} ${what}`, 'ip', ['netns', 'exec', netns, ...args], join(o.workDir, `${netns}-${what}.log`), { env, cwd: REPO });
+    processes.push(p);
+    return p;
+  };
   try {
     await run('ip', ['link', 'add', hostLink, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
     await run('ip', ['addr', 'add', `${hostIp}/30`, 'dev', hostLink]);
     await run('ip', ['link', 'set', hostLink, 'up']);
-    for (const args of [['addr', 'add', `${ip}/30`, 'dev', 'eth0'], ['link', 'set', 'eth0', 'up'], ['link', 'set', 'lo', 'up']]) {
+    for (const args of [['addr', 'add', `${ip}/30`, 'dev', 'eth0'], ['link', 'set', 'eth0', 'up'], ['link', 'set', 'lo', 'up'], ['route', 'add', 'default', 'via', hostIp]]) {
       await run('ip', ['-n', netns, ...args]);
     }
     const socket = join(o.workDir, `${netns}-apiserver.sock`);
@@ -84,13 +108,21 @@ export async function startRevisionPod(o: RevisionPodOptions): Promise<RevisionP
       api.on('error', () => c.destroy());
     });
     await new Promise<void>((resolve, reject) => bridge?.once('error', reject).listen(socket, resolve));
-    const inPod = (what: string, args: string[], env: NodeJS.ProcessEnv): LoggedProcess => {
-      const p = spawnLogged(`${name} ${what}`, 'ip', ['netns', 'exec', netns, ...args], join(o.workDir, `${netns}-${what}.log`), { env, cwd: REPO });
-      processes.push(p);
-      return p;
-    };
     inPod('bridge', [process.execPath, '-e', BRIDGE_IN_POD, socket, String(o.apiPort)], process.env);
-    inPod('function', [process.execPath, '--import', 'tsx', 'functions/admission/index.ts'], {
+  } catch (err: unknown) {
+    await stop();
+    throw err;
+  }
+  return { ip, processes, inPod, stop };
+}
+
+export async function startRevisionPod(o: RevisionPodOptions): Promise<RevisionPod> {
+  const service = o.service ?? 'admission';
+  const name = `${service}-00001-deployment-${randomBytes(3).toString('hex')}`;
+  // queue-proxy drains for 30 s on SIGTERM (it waits for the endpoints to drop it): stop kills at once.
+  const { ip, processes, inPod, stop } = await startPodNetwork(o, name);
+  try {
+    inPod('function', [process.execPath, '--import', 'tsx', ...(o.userContainer ?? [`functions/${service}/index.ts`])], {
       ...process.env,
       ...o.functionEnv,
       PORT: String(USER_PORT),
@@ -101,17 +133,17 @@ export async function startRevisionPod(o: RevisionPodOptions): Promise<RevisionP
     inPod('queue-proxy', ['unshare', '--mount', 'sh', '-c', mountCerts, o.certPath, o.keyPath, o.queueProxy], {
       PATH: process.env['PATH'],
       // As Knative's revision reconciler sets them (pkg/reconciler/revision/resources/queue.go).
-      CONTAINER_CONCURRENCY: '100',
+      CONTAINER_CONCURRENCY: String(o.containerConcurrency ?? 100),
       QUEUE_SERVING_PORT: '8012',
       QUEUE_SERVING_TLS_PORT: String(QUEUE_TLS_PORT),
       USER_PORT: String(USER_PORT),
-      REVISION_TIMEOUT_SECONDS: '15',
+      REVISION_TIMEOUT_SECONDS: String(o.timeoutSeconds ?? 15),
       SERVING_LOGGING_CONFIG: '',
       SERVING_LOGGING_LEVEL: 'info',
       SERVING_NAMESPACE: 'd8-virtualization',
-      SERVING_SERVICE: 'admission',
-      SERVING_CONFIGURATION: 'admission',
-      SERVING_REVISION: 'admission-00001',
+      SERVING_SERVICE: service,
+      SERVING_CONFIGURATION: service,
+      SERVING_REVISION: `${service}-00001`,
       SERVING_POD: name,
       SERVING_POD_IP: ip,
       SERVING_READINESS_PROBE: JSON.stringify({ httpGet: { path: '/health/readiness', port: USER_PORT, host: '127.0.0.1', scheme: 'HTTP' }, successThreshold: 1 }),

@@ -10,18 +10,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load, loadAll } from 'js-yaml';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { createCA, getTestEnv, installDeckhouseCrds, issueCert, kubectl, startExtraApiServer, type ExtraApiServer } from '../../env/index.js';
-import { getThroughQueueProxy, QUEUE_TLS_PORT, scrapeStat, startRevisionPod, type RevisionPod, type RevisionPodOptions, type Stat } from './revision-pod.js';
+import { installDeckhouseCrds, kubectl } from '../../env/index.js';
+import { NAMESPACE, startRevisionEnv, type RevisionEnv } from './revision-env.js';
+import { QUEUE_TLS_PORT, scrapeStat, type RevisionPod, type Stat } from './revision-pod.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const NAMESPACE = 'd8-virtualization';
 const LABEL = 'scaled-webhook-test';
 
 interface Manifest {
@@ -31,35 +29,12 @@ interface Manifest {
   webhooks?: Array<{ name: string; clientConfig: { service?: { name: string; namespace: string; path: string; port?: number }; caBundle?: string }; rules: Array<{ resources: string[] }>; namespaceSelector?: unknown }>;
 }
 
-let apiserver: ExtraApiServer;
-let podOptions: Omit<RevisionPodOptions, 'index'>;
-let ca: Buffer;
+let env: RevisionEnv;
 let testNs = '';
-const pods: RevisionPod[] = [];
-const serviceHost = `admission-webhook.${NAMESPACE}.svc`;
 
 /** The install's `admission-webhook` Service, as knative/functions/admission.yaml ships it. */
 const installService = (): Manifest =>
   (loadAll(readFileSync(join(REPO, 'knative/functions/admission.yaml'), 'utf8')) as Manifest[]).find((m) => m.kind === 'Service' && m.metadata.name === 'admission-webhook') as Manifest;
-
-const ok = async (args: string[], stdin?: string): Promise<string> => {
-  const r = await kubectl(args, { kubeconfigPath: apiserver.kubeconfigPath, ...(stdin === undefined ? {} : { stdin }) });
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed:\n${r.stderr}`);
-  return r.stdout;
-};
-
-/** The Service's endpoints, as the endpoints controller writes them for ready pods. */
-async function setEndpoints(ready: readonly RevisionPod[]): Promise<void> {
-  const slice = {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: { name: 'admission-webhook-pods', namespace: NAMESPACE, labels: { 'kubernetes.io/service-name': 'admission-webhook' } },
-    addressType: 'IPv4',
-    endpoints: ready.map((p) => ({ addresses: [p.ip], conditions: { ready: true }, targetRef: { kind: 'Pod', name: p.name, namespace: NAMESPACE } })),
-    ports: [{ name: 'https', port: QUEUE_TLS_PORT, protocol: 'TCP' }],
-  };
-  await ok(['apply', '--server-side', '--field-manager=scaled-webhook-test', '-f', '-'], JSON.stringify(slice));
-}
 
 /** The install's VirtualMachine webhooks, unchanged but for the caBundle and a selector of this test's namespace. */
 function vmWebhookConfigurations(caBundle: string): Manifest[] {
@@ -79,38 +54,11 @@ const vm = (name: string, refs: string): Record<string, unknown> => ({
   spec: { cpu: { cores: 2 }, memory: { size: '2Gi' }, blockDeviceRefs: JSON.parse(refs) as unknown, networks: [{ type: 'Main' }] },
 });
 
-async function startPod(index: number): Promise<RevisionPod> {
-  const pod = await startRevisionPod({ ...podOptions, index });
-  pods.push(pod);
-  await waitFor(`${pod.name} ready through its queue-proxy`, async () => (await getThroughQueueProxy(pod, '/health/readiness', ca, serviceHost).catch(() => 0)) === 200, {
-    timeoutMs: 120_000,
-    intervalMs: 500,
-    abortIf: () => pod.exited(),
-  });
-  return pod;
-}
-
 beforeAll(async () => {
-  const knativeDir = execFileSync('bash', [join(REPO, 'tests/env/knative-modules.sh')], { encoding: 'utf8' }).trim();
-  const id = randomBytes(3).toString('hex');
-  apiserver = await startExtraApiServer({ extraArgs: [`--etcd-prefix=/scaled-webhook-${id}`, '--enable-aggregator-routing=true'] });
-  const workDir = join(getTestEnv().workDir, `scaled-webhook-${id}`);
-  mkdirSync(workDir, { recursive: true });
-  const authority = await createCA(workDir, 'admission');
-  const cert = await issueCert(authority, workDir, 'serving', { commonName: serviceHost, usage: 'server', dnsNames: [serviceHost, `admission-webhook.${NAMESPACE}.svc.cluster.local`] });
-  ca = readFileSync(authority.certPath);
-  podOptions = {
-    subnet: 1 + (parseInt(id, 16) % 250),
-    workDir,
-    queueProxy: join(knativeDir, 'queue-proxy'),
-    certPath: cert.certPath,
-    keyPath: cert.keyPath,
-    kubeconfigPath: apiserver.kubeconfigPath,
-    apiPort: Number(new URL(apiserver.server).port),
-    functionEnv: { LOOKUP_CACHE_TTL_MS: '1000', LOOKUP_CACHE_STALE_MS: '1000', LOG_LEVEL: 'warn' },
-  };
+  env = await startRevisionEnv('scaled-webhook', 'admission-webhook', { functionEnv: { LOOKUP_CACHE_TTL_MS: '1000', LOOKUP_CACHE_STALE_MS: '1000', LOG_LEVEL: 'warn' } });
+  const { ok, id } = env;
   await ok(['apply', '--server-side', '--field-manager=scaled-webhook-test', '-k', join(REPO, 'knative/crds')]);
-  await installDeckhouseCrds(apiserver.kubeconfigPath);
+  await installDeckhouseCrds(env.apiserver.kubeconfigPath);
   await ok(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   testNs = `kscale-${id}`;
   await ok(['create', 'namespace', NAMESPACE]);
@@ -135,18 +83,17 @@ beforeAll(async () => {
       spec: { enabled: true, version: 1, settings: { dvcr: { storage: { type: 'PersistentVolumeClaim', persistentVolumeClaim: { size: '50Gi' } } }, virtualMachineCIDRs: ['10.66.0.0/16'] } },
     }),
   );
-  await setEndpoints([await startPod(0)]);
-  await ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: vmWebhookConfigurations(ca.toString('base64')) }));
+  await env.setEndpoints('admission-webhook', [await env.startPod(0)]);
+  await ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: vmWebhookConfigurations(env.ca.toString('base64')) }));
   const probe = JSON.stringify(vm('probe', '[{"kind":"VirtualDisk","name":"a"},{"kind":"VirtualDisk","name":"a"}]'));
   await waitFor('the webhooks to be called through the queue-proxy', async () => {
-    const r = await kubectl(['apply', '--dry-run=server', '-f', '-'], { kubeconfigPath: apiserver.kubeconfigPath, stdin: probe });
+    const r = await kubectl(['apply', '--dry-run=server', '-f', '-'], { kubeconfigPath: env.apiserver.kubeconfigPath, stdin: probe });
     return r.stderr.includes('denied the request');
   });
 }, 600_000);
 
 afterAll(async () => {
-  await Promise.all(pods.map((p) => p.stop()));
-  await apiserver?.stop();
+  await env?.stop();
 }, 60_000);
 
 describe('admission webhooks through Knative Serving’s queue-proxy', () => {
@@ -155,19 +102,19 @@ describe('admission webhooks through Knative Serving’s queue-proxy', () => {
   });
 
   it("passes our function's refusal through, naming every violation, and Knative counts the request", async () => {
-    const before = await scrapeStat(pods[0]);
-    expect(before.podName).toBe((pods[0]).name);
+    const before = await scrapeStat(env.pods[0]);
+    expect(before.podName).toBe(env.pods[0].name);
     const r = await kubectl(['apply', '--dry-run=server', '-f', '-'], {
-      kubeconfigPath: apiserver.kubeconfigPath,
+      kubeconfigPath: env.apiserver.kubeconfigPath,
       stdin: JSON.stringify(vm('bad', '[{"kind":"VirtualDisk","name":"root","bootOrder":1},{"kind":"VirtualDisk","name":"root","bootOrder":1}]')),
     });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('admission webhook "vm.virtualization-controller.validate.d8-virtualization" denied the request: spec.blockDeviceRefs[1]: VirtualDisk/root is already listed at spec.blockDeviceRefs[0]');
-    await waitFor('the request in the queue-proxy stats', async () => (await scrapeStat(pods[0])).requestCount > 0, { timeoutMs: 30_000, intervalMs: 250 });
+    await waitFor('the request in the queue-proxy stats', async () => (await scrapeStat(env.pods[0])).requestCount > 0, { timeoutMs: 30_000, intervalMs: 250 });
   });
 
   it('shows the concurrency of admission requests to the autoscaler, and takes a second pod mid-load with no failed write', async () => {
-    const client = apiserver.kubeConfig().makeApiClient(CustomObjectsApi);
+    const client = env.apiserver.kubeConfig().makeApiClient(CustomObjectsApi);
     let stopLoad = false;
     let succeeded = 0;
     const failures: string[] = [];
@@ -198,9 +145,9 @@ describe('admission webhooks through Knative Serving’s queue-proxy', () => {
     // endpoint), not a share of the old ones.
     const writers = Array.from({ length: 6 }, (_, w) => worker(w));
     try {
-      await waitFor('concurrent admission requests at the first pod', async () => (await sample(pods[0])).averageConcurrentRequests >= 1, { timeoutMs: 60_000, intervalMs: 500 });
-      const second = await startPod(1);
-      await setEndpoints(pods);
+      await waitFor('concurrent admission requests at the first pod', async () => (await sample(env.pods[0])).averageConcurrentRequests >= 1, { timeoutMs: 60_000, intervalMs: 500 });
+      const second = await env.startPod(1);
+      await env.setEndpoints('admission-webhook', env.pods);
       writers.push(...Array.from({ length: 12 }, (_, w) => worker(6 + w)));
       // At least 10 requests in one 1 s period: webhook calls, not the few readiness checks above.
       await waitFor('admission calls at the second pod', async () => (await sample(second)).requestCount >= 10, {
@@ -208,7 +155,7 @@ describe('admission webhooks through Knative Serving’s queue-proxy', () => {
         intervalMs: 500,
         abortIf: () => second.exited(),
       });
-      await waitFor('calls at both pods in one period', async () => (await Promise.all(pods.map(sample))).every((st) => st.requestCount >= 10), {
+      await waitFor('calls at both pods in one period', async () => (await Promise.all(env.pods.map(sample))).every((st) => st.requestCount >= 10), {
         timeoutMs: 30_000,
         intervalMs: 500,
       });
@@ -216,16 +163,16 @@ describe('admission webhooks through Knative Serving’s queue-proxy', () => {
       stopLoad = true;
       await Promise.all(writers);
     }
-    const perPod = new Map(pods.map((p) => [p.name, samples.filter((s) => s.podName === p.name)]));
+    const perPod = new Map(env.pods.map((p) => [p.name, samples.filter((s) => s.podName === p.name)]));
     const peak = (name: string): number => Math.max(...(perPod.get(name) ?? []).map((s) => s.averageConcurrentRequests));
     process.stderr.write(
       `[scaled-webhook] ${succeeded} admitted writes, ${failures.length} failed; peak average concurrency per pod (1 s periods): ` +
-        pods.map((p) => `${p.name}=${peak(p.name).toFixed(2)}`).join(', ') +
+        env.pods.map((p) => `${p.name}=${peak(p.name).toFixed(2)}`).join(', ') +
         `; samples ${JSON.stringify(samples.map((s) => [s.podName.slice(-6), s.averageConcurrentRequests.toFixed(2), s.requestCount]))}` +
         '\n',
     );
     expect(failures).toEqual([]);
     expect(succeeded).toBeGreaterThan(0);
-    for (const p of pods) expect(peak(p.name)).toBeGreaterThanOrEqual(0.5);
+    for (const p of env.pods) expect(peak(p.name)).toBeGreaterThanOrEqual(0.5);
   }, 300_000);
 });

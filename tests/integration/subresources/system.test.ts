@@ -6,7 +6,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { connect, type TLSSocket } from 'node:tls';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KubeEvent, Lease } from '../../../shared/kube/index.js';
@@ -14,6 +13,7 @@ import type { ServerHandle } from '../../../shared/runtime/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import type { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
 import { startStack, startVirtApi, stopCluster, type Cluster, type Pki } from './harness.js';
+import { rawUpgrade, type RawUpgrade } from '../../env/raw-upgrade.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { subresourceFilesystems } from '../../../daemons/controller/reconcilers/snapshot/freeze.js';
 
@@ -499,66 +499,13 @@ describe('streams through the aggregator (WebSocket)', () => {
   });
 });
 
-/**
- * An HTTP/1.1 Upgrade to SPDY/3.1 on a raw TLS connection to the apiserver, as kubectl's SPDY round
- * tripper sends it (POST, X-Stream-Protocol-Version), with the admin client certificate. What comes
- * back: the status line and headers, then either the body of a refusal (read to the end) or the open
- * socket with everything received after the 101.
- */
-async function spdyUpgrade(
-  path: string,
-  asUser?: string,
-): Promise<{ status: number; head: string; body: string; socket: TLSSocket; received: () => Buffer; until: (what: string, text: string) => Promise<void> }> {
-  const kc = cluster.apiserver.kubeConfig();
-  const user = kc.getCurrentUser()!;
-  const server = new URL(cluster.apiserver.server);
-  const socket = connect({
-    host: server.hostname,
-    port: Number(server.port),
-    ca: await readFile(kc.getCurrentCluster()!.caFile!, 'utf8'),
-    cert: await readFile(user.certFile!, 'utf8'),
-    key: await readFile(user.keyFile!, 'utf8'),
-    ALPNProtocols: ['http/1.1'],
-  });
-  let all = Buffer.alloc(0);
-  socket.on('data', (b: Buffer) => (all = Buffer.concat([all, b])));
-  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  socket.on('error', () => undefined);
-  await new Promise<void>((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
-  socket.write(
-    [
-      `POST ${path} HTTP/1.1`,
-      `Host: ${server.host}`,
-      'Connection: Upgrade',
-      'Upgrade: SPDY/3.1',
-      'X-Stream-Protocol-Version: portforward.k8s.io',
-      'Content-Length: 0',
-      ...(asUser === undefined ? [] : [`Impersonate-User: ${asUser}`]),
-      '',
-      '',
-    ].join('\r\n'),
-  );
-  const headEnd = await waitFor('the answer to the upgrade', () => {
-    const at = all.indexOf('\r\n\r\n');
-    return Promise.resolve(at < 0 ? undefined : at);
-  });
-  const head = all.subarray(0, headEnd).toString('latin1');
-  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
-  const received = (): Buffer => all.subarray(headEnd + 4);
-  let body = '';
-  if (status !== 101) {
-    // The apiserver keeps the connection alive after a refusal: the body ends at its Content-Length.
-    const length = /\r\ncontent-length: *(\d+)/i.exec(head)?.[1];
-    if (length === undefined) await ended;
-    else await waitFor('the body of the refusal', () => Promise.resolve(received().length >= Number(length) ? true : undefined));
-    body = received().toString('utf8');
-    socket.destroy();
-  }
-  const until = async (what: string, text: string): Promise<void> => {
-    await waitFor(what, () => Promise.resolve(received().toString('utf8').includes(text) ? true : undefined), { timeoutMs: 15_000 });
-  };
-  return { status, head, body, socket, received, until };
-}
+/** An HTTP/1.1 Upgrade to SPDY/3.1 to the apiserver as kubectl's SPDY round tripper sends it (POST, X-Stream-Protocol-Version), as admin or `asUser`. */
+const spdyUpgrade = (path: string, asUser?: string): Promise<RawUpgrade> =>
+  rawUpgrade(cluster.apiserver, 'POST', path, [
+    'Upgrade: SPDY/3.1',
+    'X-Stream-Protocol-Version: portforward.k8s.io',
+    ...(asUser === undefined ? [] : [`Impersonate-User: ${asUser}`]),
+  ]);
 
 describe('streams through the aggregator (SPDY/3.1 upgrade, spliced)', () => {
   it('port forwarding: the 101 of virt-api comes back and bytes travel both ways', async () => {
