@@ -5,16 +5,15 @@
  * client (`functions/subresources/backend.ts`) as the function sends it: mutual TLS with a client
  * certificate of the apiserver's front-proxy CA (virt-api trusts the requestheader CA it reads from
  * `kube-system/extension-apiserver-authentication`) and the caller in `X-Remote-User`/`X-Remote-Group`
- * (virt-api asks the apiserver, through the rewriter, whether that user may). Every call is recorded.
+ * (virt-api asks the apiserver, through the rewriter, whether that user may). Every call is recorded
+ * (`RecordingHotplug`).
  */
 import { join } from 'node:path';
-import type { AddVolumeRequest, RemoveVolumeRequest, VolumeHotplug } from '../../../daemons/controller/reconcilers/vmbda/hotplug.js';
 import { VirtApi, type BackendAnswer } from '../../../functions/subresources/backend.js';
 import { plainUpstream } from '../../../functions/subresources/options.js';
 import { getTestEnv } from '../../env/index.js';
+import { RecordingHotplug } from '../controller/recording-hotplug.js';
 import type { RealKubeVirt } from './real-kubevirt.js';
-
-export type HotplugCall = ({ op: 'add' } & AddVolumeRequest) | ({ op: 'remove' } & RemoveVolumeRequest);
 
 /** virt-api's answer to a call it did not accept: its status and its message. */
 export class VirtApiRefusal extends Error {
@@ -39,11 +38,11 @@ function messageOf(answer: BackendAnswer): string {
   }
 }
 
-export class RealVirtApiHotplug implements VolumeHotplug {
-  readonly calls: HotplugCall[] = [];
+export class RealVirtApiHotplug extends RecordingHotplug {
   private readonly virtApi: VirtApi;
 
   constructor(kv: RealKubeVirt) {
+    super();
     const pki = join(getTestEnv().workDir, 'pki');
     this.virtApi = new VirtApi({
       url: `https://127.0.0.1:${kv.plan.ports.virtApi}`,
@@ -56,17 +55,6 @@ export class RealVirtApiHotplug implements VolumeHotplug {
       remoteGroups: ['system:masters', 'system:authenticated'],
       timeoutMs: 10_000,
     });
-  }
-
-  async addVolume(req: AddVolumeRequest, signal: AbortSignal): Promise<void> {
-    this.calls.push({ op: 'add', ...req });
-    const { namespace, vm, name, volumeKind, pvcName, image, serial, isCdrom } = req;
-    await this.put('addvolume', namespace, vm, { name, volumeKind, pvcName, image, serial, isCdrom: String(isCdrom) }, signal);
-  }
-
-  async removeVolume(req: RemoveVolumeRequest, signal: AbortSignal): Promise<void> {
-    this.calls.push({ op: 'remove', ...req });
-    await this.put('removevolume', req.namespace, req.vm, { name: req.name }, signal);
   }
 
   /** A VM subresource call as the subresource API makes it from these query options; a refusal throws VirtApiRefusal. */
