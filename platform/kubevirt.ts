@@ -9,8 +9,9 @@
  *    KubeVirt needs for its webhook proxy (the caller starts that rewriter its own way);
  * 2. `applyKubeVirtConfiguration`: what virt-operator would have made (namespace, CA bundle, the
  *    install's configuration object with its status);
- * 3. `startKubeVirt`: the two processes, then the webhook configurations once virt-api serves, and
- *    virt-controller's leadership.
+ * 3. `startKubeVirt`: the two processes, then once virt-api serves its aggregated API
+ *    (`subresources.kubevirt.io`) and webhook configurations (admission webhooks, pod-eviction
+ *    interceptor), and virt-controller's leadership.
  *
  * KubeVirt's namespace is `kubevirt`: out of a cluster KubeVirt takes its namespace from a
  * service-account file it does not have, and falls back to that name.
@@ -74,7 +75,8 @@ export async function planKubeVirt(dir: string): Promise<KubeVirtPlan> {
   const ca = await createCA(certs, 'kubevirt');
   const serving = { dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], usage: 'server' as const };
   const [virtApiCert, webhookProxyCert, handlerClientCert, controllerCert] = await Promise.all([
-    issueCert(ca, certs, 'virt-api', { commonName: 'virt-api', ...serving }),
+    // Also the name the aggregator dials for KubeVirt's APIService (Service virt-api in KubeVirt's namespace).
+    issueCert(ca, certs, 'virt-api', { commonName: 'virt-api', ...serving, dnsNames: ['localhost', `virt-api.${KUBEVIRT_NAMESPACE}.svc`] }),
     issueCert(ca, certs, 'webhook-proxy', { commonName: 'kube-api-rewriter', ...serving }),
     issueCert(ca, certs, 'virt-handler-client', { commonName: 'virt-api', usage: 'client' }),
     issueCert(ca, certs, 'virt-controller', { commonName: 'virt-controller', ...serving }),
@@ -141,20 +143,47 @@ export async function applyKubeVirtConfiguration(kubectl: Kubectl, plan: KubeVir
 type Hook = [name: string, path: string, resource: string, operations: string[]];
 
 /** A ValidatingWebhookConfiguration or MutatingWebhookConfiguration (upstream's names) through the rewriter's webhook proxy. */
-function webhookConfiguration(kind: 'Validating' | 'Mutating', port: number, caBundle: string, hooks: Hook[]): unknown {
+function webhookConfiguration(kind: 'Validating' | 'Mutating', port: number, caBundle: string, hooks: Hook[], more: object[] = []): unknown {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: `${kind}WebhookConfiguration`,
     metadata: { name: `virt-internal-virtualization-api-${kind === 'Validating' ? 'validator' : 'mutator'}` },
-    webhooks: hooks.map(([name, path, resource, operations]) => ({
-      name,
-      clientConfig: { url: `https://127.0.0.1:${port}${path}`, caBundle },
-      rules: [{ apiGroups: [INTERNAL], apiVersions: ['v1'], resources: [resource], operations }],
-      failurePolicy: 'Fail',
-      sideEffects: 'None',
-      admissionReviewVersions: ['v1'],
-      timeoutSeconds: 30,
-    })),
+    webhooks: [
+      ...hooks.map(([name, path, resource, operations]) => ({
+        name,
+        clientConfig: { url: `https://127.0.0.1:${port}${path}`, caBundle },
+        rules: [{ apiGroups: [INTERNAL], apiVersions: ['v1'], resources: [resource], operations }],
+        failurePolicy: 'Fail',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        timeoutSeconds: 30,
+      })),
+      ...more,
+    ],
+  };
+}
+
+export const EVICTION_INTERCEPTOR = 'virt-launcher-eviction-interceptor.kubevirt.io';
+export const EVICTION_INTERCEPTOR_PATH = '/launcher-eviction-validate';
+
+/**
+ * virt-api's pod-eviction interceptor as virt-operator v1.6 registers it (in virt-api's validating
+ * configuration): every operation on `pods/eviction` of a `virt-launcher*` pod, failurePolicy Fail,
+ * side effects only without dry run. virt-api refuses the eviction of a migratable VM's launcher pod
+ * with 429 and marks the instance `evacuationNodeName` (our controller's Evict operation migrates it).
+ * The review names no KubeVirt object, so the rewriter's webhook proxy passes it unchanged; virt-api
+ * reads the pod and patches the instance through the rewriter.
+ */
+function evictionInterceptor(port: number, caBundle: string): object {
+  return {
+    name: EVICTION_INTERCEPTOR,
+    clientConfig: { url: `https://127.0.0.1:${port}${EVICTION_INTERCEPTOR_PATH}`, caBundle },
+    rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], operations: ['*'] }],
+    matchConditions: [{ name: 'only-vms', expression: 'object.metadata.name.startsWith("virt-launcher")' }],
+    failurePolicy: 'Fail',
+    sideEffects: 'NoneOnDryRun',
+    admissionReviewVersions: ['v1'],
+    timeoutSeconds: 10,
   };
 }
 
@@ -171,6 +200,37 @@ const VALIDATING: Hook[] = [
     ['CREATE'],
   ],
 ];
+
+/**
+ * KubeVirt's aggregated API as virt-operator registers it: APIService `v1.subresources.kubevirt.io`
+ * (not renamed: no CRD group) to Service `virt-api`, here an ExternalName to 127.0.0.1 on virt-api's
+ * port. virt-controller calls it through the rewriter and the apiserver: it applies a VM's volume
+ * requests (virt-api's `addvolume`/`removevolume` with HotplugVolumes) with the instance's own
+ * `addvolume`/`removevolume`, which the aggregator proxies to virt-api with its front-proxy certificate.
+ */
+function subresourcesApi(port: number, caBundle: string): unknown[] {
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'virt-api', namespace: KUBEVIRT_NAMESPACE },
+      spec: { type: 'ExternalName', externalName: '127.0.0.1', ports: [{ name: 'https', port }] },
+    },
+    {
+      apiVersion: 'apiregistration.k8s.io/v1',
+      kind: 'APIService',
+      metadata: { name: 'v1.subresources.kubevirt.io' },
+      spec: {
+        group: 'subresources.kubevirt.io',
+        version: 'v1',
+        groupPriorityMinimum: 1000,
+        versionPriority: 15,
+        caBundle,
+        service: { name: 'virt-api', namespace: KUBEVIRT_NAMESPACE, port },
+      },
+    },
+  ];
+}
 
 /** Resolves once `url` answers TLS with any HTTP status. */
 function answers(url: string, ca: string): Promise<boolean> {
@@ -263,8 +323,9 @@ export async function startKubeVirt(plan: KubeVirtPlan, o: KubeVirtOptions): Pro
   });
   const caBundle = Buffer.from(plan.caPem).toString('base64');
   const hooks = [
+    ...subresourcesApi(ports.virtApi, caBundle),
     webhookConfiguration('Mutating', ports.webhookProxy, caBundle, MUTATING),
-    webhookConfiguration('Validating', ports.webhookProxy, caBundle, VALIDATING),
+    webhookConfiguration('Validating', ports.webhookProxy, caBundle, VALIDATING, [evictionInterceptor(ports.webhookProxy, caBundle)]),
   ];
   await o.kubectl(['apply', '--server-side', `--field-manager=${FIELD_MANAGER}`, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: hooks }));
   await waitFor('virt-controller to lead', () => leads(virtController), { timeoutMs: START_TIMEOUT_MS, intervalMs: 200, abortIf: exitedEarly(virtController) });

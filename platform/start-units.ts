@@ -11,7 +11,7 @@ import { MODULE_NAMESPACE, ServiceAccountTokens } from './identities.js';
 import { POD_CIDR, SERVICE_CIDR, type LocalCluster } from './local-cluster.js';
 import { ADMISSION_SECRET, IMPORTER_ENTRY, answers, portOf, type Parts } from './parts.js';
 import { SecretFiles } from './secret-files.js';
-import { kubeVirtSide, type KubeVirtMode } from './start-kubevirt.js';
+import { kubeVirtSide, type KubeVirtMode, type KubeVirtSide } from './start-kubevirt.js';
 import { SIMULATED_CLASS_NAMES } from './simulators/storage-simulator/classes.js';
 import { registerEvictionInterceptor } from './eviction.js';
 import { API_SERVICE, makeVirtApiPki, routeApiService, SUBRESOURCES_SECRET, VIRT_API_CLIENT_SECRET, virtApiEnv } from './subresources.js';
@@ -161,9 +161,7 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
     await p.virtApiClientTls.start();
     const virtApiPki = await makeVirtApiPki(join(workDir, 'virt-api'));
     const virtApi = virtApiEnv(virtApiPki, await freePort(), p.virtApiClientTls);
-    // virt-api's eviction interceptor, served by the simulator with the stand-in's serving pair (platform/eviction.ts).
-    const evictionPort = await freePort();
-    await registerEvictionInterceptor(o.admin, evictionPort, virtApiPki.caFile);
+    const evictionEnv = await simulatedEvictionInterceptor(kubevirt, o.admin, virtApiPki.caFile);
     p.subresourcesTls = new SecretFiles(join(workDir, SUBRESOURCES_SECRET), { kube: o.admin, namespace: MODULE_NAMESPACE, name: SUBRESOURCES_SECRET });
     await p.subresourcesTls.start();
     const subTls = p.subresourcesTls;
@@ -181,7 +179,7 @@ export async function startUnits(p: Parts, o: UnitOptions): Promise<{ units: Rec
           // Real guests (QEMU processes) by default where QEMU is installed; --guests decides.
           QEMU_GUESTS: { auto: 'auto', qemu: 'on', simulated: 'off' }[flags.guests],
           GUEST_WORK_DIR: join(workDir, 'guests'),
-          EVICTION_WEBHOOK_PORT: String(evictionPort),
+          ...evictionEnv,
           ...virtApi.simulator,
         },
         ready: () => Promise.resolve(logHas(logPath, 'kubevirt simulator started')),
@@ -300,4 +298,16 @@ async function startDra(p: Parts, dra: UnitSpec, logDir: string, logOf: (name: s
     `  USB/IP gateway of dra (kernel side SIMULATED): usbip --tcp-port ${usbipPort ?? '?'} list -r 127.0.0.1; its node marks: kubectl get node ${dra.env['NODE_NAME'] ?? ''} --show-labels`,
   );
   return proc;
+}
+
+/**
+ * virt-api's eviction interceptor: real virt-api's where it runs (platform/kubevirt.ts registers it once
+ * virt-api serves), else the simulator's, with the stand-in's serving pair (platform/eviction.ts): then
+ * it is registered here and the simulator's key for it returned.
+ */
+async function simulatedEvictionInterceptor(kubevirt: KubeVirtSide, admin: KubeClient, caFile: string): Promise<Record<string, string>> {
+  if (kubevirt.simulatorRole !== 'all') return {};
+  const port = await freePort();
+  await registerEvictionInterceptor(admin, port, caFile);
+  return { EVICTION_WEBHOOK_PORT: String(port) };
 }

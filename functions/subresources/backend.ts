@@ -71,13 +71,17 @@ export class VirtApi {
     };
   }
 
-  /** A plain request (PUT with a JSON body); any HTTP answer is returned, only transport failures throw. */
+  /**
+   * A plain request (PUT with a JSON body); any HTTP answer is returned, only transport failures throw.
+   * It accepts JSON and any other answer type, as client-go does: virt-api's volume routes
+   * declare no type they produce, and go-restful answers 406 to a request that accepts JSON only.
+   */
   async call(method: string, path: string, body: Buffer, user: RemoteUser, signal?: AbortSignal): Promise<BackendAnswer> {
     const target = new URL(this.options.url.replace(/\/$/, '') + path);
     const tls = await this.material();
     const options: RequestOptions = {
       method,
-      headers: { ...this.headers(user), 'content-type': 'application/json', 'content-length': String(body.length), accept: 'application/json' },
+      headers: { ...this.headers(user), 'content-type': 'application/json', 'content-length': String(body.length), accept: 'application/json, */*' },
       timeout: this.options.timeoutMs,
       ...(signal === undefined ? {} : { signal }),
       ...tls,

@@ -75,10 +75,15 @@ export interface ExtraApiServer {
   stop(): Promise<void>;
 }
 
-export async function startExtraApiServer(opts: { extraArgs?: string[] } = {}): Promise<ExtraApiServer> {
-  const state = readState();
+/** An apiserver of its own on the shared etcd; `serviceAccountAdmission` turns the ServiceAccount admission plugin back on (every pod gets its token volume, as in a cluster). */
+export async function startExtraApiServer(opts: { extraArgs?: string[]; serviceAccountAdmission?: boolean } = {}): Promise<ExtraApiServer> {
+  const shared = readState();
+  const state =
+    opts.serviceAccountAdmission === true
+      ? { ...shared, apiServerBaseArgs: shared.apiServerBaseArgs.filter((a) => a !== '--disable-admission-plugins=ServiceAccount') }
+      : shared;
   const name = `extra-apiserver-${randomBytes(3).toString('hex')}`;
-  const first = await startApiServer(state, { name, ...opts });
+  const first = await startApiServer(state, { name, extraArgs: opts.extraArgs ?? [] });
   let proc = first.process;
   await registerExtra(state.workDir, name, proc.pid);
   const kubeconfigPath = join(state.workDir, `${name}.kubeconfig`);
@@ -94,7 +99,7 @@ export async function startExtraApiServer(opts: { extraArgs?: string[] } = {}): 
     kill,
     async restart(): Promise<void> {
       if (!proc.hasExited()) await kill();
-      proc = (await startApiServer(state, { name, port: first.port, ...opts })).process;
+      proc = (await startApiServer(state, { name, port: first.port, extraArgs: opts.extraArgs ?? [] })).process;
       await registerExtra(state.workDir, name, proc.pid);
     },
     async stop(): Promise<void> {

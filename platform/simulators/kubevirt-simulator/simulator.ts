@@ -30,6 +30,7 @@ import { advanceInstance, deleteStrayPods, finalizeInstance, INSTANCE_FINALIZER 
 import { advanceMigration, deleteOrphanTargets, isFinished } from './virt-controller/migration.js';
 import { fileDiskReader, findsBootableDevice, type DiskReader } from './virt-handler/firmware.js';
 import { guestConditions, guestOSInfoOf, launcherVersions, runGuest } from './virt-handler/guest.js';
+import { handleHotplug } from './virt-handler/hotplug.js';
 import { handleMigration, migratedVolumesDone } from './virt-handler/migration.js';
 import { updateVolumes } from './virt-controller/volumes.js';
 import { beat, type AgentNode, type NodeOffer } from './virt-handler/node.js';
@@ -271,7 +272,7 @@ export class KubeVirtSimulator {
     }
   }
 
-  /** virt-handler's part: the guest on its node and its migrations (every role runs it, with launcher pods). */
+  /** virt-handler's part: the guest on its node, its migrations and hot-plugged volumes (every role runs it, with launcher pods). */
   private async handle(key: string, vmi: VMI | undefined, launchers: readonly LauncherPod[]): Promise<void> {
     const [namespace = '', name = ''] = key.split('/');
     await this.options.guests?.endOthers(namespace, name, vmi?.metadata.uid);
@@ -279,6 +280,7 @@ export class KubeVirtSimulator {
     await runGuest(this.step, vmi, launchers);
     if (vmi.metadata.deletionTimestamp !== undefined) return;
     await handleMigration(this.step, vmi, launchers);
+    await handleHotplug(this.step, vmi);
   }
 
   /** The node agent's loop for one instance: only virt-handler's part, on what real virt-controller made. */

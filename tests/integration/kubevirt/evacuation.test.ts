@@ -1,7 +1,8 @@
 /**
- * Evacuation beside upstream KubeVirt's virt-controller (v1.6.0, the install's configuration): a
- * drain-like eviction of a VM's launcher pod (made by virt-controller, placed by the scheduler) is
- * refused by the eviction interceptor, which marks the instance; our controller's Evict operation
+ * Evacuation beside upstream KubeVirt's virt-controller and virt-api (v1.6.0, the install's
+ * configuration): a drain-like eviction of a VM's launcher pod (made by virt-controller, placed by the
+ * scheduler) is refused by real virt-api's eviction interceptor (registered as virt-operator registers
+ * it, through the api-rewriter's webhook proxy), which marks the instance; our controller's Evict operation
  * migrates the VM, and that is the only migration: virt-controller's own evacuation controller,
  * which answers the same mark with a `kubevirt-evacuation-*` migration, has no workers (the install's
  * `evacuation-controller-threads: '0'`; the original patches that controller out). The VM has
@@ -9,30 +10,20 @@
  * migration state it read, which the node agent must store as KubeVirt's own handler would.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { join } from 'node:path';
 import { EVACUATION_ANNOTATION, EVACUATION_PREFIX } from '../../../daemons/controller/reconcilers/evacuation/reconciler.js';
-import { installFlags } from '../../../platform/kubevirt.js';
+import { EVICTION_INTERCEPTOR, EVICTION_INTERCEPTOR_PATH, installFlags } from '../../../platform/kubevirt.js';
 import { KubeApiError } from '../../../shared/errors/index.js';
 import { vm as vmOf, vmop } from '../controller/builders.js';
-import { evictPod, startEvictionWebhook, type EvictionWebhook } from '../controller/eviction-webhook.js';
-import { getTestEnv } from '../../env/index.js';
+import { evictPod } from '../controller/eviction-webhook.js';
 import { startRealSystem, type RealSystem } from './system-rig.js';
 
 let sys: RealSystem | undefined;
-let webhook: EvictionWebhook | undefined;
 
 beforeAll(async () => {
   sys = await startRealSystem('kv-evac', { nodes: 2, cidr: '10.66.1.0/24' });
-  const ns = sys.scope.namespace;
-  webhook = await startEvictionWebhook(sys.kube, {
-    dir: join(getTestEnv().workDir, `kv-evac-webhook-${sys.scope.id}`),
-    name: `virt-launcher-eviction-${sys.scope.id}`,
-    namespace: ns,
-  });
 }, 300_000);
 
 afterAll(async () => {
-  await webhook?.stop();
   await sys?.stop();
 });
 
@@ -73,6 +64,21 @@ describe('evacuation beside upstream KubeVirt v1.6.0', () => {
     const pod = (await rig().launcherPods('drained')).find((p) => p.spec.nodeName === from && p.status?.phase === 'Running');
     const podName = pod?.metadata.name ?? '';
     expect(podName).not.toBe('');
+
+    // The interceptor is real virt-api's, through the rewriter's webhook proxy (no stand-in runs here).
+    const hooks = JSON.parse(await rig().kv.ok(['get', 'validatingwebhookconfigurations', '-o', 'json'])) as {
+      items: { webhooks?: { name: string; clientConfig: { url?: string }; failurePolicy?: string }[] }[];
+    };
+    const interceptors = hooks.items.flatMap((h) => h.webhooks ?? []).filter((w) => w.name === EVICTION_INTERCEPTOR);
+    expect(interceptors).toEqual([
+      expect.objectContaining({
+        failurePolicy: 'Fail',
+        clientConfig: { url: `https://127.0.0.1:${rig().kv.plan.ports.webhookProxy}${EVICTION_INTERCEPTOR_PATH}`, caBundle: expect.any(String) as unknown },
+      }),
+    ]);
+    // A dry run is refused the same way and marks nothing.
+    expect(refusal(await evictPod(kube, ns, podName, { dryRun: true }))).toContain(`Eviction triggered evacuation of VMI "${ns}/drained"`);
+    expect((await c.kvvmis.get({ namespace: ns, name: 'drained' })).status?.evacuationNodeName).toBeUndefined();
 
     const first = refusal(await evictPod(kube, ns, podName));
     expect(first).toContain(`Eviction triggered evacuation of VMI "${ns}/drained"`);

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { applyKubeVirtConfiguration, planKubeVirt, rewriterWebhookEnv, startKubeVirt } from '../../../platform/kubevirt.js';
+import { applyKubeVirtConfiguration, planKubeVirt, rewriterWebhookEnv, startKubeVirt, type KubeVirtPlan } from '../../../platform/kubevirt.js';
 import { INTERNAL, KUBEVIRT_NAMESPACE } from '../../../platform/kubevirt.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { ensureKubeVirtBinaries } from '../../env/binaries.js';
@@ -24,6 +24,8 @@ export interface RealKubeVirt {
   readonly rewriter: RewriterProcess;
   readonly virtApi: LoggedProcess;
   readonly virtController: LoggedProcess;
+  /** Its certificates and ports (virt-api's serving CA and port). */
+  readonly plan: KubeVirtPlan;
   /** kubectl against the apiserver directly (internal names). */
   kubectl(args: string[], stdin?: string): Promise<KubectlResult>;
   /** The same, failing with kubectl's stderr on a non-zero exit. */
@@ -41,10 +43,18 @@ export async function dropBpfBridgeBinding(kv: RealKubeVirt, timeoutMs: number):
   await waitFor('virt-controller to read the new configuration', () => kv.controllerLog().includes(`resource version '${rv}'`), { timeoutMs });
 }
 
-export async function startRealKubeVirt(name: string): Promise<RealKubeVirt> {
+/**
+ * `serviceAccountAdmission`: pods get their token volume as in a cluster (a kube-controller-manager must
+ * make each namespace's `default` ServiceAccount). virt-controller counts on it: an attachment pod
+ * matches its hot-plugged volumes only with its emptyDir and token volume besides them.
+ */
+export async function startRealKubeVirt(name: string, o: { serviceAccountAdmission?: boolean } = {}): Promise<RealKubeVirt> {
   const binDir = await ensureKubeVirtBinaries();
   const dir = join(getTestEnv().workDir, `${name}-${randomBytes(3).toString('hex')}`);
-  const apiserver = await startExtraApiServer({ extraArgs: [`--etcd-prefix=/${name}-${randomBytes(4).toString('hex')}`] });
+  const apiserver = await startExtraApiServer({
+    extraArgs: [`--etcd-prefix=/${name}-${randomBytes(4).toString('hex')}`],
+    serviceAccountAdmission: o.serviceAccountAdmission === true,
+  });
   const kc = (args: string[], stdin?: string): Promise<KubectlResult> =>
     kubectl(args, { kubeconfigPath: apiserver.kubeconfigPath, ...(stdin === undefined ? {} : { stdin }) });
   const ok = async (args: string[], stdin?: string): Promise<string> => {
@@ -70,7 +80,7 @@ export async function startRealKubeVirt(name: string): Promise<RealKubeVirt> {
       started: (p) => started.push(p),
     });
     const controllerLog = (): string => readFileSync(virtController.logPath, 'utf8');
-    return { apiserver, rewriter, virtApi, virtController, kubectl: kc, ok, controllerLog, stop };
+    return { apiserver, rewriter, virtApi, virtController, plan, kubectl: kc, ok, controllerLog, stop };
   } catch (err: unknown) {
     await stop();
     throw err;

@@ -14,7 +14,7 @@ import { waitFor } from '../../../shared/testing/wait.js';
 import { startControllerManager, startScheduler } from '../../env/control-plane.js';
 import { getTestEnv } from '../../env/index.js';
 import type { LoggedProcess } from '../../env/process.js';
-import { startTestController, type TestController } from '../controller/fixtures.js';
+import { startTestController, type TestController, type TestStartOptions } from '../controller/fixtures.js';
 import { INTERNAL, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
 import { seedUserSide, type Seeded } from './seed.js';
 
@@ -37,16 +37,28 @@ export interface RealSystem extends Seeded {
   stop(): Promise<void>;
 }
 
+/** What a test adds to the controller once the user's side is seeded: config keys, ports, and what to stop after it. */
+export interface ControllerExtras {
+  readonly env?: Record<string, string>;
+  readonly options?: TestStartOptions;
+  stop?(): Promise<void>;
+}
+
 /** Start it all for a test file named `name`, with `nodes` kwok nodes and the controller's VM CIDR `cidr`. */
-export async function startRealSystem(name: string, o: { nodes: number; cidr: string }): Promise<RealSystem> {
-  const kv = await startRealKubeVirt(name);
+export async function startRealSystem(
+  name: string,
+  o: { nodes: number; cidr: string; serviceAccountAdmission?: boolean; controller?: (kv: RealKubeVirt, seeded: Seeded) => Promise<ControllerExtras> },
+): Promise<RealSystem> {
+  const kv = await startRealKubeVirt(name, { serviceAccountAdmission: o.serviceAccountAdmission === true });
   const processes: LoggedProcess[] = [];
   let controller: TestController | undefined;
   let agent: KubeVirtSimulator | undefined;
   let seeded: Seeded | undefined;
+  let extras: ControllerExtras | undefined;
   const stop = async (): Promise<void> => {
     await agent?.stop();
     await controller?.stop();
+    await extras?.stop?.();
     for (const p of processes.reverse()) await p.stop();
     seeded?.kube.close();
     await kv.stop();
@@ -62,7 +74,8 @@ export async function startRealSystem(name: string, o: { nodes: number; cidr: st
     processes.push(await startScheduler({ binDir: env.binDir, workDir, kubeconfig }));
     processes.push(await startKwokProcess({ binDir: env.binDir, workDir, kubeconfig }));
     seeded = await seedUserSide(kv, name, o.nodes);
-    controller = await startTestController(seeded.kube, seeded.scope, { VIRTUAL_MACHINE_CIDRS: o.cidr });
+    extras = await o.controller?.(kv, seeded);
+    controller = await startTestController(seeded.kube, seeded.scope, { VIRTUAL_MACHINE_CIDRS: o.cidr, ...extras?.env }, extras?.options);
     agent = new KubeVirtSimulator(seeded.kube, { role: 'node-agent', namespace: seeded.scope.namespace, migrationDelayMs: 500 });
     await agent.start();
   } catch (err: unknown) {

@@ -6,6 +6,7 @@ import { deepEqual, mergeDiff } from '../../../engine/merge-diff.js';
 import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
 import { pendingChanges, type PendingChange } from '../changes.js';
 import { LAST_APPLIED_CLASS_SPEC, LAST_APPLIED_SPEC, buildInternalVM } from '../kvvm/build.js';
+import { withHotpluggedVolumes } from '../kvvm/hotplugged.js';
 import { withKubeVirtDefaults } from '../kvvm/kubevirt-defaults.js';
 import { propagatedKeys, withPropagatedFrom, withoutPropagated, type PropagatedKeys } from '../kvvm/propagation.js';
 import { runStrategyFor, type RunPolicy } from '../power.js';
@@ -42,7 +43,7 @@ export function syncKvvmHandler(
         previousRunPolicy: applied?.['runPolicy'] as RunPolicy | undefined,
       });
       const built = buildInternalVM({ vm: s.obj, vmClass: s.vmClass, devices: s.devices, ipAddress: s.ipAddress, runStrategy, macs: s.macs });
-      const desired = withKubeVirtDefaults(built, kvvm);
+      const desired = withHotpluggedVolumes(withKubeVirtDefaults(built, kvvm), kvvm);
       const print = fingerprint(desired);
       const waiting = refusals.waiting(s.key, print);
       if (waiting !== undefined) {
