@@ -1,0 +1,155 @@
+/**
+ * Disk hot-plug into a real QEMU guest, against the real apiserver (the set-up: agent-world.ts). The
+ * request takes the path a VirtualMachineBlockDeviceAttachment's does after the aggregator: the
+ * subresources function's addvolume body (`plainUpstream`) to the virt-api stand-in, which puts the
+ * volume into the instance; the node agent plugs the claim's disk image into the QEMU process and only
+ * then reports the volume Ready. The guest's own block device list, read over its serial console,
+ * shows the disk, and no longer once it is unplugged. Bad input: a claim whose volume has no disk image
+ * and a claim that does not exist are reported in the volume's status with the reason while the guest
+ * runs on; the image put in place later is plugged on a retry. Fails, saying so, where
+ * qemu-system-x86_64 is not installed (npm test installs it).
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { plainUpstream } from '../../../functions/subresources/options.js';
+import { rootLogger } from '../../../shared/log/index.js';
+import { instanceWhen, openConsole, startAgentWorld, type AgentWorld, type ConsoleSession } from './agent-world.js';
+import { requireQemu } from './qemu.js';
+
+const qemu = await requireQemu();
+const BOOT_MS = 240_000;
+const STEP_MS = 90_000;
+const log = rootLogger.child({ component: 'guests-hotplug-test' });
+
+type Entry = { name?: string; phase?: string; reason?: string; message?: string; target?: string };
+
+describe('disk hot-plug into a real QEMU guest', () => {
+  let w: AgentWorld;
+  let shell: ConsoleSession;
+  let marks = 0;
+
+  /** Run `command` in the guest's shell; its output (what the console showed after it was typed). */
+  async function inGuest(command: string): Promise<string> {
+    const n = 1000 + marks++;
+    const from = shell.text().length;
+    // The marker is computed by the guest, so the typed line itself never matches it.
+    shell.type(`${command}; echo "mark-$((${n}+1))"\r`);
+    await shell.until(new RegExp(`mark-${n + 1}\\r?\\n`), STEP_MS, { enter: false });
+    return shell.text().slice(from);
+  }
+
+  /** A PUT to the stand-in as the subresources function makes it for `d8v`/the controller (query → KubeVirt's body). */
+  async function subresource(sub: 'addvolume' | 'removevolume', query: Record<string, string>): Promise<{ status: number; text: string }> {
+    const up = plainUpstream(sub, w.ns, 'hp', new URLSearchParams(query), Buffer.from(JSON.stringify({ name: query['name'] })));
+    const res = await fetch(`${w.virtApi.url}${up.path}`, { method: 'PUT', body: up.body, headers: { 'content-type': 'application/json' } });
+    return { status: res.status, text: await res.text() };
+  }
+
+  const entryOf = async (volume: string): Promise<Entry | undefined> => (await w.instance('hp')).status?.volumeStatus?.find((e) => e.name === volume);
+
+  /** A directory-backed claim as the storage simulator leaves it, holding a blank raw image of `mib` MiB (none when 0). */
+  async function blankDisk(claim: string, mib: number): Promise<string> {
+    const dir = join(w.work, 'volumes', claim);
+    mkdirSync(dir, { recursive: true });
+    if (mib > 0) execFileSync('qemu-img', ['create', '-q', '-f', 'raw', join(dir, 'disk.img'), `${mib}M`]);
+    await w.boundClaim(claim, dir);
+    return dir;
+  }
+
+  beforeAll(async () => {
+    w = await startAgentWorld({ qemu, log, prefix: 'guests-hotplug' });
+    await w.scheduledInstance('hp', w.image);
+    await instanceWhen(w, 'hp', 'the instance Running', (v) => v.status?.phase === 'Running', 60_000);
+    shell = await openConsole(w.consoleUrl('hp'));
+    await shell.until(/d8v-demo login: /, BOOT_MS);
+    shell.type('root\r');
+    // busybox ash ends its prompt with a cursor-position query (ESC [6n).
+    await shell.until(/\/root # /, STEP_MS, { enter: false });
+  }, BOOT_MS + 120_000);
+
+  afterAll(async () => {
+    shell?.close();
+    await w?.stop();
+  });
+
+  test(
+    'a blank disk hot-plugged through addvolume is Ready only once the guest has it, shows in its block devices, and leaves them on removevolume',
+    async () => {
+      expect(await inGuest('cat /proc/partitions')).not.toMatch(/\bvdb\b/);
+      await blankDisk('vd-blank', 64);
+
+      const added = await subresource('addvolume', { name: 'vd-blank', volumeKind: 'VirtualDisk', pvcName: 'vd-blank' });
+      expect(added.status).toBe(200);
+      const ready = await instanceWhen(
+        w,
+        'hp',
+        'the volume Ready',
+        (v) => v.status?.volumeStatus?.some((e) => e.name === 'vd-blank' && e.phase === 'Ready') === true,
+        STEP_MS,
+      );
+      // Ready is the node agent's word: the QEMU process has the disk on a hot-plug port by then.
+      expect(w.backend.byVm(w.ns, 'hp')?.disks.get('vd-blank')?.port).toMatch(/^hp\d$/);
+      expect((ready.status?.volumeStatus as Entry[]).find((e) => e.name === 'vd-blank')).toMatchObject({ reason: 'VolumeReady', target: 'vdb' });
+      // 64 MiB = 65536 blocks of 1 KiB in the guest kernel's own list.
+      expect(await inGuest('cat /proc/partitions; ls /sys/block')).toMatch(/65536 vdb/);
+
+      const removed = await subresource('removevolume', { name: 'vd-blank' });
+      expect(removed.status).toBe(200);
+      await instanceWhen(
+        w,
+        'hp',
+        'the volume gone from the instance',
+        (v) => !v.status?.volumeStatus?.some((e) => e.name === 'vd-blank') && !v.spec.volumes?.some((x) => x.name === 'vd-blank'),
+        STEP_MS,
+      );
+      expect(w.backend.byVm(w.ns, 'hp')?.disks.has('vd-blank')).toBe(false);
+      expect(await inGuest('ls /sys/block')).not.toMatch(/\bvdb\b/);
+    },
+    4 * STEP_MS,
+  );
+
+  test(
+    'a claim without a disk image and a missing claim are reported with the reason, the guest runs on, and an image put in place later is plugged',
+    async () => {
+      const dir = await blankDisk('vd-empty', 0);
+      expect((await subresource('addvolume', { name: 'vd-empty', volumeKind: 'VirtualDisk', pvcName: 'vd-empty' })).status).toBe(200);
+      expect((await subresource('addvolume', { name: 'vd-ghost', volumeKind: 'VirtualDisk', pvcName: 'vd-ghost' })).status).toBe(200);
+      const failed = (v: Entry | undefined): boolean => v?.reason === 'HotplugFailed';
+      await instanceWhen(
+        w,
+        'hp',
+        'both hot-plugs reported failed',
+        (v) => ['vd-empty', 'vd-ghost'].every((n) => failed(v.status?.volumeStatus?.find((e) => e.name === n))),
+        STEP_MS,
+      );
+      const empty = await entryOf('vd-empty');
+      const ghost = await entryOf('vd-ghost');
+      expect(empty?.phase).not.toBe('Ready');
+      expect(empty?.message).toContain('disk.img is missing');
+      expect(ghost?.phase).not.toBe('Ready');
+      expect(ghost?.message).toContain('claim vd-ghost is missing or not bound');
+      // The guest runs on: the instance is Running and its shell answers.
+      expect((await w.instance('hp')).status?.phase).toBe('Running');
+      expect(await inGuest('uname -r')).toMatch(/amd64/);
+
+      // The storage fills the volume late: the next try plugs it.
+      execFileSync('qemu-img', ['create', '-q', '-f', 'raw', join(dir, 'disk.img'), '32M']);
+      await instanceWhen(
+        w,
+        'hp',
+        'the late volume Ready',
+        (v) => v.status?.volumeStatus?.some((e) => e.name === 'vd-empty' && e.phase === 'Ready') === true,
+        STEP_MS,
+      );
+      expect(await inGuest('cat /proc/partitions')).toMatch(/32768 vd[b-z]/);
+
+      // Removing the volume that never reached the guest only clears its entry.
+      expect((await subresource('removevolume', { name: 'vd-ghost' })).status).toBe(200);
+      await instanceWhen(w, 'hp', 'the ghost volume gone', (v) => !v.status?.volumeStatus?.some((e) => e.name === 'vd-ghost'), STEP_MS);
+      expect(w.backend.byVm(w.ns, 'hp')?.running).toBe(true);
+    },
+    5 * STEP_MS,
+  );
+});
