@@ -235,3 +235,34 @@ function openSocket(url: string): Promise<WebSocket> {
   const ws = new WebSocket(url.replace(/^http/, 'ws'), 'plain.kubevirt.io');
   return new Promise((resolve, reject) => ws.once('open', () => resolve(ws)).once('error', reject));
 }
+
+/** A root shell on a guest's serial console: `run` types a command and returns what the console showed after it. */
+export interface GuestShell {
+  run(command: string, timeoutMs?: number): Promise<string>;
+  close(): void;
+}
+
+/**
+ * Boot instance `name` from the demo image and log in as root on its serial console (the image's root
+ * has no password). Each command's end is a marker the guest computes, so the typed line never matches it.
+ */
+export async function bootToShell(world: AgentWorld, name: string, bootMs: number): Promise<GuestShell> {
+  await world.scheduledInstance(name, world.image);
+  await instanceWhen(world, name, 'the instance Running', (v) => v.status?.phase === 'Running', 60_000);
+  const session = await openConsole(world.consoleUrl(name));
+  await session.until(/d8v-demo login: /, bootMs);
+  session.type('root\r');
+  // busybox ash ends its prompt with a cursor-position query (ESC [6n).
+  await session.until(/\/root # /, 90_000, { enter: false });
+  let marks = 1000;
+  return {
+    async run(command, timeoutMs = 90_000) {
+      const n = marks++;
+      const from = session.text().length;
+      session.type(`${command}; echo "mark-$((${n}+1))"\r`);
+      await session.until(new RegExp(`mark-${n + 1}\\r?\\n`), timeoutMs, { enter: false });
+      return session.text().slice(from);
+    },
+    close: () => session.close(),
+  };
+}

@@ -15,7 +15,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { plainUpstream } from '../../../functions/subresources/options.js';
 import { rootLogger } from '../../../shared/log/index.js';
-import { instanceWhen, openConsole, startAgentWorld, type AgentWorld, type ConsoleSession } from './agent-world.js';
+import { waitFor } from '../../../shared/testing/wait.js';
+import { bootToShell, instanceWhen, startAgentWorld, type AgentWorld, type GuestShell } from './agent-world.js';
 import { requireQemu } from './qemu.js';
 
 const qemu = await requireQemu();
@@ -27,18 +28,7 @@ type Entry = { name?: string; phase?: string; reason?: string; message?: string;
 
 describe('disk hot-plug into a real QEMU guest', () => {
   let w: AgentWorld;
-  let shell: ConsoleSession;
-  let marks = 0;
-
-  /** Run `command` in the guest's shell; its output (what the console showed after it was typed). */
-  async function inGuest(command: string): Promise<string> {
-    const n = 1000 + marks++;
-    const from = shell.text().length;
-    // The marker is computed by the guest, so the typed line itself never matches it.
-    shell.type(`${command}; echo "mark-$((${n}+1))"\r`);
-    await shell.until(new RegExp(`mark-${n + 1}\\r?\\n`), STEP_MS, { enter: false });
-    return shell.text().slice(from);
-  }
+  let shell: GuestShell;
 
   /** A PUT to the stand-in as the subresources function makes it for `d8v`/the controller (query → KubeVirt's body). */
   async function subresource(sub: 'addvolume' | 'removevolume', query: Record<string, string>): Promise<{ status: number; text: string }> {
@@ -46,6 +36,20 @@ describe('disk hot-plug into a real QEMU guest', () => {
     const res = await fetch(`${w.virtApi.url}${up.path}`, { method: 'PUT', body: up.body, headers: { 'content-type': 'application/json' } });
     return { status: res.status, text: await res.text() };
   }
+
+  /**
+   * The guest's block devices (`/proc/partitions`, `/sys/block`) once they match `pattern`: the guest
+   * kernel probes a plugged disk on its own time after QEMU has it (seconds under TCG on a busy machine).
+   */
+  const guestShows = (pattern: RegExp): Promise<string> =>
+    waitFor(
+      `the guest's block devices to show ${String(pattern)}`,
+      async () => {
+        const seen = await shell.run('cat /proc/partitions; ls /sys/block');
+        return pattern.test(seen) ? seen : undefined;
+      },
+      { timeoutMs: STEP_MS, intervalMs: 2000 },
+    );
 
   const entryOf = async (volume: string): Promise<Entry | undefined> => (await w.instance('hp')).status?.volumeStatus?.find((e) => e.name === volume);
 
@@ -60,13 +64,7 @@ describe('disk hot-plug into a real QEMU guest', () => {
 
   beforeAll(async () => {
     w = await startAgentWorld({ qemu, log, prefix: 'guests-hotplug' });
-    await w.scheduledInstance('hp', w.image);
-    await instanceWhen(w, 'hp', 'the instance Running', (v) => v.status?.phase === 'Running', 60_000);
-    shell = await openConsole(w.consoleUrl('hp'));
-    await shell.until(/d8v-demo login: /, BOOT_MS);
-    shell.type('root\r');
-    // busybox ash ends its prompt with a cursor-position query (ESC [6n).
-    await shell.until(/\/root # /, STEP_MS, { enter: false });
+    shell = await bootToShell(w, 'hp', BOOT_MS);
   }, BOOT_MS + 120_000);
 
   afterAll(async () => {
@@ -77,7 +75,7 @@ describe('disk hot-plug into a real QEMU guest', () => {
   test(
     'a blank disk hot-plugged through addvolume is Ready only once the guest has it, shows in its block devices, and leaves them on removevolume',
     async () => {
-      expect(await inGuest('cat /proc/partitions')).not.toMatch(/\bvdb\b/);
+      expect(await shell.run('cat /proc/partitions')).not.toMatch(/\bvdb\b/);
       await blankDisk('vd-blank', 64);
 
       const added = await subresource('addvolume', { name: 'vd-blank', volumeKind: 'VirtualDisk', pvcName: 'vd-blank' });
@@ -93,7 +91,7 @@ describe('disk hot-plug into a real QEMU guest', () => {
       expect(w.backend.byVm(w.ns, 'hp')?.disks.get('vd-blank')?.port).toMatch(/^hp\d$/);
       expect((ready.status?.volumeStatus as Entry[]).find((e) => e.name === 'vd-blank')).toMatchObject({ reason: 'VolumeReady', target: 'vdb' });
       // 64 MiB = 65536 blocks of 1 KiB in the guest kernel's own list.
-      expect(await inGuest('cat /proc/partitions; ls /sys/block')).toMatch(/65536 vdb/);
+      expect(await guestShows(/65536 vdb/)).toMatch(/\bvdb\b/);
 
       const removed = await subresource('removevolume', { name: 'vd-blank' });
       expect(removed.status).toBe(200);
@@ -105,7 +103,7 @@ describe('disk hot-plug into a real QEMU guest', () => {
         STEP_MS,
       );
       expect(w.backend.byVm(w.ns, 'hp')?.disks.has('vd-blank')).toBe(false);
-      expect(await inGuest('ls /sys/block')).not.toMatch(/\bvdb\b/);
+      expect(await shell.run('ls /sys/block')).not.toMatch(/\bvdb\b/);
     },
     4 * STEP_MS,
   );
@@ -132,7 +130,7 @@ describe('disk hot-plug into a real QEMU guest', () => {
       expect(ghost?.message).toContain('claim vd-ghost is missing or not bound');
       // The guest runs on: the instance is Running and its shell answers.
       expect((await w.instance('hp')).status?.phase).toBe('Running');
-      expect(await inGuest('uname -r')).toMatch(/amd64/);
+      expect(await shell.run('uname -r')).toMatch(/amd64/);
 
       // The storage fills the volume late: the next try plugs it.
       execFileSync('qemu-img', ['create', '-q', '-f', 'raw', join(dir, 'disk.img'), '32M']);
@@ -143,7 +141,7 @@ describe('disk hot-plug into a real QEMU guest', () => {
         (v) => v.status?.volumeStatus?.some((e) => e.name === 'vd-empty' && e.phase === 'Ready') === true,
         STEP_MS,
       );
-      expect(await inGuest('cat /proc/partitions')).toMatch(/32768 vd[b-z]/);
+      expect(await guestShows(/32768 vd[b-z]/)).toMatch(/32768 vd[b-z]/);
 
       // Removing the volume that never reached the guest only clears its entry.
       expect((await subresource('removevolume', { name: 'vd-ghost' })).status).toBe(200);
