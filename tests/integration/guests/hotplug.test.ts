@@ -3,15 +3,16 @@
  * request takes the path a VirtualMachineBlockDeviceAttachment's does after the aggregator: the
  * subresources function's addvolume body (`plainUpstream`) to the virt-api stand-in, which puts the
  * volume into the instance; the node agent plugs the claim's disk image into the QEMU process and only
- * then reports the volume Ready. The guest's own block device list, read over its serial console,
- * shows the disk, and no longer once it is unplugged. Bad input: a claim whose volume has no disk image
- * and a claim that does not exist are reported in the volume's status with the reason while the guest
- * runs on; the image put in place later is plugged on a retry. Fails, saying so, where
+ * then reports the volume Ready (an empty volume, a blank VirtualDisk's, first gets a sparse image of
+ * the claim's size). The guest's own block device list, read over its serial console, shows the disk,
+ * and no longer once it is unplugged. Bad input: an image QEMU refuses (its backing file is gone) and
+ * a claim that does not exist are reported in the volume's status with the reason while the guest runs
+ * on; the image mended later is plugged on a retry. Fails, saying so, where
  * qemu-system-x86_64 is not installed (npm test installs it).
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { plainUpstream } from '../../../functions/subresources/options.js';
 import { rootLogger } from '../../../shared/log/index.js';
@@ -76,7 +77,8 @@ describe('disk hot-plug into a real QEMU guest', () => {
     'a blank disk hot-plugged through addvolume is Ready only once the guest has it, shows in its block devices, and leaves them on removevolume',
     async () => {
       expect(await shell.run('cat /proc/partitions')).not.toMatch(/\bvdb\b/);
-      await blankDisk('vd-blank', 64);
+      // A blank VirtualDisk's volume holds no image: the node agent makes a sparse one of the claim's 1 GiB.
+      await blankDisk('vd-blank', 0);
 
       const added = await subresource('addvolume', { name: 'vd-blank', volumeKind: 'VirtualDisk', pvcName: 'vd-blank' });
       expect(added.status).toBe(200);
@@ -90,8 +92,8 @@ describe('disk hot-plug into a real QEMU guest', () => {
       // Ready is the node agent's word: the QEMU process has the disk on a hot-plug port by then.
       expect(w.backend.byVm(w.ns, 'hp')?.disks.get('vd-blank')?.port).toMatch(/^hp\d$/);
       expect((ready.status?.volumeStatus as Entry[]).find((e) => e.name === 'vd-blank')).toMatchObject({ reason: 'VolumeReady', target: 'vdb' });
-      // 64 MiB = 65536 blocks of 1 KiB in the guest kernel's own list.
-      expect(await guestShows(/65536 vdb/)).toMatch(/\bvdb\b/);
+      // 1 GiB = 1048576 blocks of 1 KiB in the guest kernel's own list.
+      expect(await guestShows(/1048576 vdb/)).toMatch(/\bvdb\b/);
 
       const removed = await subresource('removevolume', { name: 'vd-blank' });
       expect(removed.status).toBe(200);
@@ -109,36 +111,40 @@ describe('disk hot-plug into a real QEMU guest', () => {
   );
 
   test(
-    'a claim without a disk image and a missing claim are reported with the reason, the guest runs on, and an image put in place later is plugged',
+    'an image QEMU cannot open and a missing claim are reported with the reason, the guest runs on, and the image mended later is plugged',
     async () => {
-      const dir = await blankDisk('vd-empty', 0);
-      expect((await subresource('addvolume', { name: 'vd-empty', volumeKind: 'VirtualDisk', pvcName: 'vd-empty' })).status).toBe(200);
+      const dir = await blankDisk('vd-broken', 0);
+      // A qcow2 whose backing file is not there: qemu-img reads it, QEMU's blockdev-add refuses it.
+      execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-u', '-b', join(dir, 'gone.raw'), '-F', 'raw', join(dir, 'disk.img'), '32M']);
+      expect((await subresource('addvolume', { name: 'vd-broken', volumeKind: 'VirtualDisk', pvcName: 'vd-broken' })).status).toBe(200);
       expect((await subresource('addvolume', { name: 'vd-ghost', volumeKind: 'VirtualDisk', pvcName: 'vd-ghost' })).status).toBe(200);
       const failed = (v: Entry | undefined): boolean => v?.reason === 'HotplugFailed';
       await instanceWhen(
         w,
         'hp',
         'both hot-plugs reported failed',
-        (v) => ['vd-empty', 'vd-ghost'].every((n) => failed(v.status?.volumeStatus?.find((e) => e.name === n))),
+        (v) => ['vd-broken', 'vd-ghost'].every((n) => failed(v.status?.volumeStatus?.find((e) => e.name === n))),
         STEP_MS,
       );
-      const empty = await entryOf('vd-empty');
+      const broken = await entryOf('vd-broken');
       const ghost = await entryOf('vd-ghost');
-      expect(empty?.phase).not.toBe('Ready');
-      expect(empty?.message).toContain('disk.img is missing');
+      expect(broken?.phase).not.toBe('Ready');
+      expect(broken?.message).toContain('hot-plug of vd-broken into the guest failed');
+      expect(broken?.message).toContain('gone.raw');
       expect(ghost?.phase).not.toBe('Ready');
       expect(ghost?.message).toContain('claim vd-ghost is missing or not bound');
       // The guest runs on: the instance is Running and its shell answers.
       expect((await w.instance('hp')).status?.phase).toBe('Running');
       expect(await shell.run('uname -r')).toMatch(/amd64/);
 
-      // The storage fills the volume late: the next try plugs it.
+      // The image mended: the next try plugs it.
+      rmSync(join(dir, 'disk.img'));
       execFileSync('qemu-img', ['create', '-q', '-f', 'raw', join(dir, 'disk.img'), '32M']);
       await instanceWhen(
         w,
         'hp',
-        'the late volume Ready',
-        (v) => v.status?.volumeStatus?.some((e) => e.name === 'vd-empty' && e.phase === 'Ready') === true,
+        'the mended volume Ready',
+        (v) => v.status?.volumeStatus?.some((e) => e.name === 'vd-broken' && e.phase === 'Ready') === true,
         STEP_MS,
       );
       expect(await guestShows(/32768 vd[b-z]/)).toMatch(/32768 vd[b-z]/);

@@ -3,16 +3,20 @@
  * in the running instance's spec that the guest lacks is plugged into the QEMU process (the claim's
  * `disk.img` on this machine, as the storage simulator made it), and only then is its `volumeStatus`
  * entry `Ready` (`VolumeReady`, target `vd<x>`): the attachment's `Attached` means the guest has the
- * disk. A hot-plugged disk whose volume left the spec is unplugged (the guest releases it), and then its
+ * disk; an empty writable volume first gets a blank sparse `disk.img` of its capacity, as KubeVirt's
+ * launcher makes on a filesystem claim. A hot-plugged disk whose volume left the spec is unplugged (the guest releases it), and then its
  * entry goes. What fails (no claim, no image, QEMU's refusal, a guest that keeps the disk) is said in
  * the entry (`HotplugFailed` / `UnplugFailed` with the reason) and tried again; the guest runs on.
  */
+import { truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseQuantity } from '../../../../shared/api/k8s/quantity.js';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { StepContext } from '../context.js';
 import { diskFileIn } from '../qemu/backend.js';
 import type { QemuGuest } from '../qemu/guest-process.js';
 import { plugDisk, unplugDisk, type HotplugDisk } from '../qemu/hotplug.js';
-import { volumeDir, type Volume } from './firmware.js';
+import { DISK_IMAGE, volumeOnDisk, type Volume } from './firmware.js';
 import { writeInstance } from './write.js';
 
 type VMI = InternalVirtualMachineInstance;
@@ -40,17 +44,34 @@ function nextTarget(statuses: readonly VolumeStatus[]): string {
   return '';
 }
 
+/**
+ * A blank sparse `disk.img` of the volume's capacity in an empty volume directory, as KubeVirt's
+ * launcher makes one on a filesystem claim (a blank VirtualDisk's volume holds no image yet).
+ */
+async function blankImage(dir: string, capacity: string | undefined): Promise<void> {
+  const file = join(dir, DISK_IMAGE);
+  await writeFile(file, '', { flag: 'wx' });
+  await truncate(file, parseQuantity(capacity) ?? 1 << 30);
+}
+
 /** The file to plug for a hot-plugged volume on this machine, or why there is none. */
 async function sourceOf(ctx: StepContext, vmi: VMI, volume: Volume): Promise<HotplugDisk | string> {
   const pvc = volume['persistentVolumeClaim'] as { claimName?: string; readOnly?: boolean } | undefined;
   if (pvc?.claimName === undefined)
     return `volume ${volume.name}: only a PersistentVolumeClaim has a disk file on this machine (a containerDisk image has none)`;
-  const dir = await volumeDir(vmi.metadata.namespace ?? '', volume, ctx.volumes);
-  if (dir === undefined) return `volume ${volume.name}: claim ${pvc.claimName} is missing or not bound to a volume on this machine`;
-  const file = await diskFileIn(dir).catch((err: unknown) => errorText(err));
-  if (file === undefined) return `volume ${volume.name}: the volume of claim ${pvc.claimName} holds no disk image (${dir}/disk.img is missing)`;
-  if (typeof file === 'string') return `volume ${volume.name}: the disk image of claim ${pvc.claimName} cannot be read: ${file}`;
-  return { name: volume.name, ...file, readOnly: pvc.readOnly === true };
+  const onDisk = await volumeOnDisk(vmi.metadata.namespace ?? '', volume, ctx.volumes);
+  if (onDisk === undefined) return `volume ${volume.name}: claim ${pvc.claimName} is missing or not bound to a volume on this machine`;
+  try {
+    let file = await diskFileIn(onDisk.dir);
+    if (file === undefined && pvc.readOnly !== true) {
+      await blankImage(onDisk.dir, onDisk.capacity);
+      file = await diskFileIn(onDisk.dir);
+    }
+    if (file === undefined) return `volume ${volume.name}: the volume of claim ${pvc.claimName} holds no disk image (${onDisk.dir}/${DISK_IMAGE})`;
+    return { name: volume.name, ...file, readOnly: pvc.readOnly === true };
+  } catch (err: unknown) {
+    return `volume ${volume.name}: the disk image of claim ${pvc.claimName} cannot be used: ${errorText(err)}`;
+  }
 }
 
 /** Whether a failed volume may be tried again now (always, when it has not failed). */
