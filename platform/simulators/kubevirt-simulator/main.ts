@@ -41,7 +41,7 @@ async function virtApiStandIn(
     // The client CA is followed in its file: in npm start it is the module CA, issued after the start.
     ...(tls === undefined ? {} : { tls, clientCaFile: caFile }),
     log: rootLogger.child({ component: 'virt-api-stand-in' }),
-    volumes: kubevirtVolumes(simulatorClients(kube).kvvmis),
+    volumes: kubevirtVolumes(simulatorClients(kube).kvvmis, { realGuest: (ns, name) => guests?.byVm(ns, name)?.running === true }),
     guests: withSimulatedGuests(guests, frozen),
   });
   await standIn.start();

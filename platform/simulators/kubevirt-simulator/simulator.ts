@@ -280,6 +280,8 @@ export class KubeVirtSimulator {
     await runGuest(this.step, vmi, launchers);
     if (vmi.metadata.deletionTimestamp !== undefined) return;
     await handleMigration(this.step, vmi, launchers);
+    // A real guest's hot-plug is the guest's own step (virt-handler/guest-hotplug.ts, run by runGuest).
+    if (this.options.guests?.byVm(namespace, name)?.running === true) return;
     await handleHotplug(this.step, vmi);
   }
 

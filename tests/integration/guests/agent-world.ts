@@ -19,6 +19,7 @@ import { GuestBackend } from '../../../platform/simulators/kubevirt-simulator/qe
 import { simulatorClients } from '../../../platform/simulators/kubevirt-simulator/kube.js';
 import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
+import { kubevirtVolumes } from '../../../platform/simulators/kubevirt-simulator/virt-api/volumes.js';
 import { freshNamespace, newKubeConfig } from '../../env/index.js';
 import { rfbFrame, type RfbFrame } from './rfb-frame.js';
 
@@ -39,6 +40,8 @@ export interface AgentWorld {
   addNode(name: string): Promise<string>;
   /** A launcher pod of the instance, running on `node` (the instance's own, or a migration's target pod). */
   runningPod(vmi: VMI, podName: string, node: string): Promise<void>;
+  /** What the storage simulator leaves for claim `name`: a PersistentVolume on directory `dir` (made if missing) and the claim bound to it. */
+  boundClaim(name: string, dir: string): Promise<void>;
   /** What virt-controller, the scheduler, kubelet and the storage simulator leave: a volume, its claim, the scheduled instance and its running pod. */
   scheduledInstance(name: string, disk: string, memory?: string): Promise<VMI>;
   instance(name: string): Promise<VMI>;
@@ -69,7 +72,13 @@ export async function startAgentWorld(opts: { qemu: string; log: Logger; prefix:
   });
   const simulator = new KubeVirtSimulator(kube, { role: 'node-agent', namespace: ns, nodeSelector: `guests-test=${ns}`, guests: backend, logger: opts.log });
   await simulator.start();
-  const virtApi = new VirtApiStandIn({ port: 0, log: opts.log, guests: backend });
+  const virtApi = new VirtApiStandIn({
+    port: 0,
+    log: opts.log,
+    guests: backend,
+    // As npm start wires it: a VM with a real guest here is attached by the node agent.
+    volumes: kubevirtVolumes(c.kvvmis, { realGuest: (namespace, name) => backend.byVm(namespace, name)?.running === true }),
+  });
   await virtApi.start();
 
   const runningPod = async (vmi: VMI, podName: string, onNode: string): Promise<void> => {
@@ -88,10 +97,8 @@ export async function startAgentWorld(opts: { qemu: string; log: Logger; prefix:
     await c.pods.patchStatus({ namespace: ns, name: podName }, { phase: 'Running', podIP: '10.244.1.7' });
   };
 
-  const scheduledInstance = async (name: string, disk: string, memory = '256Mi'): Promise<VMI> => {
-    const dir = join(work, 'volumes', name);
+  const boundClaim = async (name: string, dir: string): Promise<void> => {
     mkdirSync(dir, { recursive: true });
-    copyFileSync(disk, join(dir, 'disk.img'));
     const pv = `pv-${ns}-${name}`;
     await c.pvs.create({
       apiVersion: 'v1',
@@ -102,9 +109,16 @@ export async function startAgentWorld(opts: { qemu: string; log: Logger; prefix:
     await c.pvcs.create({
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
-      metadata: { name: `vd-${name}`, namespace: ns },
+      metadata: { name, namespace: ns },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, volumeName: pv, storageClassName: 'manual' },
     });
+  };
+
+  const scheduledInstance = async (name: string, disk: string, memory = '256Mi'): Promise<VMI> => {
+    const dir = join(work, 'volumes', name);
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(disk, join(dir, 'disk.img'));
+    await boundClaim(`vd-${name}`, dir);
     const vmi = await c.kvvmis.create({
       apiVersion: INTERNAL_API_VERSION,
       kind: 'InternalVirtualizationVirtualMachineInstance',
@@ -130,6 +144,7 @@ export async function startAgentWorld(opts: { qemu: string; log: Logger; prefix:
     c,
     addNode,
     runningPod,
+    boundClaim,
     scheduledInstance,
     instance: (name) => c.kvvmis.get({ namespace: ns, name }),
     consoleUrl: (name) => `${virtApi.url}/apis/subresources.kubevirt.io/v1/namespaces/${ns}/virtualmachineinstances/${name}/console`,
@@ -219,4 +234,35 @@ export async function vncFrame(url: string): Promise<RfbFrame> {
 function openSocket(url: string): Promise<WebSocket> {
   const ws = new WebSocket(url.replace(/^http/, 'ws'), 'plain.kubevirt.io');
   return new Promise((resolve, reject) => ws.once('open', () => resolve(ws)).once('error', reject));
+}
+
+/** A root shell on a guest's serial console: `run` types a command and returns what the console showed after it. */
+export interface GuestShell {
+  run(command: string, timeoutMs?: number): Promise<string>;
+  close(): void;
+}
+
+/**
+ * Boot instance `name` from the demo image and log in as root on its serial console (the image's root
+ * has no password). Each command's end is a marker the guest computes, so the typed line never matches it.
+ */
+export async function bootToShell(world: AgentWorld, name: string, bootMs: number): Promise<GuestShell> {
+  await world.scheduledInstance(name, world.image);
+  await instanceWhen(world, name, 'the instance Running', (v) => v.status?.phase === 'Running', 60_000);
+  const session = await openConsole(world.consoleUrl(name));
+  await session.until(/d8v-demo login: /, bootMs);
+  session.type('root\r');
+  // busybox ash ends its prompt with a cursor-position query (ESC [6n).
+  await session.until(/\/root # /, 90_000, { enter: false });
+  let marks = 1000;
+  return {
+    async run(command, timeoutMs = 90_000) {
+      const n = marks++;
+      const from = session.text().length;
+      session.type(`${command}; echo "mark-$((${n}+1))"\r`);
+      await session.until(new RegExp(`mark-${n + 1}\\r?\\n`), timeoutMs, { enter: false });
+      return session.text().slice(from);
+    },
+    close: () => session.close(),
+  };
 }

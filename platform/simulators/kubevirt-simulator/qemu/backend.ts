@@ -17,6 +17,7 @@ import { waitFor } from '../../../../shared/testing/wait.js';
 import { QemuGuest } from './guest-process.js';
 import { listenForMigration, type MigrationProgress } from './live-migration.js';
 import { guestPlan, type Accel, type GuestDisk } from './plan.js';
+import { forwardGuestPort } from './port-forward.js';
 
 const run = promisify(execFile);
 
@@ -109,6 +110,12 @@ export class GuestBackend implements GuestSockets {
     const guest = this.byVm(namespace, name);
     if (guest === undefined || !guest.running) return undefined;
     return kind === 'serial' ? guest.serialSocket : guest.vncSocket;
+  }
+
+  /** The loopback port reaching TCP port `port` of the VM's running guest (a host forward made on first use); undefined without one. */
+  forwardPort(namespace: string, name: string, port: number): Promise<number> | undefined {
+    const guest = this.byVm(namespace, name);
+    return guest === undefined || !guest.running ? undefined : forwardGuestPort(guest, port);
   }
 
   /** Start the instance's guest unless it has one; `disks` are the files of its volumes. */

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import type { Logger } from '../../../../shared/log/index.js';
 import { JsonLinesClient, JsonLinesError } from './json-lines.js';
-import { guestFiles, qemuArgs, type Accel, type GuestPlan } from './plan.js';
+import { coldPlugPorts, guestFiles, qemuArgs, type Accel, type GuestPlan } from './plan.js';
 
 export interface AgentReport {
   readonly osInfo: Record<string, string>;
@@ -19,6 +19,17 @@ export interface AgentReport {
 
 /** What one QMP session may do: run commands (answers resolve, errors reject naming the command). */
 export type Qmp = (command: string, args?: Record<string, unknown>) => Promise<unknown>;
+
+/** A disk the guest has: its hot-plug port (none: on the root complex, not unpluggable) and block nodes, format node first. */
+export interface GuestDiskState {
+  readonly port: string | undefined;
+  readonly nodes: readonly string[];
+  /** `device_del` was sent; the guest has yet to release the disk. */
+  readonly unplugging?: boolean | undefined;
+}
+
+/** QMP's asynchronous events (DEVICE_DELETED, ...). */
+export type QmpEvent = Record<string, unknown>;
 
 export type GuestFailure = { reason: 'NoBootableDevice'; message: string } | { reason: 'GuestExited'; message: string };
 
@@ -51,6 +62,9 @@ export class QemuGuest {
   private qmpQueue: Promise<unknown> = Promise.resolve();
   private syncId = 1;
   private stopping = false;
+  /** The guest's disks by volume name: those it started with, then what hot-plug adds and removes. */
+  readonly disks = new Map<string, GuestDiskState>();
+  private nodeSeq = 0;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -68,6 +82,8 @@ export class QemuGuest {
         resolve();
       });
     });
+    const ports = coldPlugPorts(plan.disks);
+    plan.disks.forEach((d, i) => this.disks.set(d.name, { port: ports.get(d.name), nodes: [`disk${i}`, `file${i}`] }));
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (s: string) => {
       this.stderr = (this.stderr + s).slice(-4096);
@@ -173,10 +189,15 @@ export class QemuGuest {
     return next;
   }
 
-  /** One QMP session (greeting, capabilities, then `fn`'s commands), one at a time; closed afterwards. */
-  async qmp<T>(fn: (run: Qmp) => Promise<T>, timeoutMs = 5000): Promise<T> {
+  /** A block node name not used before in this process (hot-plugged disks' nodes). */
+  nextNodeName(prefix: string): string {
+    return `${prefix}${this.nodeSeq++}`;
+  }
+
+  /** One QMP session (greeting, capabilities, then `fn`'s commands), one at a time; closed afterwards; its events go to `onEvent`. */
+  async qmp<T>(fn: (run: Qmp) => Promise<T>, timeoutMs = 5000, onEvent?: (event: QmpEvent) => void): Promise<T> {
     const next = this.qmpQueue.then(async () => {
-      const client = await JsonLinesClient.connect(guestFiles(this.dir).qmp, 'QMP');
+      const client = await JsonLinesClient.connect(guestFiles(this.dir).qmp, 'QMP', onEvent);
       try {
         await client.next(timeoutMs);
         await client.execute('qmp_capabilities', undefined, timeoutMs);

@@ -16,7 +16,18 @@ export interface GuestDisk {
   readonly format: 'raw' | 'qcow2';
   readonly cdrom: boolean;
   readonly bootOrder?: number | undefined;
+  /** A hot-plugged volume (`hotpluggable: true`): it sits on a hot-plug port, so it can be unplugged. */
+  readonly hotpluggable?: boolean | undefined;
+  /** Read-only (a hot-plugged image's claim). */
+  readonly readOnly?: boolean | undefined;
 }
+
+/**
+ * PCIe root ports every guest gets for hot-plugged disks (`hp0` …): on q35 a device on the root
+ * complex cannot be unplugged, one on a root port can (the guest kernel's ACPI/PCIe hot-plug).
+ */
+export const HOTPLUG_PORTS = 8;
+export const hotplugPort = (i: number): string => `hp${i}`;
 
 export interface GuestPlan {
   readonly cpus: number;
@@ -46,9 +57,10 @@ type Domain = {
   resources?: { requests?: { memory?: string | number } };
 };
 type DiskSpec = { name: string; bootOrder?: number; cdrom?: unknown };
+type DiskFile = Omit<GuestDisk, 'cdrom' | 'bootOrder'>;
 
 /** CPU count and memory the spec asks for (KubeVirt: cores x sockets x threads; memory.guest or the request; 1 CPU and 128 MiB when absent). */
-export function guestPlan(vmi: InternalVirtualMachineInstance, disks: readonly Omit<GuestDisk, 'cdrom' | 'bootOrder'>[], capMiB: number): GuestPlan {
+export function guestPlan(vmi: InternalVirtualMachineInstance, disks: readonly DiskFile[], capMiB: number): GuestPlan {
   const domain = vmi.spec.domain as Domain;
   const cpu = domain.cpu ?? {};
   const cpus = Math.max(1, (cpu.cores ?? 1) * (cpu.sockets ?? 1) * (cpu.threads ?? 1));
@@ -107,14 +119,30 @@ export function qemuArgs(plan: GuestPlan, dir: string, accel: Accel, name: strin
     '-device',
     'virtio-net-pci,netdev=net0',
   ];
+  for (let i = 0; i < HOTPLUG_PORTS; i++) args.push('-device', `pcie-root-port,id=${hotplugPort(i)},bus=pcie.0,chassis=${i + 1}`);
   if (incoming) args.push('-incoming', 'defer');
   // With a boot order only the disks that have one boot (KubeVirt's libvirt domain does the same).
   if (plan.disks.some((d) => d.bootOrder !== undefined)) args.push('-boot', 'strict=on');
+  const ports = coldPlugPorts(plan.disks);
   plan.disks.forEach((d, i) => {
     const boot = d.bootOrder === undefined ? '' : `,bootindex=${d.bootOrder}`;
-    args.push('-blockdev', `driver=file,filename=${d.file},node-name=file${i}`);
-    args.push('-blockdev', `driver=${d.format},file=file${i},node-name=disk${i}${d.cdrom ? ',read-only=on' : ''}`);
-    args.push('-device', d.cdrom ? `ide-cd,drive=disk${i},id=${d.name}${boot}` : `virtio-blk-pci,drive=disk${i},id=${d.name}${boot}`);
+    const readOnly = d.cdrom || d.readOnly === true ? ',read-only=on' : '';
+    const port = ports.get(d.name);
+    args.push('-blockdev', `driver=file,filename=${d.file},node-name=file${i}${readOnly}`);
+    args.push('-blockdev', `driver=${d.format},file=file${i},node-name=disk${i}${readOnly}`);
+    args.push(
+      '-device',
+      d.cdrom ? `ide-cd,drive=disk${i},id=${d.name}${boot}` : `virtio-blk-pci,drive=disk${i},id=${d.name}${port === undefined ? '' : `,bus=${port}`}${boot}`,
+    );
   });
   return args;
+}
+
+/**
+ * The hot-plug port of each hot-pluggable disk the guest starts with (a VM started with attachments,
+ * a migration target), in the order of the disks; more than there are ports stay on the root complex.
+ */
+export function coldPlugPorts(disks: readonly GuestDisk[]): Map<string, string> {
+  const plugged = disks.filter((d) => d.hotpluggable === true && !d.cdrom).slice(0, HOTPLUG_PORTS);
+  return new Map(plugged.map((d, i) => [d.name, hotplugPort(i)]));
 }

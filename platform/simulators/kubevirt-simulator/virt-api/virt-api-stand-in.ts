@@ -5,7 +5,8 @@
  * 200 and are recorded (path, identity headers, body), and addvolume/removevolume change the instance
  * as KubeVirt would when given `volumes`; console is a serial console with a login
  * prompt, vnc an RFB server with a grey screen (a VM with a real guest here: its own serial console and
- * screen, `guest-stream.ts`), portforward/<port> echoes the bytes it gets. Streams
+ * screen, `guest-stream.ts`), portforward/<port> echoes the bytes it gets (a VM with a real guest
+ * here: a TCP connection to that port of the guest, `qemu/port-forward.ts`). Streams
  * are WebSockets with subprotocol plain.kubevirt.io, binary messages; console and portforward also
  * take an `Upgrade: SPDY/3.1` (101, then raw bytes: no SPDY framing, see spdySession).
  */
@@ -233,7 +234,11 @@ export class VirtApiStandIn {
       socket.end(`HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
       return;
     }
-    const vm = { namespace: decodeURIComponent(match[1]), name: decodeURIComponent(match[2]) };
+    const vm = {
+      namespace: decodeURIComponent(match[1]),
+      name: decodeURIComponent(match[2]),
+      port: match[4] === undefined || match[5] === 'udp' ? undefined : Number(match[4]),
+    };
     const kind = match[3].startsWith('portforward') ? 'portforward' : (match[3] as 'console' | 'vnc');
     const protocol = (req.headers.upgrade ?? '').toLowerCase();
     if (protocol === 'websocket') {
@@ -306,10 +311,16 @@ export class VirtApiStandIn {
    * else the imitation (getty-like console, grey RFB screen); port-forward echoes.
    */
   private stream(kind: 'console' | 'vnc' | 'portforward', vm: Vm, send: (b: Buffer) => void, close: (reason: string, code?: number) => void): StreamEnd {
-    const path = kind === 'portforward' ? undefined : this.options.guests?.socketOf(vm.namespace, vm.name, kind === 'console' ? 'serial' : 'vnc');
-    if (path !== undefined) {
-      this.options.log.info({ vm: `${vm.namespace}/${vm.name}`, kind }, 'stream relayed to the real guest');
-      return guestStream(path, send, close);
+    const guests = this.options.guests;
+    const target =
+      kind === 'portforward'
+        ? vm.port === undefined
+          ? undefined
+          : guests?.forwardPort?.(vm.namespace, vm.name, vm.port)
+        : guests?.socketOf(vm.namespace, vm.name, kind === 'console' ? 'serial' : 'vnc');
+    if (target !== undefined) {
+      this.options.log.info({ vm: `${vm.namespace}/${vm.name}`, kind, port: vm.port }, 'stream relayed to the real guest');
+      return guestStream(target, send, close);
     }
     const none = (): void => undefined;
     if (kind === 'console') {
@@ -324,5 +335,5 @@ export class VirtApiStandIn {
   }
 }
 
-type Vm = { namespace: string; name: string };
+type Vm = { namespace: string; name: string; port?: number | undefined };
 type StreamEnd = { receive: (bytes: Buffer) => void; end: () => void };

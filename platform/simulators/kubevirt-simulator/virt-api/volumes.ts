@@ -6,6 +6,9 @@
  * (target `sd<x>`, `hotplugVolume` with the attachment pod); remove → all three gone. The VM's
  * template is not touched: the controller owns the internal VM spec and syncs attachments itself.
  * A VM without a running instance has nothing to change (200, as KubeVirt persists it for the next start).
+ * A VM whose guest is a real QEMU process here (`realGuest`) leaves virt-handler's part to the node
+ * agent (`virt-handler/hotplug.ts`): add stops at `Pending`, remove leaves the entry `Detaching`, and the
+ * node agent writes `Ready` once the guest has the disk, and drops the entry once the guest let it go.
  */
 import { z } from 'zod';
 import { BadRequestError, ConflictError, NotFoundError } from '../../../../shared/errors/index.js';
@@ -47,7 +50,24 @@ function nextTarget(statuses: readonly VolumeStatus[]): string {
   throw new ConflictError('no free SCSI target left on the instance');
 }
 
-export function kubevirtVolumes(kvvmis: Pick<ResourceClient<InternalVirtualMachineInstance>, 'get' | 'mergePatch'>): VolumeCalls {
+/** Without a real guest the entry goes at once; with one it is `Detaching` until the guest has let go. */
+function statusesAfterRemove(statuses: readonly VolumeStatus[], name: string, real: boolean): VolumeStatus[] {
+  if (!real) return statuses.filter((s) => s.name !== name);
+  return statuses.map((s) =>
+    s.name === name ? { ...s, phase: 'Detaching', reason: 'HotplugVolumeDetaching', message: `detaching hotplugged volume ${name} from the guest` } : s,
+  );
+}
+
+export interface KubevirtVolumesOptions {
+  /** Whether VM `<namespace>/<name>` runs a real guest here, whose node agent attaches and detaches for real. */
+  readonly realGuest?: (namespace: string, vm: string) => boolean;
+}
+
+export function kubevirtVolumes(
+  kvvmis: Pick<ResourceClient<InternalVirtualMachineInstance>, 'get' | 'mergePatch'>,
+  options: KubevirtVolumesOptions = {},
+): VolumeCalls {
+  const realGuest = (namespace: string, vm: string): boolean => options.realGuest?.(namespace, vm) ?? false;
   /** Read the instance, change it, write spec and status together (no status subresource upstream); a conflict reads again. */
   async function change(namespace: string, vm: string, edit: (vmi: InternalVirtualMachineInstance) => object | undefined): Promise<void> {
     for (let attempt = 0; ; attempt++) {
@@ -98,7 +118,8 @@ export function kubevirtVolumes(kvvmis: Pick<ResourceClient<InternalVirtualMachi
           },
         };
       });
-      // virt-handler: the attachment pod mounted the volume, the guest sees it.
+      // virt-handler: the attachment pod mounted the volume, the guest sees it (a real guest's node agent says when).
+      if (realGuest(namespace, vm)) return;
       await change(namespace, vm, (vmi) => {
         const statuses = statusesOf(vmi);
         const known = statuses.find((s) => s.name === opts.name);
@@ -128,7 +149,7 @@ export function kubevirtVolumes(kvvmis: Pick<ResourceClient<InternalVirtualMachi
             volumes: (vmi.spec.volumes ?? []).filter((v) => v.name !== opts.name),
             domain: { devices: { disks: (vmi.spec.domain?.devices?.disks ?? []).filter((d) => d.name !== opts.name) } },
           },
-          status: { volumeStatus: ((vmi.status?.volumeStatus ?? []) as VolumeStatus[]).filter((s) => s.name !== opts.name) },
+          status: { volumeStatus: statusesAfterRemove(vmi.status?.volumeStatus ?? [], opts.name, realGuest(namespace, vm)) },
         };
       });
     },

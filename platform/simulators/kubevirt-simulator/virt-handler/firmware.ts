@@ -67,11 +67,22 @@ export async function findsBootableDevice(vmi: InternalVirtualMachineInstance, l
  * volume); undefined for a volume that is not a claim, or whose claim or volume cannot be found.
  */
 export async function volumeDir(namespace: string, volume: Volume, look: Pick<VolumeLookup, 'pvcs' | 'pvs'>): Promise<string | undefined> {
+  return (await volumeOnDisk(namespace, volume, look))?.dir;
+}
+
+/** The directory of a PVC volume's PersistentVolume on this machine and the volume's capacity (a quantity), if bound to a hostPath volume. */
+export async function volumeOnDisk(
+  namespace: string,
+  volume: Volume,
+  look: Pick<VolumeLookup, 'pvcs' | 'pvs'>,
+): Promise<{ dir: string; capacity: string | undefined } | undefined> {
   const claim = (volume['persistentVolumeClaim'] as { claimName?: string } | undefined)?.claimName;
   if (claim === undefined) return undefined;
   const pvName = (await find(() => look.pvcs.get({ namespace, name: claim })))?.spec.volumeName;
   if (pvName === undefined || pvName === '') return undefined;
-  return (await find(() => look.pvs.get({ name: pvName })))?.spec.hostPath?.path;
+  const pv = await find(() => look.pvs.get({ name: pvName }));
+  const dir = pv?.spec.hostPath?.path;
+  return dir === undefined ? undefined : { dir, capacity: pv?.spec.capacity?.['storage'] };
 }
 
 async function volumeBoots(namespace: string, volume: Volume, look: VolumeLookup): Promise<boolean> {

@@ -6,6 +6,7 @@
  * (NoBootableDevice); the guest agent's answers → `AgentConnected`, `guestOSInfo`, the interface's
  * name and MAC, `fsFreezeStatus` (`frozen` while frozen); QEMU ending by itself → `Succeeded` when the guest powered off (exit 0), `Failed`
  * otherwise (killed, crashed), as KubeVirt's virt-handler reports a domain that shut down or crashed.
+ * Hot-pluggable volumes go into and out of the running guest on every step (`hotplug.ts`).
  */
 import {
   activePod,
@@ -25,6 +26,7 @@ import type { AgentReport, QemuGuest } from '../qemu/guest-process.js';
 import type { GuestDisk } from '../qemu/plan.js';
 import { volumeDir } from './firmware.js';
 import { LIBVIRT_VERSION, volumeStatus } from './guest.js';
+import { isHotpluggable, syncHotplug } from './guest-hotplug.js';
 import { writeInstance, type InstanceChange } from './write.js';
 
 type VMI = InternalVirtualMachineInstance;
@@ -45,7 +47,10 @@ export async function diskFiles(ctx: StepContext, vmi: VMI): Promise<Omit<GuestD
     const dir = await volumeDir(vmi.metadata.namespace ?? '', volume, ctx.volumes);
     const file = dir === undefined ? undefined : await diskFileIn(dir);
     if (file === undefined) ctx.log.info({ vm: keyOf(vmi), volume: volume.name }, 'the volume has no disk image on this machine; the guest starts without it');
-    else out.push({ name: volume.name, ...file });
+    else {
+      const readOnly = (volume.persistentVolumeClaim as { readOnly?: boolean } | undefined)?.readOnly === true;
+      out.push({ name: volume.name, ...file, hotpluggable: isHotpluggable(volume), readOnly });
+    }
   }
   return out;
 }
@@ -69,6 +74,8 @@ export async function runRealGuest(ctx: StepContext, guests: GuestBackend, vmi: 
     await patch(ctx, vmi, { phase: 'Failed', reason: 'GuestNotFound' });
     return;
   }
+  // Hot-plug first: a write here ends the step (the next one reads the new version).
+  if (await syncHotplug(ctx, vmi, guest)) return;
   const tick = `watch:${uid}`;
   if (!ctx.elapsed(tick, WATCH_MS, keyOf(vmi))) return;
   ctx.forget(tick);
