@@ -35,9 +35,12 @@ describe('two controller replicas', () => {
     const env = {
       POD_NAMESPACE: ns,
       LEADER_ELECTION_LEASE_NAME: LEASE,
-      LEADER_ELECTION_LEASE_DURATION: '2s',
-      LEADER_ELECTION_RENEW_DEADLINE: '1500ms',
-      LEADER_ELECTION_RETRY_PERIOD: '250ms',
+      // client-go's defaults. Tighter ones (2 s / 1.5 s) made the new leader miss its renew deadline
+      // when the apiserver answered slowly on a busy 2-core machine; it then exits as it must (its
+      // Deployment would restart it), and with the old leader killed nothing converged the rest.
+      LEADER_ELECTION_LEASE_DURATION: '15s',
+      LEADER_ELECTION_RENEW_DEADLINE: '10s',
+      LEADER_ELECTION_RETRY_PERIOD: '2s',
       WATCH_NAMESPACE: ns,
       CLUSTER_OBJECTS_SELECTOR: `${SCOPE_LABEL}=${scope.id}`,
       MODULE_CONFIG_WATCH: 'false',
