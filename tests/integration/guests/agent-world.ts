@@ -5,6 +5,7 @@
  * simulator in role `node-agent` with the QEMU backend plays virt-handler, and the virt-api stand-in
  * serves the guests' console and screen. Also the console and VNC clients the tests read them with.
  */
+import { afterAll, beforeAll } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -264,5 +265,36 @@ export async function bootToShell(world: AgentWorld, name: string, bootMs: numbe
       return session.text().slice(from);
     },
     close: () => session.close(),
+  };
+}
+
+/**
+ * One world and one guest booted to a root shell for a whole test file (set up in `beforeAll`, stopped
+ * in `afterAll`); the tests read `world` and `shell` once the set-up ran.
+ */
+export function useBootedGuest(opts: { qemu: string; log: Logger; prefix: string; vm: string; bootMs: number }): {
+  readonly world: AgentWorld;
+  readonly shell: GuestShell;
+} {
+  const held: { world?: AgentWorld; shell?: GuestShell } = {};
+  beforeAll(async () => {
+    held.world = await startAgentWorld({ qemu: opts.qemu, log: opts.log, prefix: opts.prefix });
+    held.shell = await bootToShell(held.world, opts.vm, opts.bootMs);
+  }, opts.bootMs + 120_000);
+  afterAll(async () => {
+    held.shell?.close();
+    await held.world?.stop();
+  });
+  const need = <T>(v: T | undefined, what: string): T => {
+    if (v === undefined) throw new Error(`the booted guest's ${what} is not set up (its beforeAll failed)`);
+    return v;
+  };
+  return {
+    get world() {
+      return need(held.world, 'world');
+    },
+    get shell() {
+      return need(held.shell, 'shell');
+    },
   };
 }

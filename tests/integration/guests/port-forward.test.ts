@@ -6,11 +6,11 @@
  * port that is no TCP port closes the session with the reason; a port nothing listens on closes it;
  * the stand-in serves on. Fails, saying so, where qemu-system-x86_64 is not installed.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { WebSocket } from 'ws';
 import { rootLogger } from '../../../shared/log/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { bootToShell, startAgentWorld, type AgentWorld, type GuestShell } from './agent-world.js';
+import { useBootedGuest } from './agent-world.js';
 import { requireQemu } from './qemu.js';
 
 const qemu = await requireQemu();
@@ -26,11 +26,10 @@ interface Forward {
 }
 
 describe('port-forward into a real QEMU guest', () => {
-  let w: AgentWorld;
-  let shell: GuestShell;
+  const guest = useBootedGuest({ qemu, log, prefix: 'guests-pf', vm: 'pf', bootMs: BOOT_MS });
 
   async function forward(port: string): Promise<Forward> {
-    const url = `${w.virtApi.url.replace(/^http/, 'ws')}/apis/subresources.kubevirt.io/v1/namespaces/${w.ns}/virtualmachineinstances/pf/portforward/${port}`;
+    const url = `${guest.world.virtApi.url.replace(/^http/, 'ws')}/apis/subresources.kubevirt.io/v1/namespaces/${guest.world.ns}/virtualmachineinstances/pf/portforward/${port}`;
     const ws = new WebSocket(url, 'plain.kubevirt.io');
     let text = '';
     let end: { code: number; reason: string } | undefined;
@@ -40,20 +39,10 @@ describe('port-forward into a real QEMU guest', () => {
     return { ws, received: () => text, closed: () => end };
   }
 
-  beforeAll(async () => {
-    w = await startAgentWorld({ qemu, log, prefix: 'guests-pf' });
-    shell = await bootToShell(w, 'pf', BOOT_MS);
-  }, BOOT_MS + 120_000);
-
-  afterAll(async () => {
-    shell?.close();
-    await w?.stop();
-  });
-
   test(
     'the portforward WebSocket reaches a port the guest listens on, both ways',
     async () => {
-      await shell.run('((echo hello-from-guest; sleep 60) | nc -l -p 7777 > /tmp/got &)');
+      await guest.shell.run('((echo hello-from-guest; sleep 60) | nc -l -p 7777 > /tmp/got &)');
       // nc listens once its job runs; a session that came too early is closed, so try until it greets.
       const session = await waitFor(
         'the guest greeting through the port-forward',
@@ -71,7 +60,7 @@ describe('port-forward into a real QEMU guest', () => {
         { timeoutMs: STEP_MS, intervalMs: 1000 },
       );
       session.ws.send(Buffer.from('from-the-host\n'), { binary: true });
-      await waitFor('the host bytes in the guest', async () => ((await shell.run('cat /tmp/got')).includes('from-the-host') ? true : undefined), {
+      await waitFor('the host bytes in the guest', async () => ((await guest.shell.run('cat /tmp/got')).includes('from-the-host') ? true : undefined), {
         timeoutMs: STEP_MS,
         intervalMs: 2000,
       });
@@ -93,8 +82,8 @@ describe('port-forward into a real QEMU guest', () => {
       expect(nobody.received()).toBe('');
 
       // The guest and the stand-in go on.
-      expect(await shell.run('echo alive-$((40+2))')).toContain('alive-42');
-      expect(w.backend.byVm(w.ns, 'pf')?.running).toBe(true);
+      expect(await guest.shell.run('echo alive-$((40+2))')).toContain('alive-42');
+      expect(guest.world.backend.byVm(guest.world.ns, 'pf')?.running).toBe(true);
     },
     3 * STEP_MS,
   );
