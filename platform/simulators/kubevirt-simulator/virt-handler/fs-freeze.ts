@@ -11,6 +11,8 @@ import type { Logger } from '../../../../shared/log/index.js';
 import type { GuestSockets } from '../virt-api/guest-stream.js';
 import { find, ref } from '../context.js';
 import { DEFAULT_UNFREEZE_MS } from '../qemu/backend.js';
+import { ConflictError } from '../../../../shared/errors/index.js';
+import { instanceWriteOps } from './write.js';
 
 type FsFreeze = NonNullable<GuestSockets['fsFreeze']>;
 
@@ -26,17 +28,29 @@ export interface SimulatedFreeze {
 }
 
 /** Freeze and thaw of simulated guests, written into their instances through `kvvmis`. */
-export function simulatedFreeze(kvvmis: Pick<ResourcePort<InternalVirtualMachineInstance>, 'get' | 'mergePatch'>, log: Logger): SimulatedFreeze {
+export function simulatedFreeze(kvvmis: Pick<ResourcePort<InternalVirtualMachineInstance>, 'get' | 'jsonPatch'>, log: Logger): SimulatedFreeze {
   const timers = new Map<string, NodeJS.Timeout>();
   const fsFreeze: FsFreeze = async (namespace, name, action, unfreezeMs = DEFAULT_UNFREEZE_MS) => {
     const key = `${namespace}/${name}`;
-    const vmi = await find(() => kvvmis.get(ref(namespace, name)));
-    if (vmi === undefined || vmi.status?.phase !== 'Running') throw new GuestAgentUnavailable(`VMI ${key} is not running`);
-    const agent = (vmi.status.conditions ?? []).some((c) => c.type === 'AgentConnected' && c.status === 'True');
-    if (!agent) throw new GuestAgentUnavailable(`the guest agent of VMI ${key} is not connected`);
+    // Written as the node agent writes every instance change (write.ts: on the version read, 409 if
+    // anyone wrote since); a conflict reads the instance again.
+    for (let attempt = 1; ; attempt++) {
+      const vmi = await find(() => kvvmis.get(ref(namespace, name)));
+      if (vmi === undefined || vmi.status?.phase !== 'Running') throw new GuestAgentUnavailable(`VMI ${key} is not running`);
+      const agent = (vmi.status.conditions ?? []).some((c) => c.type === 'AgentConnected' && c.status === 'True');
+      if (!agent) throw new GuestAgentUnavailable(`the guest agent of VMI ${key} is not connected`);
+      try {
+        await kvvmis.jsonPatch(
+          ref(namespace, name),
+          instanceWriteOps(vmi, { status: { fsFreezeStatus: action === 'freeze' ? FS_FREEZE_STATUS_FROZEN : null } }),
+        );
+        break;
+      } catch (err: unknown) {
+        if (!(err instanceof ConflictError) || attempt >= 5) throw err;
+      }
+    }
     clearTimeout(timers.get(key));
     timers.delete(key);
-    await kvvmis.mergePatch(ref(namespace, name), { status: { fsFreezeStatus: action === 'freeze' ? FS_FREEZE_STATUS_FROZEN : null } });
     log.info({ vm: key, action }, action === 'freeze' ? 'simulated guest filesystems frozen' : 'simulated guest filesystems thawed');
     if (action === 'freeze') {
       const timer = setTimeout(() => {
