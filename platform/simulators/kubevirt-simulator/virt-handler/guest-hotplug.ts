@@ -17,6 +17,7 @@ import { diskFileIn } from '../qemu/backend.js';
 import type { QemuGuest } from '../qemu/guest-process.js';
 import { plugDisk, unplugDisk, type HotplugDisk } from '../qemu/hotplug.js';
 import { DISK_IMAGE, volumeOnDisk, type Volume } from './firmware.js';
+import { freeTarget } from './hotplug.js';
 import { writeInstance } from './write.js';
 
 type VMI = InternalVirtualMachineInstance;
@@ -35,13 +36,6 @@ const errorText = (err: unknown): string => (err instanceof Error ? err.message 
 export function isHotpluggable(volume: Volume): boolean {
   const source = (volume['persistentVolumeClaim'] ?? volume['containerDisk']) as { hotpluggable?: boolean } | undefined;
   return source?.hotpluggable === true;
-}
-
-/** The next free `vd<x>` among the instance's targets. */
-function nextTarget(statuses: readonly VolumeStatus[]): string {
-  const used = new Set(statuses.map((s) => s.target));
-  for (let i = 0; i < 26; i++) if (!used.has(`vd${String.fromCharCode(97 + i)}`)) return `vd${String.fromCharCode(97 + i)}`;
-  return '';
 }
 
 /**
@@ -114,7 +108,8 @@ async function plugVolume(ctx: StepContext, vmi: VMI, guest: QemuGuest, volume: 
   if (known.phase === 'Ready') return;
   put(statuses, {
     ...known,
-    target: known.target !== undefined && known.target !== '' ? known.target : nextTarget(statuses.list),
+    // The guest's disks are virtio-blk: the next free `vd<x>`.
+    target: known.target !== undefined && known.target !== '' ? known.target : freeTarget('virtio', new Set(statuses.list.map((x) => x.target ?? ''))),
     phase: 'Ready',
     reason: 'VolumeReady',
     message: `Successfully attach hotplugged volume ${volume.name} to VM`,

@@ -19,7 +19,7 @@ const MOUNTABLE = new Set(['Bound', 'Pending', 'AttachedToNode']);
 const UNMOUNTABLE = new Set(['Ready', 'MountedToPod', 'AttachedToNode']);
 
 /** The target device libvirt gives a disk on `bus`: the first `sd<x>` (or `vd<x>` on virtio) no volume holds. */
-function freeTarget(bus: string | undefined, taken: ReadonlySet<string>): string {
+export function freeTarget(bus: string | undefined, taken: ReadonlySet<string>): string {
   const prefix = bus === 'virtio' ? 'vd' : 'sd';
   for (let i = 0; i < 26; i++) {
     const t = `${prefix}${String.fromCharCode(97 + i)}`;
