@@ -4,7 +4,7 @@
  * `hostfwd_add`), made on first use and kept while the guest runs; a connection to that loopback port
  * reaches whatever listens on the guest's port (the guest's own address 10.0.2.15).
  */
-import { createServer } from 'node:net';
+import { freePort } from '../../../../tests/env/ports.js';
 import type { QemuGuest } from './guest-process.js';
 
 export class PortForwardError extends Error {
@@ -14,18 +14,9 @@ export class PortForwardError extends Error {
 /** The loopback port forwarded to each guest port, by guest. */
 const forwards = new WeakMap<QemuGuest, Map<number, Promise<number>>>();
 
-/** A loopback port nobody listens on now (QEMU binds it next; a race with another binder is reported by QEMU). */
-async function freeLoopbackPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new PortForwardError('no loopback port could be chosen');
-  return address.port;
-}
-
 async function addForward(guest: QemuGuest, guestPort: number): Promise<number> {
-  const hostPort = await freeLoopbackPort();
+  // Free a moment ago; QEMU binds it next (a race with another binder is reported by QEMU).
+  const hostPort = await freePort();
   const rule = `tcp:127.0.0.1:${hostPort}-:${guestPort}`;
   // HMP answers with text: empty when the rule was set, the complaint otherwise.
   const said = await guest.qmp((run) => run('human-monitor-command', { 'command-line': `hostfwd_add net0 ${rule}` }));
