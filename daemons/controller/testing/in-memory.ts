@@ -114,16 +114,19 @@ export class InMemoryKind<T extends KubeObject> implements ResourcePort<T> {
     return this.calls.filter((c) => c.verb === verb);
   }
 
-  /** Someone else (a user, KubeVirt) writes: a merge patch without preconditions, delivered to the cache. */
-  writeByOther(key: string, patch: object): T {
+  /**
+   * Someone else (a user, KubeVirt) writes: a merge patch without preconditions, delivered to the cache
+   * unless `unseen` (its watch event still on the way: the cache keeps the older version).
+   */
+  writeByOther(key: string, patch: object, opts: { unseen?: boolean } = {}): T {
     const current = this.mustGet(key);
-    return this.put(
-      {
-        ...(applyMergePatch(current, patch) as T),
-        metadata: this.bump(applyMergePatch(current.metadata, (patch as { metadata?: object }).metadata ?? {}) as T['metadata']),
-      },
-      'update',
-    );
+    const next = {
+      ...(applyMergePatch(current, patch) as T),
+      metadata: this.bump(applyMergePatch(current.metadata, (patch as { metadata?: object }).metadata ?? {}) as T['metadata']),
+    };
+    if (opts.unseen !== true) return this.put(next, 'update');
+    this.objects.set(key, next);
+    return next;
   }
 
   get(ref: ObjectRef): Promise<T> {

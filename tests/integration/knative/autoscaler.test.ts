@@ -146,12 +146,18 @@ describe('Knative Serving’s autoscaler, out-of-cluster, on our queue-proxy’s
     expect(await replicas()).toBe(1);
     for (let i = 0; i < 3; i++) await openStream();
     await waitFor('three concurrent streams in the queue-proxy stats', async () => ((await scrapeStat(pod)).averageConcurrentRequests >= 2.9 ? true : undefined), { timeoutMs: 30_000, intervalMs: 250 });
-    const scaled = await waitFor('the autoscaler to scale the Deployment up', async () => {
+    // Three streams against a target of 1 mean three pods. The autoscaler may get there in steps (a
+    // window that saw the streams open one by one asks for 2 first), so wait for the state meant, and
+    // check that it never goes past max-scale on the way.
+    const seen = new Set<number>();
+    await waitFor('the autoscaler to scale the Deployment up to 3', async () => {
       const n = await replicas();
-      return n > 1 ? n : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 500, abortIf: autoscalerGone });
-    process.stderr.write(`[kn-autoscaler] Deployment scaled to ${scaled}\n`);
-    expect(scaled).toBe(3);
+      seen.add(n);
+      return n >= 3 ? n : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 500, abortIf: autoscalerGone });
+    process.stderr.write(`[kn-autoscaler] Deployment replicas seen on the way: ${[...seen].join(', ')}\n`);
+    expect(Math.max(...seen)).toBe(3);
+    expect(await replicas()).toBe(3);
   }, 300_000);
 
   it('marks the Metric of a revision whose pod’s stats cannot be scraped as failed and leaves its Deployment alone, the other revision unaffected', async () => {

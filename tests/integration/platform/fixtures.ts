@@ -15,8 +15,13 @@ export interface StartRun {
   readonly lines: string[];
   /** Resolves with the exit code (or signal name) of `npm start`. */
   readonly exited: Promise<number | string>;
-  /** The first line matching `pattern`, once printed. */
-  line(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /**
+   * The first line matching `pattern`, once printed; fails at once if `npm start` ended without it.
+   * With `stallMs`, a long run (the whole demo) is
+   * judged by its progress: the wait fails early once no new line came for that long, and otherwise
+   * lasts up to `timeoutMs` (a loaded machine slows every step, a stuck one prints nothing).
+   */
+  line(pattern: RegExp, timeoutMs?: number, opts?: { stallMs?: number }): Promise<string>;
   /** The last `n` lines, for a failure message. */
   tail(n?: number): string;
   /** What a terminal's Ctrl-C does: SIGINT to the whole foreground process group (npm, its shell, the platform). */
@@ -45,12 +50,25 @@ export function npmStart(args: readonly string[], env: Record<string, string> = 
   child.stdout?.setEncoding('utf8').on('data', take);
   child.stderr?.setEncoding('utf8').on('data', take);
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  // 'close': exited and its output read to the end, so a line it printed last is in `lines`.
+  let closed = false;
+  child.once('close', () => (closed = true));
   return {
     child,
     lines,
     exited,
-    line: (pattern, timeoutMs = 120_000) =>
-      waitFor(`npm start to print ${String(pattern)}`, () => lines.find((l) => pattern.test(l)), { timeoutMs, intervalMs: 100 }),
+    line: (pattern, timeoutMs = 120_000, opts = {}) => {
+      let count = lines.length;
+      let grewAt = Date.now();
+      const stalled = (): string | undefined => {
+        if (closed && !lines.some((l) => pattern.test(l)))
+          return `npm start ended (${String(child.exitCode ?? child.signalCode)}); the last line: ${lines.at(-1) ?? '(none)'}`;
+        if (opts.stallMs === undefined) return undefined;
+        if (lines.length !== count) [count, grewAt] = [lines.length, Date.now()];
+        return Date.now() - grewAt > opts.stallMs ? `no new line for ${opts.stallMs} ms; the last: ${lines.at(-1) ?? '(none)'}` : undefined;
+      };
+      return waitFor(`npm start to print ${String(pattern)}`, () => lines.find((l) => pattern.test(l)), { timeoutMs, intervalMs: 100, abortIf: stalled });
+    },
     tail: (n = 40) => lines.slice(-n).join('\n'),
     interrupt: () => {
       if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;

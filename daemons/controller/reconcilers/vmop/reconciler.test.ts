@@ -173,6 +173,18 @@ describe('the VirtualMachineOperation reconciler', () => {
     expect(w.op('old')?.metadata.finalizers ?? []).toEqual([]);
   });
 
+  it('withdraws the older Start’s request even when the cached internal VM is a version behind (KubeVirt wrote it meanwhile)', async () => {
+    const w = world({ vm: vm('Stopped'), kvvm: kvvm('Manual'), ops: [op('old', 'Start', '2026-01-01T00:00:00Z')] });
+    await w.reconcile('old');
+    w.kinds.kvvms.writeByOther('ns/web', { status: { printableStatus: 'Starting' } }, { unseen: true });
+    await w.kinds.vmops.create(op('new', 'Stop', '2026-01-01T00:00:01Z'));
+    await w.reconcile('new');
+    expect(w.op('old')?.status?.phase).toBe('Superseded');
+    // Once Superseded the older operation is final: nothing would withdraw its request later, and the
+    // VM would start again after the Stop.
+    expect(w.kinds.kvvms.stored('ns/web')?.metadata.annotations?.[START_REQUESTED]).toBeUndefined();
+  });
+
   it('superseding an operation that already completed: nothing happens to it', async () => {
     const done = { ...op('old', 'Start', '2026-01-01T00:00:00Z'), status: { phase: 'Completed' } } as VirtualMachineOperation;
     const w = world({ vm: vm('Running'), kvvm: kvvm(), kvvmi: kvvmi(), ops: [done, op('new', 'Stop', '2026-01-01T00:00:01Z')] });

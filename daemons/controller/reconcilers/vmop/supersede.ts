@@ -1,7 +1,8 @@
 import { VMOPCondition } from '../../../../shared/api/conditions/index.js';
 import type { VirtualMachineOperation } from '../../../../shared/api/resources/vmop.js';
 import { supersedes } from '../../../../shared/api/vmop-supersede.js';
-import { conditionalMergePatch, objectKey } from '../../../../shared/kube/index.js';
+import { ConflictError, NotFoundError } from '../../../../shared/errors/index.js';
+import { conditionalMergePatch } from '../../../../shared/kube/index.js';
 import type { Deps } from '../../deps.js';
 import { setCondition } from '../../engine/conditions.js';
 import type { HandlerContext } from '../../engine/reconciler.js';
@@ -45,7 +46,33 @@ export async function supersede(
   // Marked first, withdrawn second: the older operation's own pass then never sees its migration gone
   // while it still counts as running (it would fail it). A migration's withdrawal cut short here is
   // finished by the deletion handler before it drops the Superseded operation's finalizer.
-  const kvvm = deps.caches.kvvms.get(objectKey({ namespace: old.metadata.namespace, name: old.spec.virtualMachineName }));
-  await operations[old.spec.type]?.cleanup({ deps, vmop: marked, kvvm, signal: ctx.signal });
+  await withdraw(deps, operations, marked, ctx);
   ctx.log.info({ superseded: old.metadata.name, type: old.spec.type }, 'older operation superseded');
+}
+
+const WITHDRAW_ATTEMPTS = 5;
+
+/**
+ * Withdraw what a just-superseded operation asked for, on the internal VM as the apiserver has it:
+ * once marked Superseded the operation is final, so no later pass withdraws its start or restart
+ * marker (a shared annotation must not be withdrawn twice). A cached copy may not show a marker
+ * written a moment ago, or be a version behind (the conditional write conflicts); either would leave
+ * the marker, and the VM would start again after the newer Stop (seen under load in the demo).
+ */
+async function withdraw(deps: Deps, operations: Operations, vmop: VirtualMachineOperation, ctx: HandlerContext): Promise<void> {
+  const operation = operations[vmop.spec.type];
+  if (operation === undefined) return;
+  const ref = { namespace: vmop.metadata.namespace, name: vmop.spec.virtualMachineName };
+  for (let attempt = 1; ; attempt++) {
+    const kvvm = await deps.clients.kvvms.get(ref, { signal: ctx.signal }).catch((err: unknown) => {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    });
+    try {
+      await operation.cleanup({ deps, vmop, kvvm, signal: ctx.signal });
+      return;
+    } catch (err: unknown) {
+      if (!(err instanceof ConflictError) || attempt >= WITHDRAW_ATTEMPTS) throw err;
+    }
+  }
 }
