@@ -40,14 +40,27 @@ function qemuPidsOf(vm: string): number[] {
     .map(Number);
 }
 
-/** Run `d8v ARGS...` to its end; its exit code and what it printed on each stream. */
-async function d8v(args: readonly string[]): Promise<{ code: number | null; out: string; err: string }> {
+/**
+ * Run `d8v ARGS...` to its end; its exit code and what it printed on each stream. One that has not
+ * ended after `hungMs` (a session that hangs, as ssh does when its bytes come back to it) is killed and
+ * fails the test with what it printed.
+ */
+async function d8v(args: readonly string[], hungMs = 180_000): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, [D8V, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), hungMs)));
+  const code = await Promise.race([exited, hung]).finally(() => clearTimeout(timer));
+  if (code === 'hung') {
+    child.kill('SIGKILL');
+    throw new Error(
+      `d8v ${args.join(' ')} had not ended after ${hungMs / 1000} s; it printed ${JSON.stringify(out.slice(-300))}, on stderr ${JSON.stringify(err.slice(-300))}`,
+    );
+  }
   return { code, out, err };
 }
 

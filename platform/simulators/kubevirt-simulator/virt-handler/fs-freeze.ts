@@ -71,13 +71,18 @@ export function simulatedFreeze(kvvmis: Pick<ResourcePort<InternalVirtualMachine
   };
 }
 
-/** The guests the virt-api stand-in reaches: a VM's real guest where it runs one, else its simulated one. */
-export function withSimulatedGuests(real: GuestSockets | undefined, simulated: SimulatedFreeze): GuestSockets {
+/**
+ * The guests the virt-api stand-in reaches: a VM's real guest where it runs one, else its simulated one.
+ * Every member of GuestSockets is passed on (`Required`: one added there must be added here, or the
+ * stand-in would serve its imitation to a real guest, as port-forward once did in `npm start`).
+ */
+export function withSimulatedGuests(real: GuestSockets | undefined, simulated: SimulatedFreeze): Required<GuestSockets> {
   return {
     socketOf: (namespace, name, kind) => real?.socketOf(namespace, name, kind),
     fsFreeze: async (namespace, name, action, unfreezeMs) => {
       const answer = (await real?.fsFreeze?.(namespace, name, action, unfreezeMs)) ?? 'no-guest';
       return answer === 'done' ? 'done' : simulated.fsFreeze(namespace, name, action, unfreezeMs);
     },
+    forwardPort: (namespace, name, port) => real?.forwardPort?.(namespace, name, port),
   };
 }
