@@ -149,7 +149,7 @@ function writesPerVm(events: readonly AuditEvent[], ns: string, own: string, vms
   return [...counts].map(([key, n]): [string, number] => [key, n / vms]).sort((a, b) => b[1] - a[1]);
 }
 
-/** Our controller (bundled, as it ships) against KubeVirt's apiserver, for the scope of `s`; resolves once its caches synced, with its metrics URL. */
+/** Our controller (bundled, as it ships) against KubeVirt's apiserver, for the cluster's scope; resolves once its caches synced, with its metrics URL. */
 async function startOurController(cluster: RealCluster): Promise<{ proc: FunctionProcess; metricsUrl: string }> {
   const env = controllerEnv(cluster.seeded.scope, {
     KUBECONFIG: cluster.kv.apiserver.kubeconfigPath,
