@@ -28,6 +28,25 @@ export async function controllerCounters(url: string): Promise<Map<string, numbe
   return counts;
 }
 
+/** Reconciles between two counter readings by controller and result, `controller result` → count, the most first. */
+export function reconcileCounts(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): Array<[string, number]> {
+  return [...after]
+    .filter(([key]) => key.startsWith('reconcile '))
+    .map(([key, value]): [string, number] => [key.slice('reconcile '.length), value - (before.get(key) ?? 0)])
+    .filter(([, count]) => count > 0)
+    .sort((a, b) => b[1] - a[1]);
+}
+
+/** Per controller whose queue moved between two counter readings: the mean ms a key waited in it, and the mean ms of a reconcile. */
+export function queueMeans(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): Array<[string, { waitMs: number; workMs: number }]> {
+  const delta = (key: string): number => (after.get(key) ?? 0) - (before.get(key) ?? 0);
+  const mean = (kind: string, name: string): number => (1000 * delta(`${kind} sum ${name}`)) / delta(`${kind} count ${name}`);
+  return [...after.keys()]
+    .filter((key) => key.startsWith('queue count ') && delta(key) > 0)
+    .map((key) => key.slice('queue count '.length))
+    .map((name): [string, { waitMs: number; workMs: number }] => [name, { waitMs: mean('queue', name), workMs: mean('work', name) }]);
+}
+
 export interface Convergence {
   /** Both watches listed. */
   readonly synced: Promise<void>;

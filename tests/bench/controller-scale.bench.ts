@@ -41,7 +41,7 @@ import { vm } from '../integration/controller/builders.js';
 import { controllerEnv, TEST_FIELD_MANAGER } from '../integration/controller/scope.js';
 import { startRealCluster, type RealCluster } from '../integration/kubevirt/real-cluster.js';
 import type { Seeded } from '../integration/kubevirt/seed.js';
-import { controllerCounters, watchConvergence } from './controller-run.js';
+import { controllerCounters, queueMeans, reconcileCounts, watchConvergence } from './controller-run.js';
 import {
   codeCell,
   cpuWindow,
@@ -121,15 +121,6 @@ function reconciles(before: ReadonlyMap<string, number>, after: ReadonlyMap<stri
   return sum;
 }
 
-/** The controller's reconcile results in the run, `controller result` → count. */
-function reconcileResults(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): Array<[string, number]> {
-  return [...after]
-    .filter(([key]) => key.startsWith('reconcile '))
-    .map(([key, value]): [string, number] => [key.slice('reconcile '.length), value - (before.get(key) ?? 0)])
-    .filter(([, n]) => n > 0)
-    .sort((a, b) => b[1] - a[1]);
-}
-
 /** The field manager a request named, else the first word of its User-Agent: who wrote. */
 function writer(e: AuditEvent): string {
   const manager = /[?&]fieldManager=([^&]+)/.exec(e.requestURI)?.[1];
@@ -196,6 +187,8 @@ interface Run {
   readonly cpu: CpuUse;
   readonly samples: readonly Sample[];
   readonly results: Array<[string, number]>;
+  /** Per controller: mean ms a key waited in its queue, mean ms of a reconcile. */
+  readonly queues: Array<[string, { waitMs: number; workMs: number }]>;
   readonly peakRssMb: number;
   readonly idleRssMb: number;
   readonly writes: Array<[string, number]>;
@@ -284,7 +277,8 @@ async function converge(c: Clients, cluster: RealCluster, pids: ReadonlyMap<stri
     ms,
     cpu: used,
     samples,
-    results: reconcileResults(countersBefore, countersAfter),
+    results: reconcileCounts(countersBefore, countersAfter),
+    queues: queueMeans(countersBefore, countersAfter),
     peakRssMb: processMemoryMb(controller.pid).peak,
     idleRssMb,
     writes: writesPerVm(events, ns, TEST_FIELD_MANAGER, n),
@@ -394,6 +388,9 @@ async function main(): Promise<void> {
     const reconcilesPerVm = run.results.reduce((sum, [, count]) => sum + count, 0) / n;
     print(
       `\n[controller-scale] reconciles in the run: ${reconcilesPerVm.toFixed(1)} per VM (controller result: count): ${run.results.map(([key, count]) => `${key} ${count}`).join(', ')}`,
+    );
+    print(
+      `[controller-scale] work queues: mean wait before a reconcile / mean reconcile, ms: ${run.queues.map(([name, q]) => `${name} ${q.waitMs.toFixed(1)} / ${q.workMs.toFixed(1)}`).join(', ')}`,
     );
     const totalWrites = run.writes.reduce((sum, [, perVm]) => sum + perVm, 0);
     print(

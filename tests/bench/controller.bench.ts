@@ -69,7 +69,7 @@ import {
   type CpuUse,
   type Measurement,
 } from './lib.js';
-import { controllerCounters, watchConvergence } from './controller-run.js';
+import { controllerCounters, queueMeans, reconcileCounts, watchConvergence } from './controller-run.js';
 import { bundledArgs } from './processes.js';
 
 /** The controller's own default worker count: the bench runs what ships unless BENCH_WORKERS says otherwise. */
@@ -141,17 +141,8 @@ let lastQueues: Array<[string, { waitMs: number; workMs: number }]> = [];
 
 /** Reconciles per VM and the queue's mean wait and work per controller between two readings. */
 function reconcileFigures(before: Map<string, number>, after: Map<string, number>, vms: number): void {
-  const delta = (key: string): number => (after.get(key) ?? 0) - (before.get(key) ?? 0);
-  lastReconciles = [...after.keys()]
-    .filter((key) => key.startsWith('reconcile '))
-    .map((key): [string, number] => [key.slice('reconcile '.length), delta(key) / vms])
-    .filter(([, perVm]) => perVm > 0)
-    .sort((a, b) => b[1] - a[1]);
-  const names = [...after.keys()].filter((key) => key.startsWith('queue count ')).map((key) => key.slice('queue count '.length));
-  const mean = (kind: string, name: string): number => (1000 * delta(`${kind} sum ${name}`)) / delta(`${kind} count ${name}`);
-  lastQueues = names
-    .filter((name) => delta(`queue count ${name}`) > 0)
-    .map((name): [string, { waitMs: number; workMs: number }] => [name, { waitMs: mean('queue', name), workMs: mean('work', name) }]);
+  lastReconciles = reconcileCounts(before, after).map(([key, count]): [string, number] => [key, count / vms]);
+  lastQueues = queueMeans(before, after);
 }
 
 /** The controller's log lines while the last run converged. */
