@@ -281,7 +281,7 @@ async function guestAnswers(d: DemoDeps): Promise<void> {
   );
   const at = ((Date.now() - d.t0) / 1000).toFixed(1);
   d.say(
-    `✓ ${DEMO_VM} is a real QEMU guest: its agent answers (AgentReady), ${at} s after npm start, ${((Date.now() - since) / 1000).toFixed(1)} s after Running; \`d8v console ${DEMO_VM} -n ${DEMO_NAMESPACE}\` shows its login prompt (root, no password)`,
+    `✓ ${DEMO_VM} is a real QEMU guest: its agent answers (AgentReady), ${at} s after npm start, ${((Date.now() - since) / 1000).toFixed(1)} s after Running; \`d8v console ${DEMO_VM} -n ${DEMO_NAMESPACE}\` shows its login prompt (root, no password), \`d8v ssh root@${DEMO_VM} -n ${DEMO_NAMESPACE}\` logs in over SSH`,
   );
 }
 

@@ -3,8 +3,8 @@
 # ~/.cache/virt-testenv/guest-image-<rev>/ (same VIRT_TESTENV_CACHE override as the other builds) and
 # prints that directory: `disk.img` (raw; a FAT file system whose boot sector is syslinux's, holding
 # the kernel of Debian's linux-image-amd64, an initramfs of busybox-static with our init and guest
-# agent from guest-image/, and syslinux.cfg sending the console to ttyS0), plus `VERSIONS` (the
-# packages it came from). Idempotent: with the image present it returns at once.
+# agent from guest-image/ and Debian's dropbear SSH server with the libraries it links, and
+# syslinux.cfg sending the console to ttyS0), plus `VERSIONS` (the packages it came from). Idempotent: with the image present it returns at once.
 # Needs apt-get (packages are downloaded and unpacked with dpkg-deb -x, never installed).
 set -euo pipefail
 GB_NAME=build-guest-image
@@ -13,7 +13,7 @@ step() { printf '[%s] %s\n' "$GB_NAME" "$*" >&2; }
 fail() { printf '[%s] FAILED at step "%s": %s\n' "$GB_NAME" "$1" "$2" >&2; exit 1; }
 
 # Bump when the image's content changes (init, agent, packages chosen, layout).
-GUEST_IMAGE_REV="${GUEST_IMAGE_REV:-2}"
+GUEST_IMAGE_REV="${GUEST_IMAGE_REV:-3}"
 SRC="$(cd "$(dirname "$0")" && pwd)/guest-image"
 OUT="$CACHE_ROOT/guest-image-$GUEST_IMAGE_REV"
 if [[ -s "$OUT/disk.img" ]]; then
@@ -26,16 +26,18 @@ TMP="$(mktemp -d "$CACHE_ROOT/.guest-image.XXXXXX" 2>/dev/null || { mkdir -p "$C
 trap 'rm -rf "$TMP"' EXIT
 cd "$TMP"
 
-step "downloading Debian packages (kernel, busybox-static, syslinux, mtools)"
+# dropbear-bin and what it links (checked below: a library not among these stops the build, naming it).
+SSH_PKGS=(dropbear-bin libc6 libcrypt1 libtomcrypt1 libtommath1 libgmp10 zlib1g)
+step "downloading Debian packages (kernel, busybox-static, dropbear, syslinux, mtools)"
 KPKG="$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')"
 [[ -n "$KPKG" ]] || fail "resolve linux-image-amd64" "apt-cache knows no linux-image-amd64 (run apt-get update)"
 chmod 777 "$TMP"
-apt-get download -q "$KPKG" busybox-static syslinux syslinux-common mtools >/dev/null 2>apt.log \
+apt-get download -q "$KPKG" busybox-static "${SSH_PKGS[@]}" syslinux syslinux-common mtools >/dev/null 2>apt.log \
   || fail "apt-get download" "$(tail -3 apt.log)"
 mkdir x
 for d in *.deb; do dpkg-deb -x "$d" x; done
 dpkg-deb -f "$KPKG"_*.deb Package Version > VERSIONS.tmp
-for d in busybox-static syslinux mtools; do dpkg-deb -f "$d"_*.deb Package Version >> VERSIONS.tmp; done
+for d in busybox-static dropbear-bin syslinux mtools; do dpkg-deb -f "$d"_*.deb Package Version >> VERSIONS.tmp; done
 
 step "assembling the initramfs"
 KVER="$(ls x/lib/modules)"
@@ -46,6 +48,25 @@ cp x/bin/busybox $R/bin/busybox
 for a in $(x/bin/busybox --list); do [[ -e $R/bin/$a ]] || ln -s busybox "$R/bin/$a"; done
 install -m 0755 "$SRC/init" $R/init
 install -m 0755 "$SRC/guest-agent" $R/sbin/guest-agent
+# dropbear and dropbearkey, with every library the packages' own loader resolves for them (paths kept;
+# a package's absolute symlink is followed inside x/, never into this machine's own /lib).
+in_x() {
+  local p="$1" t
+  while [[ -L "$p" ]]; do
+    t="$(readlink "$p")"
+    if [[ "$t" == /* ]]; then p="x$t"; else p="$(dirname "$p")/$t"; fi
+  done
+  echo "$p"
+}
+for bin in usr/sbin/dropbear usr/bin/dropbearkey; do
+  install -D -m 0755 "x/$bin" "$R/$bin"
+  links="$(x/lib64/ld-linux-x86-64.so.2 --library-path x/lib/x86_64-linux-gnu:x/usr/lib/x86_64-linux-gnu --list "x/$bin")" \
+    || fail "list the libraries of $bin" "$links"
+  if grep -q 'not found' <<<"$links"; then fail "link $bin" "$(grep 'not found' <<<"$links") (add its package to SSH_PKGS)"; fi
+  for lib in $(awk '$2 == "=>" && $3 ~ /^x\// {print $3}' <<<"$links"); do
+    install -D -m 0755 "$(in_x "$lib")" "$R/${lib#x/}"
+  done
+done
 # The drivers the demo VM's devices need, dependencies first (from each module's `depends=`; the
 # package carries no modules.dep, depmod runs at install).
 : > $R/etc/modules

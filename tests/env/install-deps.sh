@@ -10,10 +10,11 @@ cd "$(dirname "$0")/../.."
 # (usbip: the stock USB/IP client the USB/IP tests talk to; qemu-img: disk formats for the importer;
 # docker-registry: a real OCI registry standing in for DVCR in tests; tmux: the CLI's terminal tests)
 # (docker.io: an isolated dockerd builds and starts every unit's image; debootstrap: their local base images)
-# (qemu-system-x86_64: real guests for the node agent's QEMU backend, booting build-guest-image.sh's disk)
+# (qemu-system-x86_64: real guests for the node agent's QEMU backend, booting build-guest-image.sh's disk;
+# ssh: the system client `d8v ssh` runs, tested against the guest's SSH server)
 declare -A DEB=( [openssl]=openssl [ip]=iproute2 [git]=git [usbip]=usbip [qemu-img]=qemu-utils
   [docker-registry]=docker-registry [tmux]=tmux [dockerd]=docker.io [debootstrap]=debootstrap
-  [qemu-system-x86_64]=qemu-system-x86 )
+  [qemu-system-x86_64]=qemu-system-x86 [ssh]=openssh-client )
 missing=()
 for cmd in "${!DEB[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || [[ -x /usr/sbin/$cmd ]] || missing+=("${DEB[$cmd]}")

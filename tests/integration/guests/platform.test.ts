@@ -2,9 +2,10 @@
  * `npm start` with real guests, as a user meets it: the demo imports the bootable guest disk over
  * HTTP into DVCR, fills a VirtualDisk from it and boots the VM from that disk on a QEMU process. The
  * user then reads the login prompt with `d8v console` (through the apiserver, our subresources API and
- * the virt-api stand-in to the guest's serial console), sees a non-blank screen through `d8v vnc`,
- * lets the VM be stopped (runPolicy AlwaysOnUnlessStoppedManually) and stops it with `d8v stop`, and
- * the QEMU process is gone. Fails, saying so, where QEMU is not installed (npm test installs it).
+ * the virt-api stand-in to the guest's serial console), runs a command in the guest with `d8v ssh`
+ * (the system ssh through `d8v port-forward --stdio` to the guest's dropbear; a port nothing listens on
+ * ends in ssh's own error), sees a non-blank screen through `d8v vnc`, lets the VM be stopped (runPolicy
+ * AlwaysOnUnlessStoppedManually) and stops it with `d8v stop`, and the QEMU process is gone. Fails, saying so, where QEMU is not installed (npm test installs it).
  */
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -39,6 +40,17 @@ function qemuPidsOf(vm: string): number[] {
     .map(Number);
 }
 
+/** Run `d8v ARGS...` to its end; its exit code and what it printed on each stream. */
+async function d8v(args: readonly string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [D8V, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, out, err };
+}
+
 describe('npm start with real QEMU guests', () => {
   let run: StartRun | undefined;
   let workDir = '';
@@ -48,7 +60,7 @@ describe('npm start with real QEMU guests', () => {
     if (workDir !== '') await rm(workDir, { recursive: true, force: true });
   }, 120_000);
 
-  test('the demo VM boots the imported disk on QEMU; d8v console shows its login prompt, d8v vnc its screen; d8v stop leaves no QEMU process', async () => {
+  test('the demo VM boots the imported disk on QEMU; d8v console shows its login prompt, d8v ssh runs a command in it, d8v vnc shows its screen; d8v stop leaves no QEMU process', async () => {
     workDir = await mkdtemp(join(tmpdir(), 'guests-platform-'));
     // With the simulated KubeVirt (its binaries pointed away): this test is about the guests; the demo beside
     // real virt-controller is start.test.ts's, where its Migrate is seen to stall at Pending now and then (issue 31 note).
@@ -81,6 +93,18 @@ describe('npm start with real QEMU guests', () => {
     log.info({ ms: Date.now() - started }, 'd8v console: login prompt');
     console.stdin.write('\x1d'); // Ctrl+] leaves
     expect(await consoleExit).toBe(0);
+
+    // d8v ssh: root (no password, as on the console) runs a command in the guest; the guest's dropbear
+    // makes its host key at this first connection.
+    const noHostKeyFile = ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes'];
+    const sshStarted = Date.now();
+    const ssh = await d8v(['ssh', 'root@demo-vm', '-n', 'demo', '--kubeconfig', kubeconfig, ...noHostKeyFile, '--', 'cat /etc/hostname; echo sum=$((40+2))']);
+    log.info({ ms: Date.now() - sshStarted }, 'd8v ssh: a command in the guest');
+    expect({ code: ssh.code, out: ssh.out, err: ssh.code === 0 ? '' : ssh.err }).toEqual({ code: 0, out: 'd8v-demo\nsum=42\n', err: '' });
+    // A port nothing listens on in the guest: ssh's own error (255), and the platform serves on.
+    const closed = await d8v(['ssh', 'root@demo-vm', '-n', 'demo', '--kubeconfig', kubeconfig, '-p', '2200', ...noHostKeyFile, '--', 'true']);
+    expect({ code: closed.code, out: closed.out }).toEqual({ code: 255, out: '' });
+    expect(closed.err).not.toBe('');
 
     // d8v vnc on a local port, a viewer's first frame through it.
     const port = await freePort();
@@ -120,12 +144,8 @@ describe('npm start with real QEMU guests', () => {
       kube.close();
     }
     const [pid] = qemuPidsOf('demo/demo-vm');
-    const stop = spawn(process.execPath, [D8V, 'stop', 'demo-vm', '-n', 'demo', '--kubeconfig', kubeconfig], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stopOut = '';
-    stop.stdout.setEncoding('utf8').on('data', (o: string) => (stopOut += o));
-    stop.stderr.setEncoding('utf8').on('data', (o: string) => (stopOut += o));
-    const stopCode = await new Promise((resolve) => stop.once('exit', resolve));
-    expect({ stopCode, stopOut: stopCode === 0 ? '' : stopOut }).toEqual({ stopCode: 0, stopOut: '' });
+    const stop = await d8v(['stop', 'demo-vm', '-n', 'demo', '--kubeconfig', kubeconfig]);
+    expect({ code: stop.code, said: stop.code === 0 ? '' : stop.out + stop.err }).toEqual({ code: 0, said: '' });
     await waitFor('the QEMU process gone', () => !qemuPidsOf('demo/demo-vm').includes(pid ?? 0), { timeoutMs: 60_000 });
     expect(qemuPidsOf('demo/demo-vm')).toEqual([]);
   }, 900_000);
