@@ -40,7 +40,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
-import { Informer, KubeClient, type KubeObject } from '../../shared/kube/index.js';
+import { KubeClient } from '../../shared/kube/index.js';
 import { Finalizer } from '../../shared/api/finalizers.js';
 import { listeningPort, REPO_ROOT, startNodeProcess, type LogRecord } from '../../shared/runtime/testing/index.js';
 import { waitFor } from '../../shared/testing/wait.js';
@@ -56,18 +56,20 @@ import { baselineObjects, prepareWorld, vmObject, type World } from '../integrat
 import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
 import {
   codeCell,
+  cpuWindow,
   interleaved,
   knobs,
-  machineCpuSeconds,
   medianBy,
   nowMs,
+  pool,
   print,
   printComparison,
-  processCpuSeconds,
   processMemoryMb,
   recordResult,
+  type CpuUse,
   type Measurement,
 } from './lib.js';
+import { controllerCounters, queueMeans, reconcileCounts, watchConvergence } from './controller-run.js';
 import { bundledArgs } from './processes.js';
 
 /** The controller's own default worker count: the bench runs what ships unless BENCH_WORKERS says otherwise. */
@@ -84,15 +86,6 @@ const settings = knobs(
     BENCH_PROFILE: env.bool(false).describe("Write a CPU profile of the controller and print its summary (the controller's last run)"),
   }),
 );
-
-/** Run `tasks` with at most `limit` in flight. */
-async function pool(tasks: readonly (() => Promise<unknown>)[], limit: number): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < tasks.length) await tasks[next++]?.();
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-}
 
 const run = promisify(execFile);
 
@@ -132,36 +125,8 @@ function requestsPerVm(before: Map<string, number>, after: Map<string, number>, 
   return { writes: rows.filter(isWrite), reads: rows.filter((r) => !isWrite(r)) };
 }
 
-/** CPU use in one measured window. */
-interface CpuUse {
-  /** Wall-clock seconds of the window. */
-  readonly seconds: number;
-  /** CPU seconds each process used in the window, by name. */
-  readonly processes: ReadonlyMap<string, number>;
-  /** Share of the machine's cores that were busy in the window (every process on it, other jobs too), 0..1. */
-  readonly busy: number;
-}
-
 /** The processes of the run whose CPU the bench counts, name → pid (the bench itself is measured in-process). */
 const measured = new Map<string, number>();
-
-/** Start a CPU window over `measured` and the bench's own process; the result ends it. */
-function cpuWindow(): () => CpuUse {
-  const pids = new Map(measured);
-  const before = new Map([...pids].map(([name, pid]) => [name, processCpuSeconds(pid)]));
-  const own = process.cpuUsage();
-  const machine = machineCpuSeconds();
-  const start = nowMs();
-  return () => {
-    const processes = new Map([...pids].map(([name, pid]) => [name, processCpuSeconds(pid) - (before.get(name) ?? 0)]));
-    const usage = process.cpuUsage(own);
-    processes.set('bench client', (usage.user + usage.system) / 1e6);
-    const now = machineCpuSeconds();
-    const busy = now.busy - machine.busy;
-    const idle = now.idle - machine.idle;
-    return { seconds: (nowMs() - start) / 1000, processes, busy: busy + idle === 0 ? 0 : busy / (busy + idle) };
-  };
-}
 
 /** The CPU use of the last run of each row. */
 const lastCpu = new Map<string, CpuUse>();
@@ -174,39 +139,10 @@ let lastReconciles: Array<[string, number]> = [];
 /** Per controller in the last converging run: mean ms a key waited in the queue, and mean ms of a reconcile. */
 let lastQueues: Array<[string, { waitMs: number; workMs: number }]> = [];
 
-const QUEUE_SERIES = /^workqueue_(queue|work)_duration_seconds_(sum|count)$/;
-
-/**
- * The controller's counters from its /metrics: `reconcile <controller> <result>` → count, and
- * `<queue|work> <sum|count> <controller>` → the work queue's duration histograms' sums and counts.
- */
-async function controllerCounters(url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(url)).text();
-  const counts = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const name = line.slice(0, line.indexOf('{'));
-    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (name === 'd8_virtualization_controller_reconcile_total') counts.set(`reconcile ${labels['controller']} ${labels['result']}`, value);
-    const series = QUEUE_SERIES.exec(name);
-    if (series !== null) counts.set(`${series[1]} ${series[2]} ${labels['name']}`, value);
-  }
-  return counts;
-}
-
 /** Reconciles per VM and the queue's mean wait and work per controller between two readings. */
 function reconcileFigures(before: Map<string, number>, after: Map<string, number>, vms: number): void {
-  const delta = (key: string): number => (after.get(key) ?? 0) - (before.get(key) ?? 0);
-  lastReconciles = [...after.keys()]
-    .filter((key) => key.startsWith('reconcile '))
-    .map((key): [string, number] => [key.slice('reconcile '.length), delta(key) / vms])
-    .filter(([, perVm]) => perVm > 0)
-    .sort((a, b) => b[1] - a[1]);
-  const names = [...after.keys()].filter((key) => key.startsWith('queue count ')).map((key) => key.slice('queue count '.length));
-  const mean = (kind: string, name: string): number => (1000 * delta(`${kind} sum ${name}`)) / delta(`${kind} count ${name}`);
-  lastQueues = names
-    .filter((name) => delta(`queue count ${name}`) > 0)
-    .map((name): [string, { waitMs: number; workMs: number }] => [name, { waitMs: mean('queue', name), workMs: mean('work', name) }]);
+  lastReconciles = reconcileCounts(before, after).map(([key, count]): [string, number] => [key, count / vms]);
+  lastQueues = queueMeans(before, after);
 }
 
 /** The controller's log lines while the last run converged. */
@@ -298,7 +234,7 @@ async function bareVMs(c: Clients, world: World): Promise<number> {
 async function bareAll(c: Clients, world: World): Promise<number> {
   const ns = await world.namespace(`all-${round}`);
   const tasks = baselineObjects(world, ns, settings.BENCH_VMS, 200 + round++).map((create) => () => create(c));
-  const cpu = cpuWindow();
+  const cpu = cpuWindow(measured);
   const start = nowMs();
   await pool(tasks, settings.BENCH_CONCURRENCY);
   const ms = nowMs() - start;
@@ -323,7 +259,7 @@ async function withController(c: Clients, world: World, args: readonly string[],
   });
   try {
     await proc.waitForLog((r) => r['msg'] === 'caches synced, reconcilers running', 60_000);
-    const converged = watchConvergence(c, ns);
+    const converged = watchConvergence(c, ns, settings.BENCH_VMS, (vm) => vm.status?.phase === 'Stopped' && vm.status.ipAddress !== undefined);
     await converged.synced;
     const before = await apiserverRequests(kube);
     const idle = processMemoryMb(proc.child.pid ?? 0).rss;
@@ -332,7 +268,7 @@ async function withController(c: Clients, world: World, args: readonly string[],
     const metricsUrl = `http://127.0.0.1:${String(started['healthPort'])}/metrics`;
     const countersBefore = await controllerCounters(metricsUrl);
     measured.set('controller', proc.child.pid ?? 0);
-    const cpu = cpuWindow();
+    const cpu = cpuWindow(measured);
     const apiProfile = settings.BENCH_APISERVER_PROFILE > 0 ? apiserverProfile(kube, settings.BENCH_APISERVER_PROFILE) : undefined;
     const start = nowMs();
     await pool(
@@ -354,40 +290,6 @@ async function withController(c: Clients, world: World, args: readonly string[],
     proc.child.kill('SIGTERM');
     await proc.exited;
   }
-}
-
-/** Resolves `done` once every VM is Stopped with its IP and its internal VM exists. */
-function watchConvergence(c: Clients, ns: string): { synced: Promise<void>; done: Promise<void>; stop: () => Promise<void> } {
-  const ready = new Set<string>();
-  const kvvms = new Set<string>();
-  let finish: () => void = () => undefined;
-  const done = new Promise<void>((resolve) => (finish = resolve));
-  const check = (): void => {
-    if (ready.size >= settings.BENCH_VMS && [...ready].every((n) => kvvms.has(n))) finish();
-  };
-  const vmInf = new Informer({ client: c.vms, namespace: ns });
-  const kvvmInf = new Informer({ client: c.kvvms, namespace: ns });
-  const onVM = (vm: { metadata: { name?: string }; status?: { phase?: string; ipAddress?: string } }): void => {
-    if (vm.status?.phase === 'Stopped' && vm.status.ipAddress !== undefined) ready.add(vm.metadata.name ?? '');
-    check();
-  };
-  const onKvvm = (k: KubeObject): void => {
-    kvvms.add(k.metadata.name ?? '');
-    check();
-  };
-  vmInf.on('add', onVM);
-  vmInf.on('update', onVM);
-  kvvmInf.on('add', onKvvm);
-  vmInf.start();
-  kvvmInf.start();
-  return {
-    synced: Promise.all([vmInf.synced, kvvmInf.synced]).then(() => undefined),
-    done,
-    stop: async () => {
-      await vmInf.stop();
-      await kvvmInf.stop();
-    },
-  };
 }
 
 /** Where `BENCH_PROFILE` has the controller write its profiles (one per run; open one in Chrome DevTools). */

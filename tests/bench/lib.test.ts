@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { dateCell, insertResultRow, interleaved, medianBy, percentile, ratio, summarize } from './lib.js';
+import { cpuWindow, dateCell, insertResultRow, interleaved, medianBy, percentile, pool, ratio, summarize } from './lib.js';
 
 describe('benchmark helpers', () => {
   it('takes nearest-rank percentiles of sorted values', () => {
@@ -29,6 +29,30 @@ describe('benchmark helpers', () => {
         ['b2', 'b4'],
       ],
     ]);
+  });
+
+  it('runs every task with at most the limit in flight', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const done: number[] = [];
+    const tasks = Array.from({ length: 7 }, (_, i) => async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((resolve) => setImmediate(resolve));
+      inFlight--;
+      done.push(i);
+    });
+    await pool(tasks, 3);
+    expect([most, [...done].sort((a, b) => a - b)]).toEqual([3, [0, 1, 2, 3, 4, 5, 6]]);
+  });
+
+  it('counts the CPU of the processes it is given and of its own process over a window', () => {
+    const end = cpuWindow(new Map([['self', process.pid]]));
+    const until = Date.now() + 50;
+    while (Date.now() < until) Math.sqrt(Math.random());
+    const use = end();
+    expect([...use.processes.keys()]).toEqual(['self', 'bench client']);
+    expect(use.processes.get('bench client')).toBeGreaterThan(0);
+    expect(use.busy >= 0 && use.busy <= 1).toBe(true);
   });
 
   const RESULTS = [

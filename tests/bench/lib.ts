@@ -215,3 +215,40 @@ export function codeCell(): string {
   const subject = head.length > 70 ? `${head.slice(0, 67)}...` : head;
   return `${subject || 'unknown commit'}${git(['status', '--porcelain', '--untracked-files=no']) === '' ? '' : ' + uncommitted changes'}`;
 }
+
+/** Run `tasks` with at most `limit` in flight. */
+export async function pool(tasks: readonly (() => Promise<unknown>)[], limit: number): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < tasks.length) await tasks[next++]?.();
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+}
+
+/** CPU use in one measured window. */
+export interface CpuUse {
+  /** Wall-clock seconds of the window. */
+  readonly seconds: number;
+  /** CPU seconds each process used in the window, by name (`bench client`: the bench's own process). */
+  readonly processes: ReadonlyMap<string, number>;
+  /** Share of the machine's cores that were busy in the window (every process on it, other jobs too), 0..1. */
+  readonly busy: number;
+}
+
+/** Start a CPU window over the processes `pids` (name → pid, read now) and the bench's own process; the result ends it. */
+export function cpuWindow(pids: ReadonlyMap<string, number>): () => CpuUse {
+  const counted = new Map(pids);
+  const before = new Map([...counted].map(([name, pid]) => [name, processCpuSeconds(pid)]));
+  const own = process.cpuUsage();
+  const machine = machineCpuSeconds();
+  const start = nowMs();
+  return () => {
+    const processes = new Map([...counted].map(([name, pid]) => [name, processCpuSeconds(pid) - (before.get(name) ?? 0)]));
+    const usage = process.cpuUsage(own);
+    processes.set('bench client', (usage.user + usage.system) / 1e6);
+    const now = machineCpuSeconds();
+    const busy = now.busy - machine.busy;
+    const idle = now.idle - machine.idle;
+    return { seconds: (nowMs() - start) / 1000, processes, busy: busy + idle === 0 ? 0 : busy / (busy + idle) };
+  };
+}

@@ -67,6 +67,8 @@ export interface ExtraApiServer {
   readonly server: string;
   readonly kubeconfigPath: string;
   kubeConfig(): KubeConfig;
+  /** Its process id now (a restart changes it). */
+  pid(): number;
   /** SIGKILL the process (connections drop mid-watch). */
   kill(): Promise<void>;
   /** Start it again on the same port; resolves once /readyz answers. */
@@ -96,6 +98,7 @@ export async function startExtraApiServer(opts: { extraArgs?: string[]; serviceA
     server: first.server,
     kubeconfigPath,
     kubeConfig: () => newKubeConfig(kubeconfigPath),
+    pid: () => proc.pid,
     kill,
     async restart(): Promise<void> {
       if (!proc.hasExited()) await kill();

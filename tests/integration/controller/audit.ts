@@ -10,6 +10,8 @@ export interface AuditEvent {
   requestURI: string;
   requestReceivedTimestamp: string;
   user?: { username?: string };
+  /** The client's User-Agent header. */
+  userAgent?: string;
   /** The user a request impersonated (clients made with impersonatingKubeConfig). */
   impersonatedUser?: { username?: string };
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
@@ -64,6 +66,14 @@ export function writesTo(resource: string, name: string, namespace?: string): Pr
     [`"resource":"${resource}"`, `"name":"${name}"`],
     (e) => WRITE_VERBS.has(e.verb) && e.objectRef?.resource === resource && e.objectRef.name === name && e.objectRef.namespace === namespace,
   );
+}
+
+/** Every write (create, update, patch, delete; status included) the apiserver received from `sinceMs` to `untilMs`, in completion order. */
+export function writesBetween(sinceMs: number, untilMs: number): Promise<AuditEvent[]> {
+  return completed(['"verb":"'], (e) => {
+    const at = Date.parse(e.requestReceivedTimestamp);
+    return WRITE_VERBS.has(e.verb) && at >= sinceMs && at <= untilMs;
+  });
 }
 
 /** How many times each name appears. */

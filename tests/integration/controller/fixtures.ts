@@ -11,15 +11,12 @@ import { KubeClient, descriptorOf, type ResourceClient } from '../../../shared/k
 import { waitFor } from '../../../shared/testing/wait.js';
 import { loadConfig, type ControllerConfig } from '../../../daemons/controller/config.js';
 import { startController, type RunningController, type StartOptions } from '../../../daemons/controller/controller.js';
-import { makeClients, type Clients } from '../../../daemons/controller/kube/resources.js';
+import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { ControllerMetrics } from '../../../daemons/controller/metrics/runtime.js';
 import { newKubeConfig } from '../../env/index.js';
-import { SCOPE_LABEL, type Scope } from './scope.js';
+import { controllerEnv, testClients, TEST_FIELD_MANAGER, type Scope } from './scope.js';
 
-export { SCOPE_LABEL, newScope, type Scope } from './scope.js';
-
-/** Writes made by the tests (the users and the parts of the world we play) use their own field manager. */
-export const TEST_FIELD_MANAGER = 'controller-integration-test';
+export { SCOPE_LABEL, newScope, controllerEnv, testClients, TEST_FIELD_MANAGER, type Scope } from './scope.js';
 
 export function mainKube(): KubeClient {
   return new KubeClient(newKubeConfig());
@@ -33,29 +30,9 @@ export const macAddresses = (): ResourceClient<addresses.VirtualMachineMACAddres
 export const macLeases = (): ResourceClient<addresses.VirtualMachineMACAddressLease> =>
   mainKube().resource(descriptorOf(addresses.virtualMachineMACAddressLease), addresses.VirtualMachineMACAddressLeaseSchema, TEST_FIELD_MANAGER);
 
-/** Clients for the test side (users, KubeVirt, the disk controller). */
-export function testClients(kube: KubeClient): Clients {
-  return makeClients(kube, TEST_FIELD_MANAGER);
-}
-
-/** Controller config for a scope, as the environment would give it. */
+/** Controller config for a scope, as the environment would give it (scope.ts: controllerEnv). */
 export function controllerConfig(scope: Scope, env: Record<string, string> = {}): ControllerConfig {
-  return loadConfig({
-    WATCH_NAMESPACE: scope.namespace,
-    // Its own module namespace too: a DVCR garbage collection run (a Secret there) of one test's
-    // controller is never seen by another test's controller.
-    POD_NAMESPACE: scope.namespace,
-    CLUSTER_OBJECTS_SELECTOR: `${SCOPE_LABEL}=${scope.id}`,
-    MODULE_CONFIG_WATCH: 'false',
-    // The certificate manager has tests of its own (tests/integration/install/certificates.test.ts).
-    CERT_ISSUER: 'off',
-    // These tests play the storage reconcilers (builders.ts makeDiskReady, makeImageReady); tests/integration/controller/disks runs them.
-    STORAGE_RECONCILERS: 'false',
-    LEADER_ELECTION: 'false',
-    HEALTH_PORT: '0',
-    LOG_LEVEL: 'silent',
-    ...env,
-  });
+  return loadConfig(controllerEnv(scope, env));
 }
 
 export interface TestController {

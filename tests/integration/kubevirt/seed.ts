@@ -6,7 +6,7 @@ import type { Clients } from '../../../daemons/controller/kube/resources.js';
 import { createNodes } from '../../../platform/local-cluster.js';
 import { KubeClient } from '../../../shared/kube/index.js';
 import { clusterImage, makeClusterImageReady, vmClass as classOf } from '../controller/builders.js';
-import { newScope, SCOPE_LABEL, testClients, type Scope } from '../controller/fixtures.js';
+import { newScope, SCOPE_LABEL, testClients, type Scope } from '../controller/scope.js';
 import type { RealKubeVirt } from './real-kubevirt.js';
 
 export interface Seeded {

@@ -4,19 +4,14 @@
  * kube-scheduler and kwok nodes, our controller, and the simulator only as virt-handler (role
  * node-agent); plus the waits such tests share, whose timeouts say what was seen.
  */
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { startKwokProcess } from '../../../platform/local-cluster.js';
 import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import { waitFor } from '../../../shared/testing/wait.js';
-import { startControllerManager, startScheduler } from '../../env/control-plane.js';
-import { getTestEnv } from '../../env/index.js';
-import type { LoggedProcess } from '../../env/process.js';
 import { startTestController, type TestController, type TestStartOptions } from '../controller/fixtures.js';
-import { INTERNAL, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
-import { seedUserSide, type Seeded } from './seed.js';
+import { startRealCluster } from './real-cluster.js';
+import { INTERNAL, type RealKubeVirt } from './real-kubevirt.js';
+import type { Seeded } from './seed.js';
 
 const WAIT = { timeoutMs: 100_000 };
 
@@ -49,31 +44,18 @@ export async function startRealSystem(
   name: string,
   o: { nodes: number; cidr: string; serviceAccountAdmission?: boolean; controller?: (kv: RealKubeVirt, seeded: Seeded) => Promise<ControllerExtras> },
 ): Promise<RealSystem> {
-  const kv = await startRealKubeVirt(name, { serviceAccountAdmission: o.serviceAccountAdmission === true });
-  const processes: LoggedProcess[] = [];
+  const cluster = await startRealCluster(name, { nodes: o.nodes, serviceAccountAdmission: o.serviceAccountAdmission === true });
+  const { kv, seeded } = cluster;
   let controller: TestController | undefined;
   let agent: KubeVirtSimulator | undefined;
-  let seeded: Seeded | undefined;
   let extras: ControllerExtras | undefined;
   const stop = async (): Promise<void> => {
     await agent?.stop();
     await controller?.stop();
     await extras?.stop?.();
-    for (const p of processes.reverse()) await p.stop();
-    seeded?.kube.close();
-    await kv.stop();
+    await cluster.stop();
   };
   try {
-    const env = getTestEnv();
-    const workDir = join(env.workDir, `${name}-${process.pid}`);
-    await mkdir(workDir, { recursive: true });
-    const kubeconfig = kv.apiserver.kubeconfigPath;
-    // The node lifecycle controller lifts the not-ready taint the apiserver puts on new nodes; the garbage collector follows owners.
-    const kcm = { binDir: env.binDir, workDir, kubeconfig, saKey: join(env.workDir, 'pki', 'sa.key'), rootCa: env.servingCaPath };
-    processes.push(await startControllerManager(kcm));
-    processes.push(await startScheduler({ binDir: env.binDir, workDir, kubeconfig }));
-    processes.push(await startKwokProcess({ binDir: env.binDir, workDir, kubeconfig }));
-    seeded = await seedUserSide(kv, name, o.nodes);
     extras = await o.controller?.(kv, seeded);
     controller = await startTestController(seeded.kube, seeded.scope, { VIRTUAL_MACHINE_CIDRS: o.cidr, ...extras?.env }, extras?.options);
     agent = new KubeVirtSimulator(seeded.kube, { role: 'node-agent', namespace: seeded.scope.namespace, migrationDelayMs: 500 });
