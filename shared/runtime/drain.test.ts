@@ -20,7 +20,8 @@ async function oldGenerationGrowth(work: () => void): Promise<{ bytes: number; m
   gc();
   let markCompacts = 0;
   const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) if ((entry.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) markCompacts += 1;
+    for (const entry of list.getEntries())
+      if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) markCompacts += 1;
   });
   observer.observe({ entryTypes: ['gc'] });
   const before = oldSpaceUsed();
