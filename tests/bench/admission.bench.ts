@@ -10,17 +10,16 @@
  * function's own figures plus 10 MB idle and 20 MB at peak.
  *
  * Paced load is open-loop (requests sent on a fixed schedule whatever the answers), latency measured
- * from each request's send. Plain HTTP for every row; the deployed webhook adds TLS on keep-alive
- * connections.
+ * from each request's send. Each run has the core to the function it measures: the other function
+ * processes, idle then, are moved to the other CPUs (`measureAlone`: their idle GCs no longer pause
+ * it). Plain HTTP for every row; the deployed webhook adds TLS on keep-alive connections.
  *
  * Knobs: BENCH_ROUNDS, BENCH_MAX_SECONDS, BENCH_CONCURRENCY, BENCH_WARMUP, BENCH_RATE, BENCH_CPU,
  * BENCH_CACHE_TTL_MS.
  */
-import { execFile } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 import { typicalReview } from '../../functions/admission/testing/typical.js';
@@ -42,7 +41,7 @@ import {
   type Summary,
 } from './lib.js';
 import { runLoad, type LoadResult } from './load.js';
-import { bundledArgs, startServer, type Running } from './processes.js';
+import { bundledArgs, measureAlone, pinProcess, startServer, type Running } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -58,10 +57,10 @@ const settings = knobs(
 
 const VM_PATH = '/validate-virtualization-deckhouse-io-v1alpha2-virtualmachine';
 const NS = 'bench';
-const run = promisify(execFile);
 
 interface Variant {
   readonly name: string;
+  readonly server: Running;
   readonly url: string;
   readonly method: 'GET' | 'POST';
   readonly body?: string;
@@ -70,7 +69,7 @@ interface Variant {
 /** Pin every thread of a started server to BENCH_CPU. */
 async function pinned(server: Promise<Running>): Promise<Running> {
   const s = await server;
-  await run('taskset', ['-a', '-p', '-c', String(settings.BENCH_CPU), String(s.proc.child.pid)]);
+  await pinProcess(s.proc.child.pid, String(settings.BENCH_CPU));
   return s;
 }
 
@@ -182,12 +181,20 @@ function pacedRow(name: string, r: Paced): Measurement {
 
 async function measure(variants: readonly Variant[]): Promise<{ saturated: Measurement[]; paced: Measurement[] }> {
   const load = { concurrency: settings.BENCH_CONCURRENCY, requests: 1e9, maxMs: settings.BENCH_MAX_SECONDS * 1000, warmup: settings.BENCH_WARMUP };
-  for (const v of variants)
+  const servers = variants.map((v) => v.server);
+  const alone = (v: Variant): Promise<void> => measureAlone(v.server, servers, settings.BENCH_CPU);
+  for (const v of variants) {
+    await alone(v);
     await runLoad({ ...load, url: v.url, method: v.method, body: v.body, headers: { 'content-type': 'application/json' }, maxMs: 2_000 });
-  const sat = await interleaved(variants, settings.BENCH_ROUNDS, (v) =>
-    runLoad({ ...load, url: v.url, method: v.method, body: v.body, headers: { 'content-type': 'application/json' } }),
-  );
-  const pac = await interleaved(variants, settings.BENCH_ROUNDS, (v) => paced(v));
+  }
+  const sat = await interleaved(variants, settings.BENCH_ROUNDS, async (v) => {
+    await alone(v);
+    return runLoad({ ...load, url: v.url, method: v.method, body: v.body, headers: { 'content-type': 'application/json' } });
+  });
+  const pac = await interleaved(variants, settings.BENCH_ROUNDS, async (v) => {
+    await alone(v);
+    return paced(v);
+  });
   return {
     saturated: variants.map((v, i) =>
       saturatedRow(
@@ -240,9 +247,9 @@ async function main(): Promise<void> {
     running.push(apiserver);
     const body = typicalReview(NS);
     const variants: Variant[] = [
-      { name: EMPTY_FUNCTION_BASELINE, url: `${empty.url}/empty`, method: 'GET' },
-      { name: MEMORY, url: `${memory.url}${VM_PATH}`, method: 'POST', body },
-      { name: APISERVER, url: `${apiserver.url}${VM_PATH}`, method: 'POST', body },
+      { name: EMPTY_FUNCTION_BASELINE, server: empty, url: `${empty.url}/empty`, method: 'GET' },
+      { name: MEMORY, server: memory, url: `${memory.url}${VM_PATH}`, method: 'POST', body },
+      { name: APISERVER, server: apiserver, url: `${apiserver.url}${VM_PATH}`, method: 'POST', body },
     ];
     for (const v of variants.slice(1)) await checkAdmitted(v);
     print(

@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
@@ -105,6 +106,27 @@ export async function startServer(args: readonly string[], env: Record<string, s
     proc.kill();
     throw err;
   }
+}
+
+/** Pin every thread of a running process to `cpus` (taskset's list: `1`, `0,2-7`). */
+export async function pinProcess(pid: number | undefined, cpus: string): Promise<void> {
+  if (pid === undefined) throw new Error('no process to pin');
+  await run('taskset', ['-a', '-p', '-c', cpus, String(pid)]);
+}
+
+/**
+ * Before a measured run: `measured` alone on `cpu`, every other server moved to the other CPUs (left
+ * where they are on a one-CPU machine). Servers that wait between their own runs are not idle for
+ * V8: a few seconds after its load stops, a node process's memory reducer runs a full, compacting GC
+ * on its threads, tens of ms; on the measured core that took the core from the function measured
+ * then (the admission bench's in-memory row, run right after the empty function's, paused in every
+ * round: tests/bench/RESULTS.md). A deployed function has no such neighbours on its core.
+ */
+export async function measureAlone(measured: Running, servers: readonly Running[], cpu: number): Promise<void> {
+  const others = Array.from({ length: availableParallelism() }, (_, i) => i).filter((i) => i !== cpu);
+  await pinProcess(measured.proc.child.pid, String(cpu));
+  if (others.length === 0) return;
+  for (const s of servers) if (s !== measured) await pinProcess(s.proc.child.pid, others.join(','));
 }
 
 export interface ColdStart {

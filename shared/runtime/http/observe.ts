@@ -41,9 +41,9 @@ export function httpMetrics(registry: Registry, drain: Drain): HttpMetrics {
  */
 export function observe(metrics: HttpMetrics, drain: Drain, req: IncomingMessage, res: ServerResponse, route: () => string): void {
   const start = performance.now();
-  drain.track(res);
+  const slot = drain.track(res);
   res.on('close', () => {
-    drain.release(res);
+    drain.release(slot);
     const labels = labelsOf(metrics, route(), req.method ?? 'GET', res.writableFinished ? res.statusCode : ABORTED);
     metrics.requests.inc(labels);
     metrics.duration.observe(labels, (performance.now() - start) / 1000);
