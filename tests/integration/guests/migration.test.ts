@@ -101,7 +101,9 @@ describe('live migration of real QEMU guests by the node agent', () => {
       log.info({ ms: Date.now() - started, figures: done.metadata.annotations?.[MIGRATION_ANNOTATION] }, 'real live migration: hand-off to completed');
 
       const state = done.status?.migrationState;
-      expect(state).toMatchObject({ completed: true, failed: false, mode: 'PreCopy', targetNodeAddress: '127.0.0.1', targetNodeDomainDetected: true });
+      expect(state).toMatchObject({ completed: true, mode: 'PreCopy', targetNodeAddress: '127.0.0.1', targetNodeDomainDetected: true });
+      // As Go marshals it (omitempty): a stored `failed: false` fails every later test of virt-controller's on the state.
+      expect(state).not.toHaveProperty('failed');
       expect(Object.values(state?.targetDirectMigrationNodePorts ?? {})).toEqual([0]);
       expect(state?.startTimestamp).toEqual(expect.any(String));
       expect(state?.endTimestamp).toEqual(expect.any(String));

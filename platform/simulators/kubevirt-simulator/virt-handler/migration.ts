@@ -14,7 +14,7 @@
 import { MIGRATION_TARGET_NODE_LABEL, NODE_NAME_LABEL } from '../../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import { now, ref, remove, type StepContext } from '../context.js';
-import { goMigrationState, writeInstance } from './write.js';
+import { writeInstance } from './write.js';
 import type { LauncherPod } from '../kube.js';
 import { podState } from '../launcher.js';
 import { handleRealMigration } from './real-migration.js';
@@ -28,12 +28,9 @@ export async function handleMigration(ctx: StepContext, vmi: VMI, pods: readonly
   if (vmi.status?.phase !== 'Running' || !state?.targetNode || !state.migrationUid || state.completed === true || state.failed === true) return;
   const namespace = vmi.metadata.namespace ?? '';
   const key = `${namespace}/${vmi.metadata.name ?? ''}`;
-  // The migration state as Go writes it (no false, empty or null fields): virt-controller tests it whole.
+  // writeInstance writes the migration state as Go does (no false, empty or null fields): virt-controller tests it whole.
   const patch = (status: Record<string, unknown>, labels?: Record<string, string | null>): Promise<VMI> =>
-    writeInstance(ctx, vmi, {
-      status: { ...status, migrationState: goMigrationState(status['migrationState'] as Record<string, unknown>) },
-      ...(labels === undefined ? {} : { labels }),
-    });
+    writeInstance(ctx, vmi, { status, ...(labels === undefined ? {} : { labels }) });
   const target = pods.find((p) => p.metadata.name === state.targetPod);
   if (!state.targetNodeAddress) {
     if (target === undefined || podState(target) !== 'running') return;

@@ -19,6 +19,7 @@ import { podState } from '../launcher.js';
 import type { GuestBackend } from '../qemu/backend.js';
 import { cancelMigration, migrationProgress, resumeSource, sendMigration, type MigrationProgress } from '../qemu/live-migration.js';
 import { diskFiles } from './real-guest.js';
+import { writeInstance, type InstanceChange } from './write.js';
 
 type VMI = InternalVirtualMachineInstance;
 type State = NonNullable<NonNullable<VMI['status']>['migrationState']>;
@@ -38,7 +39,7 @@ interface Step {
   readonly guests: GuestBackend;
   readonly vmi: VMI;
   readonly state: State;
-  readonly patch: (status: Record<string, unknown>, metadata?: Record<string, unknown>) => Promise<VMI>;
+  readonly patch: (status: Record<string, unknown>, metadata?: Omit<InstanceChange, 'status'>) => Promise<VMI>;
   /** The migration failed: the instance says so with the reason (the guest goes on on the source). */
   readonly fail: (reason: string) => Promise<void>;
 }
@@ -48,11 +49,11 @@ export async function handleRealMigration(ctx: StepContext, guests: GuestBackend
   const state = vmi.status?.migrationState;
   await dropStaleTargets(ctx, guests, vmi, state);
   if (vmi.status?.phase !== 'Running' || !state?.targetNode || !state.migrationUid || state.completed === true || state.failed === true) return;
-  const patch = (status: Record<string, unknown>, metadata: Record<string, unknown> = {}): Promise<VMI> =>
-    ctx.c.kvvmis.mergePatch(ref(vmi.metadata.namespace ?? '', vmi.metadata.name ?? ''), {
-      metadata: { ...metadata, resourceVersion: vmi.metadata.resourceVersion },
-      status,
-    });
+  // As every node-agent write (write.ts): a JSON Patch on the version read, the migration state in Go's
+  // shape. A merge patch once stored `failed: false`, which Go omits, so every later patch of
+  // virt-controller's that tests the migration state was refused (422) and the next migration stalled.
+  const patch = (status: Record<string, unknown>, metadata: Omit<InstanceChange, 'status'> = {}): Promise<VMI> =>
+    writeInstance(ctx, vmi, { status, ...metadata });
   const fail = async (reason: string): Promise<void> => {
     ctx.log.warn({ vm: keyOf(vmi), migration: state.migrationUid, reason }, 'live migration failed; the guest goes on running on the source');
     await patch(
@@ -146,10 +147,10 @@ async function complete({ ctx, guests, vmi, state, patch }: Step, progress: Extr
     {
       nodeName: state.targetNode,
       evacuationNodeName: null,
-      migrationState: { ...state, endTimestamp: at, completed: true, failed: false, targetNodeDomainDetected: true, targetNodeDomainReadyTimestamp: at },
+      migrationState: { ...state, endTimestamp: at, completed: true, targetNodeDomainDetected: true, targetNodeDomainReadyTimestamp: at },
     },
     {
-      labels: { [NODE_NAME_LABEL]: state.targetNode, [MIGRATION_TARGET_NODE_LABEL]: null },
+      labels: { [NODE_NAME_LABEL]: state.targetNode ?? null, [MIGRATION_TARGET_NODE_LABEL]: null },
       annotations: { [MIGRATION_ANNOTATION]: figures },
     },
   );

@@ -54,6 +54,16 @@ describe('the node agent writes an instance as KubeVirt does', () => {
     ]);
   });
 
+  it("writes a migration state in Go's shape whoever built it: virt-controller's later test of the whole state must match", () => {
+    const done = { migrationUid: 'u', targetNode: 'node-2', completed: true, failed: false, targetNodeAddress: '', targetNodeDomainDetected: true };
+    const ops = instanceWriteOps(vmi({}, { phase: 'Running', migrationState: { migrationUid: 'u' } }), { status: { migrationState: done } });
+    expect(ops).toContainEqual({
+      op: 'add',
+      path: '/status/migrationState',
+      value: { migrationUid: 'u', targetNode: 'node-2', completed: true, targetNodeDomainDetected: true },
+    });
+  });
+
   it('refuses to write without the resourceVersion it decided on', () => {
     expect(() => instanceWriteOps(vmi({ resourceVersion: undefined }), { status: { phase: 'Running' } })).toThrow(/resourceVersion/);
   });

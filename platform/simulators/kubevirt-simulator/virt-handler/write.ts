@@ -40,7 +40,8 @@ function fieldOps(base: string[], current: Readonly<Record<string, unknown>> | u
 
 /**
  * The JSON Patch of one change: first the resourceVersion the step read (the apiserver answers 409
- * Conflict when anyone wrote since), then each label, annotation and status field.
+ * Conflict when anyone wrote since), then each label, annotation and status field (a migration state
+ * in Go's shape: `goMigrationState`).
  */
 export function instanceWriteOps(vmi: VMI, change: InstanceChange): JsonPatchOp[] {
   const rv = vmi.metadata.resourceVersion;
@@ -49,8 +50,14 @@ export function instanceWriteOps(vmi: VMI, change: InstanceChange): JsonPatchOp[
     { op: 'replace', path: '/metadata/resourceVersion', value: rv },
     ...fieldOps(['metadata', 'labels'], vmi.metadata.labels, change.labels ?? {}),
     ...fieldOps(['metadata', 'annotations'], vmi.metadata.annotations, change.annotations ?? {}),
-    ...fieldOps(['status'], vmi.status, change.status),
+    ...fieldOps(['status'], vmi.status, goStatus(change.status)),
   ];
+}
+
+/** A status change with its migration state as Go marshals it, whoever wrote the change. */
+function goStatus(status: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  const state = status['migrationState'];
+  return state === null || typeof state !== 'object' ? status : { ...status, migrationState: goMigrationState(state as Record<string, unknown>) };
 }
 
 /** Write one change to the instance (on the version `vmi` is). */
