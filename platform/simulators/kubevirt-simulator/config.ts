@@ -44,6 +44,11 @@ export const SimulatorConfigSchema = z.object({
   GUEST_MEMORY_CAP_MIB: env
     .int(256, 16)
     .describe('Real guests: the most memory one guest gets on this machine, MiB (an instance asking more is capped, and says so).'),
+  GUEST_HOST_RESERVE_MIB: env
+    .int(1024, 0)
+    .describe(
+      "Real guests: memory kept for the rest of the machine, MiB: a guest (or a migration target) starts only while the machine's MemAvailable holds its memory, QEMU's own and this; otherwise the instance says InsufficientHostMemory.",
+    ),
   GUEST_SHUTDOWN_GRACE: env
     .duration('30s')
     .describe('Real guests: how long a stopped guest has to power itself off after the ACPI power-down before it is killed.'),

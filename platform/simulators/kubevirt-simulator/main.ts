@@ -66,6 +66,7 @@ async function guestBackend(config: SimulatorConfig): Promise<GuestBackend | und
     shutdownGraceMs: config.GUEST_SHUTDOWN_GRACE,
     accel: config.GUEST_ACCEL,
     migrationBandwidth: config.GUEST_MIGRATION_BANDWIDTH_MIB * 1024 * 1024,
+    hostReserveMiB: config.GUEST_HOST_RESERVE_MIB,
     log,
   });
   log.info({ qemu, workDir, memoryCapMiB: config.GUEST_MEMORY_CAP_MIB, accel: config.GUEST_ACCEL }, 'real guests: every running instance is a QEMU process');

@@ -17,6 +17,7 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import type { Logger } from '../../../shared/log/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { GuestBackend } from '../../../platform/simulators/kubevirt-simulator/qemu/backend.js';
+import { readMemAvailableMiB } from '../../../platform/simulators/kubevirt-simulator/qemu/host-memory.js';
 import { simulatorClients } from '../../../platform/simulators/kubevirt-simulator/kube.js';
 import { KubeVirtSimulator } from '../../../platform/simulators/kubevirt-simulator/simulator.js';
 import { VirtApiStandIn } from '../../../platform/simulators/kubevirt-simulator/virt-api/virt-api-stand-in.js';
@@ -35,6 +36,8 @@ export interface AgentWorld {
   /** The demo guest's disk image (tests/env/build-guest-image.sh). */
   readonly image: string;
   readonly backend: GuestBackend;
+  /** What the backend takes as this machine's available memory: MemAvailable unless a test sets `availableMiB`. */
+  readonly hostMemory: { availableMiB?: number | undefined };
   readonly virtApi: VirtApiStandIn;
   readonly c: ReturnType<typeof simulatorClients>;
   /** Another node the agent serves (a migration's target). */
@@ -63,12 +66,14 @@ export async function startAgentWorld(opts: { qemu: string; log: Logger; prefix:
     return name;
   };
   const node = await addNode(`guest-node-${ns}`);
+  const hostMemory: { availableMiB?: number | undefined } = {};
   const backend = new GuestBackend({
     qemu: opts.qemu,
     workDir: join(work, 'guests'),
     memoryCapMiB: 256,
     shutdownGraceMs: 60_000,
     migrationBandwidth: opts.migrationBandwidth,
+    memAvailableMiB: async () => hostMemory.availableMiB ?? (await readMemAvailableMiB()),
     log: opts.log,
   });
   const simulator = new KubeVirtSimulator(kube, { role: 'node-agent', namespace: ns, nodeSelector: `guests-test=${ns}`, guests: backend, logger: opts.log });
@@ -141,6 +146,7 @@ export async function startAgentWorld(opts: { qemu: string; log: Logger; prefix:
     work,
     image,
     backend,
+    hostMemory,
     virtApi,
     c,
     addNode,

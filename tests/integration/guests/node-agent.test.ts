@@ -4,7 +4,8 @@
  * guestOSInfo, the login prompt and a non-blank screen come through the virt-api stand-in's console
  * and vnc WebSockets, and a deleted instance powers its guest down by ACPI before the grace period
  * ends (QEMU exits 0, no kill). Bad input: a blank disk shows NoBootableDevice; QEMU killed under a
- * running instance fails it. Fails, saying so, where qemu-system-x86_64 is not installed (npm test
+ * running instance fails it; a guest the machine has no memory for is refused (Synchronized=False,
+ * InsufficientHostMemory, no QEMU process) and starts once there is room. Fails, saying so, where qemu-system-x86_64 is not installed (npm test
  * installs it).
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -70,6 +71,26 @@ describe('the node agent with real QEMU guests', () => {
     },
     BOOT_MS + 180_000,
   );
+
+  test('a guest this machine has no memory for is refused with the figures, no QEMU process started; it starts once there is room', async () => {
+    w.hostMemory.availableMiB = 900; // less than the capped 256 MiB, QEMU's own and the 1024 MiB reserve
+    await w.scheduledInstance('crowd', w.image, '1Gi');
+    const refused = await instanceWhen(w, 'crowd', 'Synchronized False', (v) => conditionOf(v, 'Synchronized')?.status === 'False', 60_000);
+    expect(conditionOf(refused, 'Synchronized')).toMatchObject({ reason: 'InsufficientHostMemory' });
+    expect((refused.status?.conditions ?? []).find((c) => c.type === 'Synchronized')?.message).toMatch(
+      /cannot hold the guest of .*\/crowd now: it needs about \d+ MiB .* 900 MiB is available and 1024 MiB is kept/,
+    );
+    expect(refused.status?.phase).toBe('Scheduled');
+    expect(w.backend.byVm(w.ns, 'crowd')).toBeUndefined();
+
+    w.hostMemory.availableMiB = undefined; // the machine's own MemAvailable again: room on this 24 GiB machine
+    const running = await instanceWhen(w, 'crowd', 'the instance Running', (v) => v.status?.phase === 'Running', 90_000);
+    expect(conditionOf(running, 'Synchronized')).toBeUndefined();
+    expect(w.backend.byVm(w.ns, 'crowd')?.running).toBe(true);
+    await w.c.kvvmis.delete({ namespace: w.ns, name: 'crowd' });
+    await waitFor('the instance Succeeded', async () => (await w.instance('crowd')).status?.phase === 'Succeeded', { timeoutMs: 90_000 });
+    await w.c.kvvmis.mergePatch({ namespace: w.ns, name: 'crowd' }, { metadata: { finalizers: null } });
+  }, 300_000);
 
   test('a blank disk shows NoBootableDevice; QEMU killed under the running instance fails it', async () => {
     const blank = makeImage(w.work, 'blank.img', 'raw', 16, 4);

@@ -16,6 +16,7 @@ import { probeAccel } from './accel.js';
 import { waitFor } from '../../../../shared/testing/wait.js';
 import { QemuGuest } from './guest-process.js';
 import { listenForMigration, type MigrationProgress } from './live-migration.js';
+import { checkHostRoom, DEFAULT_HOST_RESERVE_MIB, readMemAvailableMiB } from './host-memory.js';
 import { guestPlan, type Accel, type GuestDisk } from './plan.js';
 import { forwardGuestPort } from './port-forward.js';
 
@@ -33,6 +34,10 @@ export interface GuestBackendOptions {
   readonly accel?: Accel | 'auto' | undefined;
   /** A live migration's bandwidth cap, bytes per second (KubeVirt's `bandwidthPerMigration`); 0 or unset: none. */
   readonly migrationBandwidth?: number | undefined;
+  /** Memory kept for the rest of the machine when a guest starts, MiB (`host-memory.ts`); default DEFAULT_HOST_RESERVE_MIB. */
+  readonly hostReserveMiB?: number | undefined;
+  /** The machine's available memory, MiB; default /proc/meminfo's MemAvailable. */
+  readonly memAvailableMiB?: (() => Promise<number>) | undefined;
   readonly log: Logger;
 }
 
@@ -229,6 +234,8 @@ export class GuestBackend implements GuestSockets {
     const ns = vmi.metadata.namespace ?? '';
     const name = vmi.metadata.name ?? '';
     const plan = guestPlan(vmi, disks, this.options.memoryCapMiB);
+    const available = await (this.options.memAvailableMiB ?? readMemAvailableMiB)();
+    checkHostRoom(`${ns}/${name}`, plan.givenMiB, available, this.options.hostReserveMiB ?? DEFAULT_HOST_RESERVE_MIB);
     const accel = await this.accelerator();
     const log = this.options.log.child({ vm: `${ns}/${name}` });
     if (plan.capped) log.warn({ askedMiB: plan.memoryMiB, capMiB: this.options.memoryCapMiB }, 'guest memory capped on this machine');

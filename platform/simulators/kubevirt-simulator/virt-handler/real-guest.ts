@@ -6,7 +6,8 @@
  * (NoBootableDevice); the guest agent's answers → `AgentConnected`, `guestOSInfo`, the interface's
  * name and MAC, `fsFreezeStatus` (`frozen` while frozen); QEMU ending by itself → `Succeeded` when the guest powered off (exit 0), `Failed`
  * otherwise (killed, crashed), as KubeVirt's virt-handler reports a domain that shut down or crashed.
- * Hot-pluggable volumes go into and out of the running guest on every step (`hotplug.ts`).
+ * Hot-pluggable volumes go into and out of the running guest on every step (`hotplug.ts`). A guest
+ * this machine cannot hold is not started: `Synchronized=False` (InsufficientHostMemory) until there is room.
  */
 import {
   activePod,
@@ -22,6 +23,7 @@ import { withConditions, type Condition, type StepContext } from '../context.js'
 import type { LauncherPod } from '../kube.js';
 import { CILIUM_IP_ANNOTATION, podState } from '../launcher.js';
 import { diskFileIn, type GuestBackend } from '../qemu/backend.js';
+import { INSUFFICIENT_HOST_MEMORY, InsufficientHostMemory } from '../qemu/host-memory.js';
 import type { AgentReport, QemuGuest } from '../qemu/guest-process.js';
 import type { GuestDisk } from '../qemu/plan.js';
 import { volumeDir } from './firmware.js';
@@ -33,6 +35,10 @@ type VMI = InternalVirtualMachineInstance;
 
 /** How often a running guest is looked at (process, firmware log, guest agent). */
 export const WATCH_MS = 2000;
+/** How often a guest this machine could not hold is tried again. */
+export const ROOM_RETRY_MS = 5000;
+/** virt-handler's condition on an instance it could not sync. */
+const SYNCHRONIZED_CONDITION = 'Synchronized';
 /** How long one guest agent command may take (a TCG guest on a busy machine answers slowly). */
 const AGENT_TIMEOUT_MS = 5000;
 /** The instance annotation that says how the guest runs here (accelerator, memory given and asked). */
@@ -83,11 +89,34 @@ export async function runRealGuest(ctx: StepContext, guests: GuestBackend, vmi: 
   await watchGuest(ctx, guests, vmi, guest);
 }
 
+/**
+ * A guest this machine cannot hold (`qemu/host-memory.ts`): the instance stays Scheduled with
+ * `Synchronized=False` (reason InsufficientHostMemory, the figures in the message), as virt-handler
+ * reports a domain it could not sync, and the start is tried again every ROOM_RETRY_MS.
+ */
+async function refuseGuest(ctx: StepContext, vmi: VMI, refused: InsufficientHostMemory): Promise<void> {
+  const retry = `room:${vmi.metadata.uid ?? ''}`;
+  ctx.forget(retry);
+  ctx.elapsed(retry, ROOM_RETRY_MS, keyOf(vmi));
+  const conditions = vmi.status?.conditions ?? [];
+  if (conditions.some((c) => c.type === SYNCHRONIZED_CONDITION && c.reason === refused.reason)) return;
+  ctx.log.warn({ vm: keyOf(vmi), reason: refused.reason }, refused.message);
+  const condition: Condition = { type: SYNCHRONIZED_CONDITION, status: 'False', reason: refused.reason, message: refused.message };
+  await patch(ctx, vmi, { conditions: withConditions(conditions, [condition]) });
+}
+
 async function startGuest(ctx: StepContext, guests: GuestBackend, vmi: VMI, pods: readonly LauncherPod[]): Promise<void> {
   const node = vmi.status?.nodeName ?? '';
   const pod = activePod(vmi, pods);
   if (node === '' || pod === undefined || podState(pod) !== 'running') return;
-  const guest = await guests.ensure(vmi, await diskFiles(ctx, vmi));
+  let guest: QemuGuest;
+  try {
+    guest = await guests.ensure(vmi, await diskFiles(ctx, vmi));
+  } catch (err: unknown) {
+    if (err instanceof InsufficientHostMemory) return refuseGuest(ctx, vmi, err);
+    throw err;
+  }
+  ctx.forget(`room:${vmi.metadata.uid ?? ''}`);
   const ip = vmi.metadata.annotations?.[CILIUM_IP_ANNOTATION] ?? pod.status?.podIP ?? '';
   const { plan } = guest;
   const shown = `qemu ${guest.accel}, ${plan.cpus} CPU, ${plan.givenMiB} MiB${plan.capped ? ` (asked ${plan.memoryMiB} MiB, capped at ${guests.memoryCapMiB} MiB on this machine)` : ''}`;
@@ -99,7 +128,10 @@ async function startGuest(ctx: StepContext, guests: GuestBackend, vmi: VMI, pods
     {
       phase: 'Running',
       interfaces: [{ name: 'default', ipAddress: ip, ipAddresses: [ip], infoSource: 'domain' }],
-      conditions: withConditions(vmi.status?.conditions, [{ type: 'LiveMigratable', status: 'True' }]),
+      conditions: withConditions(
+        (vmi.status?.conditions ?? []).filter((c) => !(c.type === SYNCHRONIZED_CONDITION && c.reason === INSUFFICIENT_HOST_MEMORY)),
+        [{ type: 'LiveMigratable', status: 'True' }],
+      ),
       machine: { type: machine?.type ?? 'q35' },
       selinuxContext: 'none',
       volumeStatus: volumeStatus(vmi),
