@@ -16,6 +16,8 @@ export async function ipIn(netns: string, args: readonly string[], stdin?: strin
   if (stdin === undefined) return (await run('ip', ['-n', netns, ...args])).stdout;
   return await new Promise((resolve, reject) => {
     const child = execFile('ip', ['-n', netns, ...args], (err, stdout, stderr) => (err ? reject(new Error(`${err.message}: ${stderr}`)) : resolve(stdout)));
+    // ip may end before it reads all of its input (a batch stops at its first error): EPIPE then, and the exit code says why.
+    child.stdin?.on('error', () => undefined);
     child.stdin?.end(stdin);
   });
 }

@@ -38,6 +38,9 @@ export function runKubectl(state: Pick<ControlPlaneState, 'binDir' | 'kubeconfig
       clearTimeout(timer);
       resolve({ code: code ?? -1, stdout, stderr });
     });
+    // kubectl may end before it reads its input (a flag error, the timeout's kill): the write then fails
+    // with EPIPE, which must not throw out of the caller's process (npm start died of one); its exit code says why.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(opts.stdin ?? '');
   });
 }
