@@ -17,7 +17,7 @@ import { newKubeConfig } from '../env/index.js';
 import { runKubectl } from '../env/kubectl.js';
 import { CILIUM_NODE_CRD } from '../integration/route-forge/cluster.js';
 import type { TestNetns } from '../../shared/testing/netns.js';
-import { nowMs, print, processMemoryMb } from './lib.js';
+import { nowMs, pool, print, processMemoryMb } from './lib.js';
 import { bundledArgs } from './processes.js';
 
 export interface EndToEndOptions {
@@ -31,14 +31,6 @@ export interface EndToEndOptions {
   readonly baselineMs: number;
   /** Routes deleted by hand, one at a time, after convergence: the daemon's memory under drift. */
   readonly repairs: number;
-}
-
-async function pool(tasks: readonly (() => Promise<unknown>)[], limit: number): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < tasks.length) await tasks[next++]?.();
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
 }
 
 /** What the daemon process did: start to a complete table, and its memory under drift. */
