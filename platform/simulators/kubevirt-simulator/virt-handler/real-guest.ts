@@ -89,13 +89,16 @@ export async function runRealGuest(ctx: StepContext, guests: GuestBackend, vmi: 
   await watchGuest(ctx, guests, vmi, guest);
 }
 
+/** The timing key of an instance's next try after a refusal for lack of memory. */
+const roomRetryKey = (vmi: VMI): string => `room:${vmi.metadata.uid ?? ''}`;
+
 /**
  * A guest this machine cannot hold (`qemu/host-memory.ts`): the instance stays Scheduled with
  * `Synchronized=False` (reason InsufficientHostMemory, the figures in the message), as virt-handler
  * reports a domain it could not sync, and the start is tried again every ROOM_RETRY_MS.
  */
 async function refuseGuest(ctx: StepContext, vmi: VMI, refused: InsufficientHostMemory): Promise<void> {
-  const retry = `room:${vmi.metadata.uid ?? ''}`;
+  const retry = roomRetryKey(vmi);
   ctx.forget(retry);
   ctx.elapsed(retry, ROOM_RETRY_MS, keyOf(vmi));
   const conditions = vmi.status?.conditions ?? [];
@@ -116,7 +119,7 @@ async function startGuest(ctx: StepContext, guests: GuestBackend, vmi: VMI, pods
     if (err instanceof InsufficientHostMemory) return refuseGuest(ctx, vmi, err);
     throw err;
   }
-  ctx.forget(`room:${vmi.metadata.uid ?? ''}`);
+  ctx.forget(roomRetryKey(vmi));
   const ip = vmi.metadata.annotations?.[CILIUM_IP_ANNOTATION] ?? pod.status?.podIP ?? '';
   const { plan } = guest;
   const shown = `qemu ${guest.accel}, ${plan.cpus} CPU, ${plan.givenMiB} MiB${plan.capped ? ` (asked ${plan.memoryMiB} MiB, capped at ${guests.memoryCapMiB} MiB on this machine)` : ''}`;
