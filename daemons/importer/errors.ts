@@ -1,8 +1,10 @@
 /**
  * Why an import failed, as a stable reason the controller copies into the resource's condition, and a
- * message a person understands. Every failure of the pipeline is an ImportError; anything else thrown
- * is reported as InternalError.
+ * message a person understands. Every failure of the pipeline is an ImportError; a server (upload
+ * endpoint, metrics) that cannot bind its address is InternalError with the ListenError's message
+ * (which server, the address, the cause); anything else thrown is reported as InternalError.
  */
+import { ListenError } from '../../shared/daemon/listen.js';
 import { AppError, errorMessage } from '../../shared/errors/index.js';
 
 export const FAILURE_REASONS = [
@@ -36,6 +38,7 @@ export class ImportError extends AppError {
 /** The reason and message to report for anything thrown. */
 export function failureOf(err: unknown): { reason: FailureReason; message: string } {
   if (err instanceof ImportError) return { reason: err.reason, message: err.message };
+  if (err instanceof ListenError) return { reason: 'InternalError', message: err.message };
   const message = errorMessage(err);
   return { reason: 'InternalError', message: `internal error: ${message}` };
 }

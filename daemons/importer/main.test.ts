@@ -1,15 +1,33 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../tests/env/ports.js';
 import { waitFor } from '../../shared/testing/wait.js';
 import { loadConfig } from './config.js';
 import { runOnce } from './main.js';
+import { EXIT } from './result.js';
 import { makeImage, serveDir, type FileServer } from '../../shared/testing/disk-images.js';
+
+const PROGRAM = join(import.meta.dirname, 'main.ts');
 
 let dir: string;
 let server: FileServer;
+
+/** A server holding a port of 127.0.0.1, as another process in the pod would. */
+async function holdPort(): Promise<Server> {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  return holder;
+}
+
+/** The program as its pod runs it: a child process configured by `env`; resolves with its exit code. */
+function runProgram(env: Record<string, string>): Promise<number | null> {
+  const child = spawn(process.execPath, ['--import', 'tsx', PROGRAM], { env: { ...process.env, ...env }, stdio: 'ignore' });
+  return new Promise((resolve) => child.once('close', resolve));
+}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'importer-main-'));
@@ -60,5 +78,56 @@ describe('runOnce', () => {
     expect(await running).toEqual({ phase: 'Failed', reason: 'Interrupted', message: 'the import was interrupted' });
     expect(JSON.parse(readFileSync(log, 'utf8'))).toMatchObject({ reason: 'Interrupted' });
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
+  });
+
+  it('ends Failed naming the address when the upload port is taken', async () => {
+    const holder = await holdPort();
+    const port = (holder.address() as AddressInfo).port;
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      IMPORTER_SOURCE: 'upload',
+      UPLOADER_PORT: String(port),
+      UPLOADER_HOST: '127.0.0.1',
+      IMPORTER_DESTINATION_PATH: join(dir, 'up-taken.img'),
+      IMPORTER_TERMINATION_LOG: join(dir, 'up-taken.json'),
+    });
+    try {
+      expect(await runOnce(config, new AbortController().signal)).toEqual({
+        phase: 'Failed',
+        reason: 'InternalError',
+        message: `the upload endpoint cannot listen on 127.0.0.1:${port}: address already in use`,
+      });
+    } finally {
+      holder.close();
+    }
+  });
+});
+
+describe('the program', () => {
+  it('fails with exit 1 and a result naming the address when its metrics port is taken', async () => {
+    const holder = await holdPort();
+    const port = (holder.address() as AddressInfo).port;
+    const log = join(dir, 'taken.json');
+    const destination = join(dir, 'never.img');
+    try {
+      const code = await runProgram({
+        LOG_LEVEL: 'silent',
+        IMPORTER_SOURCE: 'http',
+        IMPORTER_ENDPOINT: `${server.url}/disk.qcow2`,
+        IMPORTER_DESTINATION_PATH: destination,
+        IMPORTER_TERMINATION_LOG: log,
+        IMPORTER_METRICS_HOST: '127.0.0.1',
+        IMPORTER_METRICS_PORT: String(port),
+      });
+      expect(code).toBe(EXIT.failed);
+      expect(JSON.parse(readFileSync(log, 'utf8'))).toEqual({
+        phase: 'Failed',
+        reason: 'InternalError',
+        message: `the metrics server cannot listen on 127.0.0.1:${port}: address already in use`,
+      });
+      expect(existsSync(destination)).toBe(false);
+    } finally {
+      holder.close();
+    }
   });
 });

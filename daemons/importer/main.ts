@@ -19,16 +19,19 @@ export async function runOnce(config: ImporterConfig, signal: AbortSignal): Prom
   const log = childLogger({ component: config.IMPORTER_SOURCE === 'upload' ? 'uploader' : 'importer' });
   const progress = new Progress(log, config.IMPORTER_PROGRESS_INTERVAL);
   let health: HealthServer | undefined;
-  if (config.IMPORTER_METRICS_PORT !== undefined) {
-    health = await startHealthServer(config.IMPORTER_METRICS_HOST, config.IMPORTER_METRICS_PORT, {
-      ready: () => true,
-      metrics: () => progress.expose(),
-    });
-    log.info({ port: health.port }, 'metrics listening');
-  }
-  const ctx = { config, signal, log, progress };
   let result: ImportResult;
   try {
+    // Inside the try: a metrics port it cannot bind is a Failed result like any other, not a crash.
+    if (config.IMPORTER_METRICS_PORT !== undefined) {
+      health = await startHealthServer(
+        config.IMPORTER_METRICS_HOST,
+        config.IMPORTER_METRICS_PORT,
+        { ready: () => true, metrics: () => progress.expose() },
+        'the metrics server',
+      );
+      log.info({ port: health.port }, 'metrics listening');
+    }
+    const ctx = { config, signal, log, progress };
     result = config.IMPORTER_SOURCE === 'upload' ? await runUploader(ctx) : await runImport(ctx);
     log.info({ result }, 'import succeeded');
   } catch (err: unknown) {

@@ -6,7 +6,7 @@
  * answered 422 and ends the run as Failed, so the controller can report why.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../../shared/daemon/listen.js';
 import { ImportError, failureOf } from './errors.js';
 import { importStream, type ImportContext, type ImportSuccess } from './run.js';
 
@@ -80,17 +80,7 @@ export async function runUploader(ctx: ImportContext, onListening?: (port: numbe
   server.requestTimeout = 0;
   server.timeout = config.IMPORTER_HTTP_TIMEOUT;
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) =>
-      reject(
-        new ImportError('InternalError', `the upload endpoint cannot listen on ${config.UPLOADER_HOST}:${config.UPLOADER_PORT}: ${err.message}`, {
-          cause: err,
-        }),
-      ),
-    );
-    server.listen(config.UPLOADER_PORT, config.UPLOADER_HOST, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listen(server, config.UPLOADER_HOST, config.UPLOADER_PORT, 'the upload endpoint');
   log.info({ port, path: UPLOAD_PATH }, 'uploader listening');
   onListening?.(port);
   armTimeout();

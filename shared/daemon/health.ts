@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { denialReply, type RequestGuard } from '../authz/index.js';
 import { EXPOSITION_CONTENT_TYPE } from '../metrics/index.js';
+import { listen } from './listen.js';
 
 export const LIVENESS_PATH = '/health/liveness';
 export const READINESS_PATH = '/health/readiness';
@@ -21,8 +21,11 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-/** /health/liveness, /health/readiness and /metrics (behind the guard, if any) on one small HTTP server. */
-export async function startHealthServer(host: string, port: number, sources: HealthSources): Promise<HealthServer> {
+/**
+ * /health/liveness, /health/readiness and /metrics (behind the guard, if any) on one small HTTP server.
+ * An address it cannot bind rejects with a ListenError naming `name`, the address and the cause.
+ */
+export async function startHealthServer(host: string, port: number, sources: HealthSources, name = 'the health server'): Promise<HealthServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {
@@ -40,12 +43,8 @@ export async function startHealthServer(host: string, port: number, sources: Hea
       res.writeHead(404).end();
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
   return {
-    port: (server.address() as AddressInfo).port,
+    port: await listen(server, host, port, name),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -147,7 +147,7 @@ export class PodRunner {
     const proc = startImporter(env, {
       program: this.o.program,
       onLog: (line) => {
-        if (line['msg'] === 'progress' || line['msg'] === 'uploader listening' || line['level'] === 50) log.info({ line }, 'importer');
+        if (forwardedLine(line)) log.info({ line }, 'importer');
       },
     });
     const uid = pod.metadata.uid ?? '';
@@ -199,6 +199,14 @@ export class PodRunner {
       if (!(err instanceof NotFoundError)) throw err;
     }
   }
+}
+
+/** Levels of the importer's log lines that are always forwarded: shared/log writes the label, not pino's number. */
+const SEVERE_LEVELS: ReadonlySet<unknown> = new Set(['error', 'fatal']);
+
+/** Whether a log line of a pod's program goes to the simulator's log: progress, the uploader's address, errors and fatal errors. */
+export function forwardedLine(line: Readonly<Record<string, unknown>>): boolean {
+  return line['msg'] === 'progress' || line['msg'] === 'uploader listening' || SEVERE_LEVELS.has(line['level']);
 }
 
 /** The file standing in for a Block volume's device: `<dir>/disk.img`, made at the volume's capacity. */
