@@ -22,14 +22,19 @@
  *
  * The VMs carry no finalizer from the defaulting webhook (not run here): the controller writes it.
  *
- * Knobs: BENCH_VMS, BENCH_NODES, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_SAMPLE, BENCH_STALL.
+ * `BENCH_PROFILE=true` also runs the controller under node's CPU profiler and prints where its time
+ * went (its whole life: the caches' first list included, which is small next to the run at 100 VMs or more).
+ *
+ * Knobs: BENCH_VMS, BENCH_NODES, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_SAMPLE, BENCH_STALL, BENCH_PROFILE.
  *
  * Each run adds a dated row to tests/bench/RESULTS.md (section controller-scale; BENCH_RESULTS=false: not).
  */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
 import type { VirtualMachine } from '../../shared/api/resources/virtualmachine.js';
-import { startNodeProcess, type FunctionProcess } from '../../shared/runtime/testing/index.js';
+import { REPO_ROOT, startNodeProcess, type FunctionProcess } from '../../shared/runtime/testing/index.js';
 import { ControllerConfigSchema } from '../../daemons/controller/config.js';
 import type { Clients } from '../../daemons/controller/kube/resources.js';
 import globalSetup from '../env/global-setup.js';
@@ -41,6 +46,7 @@ import { vm } from '../integration/controller/builders.js';
 import { controllerEnv, TEST_FIELD_MANAGER } from '../integration/controller/scope.js';
 import { startRealCluster, type RealCluster } from '../integration/kubevirt/real-cluster.js';
 import type { Seeded } from '../integration/kubevirt/seed.js';
+import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
 import { controllerCounters, queueMeans, reconcileCounts, watchConvergence } from './controller-run.js';
 import {
   codeCell,
@@ -76,6 +82,7 @@ const settings = knobs(
     BENCH_WORKERS: env.int(SHIPPED_WORKERS, 1).describe(`RECONCILE_WORKERS of the controller (default: the shipped default, ${SHIPPED_WORKERS})`),
     BENCH_SAMPLE: env.duration('5s').describe("How often the controller's metrics and memory are sampled while the VMs converge"),
     BENCH_STALL: env.duration('5m').describe('Fail when no further VM has become Running for this long'),
+    BENCH_PROFILE: env.bool(false).describe('Write a CPU profile of the controller and print its summary (its whole life)'),
   }),
 );
 
@@ -142,6 +149,9 @@ function writesPerVm(events: readonly AuditEvent[], ns: string, own: string, vms
   return [...counts].map(([key, n]): [string, number] => [key, n / vms]).sort((a, b) => b[1] - a[1]);
 }
 
+/** Where `BENCH_PROFILE` has the controller write its profile (open it in Chrome DevTools). */
+const CONTROLLER_PROFILES = join(REPO_ROOT, 'dist', '.bench', 'controller-scale-profile');
+
 /** Our controller (bundled, as it ships) against KubeVirt's apiserver, for the cluster's scope; resolves once its caches synced, with its metrics URL. */
 async function startOurController(cluster: RealCluster): Promise<{ proc: FunctionProcess; metricsUrl: string }> {
   const env = controllerEnv(cluster.seeded.scope, {
@@ -151,7 +161,9 @@ async function startOurController(cluster: RealCluster): Promise<{ proc: Functio
     METRICS_AUTH: 'none',
     LOG_LEVEL: SHIPPED_LOG_LEVEL,
   });
-  const proc = startNodeProcess(await bundledArgs('daemons/controller/main.ts', 'bundled'), { env });
+  await rm(CONTROLLER_PROFILES, { recursive: true, force: true });
+  const args = [...(settings.BENCH_PROFILE ? cpuProfileArgs(CONTROLLER_PROFILES) : []), ...(await bundledArgs('daemons/controller/main.ts', 'bundled'))];
+  const proc = startNodeProcess(args, { env });
   try {
     await proc.waitForLog((r) => r['msg'] === 'caches synced, reconcilers running', 120_000);
     const started = await proc.waitForLog((r) => r['msg'] === 'started: health and metrics served', 60_000);
@@ -426,6 +438,8 @@ async function main(): Promise<void> {
     await cluster?.stop();
     await globalTeardown();
   }
+  // Written when the controller exited (stopped above).
+  if (settings.BENCH_PROFILE) print(formatProfile('CPU profile of the controller (its whole life)', summarizeProfileDir(CONTROLLER_PROFILES, 40)));
 }
 
 await main();

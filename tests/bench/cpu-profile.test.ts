@@ -23,7 +23,36 @@ describe('CPU profile summary', () => {
     expect(summary.packages.map((p) => p.frame)).toEqual(['router', '@scope/pkg']);
   });
 
+  it('gives each JavaScript frame its time with its callees, as a share of the busy time', () => {
+    const frame = (id: number, functionName: string, url: string, children: number[] = []) => ({
+      id,
+      callFrame: { functionName, url, lineNumber: 0 },
+      children,
+    });
+    // reconcile -> decode -> parse (npm), reconcile -> write (node), reconcile -> reconcile (recursion); idle beside.
+    const profile = {
+      nodes: [
+        frame(1, '(root)', '', [2, 3]),
+        frame(2, '(idle)', ''),
+        frame(3, 'reconcile', 'file:///r/ours.js', [4, 6, 7]),
+        frame(4, 'decode', 'file:///r/ours.js', [5]),
+        frame(5, 'parse', 'file:///r/node_modules/zod/a.js'),
+        frame(6, 'write', 'node:net'),
+        frame(7, 'reconcile', 'file:///r/ours.js'),
+      ],
+      samples: [2, 5, 5, 6, 7, 3, 4],
+      timeDeltas: [500, 200, 200, 100, 300, 100, 100],
+    };
+    const summary = summarizeProfile(profile, 10);
+    expect(summary.totalMs).toBe(1.5);
+    expect(summary.inclusive).toEqual([
+      { frame: 'reconcile /r/ours.js:1', share: 1 },
+      { frame: 'decode /r/ours.js:1', share: 0.5 },
+      { frame: 'parse npm:zod/a.js:1', share: 0.4 },
+    ]);
+  });
+
   it('summarizes an empty profile without dividing by zero', () => {
-    expect(summarizeProfile({ nodes: [], samples: [], timeDeltas: [] }, 5)).toEqual({ totalMs: 0, frames: [], packages: [] });
+    expect(summarizeProfile({ nodes: [], samples: [], timeDeltas: [] }, 5)).toEqual({ totalMs: 0, frames: [], packages: [], inclusive: [] });
   });
 });
