@@ -98,3 +98,11 @@ export const FS_FREEZE_STATUS_FROZEN = 'frozen';
  */
 export const GUEST_BOOTABLE_CONDITION = 'GuestBootable';
 export const NO_BOOTABLE_DEVICE_REASON = 'NoBootableDevice';
+
+/**
+ * KubeVirt's condition on an instance it could not sync (status False, with reason and message):
+ * virt-controller when it cannot create the launcher pod (reason {@link FAILED_CREATE_REASON}),
+ * virt-handler (and our node agent) when the domain cannot be started on the node.
+ */
+export const SYNCHRONIZED_CONDITION = 'Synchronized';
+export const FAILED_CREATE_REASON = 'FailedCreate';

@@ -36,6 +36,11 @@ export type ObjectMeta = z.infer<typeof ObjectMetaSchema>;
 const CONDITION_TYPE = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/;
 const CONDITION_REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 
+/** Whether a string may stand as a metav1.Condition reason (an identifier such as `PodNotStarted`). */
+export function isConditionReason(reason: string): boolean {
+  return reason.length <= 1024 && CONDITION_REASON.test(reason);
+}
+
 /** metav1.Condition. */
 export const ConditionSchema = z
   .strictObject({

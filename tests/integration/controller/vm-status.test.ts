@@ -1,6 +1,7 @@
 /**
  * What a user reads in a VM's status, as the original writes it: AgentReady, Migratable,
- * SizingPolicyMatched, the Running condition's NoBootableDevice, the launcher's versions, the launcher
+ * SizingPolicyMatched, the Running condition's NoBootableDevice and why a guest could not start
+ * (the instance's Synchronized=False), the launcher's versions, the launcher
  * pods, phase history and migration state, and the VM's labels and annotations on its active launcher
  * pod. KubeVirt is the simulator (no launcher pods: the tests make the pods KubeVirt would).
  */
@@ -99,6 +100,34 @@ describe('VM status as the original shows it', () => {
     expect(cond(v, 'AgentReady')).toMatchObject({ status: 'False', reason: 'AgentNotReady' });
     await kube.resource(pvDescriptor, PVSchema, TEST_FIELD_MANAGER).delete({ name: pvName });
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a VM whose guest cannot start says why in its Running condition, and runs once it can', async () => {
+    await t.w.createVM('crowd');
+    await t.w.vmWhen('crowd', phaseIs('Running'), 'Running');
+    const ref = { namespace: t.w.ns, name: 'crowd' };
+    const others = (await t.c.kvvmis.get(ref)).status?.conditions?.filter((c) => c.type !== 'Synchronized') ?? [];
+    const synchronized = (reason: string, message: string) => [...others, { type: 'Synchronized', status: 'False', reason, message }];
+
+    // virt-controller could not create the launcher pod: the original's PodNotStarted, phase Pending.
+    const quota = 'pods "virt-launcher-crowd-abcde" is forbidden: exceeded quota: compute';
+    await t.c.kvvmis.mergePatch(ref, { status: { phase: 'Pending', conditions: synchronized('FailedCreate', quota) } });
+    let v = await t.w.vmWhen('crowd', condIs('Running', 'False', 'PodNotStarted'), 'PodNotStarted');
+    expect(v.status?.phase).toBe('Pending');
+    expect(cond(v, 'Running')?.message).toBe(`Failed to start pod: Starting, Pending; FailedCreate: ${quota}`);
+
+    // The pod runs, the node agent cannot start the guest (as refuseGuest leaves the instance): our choice, the instance's reason and message.
+    const figures = 'the guest needs 2048 MiB and QEMU 256 MiB, the machine has 1024 MiB available and keeps 512 MiB';
+    await t.c.kvvmis.mergePatch(ref, { status: { phase: 'Scheduled', conditions: synchronized('InsufficientHostMemory', figures) } });
+    v = await t.w.vmWhen('crowd', condIs('Running', 'False', 'InsufficientHostMemory'), 'InsufficientHostMemory');
+    expect(v.status?.phase).toBe('Starting');
+    expect(v.status?.nodeName).toBe(t.w.nodeName);
+    expect(cond(v, 'Running')?.message).toBe(figures);
+
+    // Room again: the node agent drops the condition and the guest runs.
+    await t.c.kvvmis.mergePatch(ref, { status: { conditions: others } });
+    await t.w.kubevirt.run('crowd', t.w.nodeName);
+    await t.w.vmWhen('crowd', (x) => phaseIs('Running')(x) && condIs('Running', 'True', 'Running')(x), 'Running again');
   });
 
   it('a VM naming a class that does not exist says VirtualMachineClassNotFound', async () => {

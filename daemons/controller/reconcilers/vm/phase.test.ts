@@ -22,6 +22,16 @@ describe('phaseOf', () => {
     ['an unschedulable start is Pending', { kvvm: kvvm('Unschedulable'), kvvmi: vmi('Pending') }, 'Pending'],
     ['an image pull problem is Pending', { kvvm: kvvm('ErrImagePull'), kvvmi: vmi('Scheduling') }, 'Pending'],
     ['a scheduled instance is Starting', { kvvmi: vmi('Scheduled') }, 'Starting'],
+    [
+      'an instance whose launcher pod KubeVirt could not create is Pending',
+      { kvvmi: vmi('Pending', { conditions: [{ type: 'Synchronized', status: 'False', reason: 'FailedCreate' }] }) },
+      'Pending',
+    ],
+    [
+      'an instance the node cannot start is Starting',
+      { kvvmi: vmi('Scheduled', { conditions: [{ type: 'Synchronized', status: 'False', reason: 'InsufficientHostMemory' }] }) },
+      'Starting',
+    ],
     ['a running instance is Running', { kvvmi: vmi('Running') }, 'Running'],
     ['a paused instance is Pause', { kvvmi: vmi('Running', { conditions: [{ type: 'Paused', status: 'True' }] }) }, 'Pause'],
     ['a migrating instance is Migrating', { kvvmi: vmi('Running', { migrationState: { startTimestamp: '2026-01-01T00:00:00Z' } }) }, 'Migrating'],

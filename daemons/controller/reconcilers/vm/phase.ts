@@ -1,3 +1,5 @@
+import { FAILED_CREATE_REASON, SYNCHRONIZED_CONDITION } from '../../../../shared/api/internal/launcher.js';
+import type { KubeVirtCondition } from '../../../../shared/api/internal/kubevirt.js';
 import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
 
@@ -48,7 +50,14 @@ export function phaseOf(input: PhaseInput): VMPhase {
   if (PENDING_STATUSES.has(printable) || printable === '') return 'Pending';
   const phase = BY_PRINTABLE[printable] ?? 'Pending';
   if (phase === 'Stopped' && input.startPending) return 'Pending';
+  // As the original: a start whose launcher pod KubeVirt could not create has not left Pending.
+  if (phase === 'Starting' && syncFailureOf(input.kvvmi)?.reason === FAILED_CREATE_REASON) return 'Pending';
   return phase;
+}
+
+/** The instance's `Synchronized=False` condition: KubeVirt could not create its pod or start its domain. */
+export function syncFailureOf(vmi: InternalVirtualMachineInstance | undefined): KubeVirtCondition | undefined {
+  return vmi?.status?.conditions?.find((c) => c.type === SYNCHRONIZED_CONDITION && c.status === 'False');
 }
 
 /** KubeVirt's printable status of a VM from its instance (and the VM's own status when it has none). */

@@ -17,6 +17,7 @@ import {
   NO_BOOTABLE_DEVICE_REASON,
   NODE_NAME_LABEL,
   QEMU_VERSION_ANNOTATION,
+  SYNCHRONIZED_CONDITION,
 } from '../../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import { withConditions, type Condition, type StepContext } from '../context.js';
@@ -37,8 +38,6 @@ type VMI = InternalVirtualMachineInstance;
 export const WATCH_MS = 2000;
 /** How often a guest this machine could not hold is tried again. */
 export const ROOM_RETRY_MS = 5000;
-/** virt-handler's condition on an instance it could not sync. */
-const SYNCHRONIZED_CONDITION = 'Synchronized';
 /** How long one guest agent command may take (a TCG guest on a busy machine answers slowly). */
 const AGENT_TIMEOUT_MS = 5000;
 /** The instance annotation that says how the guest runs here (accelerator, memory given and asked). */

@@ -29,6 +29,7 @@ const kvvmi = (phase: string, status: Record<string, unknown> = {}): InternalVir
     spec: {},
     status: { phase, nodeName: 'node-a', ...status },
   }) as unknown as InternalVirtualMachineInstance;
+const synchronizedFalse = (reason: string, message: string): Record<string, string> => ({ type: 'Synchronized', status: 'False', reason, message });
 
 interface Row {
   what: string;
@@ -72,6 +73,41 @@ describe('the VM lifecycle handler', () => {
       kvvmi: kvvmi('Scheduled'),
       phase: 'Starting',
       running: { status: 'False', reason: 'NotRunning' },
+      node: 'node-a',
+    },
+    {
+      what: "is Starting, saying why, while the node cannot start the guest (the instance's Synchronized=False)",
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Scheduled', { conditions: [synchronizedFalse('InsufficientHostMemory', 'the guest needs 2048 MiB, the machine has 512 MiB available')] }),
+      phase: 'Starting',
+      running: { status: 'False', reason: 'InsufficientHostMemory', message: /^the guest needs 2048 MiB, the machine has 512 MiB available$/ },
+      node: 'node-a',
+    },
+    {
+      what: "is Starting with NotRunning when KubeVirt's reason is prose, which leads the message",
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Scheduled', { conditions: [synchronizedFalse('Synchronizing with the Domain failed.', 'server error. command SyncVMI failed')] }),
+      phase: 'Starting',
+      running: { status: 'False', reason: 'NotRunning', message: /^Synchronizing with the Domain failed: server error\. command SyncVMI failed$/ },
+      node: 'node-a',
+    },
+    {
+      what: 'is Pending with PodNotStarted, as the original, when KubeVirt could not create the launcher pod',
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Pending', { conditions: [synchronizedFalse('FailedCreate', 'pods "virt-launcher-web-x" is forbidden: exceeded quota')] }),
+      phase: 'Pending',
+      running: {
+        status: 'False',
+        reason: 'PodNotStarted',
+        message: /^Failed to start pod: Starting, Pending; FailedCreate: pods "virt-launcher-web-x" is forbidden: exceeded quota$/,
+      },
+    },
+    {
+      what: 'stays Running when a running instance still carries an old Synchronized=False',
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Running', { conditions: [synchronizedFalse('InsufficientHostMemory', 'no room')] }),
+      phase: 'Running',
+      running: { status: 'True', reason: 'Running' },
       node: 'node-a',
     },
     {

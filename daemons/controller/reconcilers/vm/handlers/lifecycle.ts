@@ -1,11 +1,13 @@
 import { VMCondition } from '../../../../../shared/api/conditions/index.js';
-import { GUEST_BOOTABLE_CONDITION, NO_BOOTABLE_DEVICE_REASON } from '../../../../../shared/api/internal/launcher.js';
+import { FAILED_CREATE_REASON, GUEST_BOOTABLE_CONDITION, NO_BOOTABLE_DEVICE_REASON } from '../../../../../shared/api/internal/launcher.js';
+import type { KubeVirtCondition } from '../../../../../shared/api/internal/kubevirt.js';
 import type { InternalVirtualMachineInstance } from '../../../../../shared/api/internal/resources.js';
 import type { Deps } from '../../../deps.js';
 import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
-import { rfc3339 } from '../../../engine/conditions.js';
+import { rfc3339, type ConditionInput } from '../../../engine/conditions.js';
 import { effectiveCoreFraction, requestedCpu, topologyOf } from '../kvvm/cpu.js';
-import { phaseOf, type VMPhase } from '../phase.js';
+import { isConditionReason } from '../../../../../shared/api/k8s/core.js';
+import { phaseOf, printableStatusOf, syncFailureOf, type VMPhase } from '../phase.js';
 import { condition, type VMState, type VMStatus } from '../state.js';
 import { networksStatus } from './network.js';
 
@@ -93,24 +95,51 @@ export function goDuration(ms: number): string {
 }
 
 function runningCondition(s: VMState, ctx: HandlerContext, phase: VMPhase): void {
-  if (phase === 'Running' || phase === 'Migrating' || phase === 'Pause') {
-    const boot = s.kvvmi?.status?.conditions?.find((c) => c.type === GUEST_BOOTABLE_CONDITION);
-    if (boot?.status === 'False' && boot.reason === NO_BOOTABLE_DEVICE_REASON) {
-      // The original's Running condition stays True: the domain runs, its firmware found nothing to boot.
-      condition(s, ctx, { type: Running.type, status: 'True', reason: Running.reason.NoBootableDevice, message: boot.message ?? 'No bootable device.' });
-      return;
-    }
-    condition(s, ctx, { type: Running.type, status: 'True', reason: Running.reason.Running });
-    return;
+  const running = phase === 'Running' || phase === 'Migrating' || phase === 'Pause';
+  condition(s, ctx, running ? runningTrue(s) : notRunning(s, phase));
+}
+
+function runningTrue(s: VMState): ConditionInput {
+  const boot = s.kvvmi?.status?.conditions?.find((c) => c.type === GUEST_BOOTABLE_CONDITION);
+  if (boot?.status === 'False' && boot.reason === NO_BOOTABLE_DEVICE_REASON) {
+    // The original's Running condition stays True: the domain runs, its firmware found nothing to boot.
+    return { type: Running.type, status: 'True', reason: Running.reason.NoBootableDevice, message: boot.message ?? 'No bootable device.' };
   }
+  return { type: Running.type, status: 'True', reason: Running.reason.Running };
+}
+
+function notRunning(s: VMState, phase: VMPhase): ConditionInput {
+  const failure = phase === 'Pending' || phase === 'Starting' ? syncFailureOf(s.kvvmi) : undefined;
+  if (failure !== undefined && s.kvvm !== undefined) return syncFailureCondition(printableStatusOf(s.kvvm, s.kvvmi), s.kvvmi?.status?.phase ?? '', failure);
+  const failed = s.kvvmi?.status?.phase === 'Failed';
   const message =
     s.kvvm === undefined && s.waitingFor.length > 0
       ? `waiting for: ${s.waitingFor.join('; ')}`
-      : s.kvvmi?.status?.phase === 'Failed'
+      : failed
         ? 'the guest failed'
         : `the virtual machine is ${phase.toLowerCase()}`;
-  const reason = s.kvvmi?.status?.phase === 'Failed' ? Running.reason.InternalVirtualMachineError : Running.reason.NotRunning;
-  condition(s, ctx, { type: Running.type, status: 'False', reason, message });
+  const reason = failed ? Running.reason.InternalVirtualMachineError : Running.reason.NotRunning;
+  return { type: Running.type, status: 'False', reason, message };
+}
+
+/**
+ * Why KubeVirt could not start the instance (its `Synchronized=False`), on a VM not running yet. A
+ * launcher pod KubeVirt could not create is the original's PodNotStarted, with the original's message.
+ * Any other failure (the node cannot start the domain: InsufficientHostMemory) is our choice, as the
+ * original shows none: the instance's reason and message; NotRunning, the reason leading the message,
+ * when the reason is prose (KubeVirt's default `Synchronizing with the Domain failed.`).
+ */
+function syncFailureCondition(printable: string, vmiPhase: string, failure: KubeVirtCondition): ConditionInput {
+  const reason = failure.reason ?? '';
+  const message = failure.message ?? '';
+  if (reason === FAILED_CREATE_REASON) {
+    const detail = message === '' ? '' : `; ${reason}: ${message}`;
+    return { type: Running.type, status: 'False', reason: Running.reason.PodNotStarted, message: `Failed to start pod: ${printable}, ${vmiPhase}${detail}` };
+  }
+  if (isConditionReason(reason)) return { type: Running.type, status: 'False', reason, message };
+  const lead = reason.replace(/\.$/, '');
+  const text = lead === '' ? message : message === '' ? lead : `${lead}: ${message}`;
+  return { type: Running.type, status: 'False', reason: Running.reason.NotRunning, message: text };
 }
 
 function resourcesOf(s: VMState): VMStatus['resources'] {
