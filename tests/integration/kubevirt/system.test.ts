@@ -115,6 +115,11 @@ describe('our VMs on upstream KubeVirt v1.6.0, the simulator only as node agent'
     );
     expect(condition.message).toContain('bpfbridge');
     expect(await launcherPods('nobinding')).toEqual([]);
-    expect((await c.vms.get({ namespace: scope.namespace, name: 'nobinding' })).status?.phase).not.toBe('Running');
+    // The VM says it too, as the original: PodNotStarted with virt-controller's FailedCreate, still Pending.
+    const refused = await vmWhen('nobinding', 'Running=False PodNotStarted', (v) =>
+      (v.status?.conditions ?? []).some((x) => x.type === 'Running' && x.status === 'False' && x.reason === 'PodNotStarted'),
+    );
+    expect(refused.status?.phase).toBe('Pending');
+    expect(refused.status?.conditions?.find((x) => x.type === 'Running')?.message).toMatch(/^Failed to start pod: .*FailedCreate: .*bpfbridge/);
   });
 });
