@@ -4,10 +4,10 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { metricsGuard } from '../../shared/authz/index.js';
 import { startHealthServer, type HealthServer } from '../../shared/daemon/health.js';
 import { errorMessage } from '../../shared/errors/index.js';
+import { listen } from '../../shared/http/listen.js';
 import { untilAborted, type KubeClient } from '../../shared/kube/index.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import { KUBEVIRT_RULES, Renamer } from './rules/index.js';
@@ -31,7 +31,10 @@ export interface ApiRewriterOptions {
 
 export interface ApiRewriterHandle {
   readonly metrics: ApiRewriterMetrics;
-  /** The proxy port, the webhook proxy port (when WEBHOOK_ADDRESS is set) and the health server, once all listen. */
+  /**
+   * The proxy port, the webhook proxy port (when WEBHOOK_ADDRESS is set) and the health server, once all
+   * listen; an address one of them cannot bind rejects it with a ListenError naming that server.
+   */
   readonly listening: Promise<{ proxyPort: number; webhookPort: number | undefined; health: HealthServer }>;
   /** Resolves when the daemon has stopped. */
   readonly done: Promise<void>;
@@ -62,7 +65,7 @@ export function runApiRewriter(options: ApiRewriterOptions): ApiRewriterHandle {
       log.debug({ err }, 'malformed HTTP from a client');
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
     });
-    const proxyPort = await listenUntil(server, config.PROXY_HOST, config.PROXY_PORT, signal);
+    const proxyPort = await listenUntil(server, config.PROXY_HOST, config.PROXY_PORT, 'the proxy', signal);
     const webhook = config.WEBHOOK_ADDRESS === undefined ? undefined : await startWebhookProxy(config, config.WEBHOOK_ADDRESS, renamer, metrics, log, signal);
     const health = await startHealthServer(config.HEALTH_HOST, config.HEALTH_PORT, {
       ready: () => ready && (webhook === undefined || webhook.tls.status().ok),
@@ -95,15 +98,12 @@ async function startWebhookProxy(
   const tls = new TlsReloader({ certFile: config.WEBHOOK_CERT_FILE, keyFile: config.WEBHOOK_KEY_FILE, reloadMs: 10_000 }, server, log);
   await tls.start();
   signal.addEventListener('abort', () => tls.stop(), { once: true });
-  return { port: await listenUntil(server, config.WEBHOOK_PROXY_HOST, config.WEBHOOK_PROXY_PORT, signal), tls };
+  return { port: await listenUntil(server, config.WEBHOOK_PROXY_HOST, config.WEBHOOK_PROXY_PORT, 'the webhook proxy', signal), tls };
 }
 
 /** Listen (port 0: a free one) and close with every connection when the signal aborts; the bound port. */
-async function listenUntil(server: http.Server | https.Server, host: string, port: number, signal: AbortSignal): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+async function listenUntil(server: http.Server | https.Server, host: string, port: number, what: string, signal: AbortSignal): Promise<number> {
+  const bound = await listen(server, host, port, what);
   signal.addEventListener(
     'abort',
     () => {
@@ -112,7 +112,7 @@ async function listenUntil(server: http.Server | https.Server, host: string, por
     },
     { once: true },
   );
-  return (server.address() as AddressInfo).port;
+  return bound;
 }
 
 /** Wait until the apiserver answers (GET /version; the proxy is not ready before). */

@@ -4,7 +4,7 @@
  * endpoint, metrics) that cannot bind its address is InternalError with the ListenError's message
  * (which server, the address, the cause); anything else thrown is reported as InternalError.
  */
-import { ListenError } from '../../shared/daemon/listen.js';
+import { ListenError } from '../../shared/http/listen.js';
 import { AppError, errorMessage } from '../../shared/errors/index.js';
 
 export const FAILURE_REASONS = [

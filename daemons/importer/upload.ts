@@ -6,7 +6,7 @@
  * answered 422 and ends the run as Failed, so the controller can report why.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { listen } from '../../shared/daemon/listen.js';
+import { listen } from '../../shared/http/listen.js';
 import { ImportError, failureOf } from './errors.js';
 import { importStream, type ImportContext, type ImportSuccess } from './run.js';
 

@@ -3,13 +3,14 @@
  * HTTP status, never by message text.
  */
 import { AppError, ConfigError, KubeApiError, NotFoundError, ProtocolError, TimeoutError, UnavailableError } from '../errors/index.js';
+import { ListenError } from '../http/listen.js';
 
 export const ExitCode = {
   /** Done: the operation completed, the session ended normally. */
   ok: 0,
   /** The request was accepted but the operation failed, was refused by the server, or was superseded. */
   failed: 1,
-  /** Bad arguments, or a kubeconfig/context that cannot be used. */
+  /** Bad arguments, a kubeconfig/context that cannot be used, or a local address that cannot be bound. */
   usage: 2,
   /** The VirtualMachine (or namespace) does not exist. */
   notFound: 3,
@@ -45,7 +46,7 @@ export class InterruptedError extends AppError {
 /** The exit code for anything a command threw. */
 export function exitCodeOf(err: unknown): ExitCode {
   if (err instanceof InterruptedError) return ExitCode.interrupted;
-  if (err instanceof UsageError || err instanceof ConfigError) return ExitCode.usage;
+  if (err instanceof UsageError || err instanceof ConfigError || err instanceof ListenError) return ExitCode.usage;
   if (err instanceof NotFoundError) return ExitCode.notFound;
   if (err instanceof TimeoutError) return ExitCode.timeout;
   if (err instanceof UnavailableError || err instanceof ProtocolError) return ExitCode.unavailable;

@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import net from 'node:net';
 import { errorMessage } from '../errors/index.js';
+import { hostPort, listen } from '../http/listen.js';
 import type { Connection } from './connection.js';
 import { UsageError } from './exit-codes.js';
 import type { Io } from './io.js';
@@ -43,7 +44,8 @@ export interface Listener {
 /**
  * Listen on every listener's local port until `signal` aborts (then resolves). Each accepted
  * connection opens its own stream; a stream that fails is reported and closes that connection only.
- * The bound address of each listener is printed on stdout (`Forwarding from 127.0.0.1:PORT -> ...`).
+ * The bound address of each listener is printed on stdout (`Forwarding from 127.0.0.1:PORT -> ...`);
+ * a local port that cannot be bound rejects with a ListenError (a usage error: exit-codes.ts).
  */
 export async function serveListeners(conn: Connection, listeners: readonly Listener[], address: string, io: Io, signal: AbortSignal): Promise<void> {
   const vm = listeners[0]?.target.vm ?? '';
@@ -53,26 +55,14 @@ export async function serveListeners(conn: Connection, listeners: readonly Liste
     for (const l of listeners) {
       const server = net.createServer((socket) => void forwardOne(conn, l, socket, io, signal));
       servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', (err) => reject(listenError(address, l.local, err)));
-        server.listen(l.local, address, resolve);
-      });
-      const bound = server.address() as net.AddressInfo;
-      io.stdout.write(`Forwarding from ${hostPort(address, bound.port)} -> ${l.label}\n`);
+      const port = await listen(server, address, l.local, `the forward to ${l.label}`);
+      io.stdout.write(`Forwarding from ${hostPort(address, port)} -> ${l.label}\n`);
     }
     io.stderr.write('Press Ctrl-C to stop.\n');
     if (!signal.aborted) await once(signal, 'abort');
   } finally {
     for (const server of servers) server.close();
   }
-}
-
-function listenError(address: string, port: number, err: unknown): UsageError {
-  return new UsageError(`cannot listen on ${hostPort(address, port)}: ${errorMessage(err)}`);
-}
-
-function hostPort(address: string, port: number): string {
-  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
 }
 
 async function forwardOne(conn: Connection, l: Listener, socket: net.Socket, io: Io, signal: AbortSignal): Promise<void> {

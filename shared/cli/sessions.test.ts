@@ -187,7 +187,7 @@ describe('sessions (stand-in subresources server)', () => {
     try {
       const s = start(['port-forward', 'vm', `${port}:80`]);
       expect(await s.done).toBe(2);
-      expect(s.err.text()).toContain(`cannot listen on 127.0.0.1:${port}`);
+      expect(s.err.text()).toContain(`error: the forward to VirtualMachine ns/vm port 80 cannot listen on 127.0.0.1:${port}: address already in use`);
     } finally {
       taken.close();
     }

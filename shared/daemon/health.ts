@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { denialReply, type RequestGuard } from '../authz/index.js';
 import { EXPOSITION_CONTENT_TYPE } from '../metrics/index.js';
-import { listen } from './listen.js';
+import { listen } from '../http/listen.js';
 
 export const LIVENESS_PATH = '/health/liveness';
 export const READINESS_PATH = '/health/readiness';

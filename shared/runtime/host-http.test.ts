@@ -1,7 +1,8 @@
 import { deflateSync, gzipSync } from 'node:zlib';
 import { Agent, request as httpRequest } from 'node:http';
-import type { Socket } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { ListenError } from '../http/listen.js';
 import { waitFor } from '../testing/wait.js';
 import { binaryHeaders, send, startProbe, type ProbeState } from './testing/index.js';
 import type { ServerHandle } from './server.js';
@@ -119,6 +120,21 @@ describe('function host: routes, health and metrics over real HTTP', () => {
     expect(res.body).toContain('http_request_duration_seconds_count{route="/",method="POST",status="200"} 2\n');
     expect(res.body).toMatch(/http_request_duration_seconds_bucket\{le="\+Inf",route="\/",method="POST",status="200"\} 2\n/);
     expect(res.body).toContain('http_requests_in_flight 1\n');
+  });
+});
+
+describe('function host: start', () => {
+  it('fails with a ListenError naming the function, the address and the cause when the port is taken', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const err = await startProbe({ PORT: String(port) }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ListenError);
+      expect(err).toHaveProperty('message', `function probe cannot listen on 127.0.0.1:${port}: address already in use`);
+    } finally {
+      holder.close();
+    }
   });
 });
 

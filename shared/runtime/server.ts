@@ -3,6 +3,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { metricsGuardFromEnv } from '../authz/index.js';
+import { listen } from '../http/listen.js';
 import { childLogger, type Logger } from '../log/index.js';
 import { Registry } from '../metrics/index.js';
 import { buildApp } from './app.js';
@@ -33,7 +34,8 @@ export interface ServerHandle {
 }
 
 /**
- * Start a function: parse config (one ConfigError listing every problem), run `init`, listen. The
+ * Start a function: parse config (one ConfigError listing every problem), run `init`, listen (an
+ * address it cannot bind: a ListenError, "function NAME cannot listen on HOST:PORT: ..."). The
  * returned handle closes it the way SIGTERM does.
  */
 export async function serve<C extends z.ZodObject, S>(def: FunctionDefinition<C, S>, options: ServeOptions = {}): Promise<ServerHandle> {
@@ -68,13 +70,13 @@ export async function serve<C extends z.ZodObject, S>(def: FunctionDefinition<C,
     tls?.stop();
     return (closing ??= shutdown({ def, ctx, server, drain, deadlineMs }).finally(() => metricsGuard?.close()));
   };
-  const address = await listen(server, config.host).catch(async (err: unknown) => {
+  const port = await listen(server, config.host.HOST, config.host.PORT, `function ${def.name}`).catch(async (err: unknown) => {
     await close();
     throw err;
   });
-  const url = `${config.tls === undefined ? 'http' : 'https'}://${loopbackName(address)}:${address.port}`;
-  log.info({ port: address.port, url, tls: config.tls !== undefined }, 'listening');
-  return { port: address.port, url, metrics, close };
+  const url = `${config.tls === undefined ? 'http' : 'https'}://${loopbackName(server.address() as AddressInfo)}:${port}`;
+  log.info({ port, url, tls: config.tls !== undefined }, 'listening');
+  return { port, url, metrics, close };
 }
 
 /**
@@ -93,16 +95,6 @@ function createServer(host: HostConfig, tls: TlsFiles | undefined, app: RequestL
       : createHttpsServer({ ...timeouts, ...(askClientCerts ? { requestCert: true, rejectUnauthorized: false } : {}) }, app);
   server.on('clientError', answerClientError);
   return server;
-}
-
-function listen(server: Server, host: HostConfig): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(host.PORT, host.HOST, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
 }
 
 function loopbackName(address: AddressInfo): string {

@@ -1,7 +1,8 @@
 /**
  * Listening on a configured address, with a failure that says which server, where and why: a port
  * another process holds is "the metrics server cannot listen on 10.0.0.5:8080: address already in
- * use", not node's bare `listen EADDRINUSE`, so whoever reads the result sees what to change.
+ * use", not node's bare `listen EADDRINUSE`, so whoever reads the result sees what to change. The one
+ * way every server of the product (daemons, the function host, the CLI's local listeners) binds.
  */
 import type { AddressInfo, Server } from 'node:net';
 import { AppError, errorMessage } from '../errors/index.js';
@@ -17,11 +18,12 @@ const CAUSES: Readonly<Record<string, string>> = {
 export class ListenError extends AppError {
   readonly code = 'LISTEN_FAILED';
   readonly status = 500;
-  readonly host: string;
+  /** Undefined: every interface. */
+  readonly host: string | undefined;
   readonly port: number;
 
-  constructor(what: string, host: string, port: number, cause: unknown) {
-    super(`${what} cannot listen on ${hostPort(host, port)}: ${causeText(cause)}`, { cause });
+  constructor(what: string, host: string | undefined, port: number, cause: unknown) {
+    super(`${what} cannot listen on ${host === undefined ? `port ${port}` : hostPort(host, port)}: ${causeText(cause)}`, { cause });
     this.host = host;
     this.port = port;
   }
@@ -38,10 +40,11 @@ function causeText(err: unknown): string {
 }
 
 /**
- * Listen on `host:port` (port 0: a free one) and resolve with the bound port; a failure to bind
- * rejects with a ListenError naming `what` (e.g. 'the metrics server'), the address and the cause.
+ * Listen on `host:port` (port 0: a free one; no host: every interface, IPv4 and IPv6) and resolve
+ * with the bound port; a failure to bind rejects with a ListenError naming `what` (e.g. 'the metrics
+ * server'), the address and the cause.
  */
-export function listen(server: Server, host: string, port: number, what: string): Promise<number> {
+export function listen(server: Server, host: string | undefined, port: number, what: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const fail = (err: Error): void => reject(new ListenError(what, host, port, err));
     server.once('error', fail);

@@ -35,6 +35,11 @@ describe('listen', () => {
     }
   });
 
+  it('names the port alone when no host was given (every interface)', () => {
+    const err = new ListenError('function echo', undefined, 8080, Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' }));
+    expect(err.message).toBe('function echo cannot listen on port 8080: address already in use');
+  });
+
   it("keeps node's message for a cause it has no words for", () => {
     const err = new ListenError('the upload endpoint', '0.0.0.0', 8444, Object.assign(new Error('listen EWHATEVER: odd'), { code: 'EWHATEVER' }));
     expect(err.message).toBe('the upload endpoint cannot listen on 0.0.0.0:8444: listen EWHATEVER: odd');
