@@ -73,6 +73,36 @@ describe('bundleEntries', () => {
     expect(await codeCacheState(app, '--max-semi-space-size=4')).toBe('used');
   });
 
+  it("loads credentials through client-node's KubeConfig, an exec plugin's included, without bundling client-node's generated API", async () => {
+    const entry = 'shared/bundle/testdata/credentials.ts';
+    const files = await bundleEntries({ root: REPO_ROOT, entries: [entry], outdir: join(dir, 'credentials'), packages: 'bundled' });
+    const main = await install(files.get(entry) ?? '', join(dir, 'credentials-app'));
+    // The generated API (a class per resource, its serializer) is left out: shared/bundle/index.ts.
+    const code = await readFile(bundledCompanions(main).code, 'utf8');
+    expect([code.includes('ObjectSerializer'), code.includes('class V1PodSpec')]).toEqual([false, false]);
+    const plugin = join(dir, 'credential-plugin.sh');
+    const credential = { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-the-plugin' } };
+    await writeFile(plugin, `#!/bin/sh\necho '${JSON.stringify(credential)}'\n`, { mode: 0o755 });
+    const kubeconfig = join(dir, 'exec-kubeconfig');
+    await writeFile(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443' } }],
+        users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: plugin, interactiveMode: 'Never' } } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    const proc = startNodeProcess([main], { env: { KUBECONFIG: kubeconfig, NODE_PATH: '' } });
+    const [exitCode] = (await once(proc.child, 'close')) as [number | null];
+    expect([exitCode, proc.logs.at(-1)]).toEqual([
+      0,
+      { server: 'https://127.0.0.1:6443', headers: { Authorization: 'Bearer from-the-plugin' }, stream: 'stdout' },
+    ]);
+  });
+
   it("serves the entry's own definition when it imports another function's module (every module has the bundle's URL)", async () => {
     // bench-entry imports functions/admission/index.ts, whose runIfMain would serve the real admission
     // (and fail here, with no cluster to reach); the entry's own runs it with in-memory lookups.

@@ -5,9 +5,9 @@
  */
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { IMAGE_ENV } from './image-env.js';
 
 const run = promisify(execFile);
@@ -75,6 +75,31 @@ if (mode === 'write') {
 }
 `;
 
+/**
+ * @kubernetes/client-node's `KubeConfig` without the generated API. Our units take only `KubeConfig`
+ * from the package (shared/kube/kubeconfig.ts); its module imports two names from the index of the
+ * generated API (`./gen/index.js`: every resource's class and client), and esbuild, told nothing of
+ * side effects by the package, would bundle and load all of it: about 1 MB of code and 13 MB more
+ * resident memory per unit (tests/bench/RESULTS.md, function-host, 2026-12-07). That one import is
+ * pointed at the two modules that define those names. Should a new client-node import more from
+ * there, the build fails naming the missing export: never a unit that breaks at run time.
+ */
+const CLIENT_NODE_CONFIG = /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/;
+const KUBECONFIG_ONLY = 'client-node-kubeconfig-only';
+const clientNodeKubeConfigOnly: Plugin = {
+  name: KUBECONFIG_ONLY,
+  setup(b) {
+    b.onResolve({ filter: /^\.\/gen\/index\.js$/ }, (args) =>
+      CLIENT_NODE_CONFIG.test(args.importer) ? { path: join(dirname(args.importer), 'gen', 'index.js'), namespace: KUBECONFIG_ONLY } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: KUBECONFIG_ONLY }, (args) => ({
+      resolveDir: dirname(args.path),
+      loader: 'js',
+      contents: "export { createConfiguration } from './configuration.js';\nexport { ServerConfiguration } from './servers.js';\n",
+    }));
+  },
+};
+
 /** Bundle every entry; resolves with entry (as given) → the file node runs. Throws esbuild's error on failure. */
 export async function bundleEntries(spec: BundleSpec): Promise<ReadonlyMap<string, string>> {
   const bundled = spec.packages === 'bundled';
@@ -84,7 +109,9 @@ export async function bundleEntries(spec: BundleSpec): Promise<ReadonlyMap<strin
     outdir: spec.outdir,
     outExtension: { '.js': bundled ? '.code.cjs' : '.mjs' },
     bundle: true,
-    ...(bundled ? { format: 'cjs', define: { 'import.meta.url': BUNDLE_URL } } : { format: 'esm', packages: 'external' as const }),
+    ...(bundled
+      ? { format: 'cjs', define: { 'import.meta.url': BUNDLE_URL }, plugins: [clientNodeKubeConfigOnly] }
+      : { format: 'esm', packages: 'external' as const }),
     platform: 'node',
     target: BUNDLE_TARGET,
     sourcemap: spec.sourcemap === true,

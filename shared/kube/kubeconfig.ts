@@ -6,7 +6,10 @@
  * name the file, the field or the plugin that is wrong.
  */
 import type https from 'node:https';
-import { KubeConfig, type User } from '@kubernetes/client-node';
+import type { User } from '@kubernetes/client-node';
+// The module of KubeConfig, not the package's index: the index loads the whole generated API too
+// (shared/bundle/index.ts: clientNodeKubeConfigOnly keeps it out of the bundles).
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { errorMessage } from '../errors/index.js';
 
 /** A kubeconfig that cannot be used; the message names the file and the field, or the plugin. */
