@@ -1,5 +1,5 @@
 /**
- * `npm start` with real guests, as a user meets it: the demo imports the bootable guest disk over
+ * `npm start` with real guests beside real KubeVirt (virt-controller, virt-api), as a user meets it: the demo imports the bootable guest disk over
  * HTTP into DVCR, fills a VirtualDisk from it and boots the VM from that disk on a QEMU process. The
  * user then reads the login prompt with `d8v console` (through the apiserver, our subresources API and
  * the virt-api stand-in to the guest's serial console), runs a command in the guest with `d8v ssh`
@@ -75,15 +75,19 @@ describe('npm start with real QEMU guests', () => {
 
   test('the demo VM boots the imported disk on QEMU; d8v console shows its login prompt, d8v ssh runs a command in it, d8v vnc shows its screen; d8v stop leaves no QEMU process', async () => {
     workDir = await mkdtemp(join(tmpdir(), 'guests-platform-'));
-    // With the simulated KubeVirt (its binaries pointed away): this test is about the guests; the demo beside
-    // real virt-controller is start.test.ts's, where its Migrate is seen to stall at Pending now and then (issue 31 note).
-    run = npmStart(['--demo', '--guests', 'qemu', '--plain', '--work-dir', workDir], { VIRT_TESTENV_KUBEVIRT_DIR: join(workDir, 'no-kubevirt') });
+    // As a user gets it here: real virt-controller and virt-api (the test environment built them), the
+    // simulator only as node agent, the guests real: the demo's Restart and Migrate are real KubeVirt
+    // objects moving a QEMU guest (a live migration between two QEMU processes).
+    run = npmStart(['--demo', '--guests', 'qemu', '--plain', '--work-dir', workDir]);
     const kubeconfig = (await run.line(/export KUBECONFIG=/, 300_000)).replace(/^.*export KUBECONFIG=/, '').trim();
     await run.line(/is a real QEMU guest: its agent answers/, 480_000).catch((err: unknown) => {
       throw new Error(`no real guest in the demo:\n${run?.tail(60) ?? ''}`, { cause: err });
     });
     expect(qemuPidsOf('demo/demo-vm')).toHaveLength(1);
-    await run.line(/^.*demo done:/, 480_000);
+    expect(run.lines.find((l) => l.includes('KubeVirt:'))).toMatch(/KubeVirt: REAL virt-controller and virt-api/);
+    // Restarted and live-migrated by real virt-controller: one QEMU process again, the target's.
+    expect(await run.line(/^.*demo done:/, 480_000)).toMatch(/then restarted and migrated to node-\d+/);
+    await waitFor('one QEMU process after the migration (the source exited)', () => qemuPidsOf('demo/demo-vm').length === 1, { timeoutMs: 60_000 });
 
     // d8v console: Enter until the guest's getty answers.
     const started = Date.now();
