@@ -79,8 +79,9 @@ if (mode === 'write') {
  * @kubernetes/client-node's `KubeConfig` without the generated API. Our units take only `KubeConfig`
  * from the package (shared/kube/kubeconfig.ts); its module imports two names from the index of the
  * generated API (`./gen/index.js`: every resource's class and client), and esbuild, told nothing of
- * side effects by the package, would bundle and load all of it: about 1 MB of code and 13 MB more
- * resident memory per unit (tests/bench/RESULTS.md, function-host, 2026-12-07). That one import is
+ * side effects by the package, would bundle and load all of it: about 1 MB of code per unit, and
+ * 5.8 MiB more resident memory at the audit's first answer (tests/bench/RESULTS.md, function-host,
+ * 2026-12-07: 97.8 against 92.0 MiB). That one import is
  * pointed at the two modules that define those names. Should a new client-node import more from
  * there, the build fails naming the missing export: never a unit that breaks at run time.
  */
