@@ -28,6 +28,7 @@ import { startControlPlane, type ControlPlaneState } from '../env/control-plane.
 import { installCrds, installDeckhouseCrds } from '../env/crds.js';
 import { runKubectl } from '../env/kubectl.js';
 import {
+  codeCell,
   EMPTY_FUNCTION_BASELINE,
   interleaved,
   knobs,
@@ -36,6 +37,7 @@ import {
   print,
   printComparison,
   processMemoryMb,
+  recordResult,
   summarize,
   type Measurement,
   type Summary,
@@ -222,6 +224,24 @@ function verdict(saturated: readonly Measurement[], pacedRows: readonly Measurem
   }
 }
 
+/** The cells of this run's row in tests/bench/RESULTS.md (section admission), after the date. */
+function resultCells(
+  saturated: readonly Measurement[],
+  pacedRows: readonly Measurement[],
+  memoryRows: ReadonlyArray<{ name: string; values: { idle: number; peak: number } }>,
+): string[] {
+  const paced = (name: string): Measurement['values'] => pacedRows.find((r) => r.name === name)?.values ?? {};
+  const rps = (name: string): string => (saturated.find((r) => r.name === name)?.values['rps'] ?? NaN).toLocaleString('en-US', { maximumFractionDigits: 0 });
+  const ms = (v: number | undefined): string => (v ?? NaN).toFixed(2);
+  const shipped = memoryRows.find((m) => m.name === APISERVER)?.values ?? { idle: NaN, peak: NaN };
+  return [
+    codeCell(),
+    `${ms(paced(APISERVER)['p99'])} ms (p50 ${(paced(APISERVER)['p50'] ?? NaN).toFixed(3)}) / ${ms(paced(MEMORY)['p99'])} ms (p50 ${(paced(MEMORY)['p50'] ?? NaN).toFixed(3)}); empty function p99 ${ms(paced(EMPTY_FUNCTION_BASELINE)['p99'])} ms`,
+    `${rps(APISERVER)} / ${rps(MEMORY)}`,
+    `${shipped.idle.toFixed(1)} / ${shipped.peak.toFixed(1)} MB`,
+  ];
+}
+
 const MEMORY = 'admission, in-memory lookups';
 const APISERVER = 'admission, apiserver lookups (cached)';
 
@@ -303,6 +323,7 @@ async function main(): Promise<void> {
         `${m.name}: RSS idle ${m.values.idle.toFixed(1)} MB (target <= ${(base.idle + 10).toFixed(1)}), peak ${m.values.peak.toFixed(1)} MB (target <= ${(base.peak + 20).toFixed(1)}) ${ok ? 'MET' : 'MISSED'}`,
       );
     }
+    recordResult('admission', resultCells(saturated, pacedRows, memoryRows));
   } finally {
     for (const r of running) await r.stop();
     await cp.stop();
