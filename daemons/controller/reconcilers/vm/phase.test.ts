@@ -19,7 +19,9 @@ describe('phaseOf', () => {
     ['no internal VM yet is Pending', { kvvm: undefined }, 'Pending'],
     ['no instance is Stopped', {}, 'Stopped'],
     ['no instance with a start due is Pending', { startPending: true }, 'Pending'],
-    ['an unschedulable start is Pending', { kvvm: kvvm('Unschedulable'), kvvmi: vmi('Pending') }, 'Pending'],
+    ['an unschedulable start is Pending', { kvvm: kvvm('ErrorUnschedulable'), kvvmi: vmi('Pending') }, 'Pending'],
+    ['a missing PVC is Pending', { kvvm: kvvm('ErrorPvcNotFound'), kvvmi: vmi('Pending') }, 'Pending'],
+    ['a state KubeVirt cannot tell is Pending', { kvvm: kvvm('Unknown'), kvvmi: vmi('Unknown') }, 'Pending'],
     ['an image pull problem is Pending', { kvvm: kvvm('ErrImagePull'), kvvmi: vmi('Scheduling') }, 'Pending'],
     ['a scheduled instance is Starting', { kvvmi: vmi('Scheduled') }, 'Starting'],
     [

@@ -5,17 +5,23 @@ import type { VirtualMachine } from '../../../../shared/api/resources/virtualmac
 
 export type VMPhase = NonNullable<NonNullable<VirtualMachine['status']>['phase']>;
 
-/** KubeVirt printable statuses that mean "cannot start yet": the VM stays Pending. */
-const PENDING_STATUSES = new Set([
-  'CrashLoopBackOff',
-  'Unknown',
-  'Unschedulable',
+/**
+ * KubeVirt printable statuses (v1.6 spelling) of a launcher pod that could not start: the original's
+ * `isPodStartedError`, shown as the Running condition's PodNotStarted.
+ */
+export const POD_NOT_STARTED_STATUSES: ReadonlySet<string> = new Set([
   'ErrImagePull',
   'ImagePullBackOff',
-  'PvcNotFound',
+  'CrashLoopBackOff',
+  'ErrorUnschedulable',
   'DataVolumeError',
-  'WaitingForVolumeBinding',
+  'ErrorPvcNotFound',
 ]);
+/** KubeVirt could not tell the VM's state: the original's InternalVirtualMachineError. */
+export const UNKNOWN_STATUS = 'Unknown';
+
+/** KubeVirt printable statuses that mean "cannot start yet": the VM stays Pending. */
+const PENDING_STATUSES: ReadonlySet<string> = new Set([...POD_NOT_STARTED_STATUSES, UNKNOWN_STATUS, 'WaitingForVolumeBinding']);
 
 /** printableStatus → phase, as the original maps it (an unknown or empty status is Pending). */
 const BY_PRINTABLE: Record<string, VMPhase> = {

@@ -1,13 +1,12 @@
 import { VMCondition } from '../../../../../shared/api/conditions/index.js';
 import { FAILED_CREATE_REASON, GUEST_BOOTABLE_CONDITION, NO_BOOTABLE_DEVICE_REASON } from '../../../../../shared/api/internal/launcher.js';
-import type { KubeVirtCondition } from '../../../../../shared/api/internal/kubevirt.js';
 import type { InternalVirtualMachineInstance } from '../../../../../shared/api/internal/resources.js';
 import type { Deps } from '../../../deps.js';
 import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
 import { rfc3339, type ConditionInput } from '../../../engine/conditions.js';
 import { effectiveCoreFraction, requestedCpu, topologyOf } from '../kvvm/cpu.js';
 import { isConditionReason } from '../../../../../shared/api/k8s/core.js';
-import { phaseOf, printableStatusOf, syncFailureOf, type VMPhase } from '../phase.js';
+import { phaseOf, POD_NOT_STARTED_STATUSES, printableStatusOf, syncFailureOf, UNKNOWN_STATUS, type VMPhase } from '../phase.js';
 import { condition, type VMState, type VMStatus } from '../state.js';
 import { networksStatus } from './network.js';
 
@@ -109,8 +108,8 @@ function runningTrue(s: VMState): ConditionInput {
 }
 
 function notRunning(s: VMState, phase: VMPhase): ConditionInput {
-  const failure = phase === 'Pending' || phase === 'Starting' ? syncFailureOf(s.kvvmi) : undefined;
-  if (failure !== undefined && s.kvvm !== undefined) return syncFailureCondition(printableStatusOf(s.kvvm, s.kvvmi), s.kvvmi?.status?.phase ?? '', failure);
+  const stuck = phase === 'Pending' || phase === 'Starting' ? startFailureCondition(s) : undefined;
+  if (stuck !== undefined) return stuck;
   const failed = s.kvvmi?.status?.phase === 'Failed';
   const message =
     s.kvvm === undefined && s.waitingFor.length > 0
@@ -123,19 +122,34 @@ function notRunning(s: VMState, phase: VMPhase): ConditionInput {
 }
 
 /**
- * Why KubeVirt could not start the instance (its `Synchronized=False`), on a VM not running yet. A
- * launcher pod KubeVirt could not create is the original's PodNotStarted, with the original's message.
- * Any other failure (the node cannot start the domain: InsufficientHostMemory) is our choice, as the
- * original shows none: the instance's reason and message; NotRunning, the reason leading the message,
- * when the reason is prose (KubeVirt's default `Synchronizing with the Domain failed.`).
+ * Why KubeVirt could not start a VM not running yet; the one place that decides it. As the original:
+ * a launcher pod KubeVirt could not create (the instance's `Synchronized=False` `FailedCreate`) or that
+ * could not start (printable status ErrImagePull, ImagePullBackOff, CrashLoopBackOff,
+ * ErrorUnschedulable, DataVolumeError, ErrorPvcNotFound) is PodNotStarted; printable status Unknown is
+ * InternalVirtualMachineError. Their message: `<lead>: <printable status>[, <instance phase>][;
+ * <Synchronized reason>: <message>]`. Any other `Synchronized=False` (the node cannot start the
+ * domain: InsufficientHostMemory) is our choice, as the original shows none: the instance's reason
+ * and message; NotRunning, the reason leading the message, when the reason is prose (KubeVirt's
+ * default `Synchronizing with the Domain failed.`).
  */
-function syncFailureCondition(printable: string, vmiPhase: string, failure: KubeVirtCondition): ConditionInput {
-  const reason = failure.reason ?? '';
-  const message = failure.message ?? '';
-  if (reason === FAILED_CREATE_REASON) {
-    const detail = message === '' ? '' : `; ${reason}: ${message}`;
-    return { type: Running.type, status: 'False', reason: Running.reason.PodNotStarted, message: `Failed to start pod: ${printable}, ${vmiPhase}${detail}` };
+function startFailureCondition(s: VMState): ConditionInput | undefined {
+  if (s.kvvm === undefined) return undefined;
+  const printable = printableStatusOf(s.kvvm, s.kvvmi);
+  const failure = syncFailureOf(s.kvvmi);
+  const reason = failure?.reason ?? '';
+  const message = failure?.message ?? '';
+  const detail = (lead: string): string => {
+    const vmiPhase = s.kvvmi === undefined ? '' : `, ${s.kvvmi.status?.phase ?? ''}`;
+    const sync = failure === undefined || message === '' ? '' : `; ${reason}: ${message}`;
+    return `${lead}: ${printable}${vmiPhase}${sync}`;
+  };
+  if (reason === FAILED_CREATE_REASON || POD_NOT_STARTED_STATUSES.has(printable)) {
+    return { type: Running.type, status: 'False', reason: Running.reason.PodNotStarted, message: detail('Failed to start pod') };
   }
+  if (printable === UNKNOWN_STATUS) {
+    return { type: Running.type, status: 'False', reason: Running.reason.InternalVirtualMachineError, message: detail('Internal virtual machine error') };
+  }
+  if (failure === undefined) return undefined;
   if (isConditionReason(reason)) return { type: Running.type, status: 'False', reason, message };
   const lead = reason.replace(/\.$/, '');
   const text = lead === '' ? message : message === '' ? lead : `${lead}: ${message}`;
