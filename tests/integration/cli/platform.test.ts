@@ -27,7 +27,7 @@ describe('d8v on the local platform', () => {
   it('console shows the stand-in prompt in tmux and leaves with Ctrl+]; restart returns 0 once Completed', async () => {
     workDir = await mkdtemp(join(base, 'cli-platform-'));
     // With the simulated KubeVirt (its binaries pointed away): this test is about d8v; the demo beside real
-    // virt-controller is start.test.ts's, where its Migrate is seen to stall at Pending now and then (issue 31 note).
+    // virt-controller is start.test.ts's (simulated guests) and guests/platform.test.ts's (QEMU guests).
     const platform = npmStart(['--demo', '--work-dir', workDir, '--vm-cidr', '10.78.0.0/16'], { VIRT_TESTENV_KUBEVIRT_DIR: join(workDir, 'no-kubevirt') });
     const socket = `d8v-plat-${randomBytes(3).toString('hex')}`;
     const tmux = (...args: string[]) => exec('tmux', ['-L', socket, ...args]);
