@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseQuantity } from '../../../shared/api/k8s/quantity.js';
 import { NotFoundError } from '../../../shared/errors/index.js';
 import { Informer, type KubeObject, objectKey } from '../../../shared/kube/index.js';
-import type { Logger } from '../../../shared/log/index.js';
+import type { Logger, LogLevel } from '../../../shared/log/index.js';
 import { startImporter, type ImporterProcess, type ImporterRun } from './importer-process.js';
 import type { Pod, StorageSimulatorClients } from './kube.js';
 import type { PodAddresses } from './addresses.js';
@@ -202,7 +202,7 @@ export class PodRunner {
 }
 
 /** Levels of the importer's log lines that are always forwarded: shared/log writes the label, not pino's number. */
-const SEVERE_LEVELS: ReadonlySet<unknown> = new Set(['error', 'fatal']);
+const SEVERE_LEVELS: ReadonlySet<unknown> = new Set<LogLevel>(['error', 'fatal']);
 
 /** Whether a log line of a pod's program goes to the simulator's log: progress, the uploader's address, errors and fatal errors. */
 export function forwardedLine(line: Readonly<Record<string, unknown>>): boolean {
