@@ -19,8 +19,10 @@ const common = {
 
 export default {
   maxWorkers: 2,
-  // testTimeout is a global option: jest ignores it inside a project.
-  testTimeout: 60_000,
+  // testTimeout is a global option: jest ignores it inside a project. A deadline only bounds how long a
+  // failure takes to show; above the controller tests' own waits (EVENTUALLY_MS, 120 s), so theirs
+  // name the condition that was not met.
+  testTimeout: 180_000,
   projects: [
     {
       ...common,

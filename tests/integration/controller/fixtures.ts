@@ -65,11 +65,18 @@ export async function startTestController(
 }
 
 /**
- * Poll until `check` returns a value (not undefined/false/null/0/''); returns it. The tests' one wait
- * helper (shared/testing/wait.ts, generous deadline) in the argument order of these tests.
+ * How long a controller test waits for a condition unless it says otherwise: generous, since it only
+ * bounds how long a real failure takes to show. 30 s (waitFor's default) was once too short for an
+ * AlwaysOff VM to reach Stopped in a full run under `stress-ng --cpu 2` (daemon.test, 2026-12-07).
  */
-export function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs?: number): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
-  return waitFor(what, check, timeoutMs === undefined ? {} : { timeoutMs });
+export const EVENTUALLY_MS = 120_000;
+
+/**
+ * Poll until `check` returns a value (not undefined/false/null/0/''); returns it. The tests' one wait
+ * helper (shared/testing/wait.ts) in the argument order of these tests.
+ */
+export function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs = EVENTUALLY_MS): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
+  return waitFor(what, check, { timeoutMs });
 }
 
 /** A check that an object (VM, disk, image, ...) is in `phase`. */
