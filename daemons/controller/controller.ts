@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { ResourceSliceSchema, resourceSliceDescriptor } from '../../shared/api/k8s/resource.js';
 import { NotFoundError } from '../../shared/errors/index.js';
-import type { KubeClient } from '../../shared/kube/index.js';
+import { EventRecorder, eventDescriptor, eventSchema, type KubeClient } from '../../shared/kube/index.js';
 import { ModuleConfigCidrs } from '../../shared/kube/module-config-cidrs.js';
 import { childLogger, type Logger } from '../../shared/log/index.js';
 import { assemble, type MakeRunner } from './assemble.js';
@@ -13,7 +13,7 @@ import type { Caches, Deps } from './deps.js';
 import { ReadyPort } from './engine/ready-port.js';
 import { Runner } from './engine/runner.js';
 import { launcherPods } from './kube/launcher.js';
-import { FIELD_MANAGER, makeClients, type Clients } from './kube/resources.js';
+import { FIELD_MANAGER, makeClients, REPORTING_CONTROLLER, type Clients } from './kube/resources.js';
 import { collectResourceMetrics } from './metrics/collect.js';
 import type { ControllerMetrics } from './metrics/runtime.js';
 import { reconcilers } from './reconcilers/index.js';
@@ -65,6 +65,12 @@ export async function startController(options: StartOptions): Promise<RunningCon
   const caches = makeCaches(clients, config, signal, log);
   const cidrs = new ModuleConfigCidrs(config.VIRTUAL_MACHINE_CIDRS);
   const features = await probeFeatures(options, signal, log);
+  const events = new EventRecorder({
+    events: kube.resource(eventDescriptor, eventSchema, FIELD_MANAGER),
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance: config.POD_NAME,
+    logger: log,
+  });
   const deps = (w: Wiring): Deps => ({
     clients,
     caches,
@@ -74,6 +80,7 @@ export async function startController(options: StartOptions): Promise<RunningCon
     // USB passthrough's side of the VM reconciler: fills once the USB caches sync.
     usb: features.usb ? w.shared(usbParts).vmPort : new ReadyPort(),
     kubevirt: features.kubevirtConfig ? w.shared(kubeVirtConfigParts).port : noKubeVirtConfig,
+    events,
   });
   const runner: MakeRunner = (name, reconcile, workers) =>
     new Runner({

@@ -6,7 +6,7 @@ import type { ClusterVirtualImage, VirtualImage } from '../../shared/api/resourc
 import type { VirtualMachine } from '../../shared/api/resources/virtualmachine.js';
 import type { VirtualMachineClass } from '../../shared/api/resources/virtualmachineclass.js';
 import type { VirtualMachineOperation } from '../../shared/api/resources/vmop.js';
-import type { KubeObject, ResourceClient, ResourcePort } from '../../shared/kube/index.js';
+import type { EventRecorder, KubeObject, ResourceClient, ResourcePort } from '../../shared/kube/index.js';
 import type { ControllerConfig } from './config.js';
 import type { ObjectCache } from './engine/cache.js';
 import type { ReadyPort } from './engine/ready-port.js';
@@ -88,4 +88,9 @@ export interface Deps {
   readonly usb: ReadyPort<VmUsbPort>;
   /** KubeVirt's configuration as far as the VMs depend on it. */
   readonly kubevirt: KubeVirtConfigPort;
+  /** Events about the objects (events.k8s.io), best effort: a failure is logged, never thrown. */
+  readonly events: EventPort;
 }
+
+/** The controller's one event recorder, as a port. */
+export type EventPort = Pick<EventRecorder, 'record'>;

@@ -8,6 +8,7 @@ import type { Logger } from '../../../shared/log/index.js';
 import type { ControllerConfig } from '../config.js';
 import { CertificateManager, type ServingSecret } from './manager.js';
 import { INJECT_LABEL, makeCertClients } from './resources.js';
+import { REPORTING_CONTROLLER } from '../kube/resources.js';
 
 export const CERT_FIELD_MANAGER = 'virtualization-certificates';
 
@@ -21,7 +22,7 @@ export function runCertificates(kube: KubeClient, config: ControllerConfig, sign
   const clients = makeCertClients(kube, CERT_FIELD_MANAGER);
   const events = new EventRecorder({
     events: kube.resource(eventDescriptor, eventSchema, CERT_FIELD_MANAGER),
-    reportingController: 'virtualization-controller',
+    reportingController: REPORTING_CONTROLLER,
     reportingInstance: identity,
     logger: log,
   });

@@ -38,6 +38,8 @@ import { descriptorOf, type KubeClient, type ResourceClient, type ResourceDescri
 import { ModuleConfigSchema, moduleConfigDescriptor, type ModuleConfig } from '../../../shared/kube/module-config-cidrs.js';
 
 export const FIELD_MANAGER = 'virtualization-controller';
+/** The `reportingController` of the controller's events. */
+export const REPORTING_CONTROLLER = 'virtualization-controller';
 
 const taintSchema = z.looseObject({ key: z.string(), value: z.string().optional(), effect: z.string() });
 
@@ -94,13 +96,20 @@ const containerStatusSchema = z.looseObject({
   lastState: z.looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() }).optional(),
 });
 
-/** The parts of a virt-launcher Pod the VM reconciler reads: its node, phase and the compute container's termination. */
+/** The parts of a virt-launcher Pod the VM reconciler reads: its node, phase, why it is not running, and the compute container's termination. */
 export const PodSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
   metadata: ObjectMetaSchema,
   spec: z.looseObject({ nodeName: z.string().optional() }).optional(),
-  status: z.looseObject({ phase: z.string().optional(), containerStatuses: z.array(containerStatusSchema).optional() }).optional(),
+  status: z
+    .looseObject({
+      phase: z.string().optional(),
+      reason: z.string().optional(),
+      message: z.string().optional(),
+      containerStatuses: z.array(containerStatusSchema).optional(),
+    })
+    .optional(),
 });
 export type Pod = z.infer<typeof PodSchema>;
 

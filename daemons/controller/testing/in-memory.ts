@@ -17,6 +17,7 @@ import {
   applyJsonPatch,
   applyMergePatch,
   objectKey,
+  type EventInput,
   type InformerHandlers,
   type JsonPatchOp,
   type KubeObject,
@@ -277,12 +278,15 @@ export interface InMemoryDepsOptions {
   kubevirt?: KubeVirtConfigPort;
 }
 
+/** An event the handlers recorded (in-memory deps): the object's `namespace/name` and what was recorded. */
+export type RecordedEvent = EventInput & { regarding: string };
+
 /**
  * Deps for a unit test: every client and cache an in-memory kind (with the controller's own indexes),
  * the controller's default config, and a launcher that reports no guest event. `kinds` gives the test
  * the apiserver's side.
  */
-export function inMemoryDeps(options: InMemoryDepsOptions = {}): { deps: Deps; kinds: KindsOf; config: ControllerConfig } {
+export function inMemoryDeps(options: InMemoryDepsOptions = {}): { deps: Deps; kinds: KindsOf; config: ControllerConfig; events: RecordedEvent[] } {
   const names: Record<keyof Clients, string> = {
     vms: 'VirtualMachine',
     classes: 'VirtualMachineClass',
@@ -307,6 +311,7 @@ export function inMemoryDeps(options: InMemoryDepsOptions = {}): { deps: Deps; k
   for (const [field, kind] of all) kind.seed((options.seed as Record<string, KubeObject[]> | undefined)?.[field] ?? []);
   const config = loadConfig({ ...options.env });
   const cidrs = options.cidrs ?? [];
+  const events: RecordedEvent[] = [];
   const deps: Deps = {
     clients: kinds,
     caches,
@@ -315,8 +320,14 @@ export function inMemoryDeps(options: InMemoryDepsOptions = {}): { deps: Deps; k
     launcher: { guestEvent: () => Promise.resolve(undefined) },
     usb: new ReadyPort<VmUsbPort>(),
     kubevirt: options.kubevirt ?? { where: 'InternalVirtualizationKubeVirt d8-virtualization/config', missing: () => [] },
+    events: {
+      record: (regarding, input) => {
+        events.push({ regarding: objectKey(regarding.metadata), ...input });
+        return Promise.resolve();
+      },
+    },
   };
-  return { deps, kinds, config };
+  return { deps, kinds, config, events };
 }
 
 /** A handler context for one pass: a live signal, the root logger, one clock reading. */

@@ -4,8 +4,9 @@
  * controller, and the simulator only as virt-handler (role node-agent). A user's VM through our API
  * becomes KubeVirt's own VMI and launcher pod, the scheduler places it, the node agent runs it, and
  * it is Running with the address our IPAM gave; a Restart and a live Migrate complete through real
- * KubeVirt objects (the migration target pod made by virt-controller). Without the bpfbridge binding
- * in KubeVirt's configuration the same VM never runs, and says why.
+ * KubeVirt objects (the migration target pod made by virt-controller). A VM no node can take stays
+ * Pending with the scheduler's message. Without the bpfbridge binding in KubeVirt's configuration the
+ * same VM never runs, and says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Clients } from '../../../daemons/controller/kube/resources.js';
@@ -101,6 +102,23 @@ describe('our VMs on upstream KubeVirt v1.6.0, the simulator only as node agent'
     await completes('web', 'migrate-web-again', 'the second Migrate completed');
     expect((await c.kvvmis.get({ namespace: scope.namespace, name: 'web' })).status?.nodeName).toBe(before);
   }, 420_000);
+
+  it("keeps a VM no node can take Pending, with the scheduler's reason and message, as the original", async () => {
+    await c.vms.create(
+      vmOf(scope, 'nowhere', className, {
+        blockDeviceRefs: [{ kind: 'ClusterVirtualImage', name: imageName }],
+        nodeSelector: { 'example.com/no-such-node': 'true' },
+      }),
+    );
+    // virt-controller copies the launcher pod's PodScheduled=False onto the instance; the VM shows it.
+    const stuck = await vmWhen('nowhere', 'Running=False PodNotStarted, Unschedulable', (v) =>
+      (v.status?.conditions ?? []).some((x) => x.type === 'Running' && x.reason === 'PodNotStarted' && x.message.startsWith('Unschedulable: ')),
+    );
+    expect(stuck.status?.phase).toBe('Pending');
+    expect(stuck.status?.conditions?.find((x) => x.type === 'Running')?.message).toMatch(/^Unschedulable: 0\/2 nodes are available: .*node affinity\/selector/);
+    expect((await launcherPods('nowhere')).map((p) => p.spec.nodeName ?? '')).toEqual(['']);
+    await c.vms.delete({ namespace: scope.namespace, name: 'nowhere' });
+  });
 
   it('never runs a VM while KubeVirt lacks the bpfbridge binding, and says why', async () => {
     await dropBpfBridgeBinding(rig().kv, WAIT.timeoutMs);

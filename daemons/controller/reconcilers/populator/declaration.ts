@@ -1,8 +1,7 @@
-import { EventRecorder, eventDescriptor, eventSchema, objectKey } from '../../../../shared/kube/index.js';
+import { objectKey } from '../../../../shared/kube/index.js';
 import { someWorkers, type ReconcilerDeclaration } from '../../declaration.js';
 import type { ObjectCache } from '../../engine/cache.js';
 import { keyOf } from '../../engine/reconciler.js';
-import { FIELD_MANAGER } from '../../kube/resources.js';
 import { enqueueOn } from '../../sources.js';
 import { ownerKeyOfHelper } from '../provisioning/helpers.js';
 import type { PVC } from '../provisioning/kube.js';
@@ -23,16 +22,7 @@ export const populatorDeclaration: ReconcilerDeclaration = {
   workers: someWorkers,
   enabled: (f) => f.storage,
   caches: (w) => w.shared(storageParts).all,
-  reconcile: (w) =>
-    populatorReconciler(
-      w.shared(storageParts).deps,
-      new EventRecorder({
-        events: w.kube.resource(eventDescriptor, eventSchema, FIELD_MANAGER),
-        reportingController: 'virtualization-controller',
-        reportingInstance: w.config.POD_NAME,
-        logger: w.log,
-      }),
-    ),
+  reconcile: (w) => populatorReconciler(w.shared(storageParts).deps, w.deps.events),
   sources(w, enqueue) {
     const { caches } = w.shared(storageParts).deps.storage;
     // A claim being populated, and the target of a prime claim (its owner) when the prime changes.

@@ -14,7 +14,8 @@
  * a failed importer.
  */
 import { errorMessage } from '../../../../shared/errors/index.js';
-import type { EventRecorder, KubeObject } from '../../../../shared/kube/index.js';
+import type { KubeObject } from '../../../../shared/kube/index.js';
+import type { EventPort } from '../../deps.js';
 import { objectKey, ownerReferenceTo } from '../../../../shared/kube/index.js';
 import type { ReconcileFn, ReconcileResult } from '../../engine/runner.js';
 import { deleteIgnoringMissing, removeHelpers, runStep, type StorageDeps } from '../provisioning/helpers.js';
@@ -51,7 +52,7 @@ export function primeOf(target: PVC): PVC {
   };
 }
 
-export function populatorReconciler(d: StorageDeps, events: Pick<EventRecorder, 'record'>): ReconcileFn {
+export function populatorReconciler(d: StorageDeps, events: EventPort): ReconcileFn {
   const { caches, clients, settings } = d.storage;
   const report = async (pvc: KubeObject, note: string): Promise<void> => {
     await events.record(pvc, { type: 'Warning', reason: POPULATION_FAILED, action: 'Populate', note });

@@ -3,6 +3,9 @@ import type { KubeVirtCondition } from '../../../../shared/api/internal/kubevirt
 import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
 
+/** The pod condition virt-controller copies onto an instance whose launcher pod is not scheduled. */
+export const POD_SCHEDULED_CONDITION = 'PodScheduled';
+
 export type VMPhase = NonNullable<NonNullable<VirtualMachine['status']>['phase']>;
 
 /**
@@ -52,6 +55,8 @@ export interface PhaseInput {
 export function phaseOf(input: PhaseInput): VMPhase {
   if (input.deleting) return 'Terminating';
   if (input.kvvm === undefined) return 'Pending';
+  // As the original: a launcher pod the scheduler cannot place keeps the VM Pending, whatever the printable status says yet.
+  if (unscheduledOf(input.kvvmi) !== undefined) return 'Pending';
   const printable = printableStatusOf(input.kvvm, input.kvvmi);
   if (PENDING_STATUSES.has(printable) || printable === '') return 'Pending';
   const phase = BY_PRINTABLE[printable] ?? 'Pending';
@@ -64,6 +69,18 @@ export function phaseOf(input: PhaseInput): VMPhase {
 /** The instance's `Synchronized=False` condition: KubeVirt could not create its pod or start its domain. */
 export function syncFailureOf(vmi: InternalVirtualMachineInstance | undefined): KubeVirtCondition | undefined {
   return vmi?.status?.conditions?.find((c) => c.type === SYNCHRONIZED_CONDITION && c.status === 'False');
+}
+
+/**
+ * The instance's `PodScheduled=False` condition: virt-controller copies it from a launcher pod the
+ * scheduler has not placed (reason `Unschedulable`, the scheduler's message), while the instance is
+ * still scheduling. (The original reads the internal VM's copy; the instance is the fresher one.)
+ */
+export function unscheduledOf(vmi: InternalVirtualMachineInstance | undefined): KubeVirtCondition | undefined {
+  if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined) return undefined;
+  const phase = vmi.status?.phase ?? '';
+  if (phase !== '' && phase !== 'Pending' && phase !== 'Scheduling') return undefined;
+  return vmi.status?.conditions?.find((c) => c.type === POD_SCHEDULED_CONDITION && c.status === 'False');
 }
 
 /** KubeVirt's printable status of a VM from its instance (and the VM's own status when it has none). */

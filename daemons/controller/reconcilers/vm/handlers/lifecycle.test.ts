@@ -4,9 +4,11 @@
  * a VM still waiting for a dependency is looked at again later.
  */
 import { describe, expect, it } from '@jest/globals';
+import { CREATED_BY_LABEL, VM_NAME_LABEL } from '../../../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../../../shared/api/internal/resources.js';
 import type { VirtualMachine } from '../../../../../shared/api/resources/virtualmachine.js';
 import { vm as vmOf } from '../../../../../tests/integration/controller/builders.js';
+import type { Pod } from '../../../kube/resources.js';
 import { handlerContext, inMemoryDeps } from '../../../testing/in-memory.js';
 import { initVMState } from '../index.js';
 import type { VMState } from '../state.js';
@@ -30,6 +32,14 @@ const kvvmi = (phase: string, status: Record<string, unknown> = {}): InternalVir
     status: { phase, nodeName: 'node-a', ...status },
   }) as unknown as InternalVirtualMachineInstance;
 const synchronizedFalse = (reason: string, message: string): Record<string, string> => ({ type: 'Synchronized', status: 'False', reason, message });
+/** What virt-controller copies onto an instance whose launcher pod the scheduler cannot place. */
+const unschedulable = (message: string): Record<string, string> => ({ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message });
+/** A launcher pod of the instance `vmi-1` on node-a. */
+const launcherPod = (status: Pod['status']): Pod => ({
+  metadata: { namespace: 'ns', name: 'virt-launcher-web-abcde', labels: { [VM_NAME_LABEL]: 'web', [CREATED_BY_LABEL]: 'vmi-1' } },
+  spec: { nodeName: 'node-a' },
+  status,
+});
 
 interface Row {
   what: string;
@@ -38,6 +48,7 @@ interface Row {
   kvvmi?: InternalVirtualMachineInstance;
   waitingFor?: string[];
   startPending?: boolean;
+  pods?: Pod[];
   phase: string;
   running: { status: string; reason: string; message?: RegExp };
   node?: string;
@@ -72,6 +83,51 @@ describe('the VM lifecycle handler', () => {
       kvvmi: kvvmi('Scheduling'),
       phase: 'Pending',
       running: { status: 'False', reason: 'PodNotStarted', message: /^Failed to start pod: ErrorUnschedulable, Scheduling$/ },
+    },
+    {
+      what: "is Pending with PodNotStarted, as the original, saying the scheduler's reason and message when it cannot place the launcher pod",
+      kvvm: kvvm('ErrorUnschedulable'),
+      kvvmi: kvvmi('Scheduling', { nodeName: undefined, conditions: [unschedulable('0/3 nodes are available: 3 Insufficient memory.')] }),
+      phase: 'Pending',
+      running: { status: 'False', reason: 'PodNotStarted', message: /^Unschedulable: 0\/3 nodes are available: 3 Insufficient memory\.$/ },
+    },
+    {
+      what: 'is Pending, not Starting, while the launcher pod is unschedulable and the internal VM still says Starting',
+      kvvm: kvvm('Starting'),
+      kvvmi: kvvmi('Scheduling', {
+        nodeName: undefined,
+        conditions: [unschedulable("0/1 nodes are available: 1 node(s) did not match Pod's node affinity/selector.")],
+      }),
+      phase: 'Pending',
+      running: { status: 'False', reason: 'PodNotStarted', message: /^Unschedulable: 0\/1 nodes are available: 1 node\(s\) did not match/ },
+    },
+    {
+      what: 'is Stopping, not Pending, when an unschedulable instance is being deleted',
+      kvvm: kvvm('ErrorUnschedulable'),
+      kvvmi: {
+        ...kvvmi('Scheduling', { nodeName: undefined, conditions: [unschedulable('0/3 nodes are available.')] }),
+        metadata: { namespace: 'ns', name: 'web', uid: 'vmi-1', deletionTimestamp: '2026-03-01T09:59:00Z' },
+      },
+      phase: 'Stopping',
+      running: { status: 'False', reason: 'NotRunning', message: /is stopping/ },
+    },
+    {
+      what: "is Starting with PodNotStarted, as the original, saying the launcher pod's reason and message (a kubelet refused it)",
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Scheduled'),
+      pods: [launcherPod({ phase: 'Failed', reason: 'NodeAffinity', message: 'Pod was rejected: Predicate NodeAffinity failed' })],
+      phase: 'Starting',
+      running: { status: 'False', reason: 'PodNotStarted', message: /^NodeAffinity: Pod was rejected: Predicate NodeAffinity failed$/ },
+      node: 'node-a',
+    },
+    {
+      what: 'is Starting with NotRunning while the launcher pod has no message',
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Scheduled'),
+      pods: [launcherPod({ phase: 'Pending' })],
+      phase: 'Starting',
+      running: { status: 'False', reason: 'NotRunning', message: /is starting/ },
+      node: 'node-a',
     },
     {
       what: "is Pending with PodNotStarted when the launcher's image cannot be pulled, the instance's Synchronized appended",
@@ -194,7 +250,7 @@ describe('the VM lifecycle handler', () => {
       node: 'node-a',
     },
   ])('$what', async (row) => {
-    const { deps, config } = inMemoryDeps();
+    const { deps, config } = inMemoryDeps({ seed: { pods: row.pods ?? [] } });
     const state: VMState = initVMState(row.vm ?? vm());
     state.status.nodeName = 'stale-node';
     if (row.kvvm) state.kvvm = row.kvvm;
@@ -213,6 +269,46 @@ describe('the VM lifecycle handler', () => {
     else expect(state.status.nodeName).toBe(row.node);
     expect(state.status.observedGeneration).toBe(3);
     expect(outcome ?? undefined).toEqual(row.requeue === true ? { requeueAfterMs: config.DEPENDENCY_RECHECK_INTERVAL } : undefined);
+  });
+
+  it('records a Warning event on the VM, as the original, when the Running condition turns to InternalVirtualMachineError, once per change', async () => {
+    const { deps, events } = inMemoryDeps();
+    const unknown = (message: string): VMState => {
+      const state = initVMState(vm());
+      state.kvvm = kvvm('Unknown');
+      state.kvvmi = kvvmi('Unknown', { conditions: [synchronizedFalse('Unknown', message)] });
+      return state;
+    };
+    const first = unknown('node node-a is not responding');
+    await lifecycleHandler(deps).handle(first, handlerContext(NOW));
+    expect(events).toEqual([
+      {
+        regarding: 'ns/web',
+        type: 'Warning',
+        reason: 'InternalVirtualMachineError',
+        action: 'Start',
+        note: 'Internal virtual machine error: Unknown, Unknown; Unknown: node node-a is not responding',
+      },
+    ]);
+
+    // The next pass starts from the status written: the same condition again records nothing.
+    const again = unknown('node node-a is not responding');
+    const written = { ...again.obj, status: first.status } as VirtualMachine;
+    const repeat = { ...initVMState(written), kvvm: again.kvvm, kvvmi: again.kvvmi };
+    await lifecycleHandler(deps).handle(repeat, handlerContext(NOW));
+    expect(events).toHaveLength(1);
+
+    // Another message is another event; a VM not in error records none.
+    const changed = {
+      ...initVMState(written),
+      kvvm: again.kvvm,
+      kvvmi: kvvmi('Unknown', { conditions: [synchronizedFalse('Unknown', 'the launcher pod vanished')] }),
+    };
+    await lifecycleHandler(deps).handle(changed, handlerContext(NOW));
+    expect(events.map((e) => e.note)).toEqual([expect.stringContaining('not responding'), expect.stringContaining('the launcher pod vanished')]);
+    const running = { ...initVMState(vm()), kvvm: kvvm(), kvvmi: kvvmi('Running') };
+    await lifecycleHandler(deps).handle(running, handlerContext(NOW));
+    expect(events).toHaveLength(2);
   });
 
   it('records a phase change once, with its time, keeping the last five, and the last start time', async () => {

@@ -1,13 +1,13 @@
 import { VMCondition } from '../../../../../shared/api/conditions/index.js';
-import { FAILED_CREATE_REASON, GUEST_BOOTABLE_CONDITION, NO_BOOTABLE_DEVICE_REASON } from '../../../../../shared/api/internal/launcher.js';
+import { activePod, FAILED_CREATE_REASON, GUEST_BOOTABLE_CONDITION, NO_BOOTABLE_DEVICE_REASON } from '../../../../../shared/api/internal/launcher.js';
 import type { InternalVirtualMachineInstance } from '../../../../../shared/api/internal/resources.js';
 import type { Deps } from '../../../deps.js';
 import type { Handler, HandlerContext, HandlerOutcome } from '../../../engine/reconciler.js';
 import { rfc3339, type ConditionInput } from '../../../engine/conditions.js';
 import { effectiveCoreFraction, requestedCpu, topologyOf } from '../kvvm/cpu.js';
 import { isConditionReason } from '../../../../../shared/api/k8s/core.js';
-import { phaseOf, POD_NOT_STARTED_STATUSES, printableStatusOf, syncFailureOf, UNKNOWN_STATUS, type VMPhase } from '../phase.js';
-import { condition, type VMState, type VMStatus } from '../state.js';
+import { phaseOf, POD_NOT_STARTED_STATUSES, printableStatusOf, syncFailureOf, UNKNOWN_STATUS, unscheduledOf, type VMPhase } from '../phase.js';
+import { condition, podsOfVM, type VMState, type VMStatus } from '../state.js';
 import { networksStatus } from './network.js';
 
 const Running = VMCondition.Running;
@@ -29,7 +29,7 @@ export function lifecycleHandler(deps: Deps): Handler<VMState> {
       const node = vmi?.status?.nodeName;
       if (vmi !== undefined && node !== undefined && node !== '' && phase !== 'Pending') s.status.nodeName = node;
       else delete s.status.nodeName;
-      runningCondition(s, ctx, phase);
+      runningCondition(s, ctx, phase, deps);
       s.status.resources = resourcesOf(s);
       const networks = networksStatus(s);
       if (networks.length > 0) s.status.networks = networks;
@@ -93,9 +93,23 @@ export function goDuration(ms: number): string {
   return `${sec}s`;
 }
 
-function runningCondition(s: VMState, ctx: HandlerContext, phase: VMPhase): void {
+function runningCondition(s: VMState, ctx: HandlerContext, phase: VMPhase, deps: Deps): void {
   const running = phase === 'Running' || phase === 'Migrating' || phase === 'Pause';
-  condition(s, ctx, running ? runningTrue(s) : notRunning(s, phase));
+  const input = running ? runningTrue(s) : notRunning(s, phase, deps);
+  condition(s, ctx, input);
+  warnOnInternalError(s, input, deps);
+}
+
+/**
+ * As the original, an internal virtual machine error is also a Warning event on the VM; once per
+ * change into it (the original records one on every pass, which its recorder folds into a series).
+ */
+function warnOnInternalError(s: VMState, input: ConditionInput, deps: Deps): void {
+  const reason = Running.reason.InternalVirtualMachineError;
+  if (input.reason !== reason) return;
+  const before = s.obj.status?.conditions?.find((c) => c.type === Running.type);
+  if (before?.reason === reason && before.message === input.message) return;
+  void deps.events.record(s.obj, { type: 'Warning', reason, action: 'Start', note: input.message });
 }
 
 function runningTrue(s: VMState): ConditionInput {
@@ -107,8 +121,8 @@ function runningTrue(s: VMState): ConditionInput {
   return { type: Running.type, status: 'True', reason: Running.reason.Running };
 }
 
-function notRunning(s: VMState, phase: VMPhase): ConditionInput {
-  const stuck = phase === 'Pending' || phase === 'Starting' ? startFailureCondition(s) : undefined;
+function notRunning(s: VMState, phase: VMPhase, deps: Deps): ConditionInput {
+  const stuck = phase === 'Pending' || phase === 'Starting' ? startFailureCondition(s, deps) : undefined;
   if (stuck !== undefined) return stuck;
   const failed = s.kvvmi?.status?.phase === 'Failed';
   const message =
@@ -123,7 +137,9 @@ function notRunning(s: VMState, phase: VMPhase): ConditionInput {
 
 /**
  * Why KubeVirt could not start a VM not running yet; the one place that decides it. As the original:
- * a launcher pod KubeVirt could not create (the instance's `Synchronized=False` `FailedCreate`) or that
+ * a launcher pod that says why it is not running (its status reason and message, as a kubelet or an
+ * eviction writes them) or that the scheduler cannot place (the instance's `PodScheduled=False`: its
+ * reason and the scheduler's message) is PodNotStarted, `<reason>: <message>`; a launcher pod KubeVirt could not create (the instance's `Synchronized=False` `FailedCreate`) or that
  * could not start (printable status ErrImagePull, ImagePullBackOff, CrashLoopBackOff,
  * ErrorUnschedulable, DataVolumeError, ErrorPvcNotFound) is PodNotStarted; printable status Unknown is
  * InternalVirtualMachineError. Their message: `<lead>: <printable status>[, <instance phase>][;
@@ -132,8 +148,18 @@ function notRunning(s: VMState, phase: VMPhase): ConditionInput {
  * and message; NotRunning, the reason leading the message, when the reason is prose (KubeVirt's
  * default `Synchronizing with the Domain failed.`).
  */
-function startFailureCondition(s: VMState): ConditionInput | undefined {
+function startFailureCondition(s: VMState, deps: Deps): ConditionInput | undefined {
   if (s.kvvm === undefined) return undefined;
+  const pod = s.kvvmi === undefined ? undefined : activePod(s.kvvmi, podsOfVM(deps.caches.pods, s.obj));
+  const told = pod?.status?.message ? pod.status : unscheduledOf(s.kvvmi);
+  if (told?.message) {
+    return {
+      type: Running.type,
+      status: 'False',
+      reason: Running.reason.PodNotStarted,
+      message: told.reason ? `${told.reason}: ${told.message}` : told.message,
+    };
+  }
   const printable = printableStatusOf(s.kvvm, s.kvvmi);
   const failure = syncFailureOf(s.kvvmi);
   const reason = failure?.reason ?? '';
