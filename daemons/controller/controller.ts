@@ -13,7 +13,7 @@ import type { Caches, Deps } from './deps.js';
 import { ReadyPort } from './engine/ready-port.js';
 import { Runner } from './engine/runner.js';
 import { launcherPods } from './kube/launcher.js';
-import { FIELD_MANAGER, makeClients, REPORTING_CONTROLLER, type Clients } from './kube/resources.js';
+import { coreEvents, FIELD_MANAGER, makeClients, REPORTING_CONTROLLER, type Clients } from './kube/resources.js';
 import { collectResourceMetrics } from './metrics/collect.js';
 import type { ControllerMetrics } from './metrics/runtime.js';
 import { reconcilers } from './reconcilers/index.js';
@@ -76,7 +76,7 @@ export async function startController(options: StartOptions): Promise<RunningCon
     caches,
     config,
     cidrs,
-    launcher: options.launcher ?? launcherPods(clients.pods),
+    launcher: options.launcher ?? launcherPods(clients.pods, coreEvents(kube)),
     // USB passthrough's side of the VM reconciler: fills once the USB caches sync.
     usb: features.usb ? w.shared(usbParts).vmPort : new ReadyPort(),
     kubevirt: features.kubevirtConfig ? w.shared(kubeVirtConfigParts).port : noKubeVirtConfig,

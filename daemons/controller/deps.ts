@@ -40,6 +40,11 @@ export type { CidrSource };
 /** Reads why an instance ended from its virt-launcher pod. */
 export interface LauncherPods {
   guestEvent(vmi: InternalVirtualMachineInstance, signal: AbortSignal): Promise<GuestEvent>;
+  /**
+   * Why a launcher pod being created cannot get its volumes: its latest event when that is
+   * FailedAttachVolume or FailedMount (`<reason>: <message>`), else undefined.
+   */
+  volumeError(pod: Pod, signal: AbortSignal): Promise<string | undefined>;
 }
 
 /** The read side of one kind as the reconcilers use it; an ObjectCache satisfies it. */

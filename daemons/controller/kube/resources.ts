@@ -92,11 +92,16 @@ function defined<T extends object>(obj: T): T {
 
 const containerStatusSchema = z.looseObject({
   name: z.string(),
-  state: z.looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() }).optional(),
+  state: z
+    .looseObject({
+      terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional(),
+      waiting: z.looseObject({ reason: z.string().optional() }).optional(),
+    })
+    .optional(),
   lastState: z.looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() }).optional(),
 });
 
-/** The parts of a virt-launcher Pod the VM reconciler reads: its node, phase, why it is not running, and the compute container's termination. */
+/** The parts of a virt-launcher Pod the VM reconciler reads: its node, phase, why it is not running, its containers' waiting and the compute container's termination. */
 export const PodSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
@@ -113,6 +118,17 @@ export const PodSchema = z.looseObject({
 });
 export type Pod = z.infer<typeof PodSchema>;
 
+/** A core/v1 Event, as far as the VM reconciler reads one about a launcher pod (its reason and when it last happened). */
+export const CoreEventSchema = z.looseObject({
+  metadata: ObjectMetaSchema,
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  lastTimestamp: z.string().nullish(),
+  eventTime: z.string().nullish(),
+  firstTimestamp: z.string().nullish(),
+});
+export type CoreEvent = z.infer<typeof CoreEventSchema>;
+
 /** A Secret, as far as provisioning checks it. */
 export const SecretSchema = z.looseObject({
   apiVersion: z.string().optional(),
@@ -124,6 +140,11 @@ export const SecretSchema = z.looseObject({
 export type Secret = z.infer<typeof SecretSchema>;
 
 const core = (plural: string, kind: string, namespaced: boolean): ResourceDescriptor => ({ group: '', version: 'v1', plural, kind, namespaced });
+
+/** Core events (read only: the kubelet's about launcher pods). */
+export function coreEvents(kube: KubeClient): ResourceClient<CoreEvent> {
+  return kube.resource(core('events', 'Event', true), CoreEventSchema, FIELD_MANAGER);
+}
 
 export interface Clients {
   vms: ResourceClient<VirtualMachine>;

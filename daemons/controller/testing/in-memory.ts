@@ -276,6 +276,8 @@ export interface InMemoryDepsOptions {
   cidrs?: readonly string[];
   /** KubeVirt's configuration as the VMs see it (nothing missing by default). */
   kubevirt?: KubeVirtConfigPort;
+  /** The launcher's volume error by pod name (`LauncherPods.volumeError`; none by default). */
+  volumeErrors?: Readonly<Record<string, string>>;
 }
 
 /** An event the handlers recorded (in-memory deps): the object's `namespace/name` and what was recorded. */
@@ -317,7 +319,7 @@ export function inMemoryDeps(options: InMemoryDepsOptions = {}): { deps: Deps; k
     caches,
     config,
     cidrs: { current: () => cidrs },
-    launcher: { guestEvent: () => Promise.resolve(undefined) },
+    launcher: { guestEvent: () => Promise.resolve(undefined), volumeError: (pod) => Promise.resolve(options.volumeErrors?.[pod.metadata.name ?? '']) },
     usb: new ReadyPort<VmUsbPort>(),
     kubevirt: options.kubevirt ?? { where: 'InternalVirtualizationKubeVirt d8-virtualization/config', missing: () => [] },
     events: {

@@ -30,6 +30,8 @@ export const VMCondition = {
     'NoBootableDevice',
     'InternalVirtualMachineError',
     'PodNotStarted',
+    'PodVolumeErrors',
+    'PodContainerCreating',
     'PodTerminating',
     'PodNotFound',
     'PodConditionMissing',

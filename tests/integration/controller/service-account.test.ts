@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeClient } from '../../../shared/kube/index.js';
+import { launcherPods } from '../../../daemons/controller/kube/launcher.js';
+import { coreEvents, makeClients, type Pod } from '../../../daemons/controller/kube/resources.js';
 import { impersonatingKubeConfig, kubectl } from '../../env/index.js';
 import { vm, vmop } from './builders.js';
 import { eventually, gone, useCluster } from './fixtures.js';
@@ -40,6 +42,13 @@ describe('the controller with only its own ServiceAccount rights', () => {
       asUser: SERVICE_ACCOUNT,
     });
     expect(allowed.stdout.trim()).toBe('yes');
+  });
+
+  it("reads a launcher pod's events, as the VM handler does for a pod being created (a 403 would throw)", async () => {
+    const kube = serviceAccountKube();
+    t.onCleanup(() => Promise.resolve(kube.close()));
+    const pod: Pod = { metadata: { namespace: 'any', name: 'virt-launcher-web-abcde' } };
+    expect(await launcherPods(makeClients(kube).pods, coreEvents(kube)).volumeError(pod, new AbortController().signal)).toBeUndefined();
   });
 
   it('elects itself, builds and runs a VM with an IP, restarts it by operation and cleans up', async () => {

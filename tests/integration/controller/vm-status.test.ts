@@ -1,7 +1,7 @@
 /**
  * What a user reads in a VM's status, as the original writes it: AgentReady, Migratable,
  * SizingPolicyMatched, the Running condition's NoBootableDevice and why a guest could not start
- * (the instance's Synchronized=False), the launcher's versions, the launcher
+ * (the instance's Synchronized=False), a launcher pod being created or failing to mount a volume, the launcher's versions, the launcher
  * pods, phase history and migration state, and the VM's labels and annotations on its active launcher
  * pod. KubeVirt is the simulator (no launcher pods: the tests make the pods KubeVirt would).
  */
@@ -13,6 +13,7 @@ import type { Condition } from '../../../shared/api/k8s/core.js';
 import { CREATED_BY_LABEL, INHIBIT_NODE_SHUTDOWN_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, VM_NAME_LABEL } from '../../../shared/api/internal/launcher.js';
 import type { VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import { LAST_PROPAGATED_LABELS } from '../../../daemons/controller/reconcilers/vm/handlers/sync-metadata.js';
+import { coreEvents } from '../../../daemons/controller/kube/resources.js';
 import { LIBVIRT_VERSION, QEMU_VERSION } from '../../../platform/simulators/kubevirt-simulator/virt-handler/guest.js';
 import { disk, makeDiskReady, vm } from './builders.js';
 import { eventually, mainKube, SCOPE_LABEL, TEST_FIELD_MANAGER } from './fixtures.js';
@@ -128,6 +129,43 @@ describe('VM status as the original shows it', () => {
     await t.c.kvvmis.mergePatch(ref, { status: { conditions: others } });
     await t.w.kubevirt.run('crowd', t.w.nodeName);
     await t.w.vmWhen('crowd', (x) => phaseIs('Running')(x) && condIs('Running', 'True', 'Running')(x), 'Running again');
+  });
+
+  it("a VM whose launcher pod is being created says so, and why when a volume cannot be mounted (the pod's latest event)", async () => {
+    await t.w.createVM('mounting');
+    await t.w.vmWhen('mounting', phaseIs('Running'), 'Running');
+    const ref = { namespace: t.w.ns, name: 'mounting' };
+    const pod = 'virt-launcher-mounting-a0';
+    // The instance back to Scheduled and its pod being created (no kubelet here: the test writes the pod's status).
+    await t.c.kvvmis.mergePatch(ref, { status: { phase: 'Scheduled' } });
+    await launcherPod('mounting', pod, t.w.nodeName);
+    await t.c.pods.patchStatus(
+      { namespace: t.w.ns, name: pod },
+      { phase: 'Pending', containerStatuses: [{ name: 'compute', state: { waiting: { reason: 'ContainerCreating' } } }] },
+    );
+    let v = await t.w.vmWhen('mounting', condIs('Running', 'False', 'PodContainerCreating'), 'PodContainerCreating');
+    expect(v.status?.phase).toBe('Starting');
+    expect(cond(v, 'Running')?.message).toBe('Pod is in ContainerCreating phase. Check the pod for more details.');
+
+    // The kubelet's event; nothing else changes, so the VM finds it on its own next look.
+    const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const mount = 'MountVolume.SetUp failed for volume "vd-root" : rpc error: code = DeadlineExceeded';
+    await coreEvents(kube).create({
+      metadata: { namespace: t.w.ns, name: `${pod}.failedmount` },
+      involvedObject: { kind: 'Pod', namespace: t.w.ns, name: pod },
+      reason: 'FailedMount',
+      message: mount,
+      type: 'Warning',
+      firstTimestamp: at,
+      lastTimestamp: at,
+      source: { component: 'kubelet' },
+    });
+    v = await t.w.vmWhen('mounting', condIs('Running', 'False', 'PodVolumeErrors'), 'PodVolumeErrors');
+    expect(cond(v, 'Running')?.message).toBe(`Volume errors detected on Pod: FailedMount: ${mount}`);
+
+    await t.c.pods.delete({ namespace: t.w.ns, name: pod });
+    await t.w.kubevirt.run('mounting', t.w.nodeName);
+    await t.w.vmWhen('mounting', (x) => phaseIs('Running')(x) && condIs('Running', 'True', 'Running')(x), 'Running again');
   });
 
   it('a VM naming a class that does not exist says VirtualMachineClassNotFound', async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { buildInternalVM } from '../../../daemons/controller/reconcilers/vm/kvvm/build.js';
 import { launcherPods as controllerLauncherPods } from '../../../daemons/controller/kube/launcher.js';
-import { makeClients } from '../../../daemons/controller/kube/resources.js';
+import { coreEvents, makeClients } from '../../../daemons/controller/kube/resources.js';
 import {
   COMPUTE_CONTAINER,
   CREATED_BY_LABEL,
@@ -138,9 +138,10 @@ describe('upstream KubeVirt v1.6.0 through the api-rewriter', () => {
         },
       }),
     ]);
-    const pods = makeClients(new KubeClient(kv.apiserver.kubeConfig())).pods;
+    const kube = new KubeClient(kv.apiserver.kubeConfig());
+    const pods = makeClients(kube).pods;
     const fullVmi = { metadata: { name: 'web', namespace: NS, uid: vmi.metadata.uid }, spec: { domain: {} } } as InternalVirtualMachineInstance;
-    expect(await controllerLauncherPods(pods).guestEvent(fullVmi, new AbortController().signal)).toBe('guest-shutdown');
+    expect(await controllerLauncherPods(pods, coreEvents(kube)).guestEvent(fullVmi, new AbortController().signal)).toBe('guest-shutdown');
   });
 
   it.each([

@@ -35,8 +35,10 @@ const synchronizedFalse = (reason: string, message: string): Record<string, stri
 /** What virt-controller copies onto an instance whose launcher pod the scheduler cannot place. */
 const unschedulable = (message: string): Record<string, string> => ({ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message });
 /** A launcher pod of the instance `vmi-1` on node-a. */
-const launcherPod = (status: Pod['status']): Pod => ({
-  metadata: { namespace: 'ns', name: 'virt-launcher-web-abcde', labels: { [VM_NAME_LABEL]: 'web', [CREATED_BY_LABEL]: 'vmi-1' } },
+/** A pod whose containers the kubelet is still creating (its volumes being attached and mounted). */
+const creating: Pod['status'] = { phase: 'Pending', containerStatuses: [{ name: 'compute', state: { waiting: { reason: 'ContainerCreating' } } }] };
+const launcherPod = (status: Pod['status'], name = 'virt-launcher-web-abcde'): Pod => ({
+  metadata: { namespace: 'ns', name, labels: { [VM_NAME_LABEL]: 'web', [CREATED_BY_LABEL]: 'vmi-1' } },
   spec: { nodeName: 'node-a' },
   status,
 });
@@ -49,6 +51,8 @@ interface Row {
   waitingFor?: string[];
   startPending?: boolean;
   pods?: Pod[];
+  /** The launcher's volume error by pod name. */
+  volumeErrors?: Record<string, string>;
   phase: string;
   running: { status: string; reason: string; message?: RegExp };
   node?: string;
@@ -128,6 +132,41 @@ describe('the VM lifecycle handler', () => {
       phase: 'Starting',
       running: { status: 'False', reason: 'NotRunning', message: /is starting/ },
       node: 'node-a',
+    },
+    {
+      what: 'is Starting with PodContainerCreating, as the original, while its only launcher pod is being created, and looks again later',
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Scheduled'),
+      pods: [launcherPod(creating)],
+      phase: 'Starting',
+      running: { status: 'False', reason: 'PodContainerCreating', message: /^Pod is in ContainerCreating phase\. Check the pod for more details\.$/ },
+      node: 'node-a',
+      requeue: true,
+    },
+    {
+      what: "is Starting with PodVolumeErrors, as the original, when the pod's latest event says a volume cannot be mounted",
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Scheduled'),
+      pods: [launcherPod(creating)],
+      volumeErrors: { 'virt-launcher-web-abcde': 'FailedMount: MountVolume.SetUp failed for volume "vd-root" : rpc error: timed out' },
+      phase: 'Starting',
+      running: {
+        status: 'False',
+        reason: 'PodVolumeErrors',
+        message: /^Volume errors detected on Pod: FailedMount: MountVolume\.SetUp failed for volume "vd-root" : rpc error: timed out$/,
+      },
+      node: 'node-a',
+      requeue: true,
+    },
+    {
+      what: 'says neither while one of two launcher pods is being created without a volume error (a migration target), and looks again later',
+      kvvm: kvvm(),
+      kvvmi: kvvmi('Scheduled'),
+      pods: [launcherPod({ phase: 'Running' }), launcherPod(creating, 'virt-launcher-web-target')],
+      phase: 'Starting',
+      running: { status: 'False', reason: 'NotRunning', message: /is starting/ },
+      node: 'node-a',
+      requeue: true,
     },
     {
       what: "is Pending with PodNotStarted when the launcher's image cannot be pulled, the instance's Synchronized appended",
@@ -250,7 +289,7 @@ describe('the VM lifecycle handler', () => {
       node: 'node-a',
     },
   ])('$what', async (row) => {
-    const { deps, config } = inMemoryDeps({ seed: { pods: row.pods ?? [] } });
+    const { deps, config } = inMemoryDeps({ seed: { pods: row.pods ?? [] }, ...(row.volumeErrors ? { volumeErrors: row.volumeErrors } : {}) });
     const state: VMState = initVMState(row.vm ?? vm());
     state.status.nodeName = 'stale-node';
     if (row.kvvm) state.kvvm = row.kvvm;

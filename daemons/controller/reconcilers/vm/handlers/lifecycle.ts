@@ -7,6 +7,7 @@ import { rfc3339, type ConditionInput } from '../../../engine/conditions.js';
 import { effectiveCoreFraction, requestedCpu, topologyOf } from '../kvvm/cpu.js';
 import { isConditionReason } from '../../../../../shared/api/k8s/core.js';
 import { phaseOf, POD_NOT_STARTED_STATUSES, printableStatusOf, syncFailureOf, UNKNOWN_STATUS, unscheduledOf, type VMPhase } from '../phase.js';
+import type { Pod } from '../../../kube/resources.js';
 import { condition, podsOfVM, type VMState, type VMStatus } from '../state.js';
 import { networksStatus } from './network.js';
 
@@ -21,7 +22,7 @@ const MAX_TRANSITIONS = 5;
 export function lifecycleHandler(deps: Deps): Handler<VMState> {
   return {
     name: 'lifecycle',
-    handle(s, ctx): HandlerOutcome | void {
+    async handle(s, ctx): Promise<HandlerOutcome | void> {
       const vm = s.obj;
       const vmi = s.kvvmi;
       const phase = phaseOf({ deleting: vm.metadata.deletionTimestamp !== undefined, kvvm: s.kvvm, kvvmi: vmi, startPending: s.startPending });
@@ -29,7 +30,8 @@ export function lifecycleHandler(deps: Deps): Handler<VMState> {
       const node = vmi?.status?.nodeName;
       if (vmi !== undefined && node !== undefined && node !== '' && phase !== 'Pending') s.status.nodeName = node;
       else delete s.status.nodeName;
-      runningCondition(s, ctx, phase, deps);
+      const creating = phase === 'Pending' || phase === 'Starting' ? await podBeingCreated(s, deps, ctx) : undefined;
+      runningCondition(s, ctx, phase, deps, creating?.condition);
       s.status.resources = resourcesOf(s);
       const networks = networksStatus(s);
       if (networks.length > 0) s.status.networks = networks;
@@ -37,7 +39,8 @@ export function lifecycleHandler(deps: Deps): Handler<VMState> {
       const migration = migrationStateOf(vmi);
       if (migration !== undefined) s.status.migrationState = migration;
       if (vm.metadata.generation !== undefined) s.status.observedGeneration = vm.metadata.generation;
-      if (s.waitingFor.length > 0) return { requeueAfterMs: deps.config.DEPENDENCY_RECHECK_INTERVAL };
+      // Nothing wakes a VM when its pod's volumes fail (those are events), so a pod being created is looked at again too.
+      if (s.waitingFor.length > 0 || creating !== undefined) return { requeueAfterMs: deps.config.DEPENDENCY_RECHECK_INTERVAL };
     },
   };
 }
@@ -93,11 +96,47 @@ export function goDuration(ms: number): string {
   return `${sec}s`;
 }
 
-function runningCondition(s: VMState, ctx: HandlerContext, phase: VMPhase, deps: Deps): void {
+function runningCondition(s: VMState, ctx: HandlerContext, phase: VMPhase, deps: Deps, creating: ConditionInput | undefined): void {
   const running = phase === 'Running' || phase === 'Migrating' || phase === 'Pause';
-  const input = running ? runningTrue(s) : notRunning(s, phase, deps);
+  const input = running ? runningTrue(s) : (creating ?? notRunning(s, phase, deps));
   condition(s, ctx, input);
   warnOnInternalError(s, input, deps);
+}
+
+/** A launcher pod whose containers are being created (the kubelet is still attaching and mounting its volumes). */
+function isContainerCreating(pod: Pod): boolean {
+  return pod.status?.phase === 'Pending' && (pod.status.containerStatuses ?? []).some((c) => c.state?.waiting?.reason === 'ContainerCreating');
+}
+
+/**
+ * While a launcher pod of the VM is being created, as the original: when a volume cannot be attached
+ * or mounted (the pod's latest event is FailedAttachVolume or FailedMount), Running False
+ * `PodVolumeErrors`, `Volume errors detected on Pod: <reason>: <message>`; else, when it is the VM's
+ * only pod, `PodContainerCreating`. The events are read from the apiserver (the original caches them);
+ * one that cannot be read is left out, as the original does. Undefined when no pod is being created.
+ */
+async function podBeingCreated(s: VMState, deps: Deps, ctx: HandlerContext): Promise<{ condition?: ConditionInput } | undefined> {
+  const pods = podsOfVM(deps.caches.pods, s.obj);
+  const creating = pods.filter(isContainerCreating);
+  if (creating.length === 0) return undefined;
+  for (const pod of creating) {
+    const error = await deps.launcher.volumeError(pod, ctx.signal).catch((err: unknown) => {
+      ctx.log.debug({ err, pod: pod.metadata.name }, 'cannot read the events of a launcher pod');
+      return undefined;
+    });
+    if (error !== undefined) {
+      return { condition: { type: Running.type, status: 'False', reason: Running.reason.PodVolumeErrors, message: `Volume errors detected on Pod: ${error}` } };
+    }
+  }
+  if (pods.length > 1) return {};
+  return {
+    condition: {
+      type: Running.type,
+      status: 'False',
+      reason: Running.reason.PodContainerCreating,
+      message: 'Pod is in ContainerCreating phase. Check the pod for more details.',
+    },
+  };
 }
 
 /**

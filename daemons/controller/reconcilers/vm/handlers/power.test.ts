@@ -39,6 +39,7 @@ function world(seed: { kvvm?: InternalVirtualMachine; kvvmi?: InternalVirtualMac
   const { deps, kinds } = inMemoryDeps({ seed: { kvvms: seed.kvvm ? [seed.kvvm] : [], kvvmis: seed.kvvmi ? [seed.kvvmi] : [] } });
   const asked: string[] = [];
   deps.launcher = {
+    ...deps.launcher,
     guestEvent: (vmi) => {
       asked.push(vmi.metadata.uid ?? '');
       return Promise.resolve(seed.guest);
