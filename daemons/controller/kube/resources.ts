@@ -101,7 +101,7 @@ const containerStatusSchema = z.looseObject({
   lastState: z.looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() }).optional(),
 });
 
-/** The parts of a virt-launcher Pod the VM reconciler reads: its node, phase, why it is not running, its containers' waiting and the compute container's termination. */
+/** The parts of a virt-launcher Pod the VM reconciler reads: its node, phase, why it is not running or not scheduled, its containers' waiting and the compute container's termination. */
 export const PodSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
@@ -112,6 +112,7 @@ export const PodSchema = z.looseObject({
       phase: z.string().optional(),
       reason: z.string().optional(),
       message: z.string().optional(),
+      conditions: z.array(z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })).optional(),
       containerStatuses: z.array(containerStatusSchema).optional(),
     })
     .optional(),

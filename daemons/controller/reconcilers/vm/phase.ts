@@ -2,6 +2,7 @@ import { FAILED_CREATE_REASON, SYNCHRONIZED_CONDITION } from '../../../../shared
 import type { KubeVirtCondition } from '../../../../shared/api/internal/kubevirt.js';
 import type { InternalVirtualMachine, InternalVirtualMachineInstance } from '../../../../shared/api/internal/resources.js';
 import type { VirtualMachine } from '../../../../shared/api/resources/virtualmachine.js';
+import type { Pod } from '../../kube/resources.js';
 
 /** The pod condition virt-controller copies onto an instance whose launcher pod is not scheduled. */
 export const POD_SCHEDULED_CONDITION = 'PodScheduled';
@@ -45,6 +46,8 @@ export interface PhaseInput {
   kvvmi: InternalVirtualMachineInstance | undefined;
   /** A start is due (AlwaysOn, a first start, a requested start): a stopped VM shows Pending. */
   startPending: boolean;
+  /** The instance's launcher pod (its active one), when there is one. */
+  pod?: Pod | undefined;
 }
 
 /**
@@ -56,7 +59,7 @@ export function phaseOf(input: PhaseInput): VMPhase {
   if (input.deleting) return 'Terminating';
   if (input.kvvm === undefined) return 'Pending';
   // As the original: a launcher pod the scheduler cannot place keeps the VM Pending, whatever the printable status says yet.
-  if (unscheduledOf(input.kvvmi) !== undefined) return 'Pending';
+  if (unscheduledOf(input.kvvmi, input.pod) !== undefined) return 'Pending';
   const printable = printableStatusOf(input.kvvm, input.kvvmi);
   if (PENDING_STATUSES.has(printable) || printable === '') return 'Pending';
   const phase = BY_PRINTABLE[printable] ?? 'Pending';
@@ -72,15 +75,19 @@ export function syncFailureOf(vmi: InternalVirtualMachineInstance | undefined): 
 }
 
 /**
- * The instance's `PodScheduled=False` condition: virt-controller copies it from a launcher pod the
- * scheduler has not placed (reason `Unschedulable`, the scheduler's message), while the instance is
- * still scheduling. (The original reads the internal VM's copy; the instance is the fresher one.)
+ * Why the scheduler has not placed the instance's launcher pod, while the instance is still waiting
+ * for it: the instance's `PodScheduled=False` (virt-controller copies it from the pod: reason
+ * `Unschedulable`, the scheduler's message), else the launcher pod's own. The original reads the
+ * internal VM's copy; the pod is the source of every copy, and virt-controller v1.6 cannot always make
+ * one: on Kubernetes 1.37 its patch of such a pod's conditions is refused (they carry
+ * `observedGeneration`, which its Go types drop), and the instance stays Pending without the condition.
  */
-export function unscheduledOf(vmi: InternalVirtualMachineInstance | undefined): KubeVirtCondition | undefined {
+export function unscheduledOf(vmi: InternalVirtualMachineInstance | undefined, pod?: Pod): KubeVirtCondition | undefined {
   if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined) return undefined;
   const phase = vmi.status?.phase ?? '';
   if (phase !== '' && phase !== 'Pending' && phase !== 'Scheduling') return undefined;
-  return vmi.status?.conditions?.find((c) => c.type === POD_SCHEDULED_CONDITION && c.status === 'False');
+  const notScheduled = (c: { type: string; status: string }): boolean => c.type === POD_SCHEDULED_CONDITION && c.status === 'False';
+  return vmi.status?.conditions?.find(notScheduled) ?? pod?.status?.conditions?.find(notScheduled);
 }
 
 /** KubeVirt's printable status of a VM from its instance (and the VM's own status when it has none). */

@@ -33,7 +33,12 @@ const kvvmi = (phase: string, status: Record<string, unknown> = {}): InternalVir
   }) as unknown as InternalVirtualMachineInstance;
 const synchronizedFalse = (reason: string, message: string): Record<string, string> => ({ type: 'Synchronized', status: 'False', reason, message });
 /** What virt-controller copies onto an instance whose launcher pod the scheduler cannot place. */
-const unschedulable = (message: string): Record<string, string> => ({ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message });
+const unschedulable = (message: string): { type: string; status: string; reason: string; message: string } => ({
+  type: 'PodScheduled',
+  status: 'False',
+  reason: 'Unschedulable',
+  message,
+});
 /** A launcher pod of the instance `vmi-1` on node-a. */
 /** A pod whose containers the kubelet is still creating (its volumes being attached and mounted). */
 const creating: Pod['status'] = { phase: 'Pending', containerStatuses: [{ name: 'compute', state: { waiting: { reason: 'ContainerCreating' } } }] };
@@ -104,6 +109,14 @@ describe('the VM lifecycle handler', () => {
       }),
       phase: 'Pending',
       running: { status: 'False', reason: 'PodNotStarted', message: /^Unschedulable: 0\/1 nodes are available: 1 node\(s\) did not match/ },
+    },
+    {
+      what: "is Pending with the scheduler's message from the launcher pod itself while the instance has no copy of it (virt-controller could not patch the pod)",
+      kvvm: kvvm('Starting'),
+      kvvmi: kvvmi('Pending', { nodeName: undefined }),
+      pods: [launcherPod({ phase: 'Pending', conditions: [unschedulable("0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.")] })],
+      phase: 'Pending',
+      running: { status: 'False', reason: 'PodNotStarted', message: /^Unschedulable: 0\/2 nodes are available: 2 node\(s\) didn't match/ },
     },
     {
       what: 'is Stopping, not Pending, when an unschedulable instance is being deleted',

@@ -25,13 +25,14 @@ export function lifecycleHandler(deps: Deps): Handler<VMState> {
     async handle(s, ctx): Promise<HandlerOutcome | void> {
       const vm = s.obj;
       const vmi = s.kvvmi;
-      const phase = phaseOf({ deleting: vm.metadata.deletionTimestamp !== undefined, kvvm: s.kvvm, kvvmi: vmi, startPending: s.startPending });
+      const pod = vmi === undefined ? undefined : activePod(vmi, podsOfVM(deps.caches.pods, vm));
+      const phase = phaseOf({ deleting: vm.metadata.deletionTimestamp !== undefined, kvvm: s.kvvm, kvvmi: vmi, startPending: s.startPending, pod });
       recordPhase(s, phase, ctx);
       const node = vmi?.status?.nodeName;
       if (vmi !== undefined && node !== undefined && node !== '' && phase !== 'Pending') s.status.nodeName = node;
       else delete s.status.nodeName;
       const creating = phase === 'Pending' || phase === 'Starting' ? await podBeingCreated(s, deps, ctx) : undefined;
-      runningCondition(s, ctx, phase, deps, creating?.condition);
+      runningCondition(s, ctx, phase, deps, creating?.condition ?? startFailureCondition(s, pod));
       s.status.resources = resourcesOf(s);
       const networks = networksStatus(s);
       if (networks.length > 0) s.status.networks = networks;
@@ -96,9 +97,11 @@ export function goDuration(ms: number): string {
   return `${sec}s`;
 }
 
-function runningCondition(s: VMState, ctx: HandlerContext, phase: VMPhase, deps: Deps, creating: ConditionInput | undefined): void {
+/** `stuck`: why KubeVirt cannot start the VM, shown while it is Pending or Starting. */
+function runningCondition(s: VMState, ctx: HandlerContext, phase: VMPhase, deps: Deps, stuck: ConditionInput | undefined): void {
   const running = phase === 'Running' || phase === 'Migrating' || phase === 'Pause';
-  const input = running ? runningTrue(s) : (creating ?? notRunning(s, phase, deps));
+  const waiting = phase === 'Pending' || phase === 'Starting';
+  const input = running ? runningTrue(s) : ((waiting ? stuck : undefined) ?? notRunning(s, phase));
   condition(s, ctx, input);
   warnOnInternalError(s, input, deps);
 }
@@ -160,9 +163,7 @@ function runningTrue(s: VMState): ConditionInput {
   return { type: Running.type, status: 'True', reason: Running.reason.Running };
 }
 
-function notRunning(s: VMState, phase: VMPhase, deps: Deps): ConditionInput {
-  const stuck = phase === 'Pending' || phase === 'Starting' ? startFailureCondition(s, deps) : undefined;
-  if (stuck !== undefined) return stuck;
+function notRunning(s: VMState, phase: VMPhase): ConditionInput {
   const failed = s.kvvmi?.status?.phase === 'Failed';
   const message =
     s.kvvm === undefined && s.waitingFor.length > 0
@@ -177,8 +178,8 @@ function notRunning(s: VMState, phase: VMPhase, deps: Deps): ConditionInput {
 /**
  * Why KubeVirt could not start a VM not running yet; the one place that decides it. As the original:
  * a launcher pod that says why it is not running (its status reason and message, as a kubelet or an
- * eviction writes them) or that the scheduler cannot place (the instance's `PodScheduled=False`: its
- * reason and the scheduler's message) is PodNotStarted, `<reason>: <message>`; a launcher pod KubeVirt could not create (the instance's `Synchronized=False` `FailedCreate`) or that
+ * eviction writes them) or that the scheduler cannot place (`PodScheduled=False`, the instance's or
+ * else the pod's own: its reason and the scheduler's message) is PodNotStarted, `<reason>: <message>`; a launcher pod KubeVirt could not create (the instance's `Synchronized=False` `FailedCreate`) or that
  * could not start (printable status ErrImagePull, ImagePullBackOff, CrashLoopBackOff,
  * ErrorUnschedulable, DataVolumeError, ErrorPvcNotFound) is PodNotStarted; printable status Unknown is
  * InternalVirtualMachineError. Their message: `<lead>: <printable status>[, <instance phase>][;
@@ -187,10 +188,9 @@ function notRunning(s: VMState, phase: VMPhase, deps: Deps): ConditionInput {
  * and message; NotRunning, the reason leading the message, when the reason is prose (KubeVirt's
  * default `Synchronizing with the Domain failed.`).
  */
-function startFailureCondition(s: VMState, deps: Deps): ConditionInput | undefined {
+function startFailureCondition(s: VMState, pod: Pod | undefined): ConditionInput | undefined {
   if (s.kvvm === undefined) return undefined;
-  const pod = s.kvvmi === undefined ? undefined : activePod(s.kvvmi, podsOfVM(deps.caches.pods, s.obj));
-  const told = pod?.status?.message ? pod.status : unscheduledOf(s.kvvmi);
+  const told = pod?.status?.message ? pod.status : unscheduledOf(s.kvvmi, pod);
   if (told?.message) {
     return {
       type: Running.type,
