@@ -39,9 +39,12 @@ async function setup(prefix: string): Promise<Setup> {
     POD_NAME: 'daemon-test',
     POD_NAMESPACE: scope.namespace,
     LEADER_ELECTION_LEASE_NAME: LEASE,
-    LEADER_ELECTION_LEASE_DURATION: '2s',
-    LEADER_ELECTION_RENEW_DEADLINE: '1500ms',
-    LEADER_ELECTION_RETRY_PERIOD: '200ms',
+    // Lease and renew deadline as client-go's defaults: with a 1.5 s renew deadline, a start on a loaded
+    // machine (a full run beside stress-ng) outlasted it, and the daemon ended, having lost the lease,
+    // before the test saw it lead. A takeover is still noticed within the renew deadline.
+    LEADER_ELECTION_LEASE_DURATION: '15s',
+    LEADER_ELECTION_RENEW_DEADLINE: '10s',
+    LEADER_ELECTION_RETRY_PERIOD: '500ms',
     HEALTH_HOST: '127.0.0.1',
     // The metrics test reads /metrics without a token; the guard is tested in tests/integration/metrics-auth.
     METRICS_AUTH: 'none',
