@@ -31,8 +31,9 @@ export function lifecycleHandler(deps: Deps): Handler<VMState> {
       const node = vmi?.status?.nodeName;
       if (vmi !== undefined && node !== undefined && node !== '' && phase !== 'Pending') s.status.nodeName = node;
       else delete s.status.nodeName;
-      const creating = phase === 'Pending' || phase === 'Starting' ? await podBeingCreated(s, deps, ctx) : undefined;
-      runningCondition(s, ctx, phase, deps, creating?.condition ?? startFailureCondition(s, pod));
+      const waiting = phase === 'Pending' || phase === 'Starting';
+      const creating = waiting ? await podBeingCreated(s, deps, ctx) : undefined;
+      runningCondition(s, ctx, phase, deps, waiting ? (creating?.condition ?? startFailureCondition(s, pod)) : undefined);
       s.status.resources = resourcesOf(s);
       const networks = networksStatus(s);
       if (networks.length > 0) s.status.networks = networks;
@@ -100,8 +101,7 @@ export function goDuration(ms: number): string {
 /** `stuck`: why KubeVirt cannot start the VM, shown while it is Pending or Starting. */
 function runningCondition(s: VMState, ctx: HandlerContext, phase: VMPhase, deps: Deps, stuck: ConditionInput | undefined): void {
   const running = phase === 'Running' || phase === 'Migrating' || phase === 'Pause';
-  const waiting = phase === 'Pending' || phase === 'Starting';
-  const input = running ? runningTrue(s) : ((waiting ? stuck : undefined) ?? notRunning(s, phase));
+  const input = running ? runningTrue(s) : (stuck ?? notRunning(s, phase));
   condition(s, ctx, input);
   warnOnInternalError(s, input, deps);
 }
