@@ -25,6 +25,7 @@ import { requireQemu } from './qemu.js';
 await requireQemu();
 const D8V = join(REPO, 'shared/cli/d8v.js');
 const log = rootLogger.child({ component: 'guests-platform-test' });
+const DEMO_VM_PATH = '/apis/virtualization.deckhouse.io/v1alpha2/namespaces/demo/virtualmachines/demo-vm';
 
 /** The pids of QEMU processes running the guest of VM `<ns>/<name>` (their `-name guest=` argument). */
 function qemuPidsOf(vm: string): number[] {
@@ -38,6 +39,32 @@ function qemuPidsOf(vm: string): number[] {
       }
     })
     .map(Number);
+}
+
+/**
+ * For a failure's message: the end of what each QEMU process of the VM (`<namespace>_<name>`, the
+ * source's and a migration target's directory) wrote on its serial console, as QEMU logged it, so a
+ * console that stays silent tells a guest that printed nothing from a relay that lost its bytes.
+ */
+function guestSerialLogs(workDir: string, prefix: string): string {
+  const root = join(workDir, 'guests');
+  let dirs: string[];
+  try {
+    dirs = readdirSync(root).filter((d) => d.startsWith(prefix));
+  } catch (err) {
+    return `no guest directory under ${root} (${String(err)})`;
+  }
+  return dirs
+    .map((d) => {
+      let tail: string;
+      try {
+        tail = JSON.stringify(readFileSync(join(root, d, 'serial.log'), 'utf8').slice(-400));
+      } catch (err) {
+        tail = `(no serial log: ${String(err)})`;
+      }
+      return `${d}/serial.log ends ${tail}`;
+    })
+    .join('; ');
 }
 
 /**
@@ -67,7 +94,9 @@ async function d8v(args: readonly string[], hungMs = 180_000): Promise<{ code: n
 describe('npm start with real QEMU guests', () => {
   let run: StartRun | undefined;
   let workDir = '';
+  let closeKube = (): void => undefined;
   afterAll(async () => {
+    closeKube();
     run?.interrupt();
     await run?.exited;
     if (workDir !== '') await rm(workDir, { recursive: true, force: true });
@@ -80,6 +109,8 @@ describe('npm start with real QEMU guests', () => {
     // objects moving a QEMU guest (a live migration between two QEMU processes).
     run = npmStart(['--demo', '--guests', 'qemu', '--plain', '--work-dir', workDir]);
     const kubeconfig = (await run.line(/export KUBECONFIG=/, 300_000)).replace(/^.*export KUBECONFIG=/, '').trim();
+    const kube = KubeClient.fromSource({ kubeconfigPath: kubeconfig });
+    closeKube = () => kube.close();
     await run.line(/is a real QEMU guest: its agent answers/, 480_000).catch((err: unknown) => {
       throw new Error(`no real guest in the demo:\n${run?.tail(60) ?? ''}`, { cause: err });
     });
@@ -88,6 +119,19 @@ describe('npm start with real QEMU guests', () => {
     // Restarted and live-migrated by real virt-controller: one QEMU process again, the target's.
     expect(await run.line(/^.*demo done:/, 480_000)).toMatch(/then restarted and migrated to node-\d+/);
     await waitFor('one QEMU process after the migration (the source exited)', () => qemuPidsOf('demo/demo-vm').length === 1, { timeoutMs: 60_000 });
+    // The demo migrates as soon as the restarted instance runs, so its guest may still be booting (on
+    // TCG, beside a busy machine, as long as the first boot): its agent answering again (AgentReady)
+    // says it has reached its login prompt.
+    await waitFor(
+      'the restarted guest to boot again (AgentReady)',
+      async () => {
+        const vm = (await kube.rest.request({ method: 'GET', path: DEMO_VM_PATH, what: 'get the demo VM' })) as {
+          status?: { conditions?: { type: string; status: string }[] };
+        };
+        return vm.status?.conditions?.some((c) => c.type === 'AgentReady' && c.status === 'True');
+      },
+      { timeoutMs: 300_000, intervalMs: 1000 },
+    );
 
     // d8v console: Enter until the guest's getty answers.
     const started = Date.now();
@@ -105,7 +149,9 @@ describe('npm start with real QEMU guests', () => {
       },
       { timeoutMs: 120_000, intervalMs: 1000 },
     ).catch((err: unknown) => {
-      throw new Error(`d8v console showed: ${JSON.stringify(text.slice(-500))}`, { cause: err });
+      throw new Error(`d8v console showed: ${JSON.stringify(text.slice(-500))}; ${guestSerialLogs(workDir, 'demo_demo-vm')}\n${run?.tail(40) ?? ''}`, {
+        cause: err,
+      });
     });
     log.info({ ms: Date.now() - started }, 'd8v console: login prompt');
     console.stdin.write('\x1d'); // Ctrl+] leaves
@@ -148,18 +194,13 @@ describe('npm start with real QEMU guests', () => {
 
     // d8v stop (after the user lets the VM be stopped: Stop is not applicable under runPolicy AlwaysOn):
     // the guest powers down and its QEMU process is gone.
-    const kube = KubeClient.fromSource({ kubeconfigPath: kubeconfig });
-    try {
-      await kube.rest.request({
-        method: 'PATCH',
-        path: '/apis/virtualization.deckhouse.io/v1alpha2/namespaces/demo/virtualmachines/demo-vm',
-        what: 'let the demo VM be stopped',
-        body: { spec: { runPolicy: 'AlwaysOnUnlessStoppedManually' } },
-        contentType: 'application/merge-patch+json',
-      });
-    } finally {
-      kube.close();
-    }
+    await kube.rest.request({
+      method: 'PATCH',
+      path: DEMO_VM_PATH,
+      what: 'let the demo VM be stopped',
+      body: { spec: { runPolicy: 'AlwaysOnUnlessStoppedManually' } },
+      contentType: 'application/merge-patch+json',
+    });
     const [pid] = qemuPidsOf('demo/demo-vm');
     const stop = await d8v(['stop', 'demo-vm', '-n', 'demo', '--kubeconfig', kubeconfig]);
     expect({ code: stop.code, said: stop.code === 0 ? '' : stop.out + stop.err }).toEqual({ code: 0, said: '' });
