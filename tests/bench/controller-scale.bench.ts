@@ -25,11 +25,13 @@
  * `BENCH_PROFILE=true` also runs the controller under node's CPU profiler and prints where its time
  * went (its whole life: the caches' first list included, which is small next to the run at 100 VMs or more).
  *
- * Knobs: BENCH_VMS, BENCH_NODES, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_SAMPLE, BENCH_STALL, BENCH_PROFILE.
+ * `BENCH_HEAP_SNAPSHOT=true` takes a heap snapshot of the controller once all VMs run and prints what its memory is.
+ *
+ * Knobs: BENCH_VMS, BENCH_NODES, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_SAMPLE, BENCH_STALL, BENCH_PROFILE, BENCH_HEAP_SNAPSHOT.
  *
  * Each run adds a dated row to tests/bench/RESULTS.md (section controller-scale; BENCH_RESULTS=false: not).
  */
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { env } from '../../shared/config/index.js';
@@ -47,6 +49,7 @@ import { controllerEnv, TEST_FIELD_MANAGER } from '../integration/controller/sco
 import { startRealCluster, type RealCluster } from '../integration/kubevirt/real-cluster.js';
 import type { Seeded } from '../integration/kubevirt/seed.js';
 import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profile.js';
+import { formatHeapSummary, heapSnapshotArgs, summarizeHeapSnapshot, takeHeapSnapshot } from './heap-snapshot.js';
 import { controllerCounters, queueMeans, reconcileCounts, watchConvergence } from './controller-run.js';
 import {
   codeCell,
@@ -83,6 +86,9 @@ const settings = knobs(
     BENCH_SAMPLE: env.duration('5s').describe("How often the controller's metrics and memory are sampled while the VMs converge"),
     BENCH_STALL: env.duration('5m').describe('Fail when no further VM has become Running for this long'),
     BENCH_PROFILE: env.bool(false).describe('Write a CPU profile of the controller and print its summary (its whole life)'),
+    BENCH_HEAP_SNAPSHOT: env
+      .bool(false)
+      .describe('Take a heap snapshot of the controller once every VM runs (after the figures) and print what its memory is, by kind and by repeated string'),
   }),
 );
 
@@ -151,6 +157,8 @@ function writesPerVm(events: readonly AuditEvent[], ns: string, own: string, vms
 
 /** Where `BENCH_PROFILE` has the controller write its profile (open it in Chrome DevTools). */
 const CONTROLLER_PROFILES = join(REPO_ROOT, 'dist', '.bench', 'controller-scale-profile');
+/** Where `BENCH_HEAP_SNAPSHOT` has the controller write its heap snapshot (open it in Chrome DevTools). */
+const CONTROLLER_HEAP = join(REPO_ROOT, 'dist', '.bench', 'controller-scale-heap');
 
 /** Our controller (bundled, as it ships) against KubeVirt's apiserver, for the cluster's scope; resolves once its caches synced, with its metrics URL. */
 async function startOurController(cluster: RealCluster): Promise<{ proc: FunctionProcess; metricsUrl: string }> {
@@ -162,7 +170,12 @@ async function startOurController(cluster: RealCluster): Promise<{ proc: Functio
     LOG_LEVEL: SHIPPED_LOG_LEVEL,
   });
   await rm(CONTROLLER_PROFILES, { recursive: true, force: true });
-  const args = [...(settings.BENCH_PROFILE ? cpuProfileArgs(CONTROLLER_PROFILES) : []), ...(await bundledArgs('daemons/controller/main.ts', 'bundled'))];
+  await rm(CONTROLLER_HEAP, { recursive: true, force: true });
+  const args = [
+    ...(settings.BENCH_PROFILE ? cpuProfileArgs(CONTROLLER_PROFILES) : []),
+    ...(settings.BENCH_HEAP_SNAPSHOT ? heapSnapshotArgs(CONTROLLER_HEAP) : []),
+    ...(await bundledArgs('daemons/controller/main.ts', 'bundled')),
+  ];
   const proc = startNodeProcess(args, { env });
   try {
     await proc.waitForLog((r) => r['msg'] === 'caches synced, reconcilers running', 120_000);
@@ -433,6 +446,11 @@ async function main(): Promise<void> {
       `${errors} / ${conflicts} (${verdict(errors === 0)})`,
       totalWrites.toFixed(2),
     ]);
+    if (settings.BENCH_HEAP_SNAPSHOT) {
+      await mkdir(CONTROLLER_HEAP, { recursive: true });
+      const file = await takeHeapSnapshot(controllerPid, CONTROLLER_HEAP);
+      print(formatHeapSummary(`heap of the controller with all ${n} VMs Running (${file})`, summarizeHeapSnapshot(file, 40)));
+    }
   } finally {
     for (const p of processes.reverse()) await stopProcess(p);
     await cluster?.stop();
