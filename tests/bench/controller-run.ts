@@ -7,21 +7,30 @@ import { Informer, type KubeObject } from '../../shared/kube/index.js';
 import type { Clients } from '../../daemons/controller/kube/resources.js';
 
 const QUEUE_SERIES = /^workqueue_(queue|work)_duration_seconds_(sum|count)$/;
+/** The process's memory series (bytes) by the key they get. */
+const MEMORY_SERIES: Readonly<Record<string, string>> = {
+  nodejs_heap_size_total_bytes: 'heap total',
+  nodejs_heap_size_used_bytes: 'heap used',
+  nodejs_external_memory_bytes: 'external',
+};
 
 /**
  * The controller's counters from its /metrics: `reconcile <controller> <result>` → count,
- * `<queue|work> <sum|count> <controller>` → the work queue's duration histograms' sums and counts, and
- * `depth <controller>` → the work queue's depth now.
+ * `<queue|work> <sum|count> <controller>` → the work queue's duration histograms' sums and counts,
+ * `depth <controller>` → the work queue's depth now, and `heap total`, `heap used`, `external` → V8's
+ * heap committed and in use and memory held outside it (Buffers), bytes.
  */
 export async function controllerCounters(url: string): Promise<Map<string, number>> {
   const text = await (await fetch(url)).text();
   const counts = new Map<string, number>();
   for (const line of text.split('\n')) {
-    const name = line.slice(0, line.indexOf('{'));
+    const name = line.includes('{') ? line.slice(0, line.indexOf('{')) : line.slice(0, line.indexOf(' '));
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
     if (name === 'd8_virtualization_controller_reconcile_total') counts.set(`reconcile ${labels['controller']} ${labels['result']}`, value);
     if (name === 'workqueue_depth') counts.set(`depth ${labels['name']}`, value);
+    const memory = MEMORY_SERIES[name];
+    if (memory !== undefined) counts.set(memory, value);
     const series = QUEUE_SERIES.exec(name);
     if (series !== null) counts.set(`${series[1]} ${series[2]} ${labels['name']}`, value);
   }

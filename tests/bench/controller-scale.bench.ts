@@ -72,6 +72,7 @@ import { bundledArgs } from './processes.js';
 /** What issue 37 asks for; the bench runs a scaled-down count of it. */
 const ASKED = { vms: 10_000, nodes: 100 };
 const TARGETS = { cpuMsPerVm: 5, rssMb: 400 };
+const MB = 1024 * 1024;
 
 /** The controller's own defaults: the bench runs what ships unless a knob says otherwise. */
 const SHIPPED_WORKERS = ControllerConfigSchema.shape.RECONCILE_WORKERS.parse(undefined);
@@ -124,6 +125,9 @@ interface Sample {
   readonly errors: number;
   readonly conflicts: number;
   readonly rssMb: number;
+  /** V8's heap committed and in use, MB (the rest of RSS: Buffers, code, malloc). */
+  readonly heapTotalMb: number;
+  readonly heapUsedMb: number;
   readonly cpuSeconds: number;
 }
 
@@ -257,6 +261,8 @@ async function converge(c: Clients, cluster: RealCluster, pids: ReadonlyMap<stri
       errors: reconciles(countersBefore, counters, 'error'),
       conflicts: reconciles(countersBefore, counters, 'conflict'),
       rssMb: processMemoryMb(controller.pid).rss,
+      heapTotalMb: (counters.get('heap total') ?? Number.NaN) / MB,
+      heapUsedMb: (counters.get('heap used') ?? Number.NaN) / MB,
       cpuSeconds: processCpuSeconds(controller.pid) - cpuBefore,
     });
     if (running > lastProgress.running) lastProgress = { running, at: nowMs() };
@@ -320,9 +326,9 @@ function printSamples(samples: readonly Sample[]): void {
   // The queues that held anything at some sample (the controller has a dozen, most idle here).
   const names = [...new Set(samples.flatMap((s) => [...s.depth].filter(([, d]) => d > 0).map(([q]) => q)))].sort();
   print(
-    `\n== over time (every ${settings.BENCH_SAMPLE / 1000} s): Running VMs, the controller's work queue depths, reconcile errors / conflicts so far, RSS, CPU so far ==`,
+    `\n== over time (every ${settings.BENCH_SAMPLE / 1000} s): Running VMs, the controller's work queue depths, reconcile errors / conflicts so far, RSS, V8's heap committed / in use, CPU so far ==`,
   );
-  print(['     s', 'running', ...names.map((q) => `depth ${q}`), 'errors', 'conflicts', 'RSS MB', 'CPU s'].join('  '));
+  print(['     s', 'running', ...names.map((q) => `depth ${q}`), 'errors', 'conflicts', 'RSS MB', 'heap MB', 'CPU s'].join('  '));
   for (const s of samples) {
     print(
       [
@@ -332,6 +338,7 @@ function printSamples(samples: readonly Sample[]): void {
         String(s.errors).padStart(6),
         String(s.conflicts).padStart(9),
         s.rssMb.toFixed(0).padStart(6),
+        `${s.heapTotalMb.toFixed(0)} / ${s.heapUsedMb.toFixed(0)}`.padStart(9),
         s.cpuSeconds.toFixed(1).padStart(5),
       ].join('  '),
     );
@@ -449,6 +456,11 @@ async function main(): Promise<void> {
     if (settings.BENCH_HEAP_SNAPSHOT) {
       await mkdir(CONTROLLER_HEAP, { recursive: true });
       const file = await takeHeapSnapshot(controllerPid, CONTROLLER_HEAP);
+      // The snapshot collected every garbage first: what the heap holds live, against what the process holds.
+      const after = await controllerCounters(ours.metricsUrl);
+      print(
+        `\n[controller-scale] after the snapshot's full GC: RSS ${processMemoryMb(controllerPid).rss.toFixed(0)} MB, V8 heap committed ${((after.get('heap total') ?? Number.NaN) / MB).toFixed(0)} MB, in use ${((after.get('heap used') ?? Number.NaN) / MB).toFixed(0)} MB, external ${((after.get('external') ?? Number.NaN) / MB).toFixed(0)} MB`,
+      );
       print(formatHeapSummary(`heap of the controller with all ${n} VMs Running (${file})`, summarizeHeapSnapshot(file, 40)));
     }
   } finally {
