@@ -424,6 +424,10 @@ async function main(): Promise<void> {
     print(
       `[controller-scale] work queues: mean wait before a reconcile / mean reconcile, ms: ${run.queues.map(([name, q]) => `${name} ${q.waitMs.toFixed(1)} / ${q.workMs.toFixed(1)}`).join(', ')}`,
     );
+    // What the errors were (the runner logs each as a warning with the error): a miss says why.
+    const failed = ours.proc.logs.filter((r) => r['msg'] === 'reconcile failed, requeued');
+    for (const r of failed.slice(0, 10))
+      print(`  reconcile error: ${JSON.stringify(r['controller'])} ${JSON.stringify(r['object'])}: ${JSON.stringify(r['err']).slice(0, 400)}`);
     const totalWrites = run.writes.reduce((sum, [, perVm]) => sum + perVm, 0);
     print(
       `[controller-scale] apiserver writes per VM (audit log, the run's namespace and cluster-scoped objects, the bench's VM creates left out): ${totalWrites.toFixed(2)}`,

@@ -90,29 +90,32 @@ function defined<T extends object>(obj: T): T {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
 }
 
-const containerStatusSchema = z.looseObject({
+const terminatedSchema = z.object({ message: z.string().optional(), reason: z.string().optional() });
+const containerStatusSchema = z.object({
   name: z.string(),
-  state: z
-    .looseObject({
-      terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional(),
-      waiting: z.looseObject({ reason: z.string().optional() }).optional(),
-    })
-    .optional(),
-  lastState: z.looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() }).optional(),
+  state: z.object({ terminated: terminatedSchema.optional(), waiting: z.object({ reason: z.string().optional() }).optional() }).optional(),
+  lastState: z.object({ terminated: terminatedSchema.optional() }).optional(),
 });
 
-/** The parts of a virt-launcher Pod the VM reconciler reads: its node, phase, why it is not running or not scheduled, its containers' waiting and the compute container's termination. */
+/**
+ * The parts of a virt-launcher Pod the VM reconciler reads: its metadata, node, phase, why it is not
+ * running or not scheduled, its containers' waiting and the compute container's termination. Its spec
+ * and status keep only these fields (`z.object` drops the rest when a pod is decoded, so the cache
+ * keeps no more): the containers, volumes, affinity and statuses KubeVirt and the kubelet write made
+ * the launcher pods the largest of the controller's caches (13 of the 35 KB it held per VM, in a heap
+ * snapshot at 1,000 VMs). Pods are only ever merge-patched from this view, never replaced.
+ */
 export const PodSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
   metadata: ObjectMetaSchema,
-  spec: z.looseObject({ nodeName: z.string().optional() }).optional(),
+  spec: z.object({ nodeName: z.string().optional() }).optional(),
   status: z
-    .looseObject({
+    .object({
       phase: z.string().optional(),
       reason: z.string().optional(),
       message: z.string().optional(),
-      conditions: z.array(z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })).optional(),
+      conditions: z.array(z.object({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })).optional(),
       containerStatuses: z.array(containerStatusSchema).optional(),
     })
     .optional(),

@@ -1,5 +1,6 @@
 /**
- * The controller's caches keep trimmed objects (caches.ts: no managedFields; nodes through nodeView).
+ * The controller's caches keep trimmed objects (caches.ts: no managedFields; nodes through nodeView;
+ * launcher pods as far as PodSchema names them).
  * The class reconciler, the one reader of nodes, must decide the same from trimmed nodes as from the
  * whole objects a real kubelet publishes.
  */
@@ -10,7 +11,10 @@ import { vmClass } from '../../../tests/integration/controller/builders.js';
 import { CPU_FEATURE_LABEL_PREFIX } from '../reconcilers/vmclass/nodes.js';
 import { vmClassReconciler } from '../reconcilers/vmclass/index.js';
 import { inMemoryDeps } from '../testing/in-memory.js';
-import { nodeView, type Node } from './resources.js';
+import { nodeView, PodSchema, type Node, type Pod } from './resources.js';
+import { NETWORKS_STATUS_ANNOTATION, networkProblems } from '../reconcilers/vm/handlers/network.js';
+import { unscheduledOf } from '../reconcilers/vm/phase.js';
+import type { InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
 import { USBIP_HS_USED_ANNOTATION, USBIP_SS_USED_ANNOTATION, USBIP_TOTAL_PORTS_ANNOTATION, usbipPortFree } from '../../../shared/api/usbip.js';
 
 const scope = { namespace: 'ns', id: 'trim' };
@@ -108,5 +112,107 @@ describe('the trimmed node cache', () => {
     const full = await decide(spec, nodes);
     expect(await decide(spec, nodes.map(nodeView))).toEqual(full);
     expect(await decide(spec, nodes.map(withoutManagedFields))).toEqual(full);
+  });
+});
+
+describe('the trimmed launcher-pod cache (PodSchema keeps what the VM reconciler reads)', () => {
+  const networks = JSON.stringify([{ name: 'default', conditions: [{ type: 'Ready', status: 'False', message: 'no route' }] }]);
+  /** A launcher pod as virt-controller and a kubelet leave it, with the parts no reader of ours needs. */
+  const full = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'virt-launcher-web-abcde',
+      namespace: 'ns',
+      uid: 'pod-uid',
+      resourceVersion: '17',
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      labels: { 'kubevirt.internal.virtualization.deckhouse.io': 'virt-launcher', 'kubevirt.internal.virtualization.deckhouse.io/created-by': 'vmi-uid' },
+      annotations: { 'kubevirt.internal.virtualization.deckhouse.io/domain': 'web', [NETWORKS_STATUS_ANNOTATION]: networks },
+      ownerReferences: [
+        { apiVersion: 'internal.virtualization.deckhouse.io/v1', kind: 'InternalVirtualizationVirtualMachineInstance', name: 'web', uid: 'vmi-uid' },
+      ],
+    },
+    spec: {
+      nodeName: 'node-1',
+      containers: [
+        {
+          name: 'compute',
+          image: 'virt-launcher',
+          volumeMounts: [{ name: 'private', mountPath: '/var/run/kubevirt-private' }],
+          env: [{ name: 'POD_NAME', value: 'x' }],
+        },
+      ],
+      volumes: [{ name: 'private', emptyDir: {} }],
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } } },
+      tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists' }],
+    },
+    status: {
+      phase: 'Pending',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory.',
+      podIP: '10.244.0.7',
+      qosClass: 'Burstable',
+      conditions: [
+        {
+          type: 'PodScheduled',
+          status: 'False',
+          reason: 'Unschedulable',
+          message: '0/2 nodes are available',
+          lastTransitionTime: '2026-01-01T00:00:01Z',
+          observedGeneration: 1,
+        },
+      ],
+      containerStatuses: [
+        {
+          name: 'compute',
+          image: 'virt-launcher',
+          imageID: `sha256:${'0'.repeat(64)}`,
+          ready: false,
+          restartCount: 0,
+          state: { waiting: { reason: 'ContainerCreating', message: 'pulling' } },
+          lastState: { terminated: { reason: 'Error', message: '{"event":"shutdown"}', exitCode: 1 } },
+        },
+      ],
+      initContainerStatuses: [{ name: 'container-disk-binary', state: { terminated: { exitCode: 0 } } }],
+    },
+  };
+
+  it('keeps the metadata, the node, the phase, why, the conditions and the containers’ waiting and termination; drops the rest', () => {
+    const kept = PodSchema.parse(full);
+    expect(kept).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: full.metadata,
+      spec: { nodeName: 'node-1' },
+      status: {
+        phase: 'Pending',
+        reason: 'Evicted',
+        message: 'The node was low on resource: memory.',
+        conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' }],
+        containerStatuses: [
+          {
+            name: 'compute',
+            state: { waiting: { reason: 'ContainerCreating' } },
+            lastState: { terminated: { reason: 'Error', message: '{"event":"shutdown"}' } },
+          },
+        ],
+      },
+    });
+  });
+
+  it('gives the VM handlers the same answers as the whole pod', () => {
+    const kept = PodSchema.parse(full);
+    const whole = full as unknown as Pod;
+    expect(networkProblems([kept])).toBe(networkProblems([whole]));
+    expect(networkProblems([kept])).toMatch(/no route/);
+    const vmi = { metadata: { name: 'web', namespace: 'ns', uid: 'vmi-uid' }, status: { phase: 'Pending' } } as InternalVirtualMachineInstance;
+    // The VM's Running condition is made of the reason and message (lifecycle.ts).
+    const told = (pod: Pod) => {
+      const c = unscheduledOf(vmi, pod);
+      return c === undefined ? undefined : { reason: c.reason, message: c.message };
+    };
+    expect(told(kept)).toEqual(told(whole));
+    expect(told(kept)).toEqual({ reason: 'Unschedulable', message: '0/2 nodes are available' });
   });
 });
