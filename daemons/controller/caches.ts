@@ -3,7 +3,7 @@ import { childLogger, type Logger } from '../../shared/log/index.js';
 import type { ControllerConfig } from './config.js';
 import type { Caches } from './deps.js';
 import { ObjectCache } from './engine/cache.js';
-import { nodeView, type Clients } from './kube/resources.js';
+import { launcherPodView, nodeView, type Clients } from './kube/resources.js';
 import { LEASE_BY_VMIP } from './reconcilers/ipam/vmip/reconciler.js';
 import { VMOP_BY_VM } from './reconcilers/vmop/index.js';
 import { VMIP_BY_OWNER, ownerVMKeys } from './reconcilers/vm/handlers/ipam.js';
@@ -26,8 +26,9 @@ export interface Scope {
 /**
  * One informer-backed cache of a resource in a scope (backoff and resync as every cache here). The
  * store keeps what `transform` leaves of each object: by default all but `managedFields`, which no
- * reconciler reads (nodes keep less, see `nodeView`). Writes go out as patches of named fields, never
- * as a cached object sent back whole, so a trimmed copy never loses a field on the server.
+ * reconciler reads (nodes and launcher pods keep less: `nodeView`, `launcherPodView`). Writes go out
+ * as patches of named fields, never as a cached object sent back whole, so a trimmed copy never loses
+ * a field on the server.
  */
 export function informerCache<T extends KubeObject>(
   client: ResourceClient<T>,
@@ -79,7 +80,7 @@ export function makeCaches(clients: Clients, config: ControllerConfig, signal: A
     vmips: cache(clients.vmips, namespaced),
     leases: cache(clients.leases, {}),
     nodes: cache(clients.nodes, clusterScoped, nodeView),
-    pods: cache(clients.pods, { ...namespaced, labelSelector: launcherSelector() }),
+    pods: cache(clients.pods, { ...namespaced, labelSelector: launcherSelector() }, launcherPodView),
   };
   addIndexes(caches);
   return caches;

@@ -34,7 +34,7 @@ import {
 import { VirtualMachineSchema, virtualMachine, type VirtualMachine } from '../../../shared/api/resources/virtualmachine.js';
 import { VirtualMachineClassSchema, virtualMachineClass, type VirtualMachineClass } from '../../../shared/api/resources/virtualmachineclass.js';
 import { VirtualMachineOperationSchema, virtualMachineOperation, type VirtualMachineOperation } from '../../../shared/api/resources/vmop.js';
-import { descriptorOf, type KubeClient, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
+import { descriptorOf, withoutManagedFields, type KubeClient, type ResourceClient, type ResourceDescriptor } from '../../../shared/kube/index.js';
 import { ModuleConfigSchema, moduleConfigDescriptor, type ModuleConfig } from '../../../shared/kube/module-config-cidrs.js';
 
 export const FIELD_MANAGER = 'virtualization-controller';
@@ -79,6 +79,48 @@ export function nodeView(node: Node): Node {
   });
 }
 
+/**
+ * What the launcher-pod cache keeps of a pod: the fields PodSchema names, which are what the VM
+ * reconciler reads (the metadata without managedFields, the node, the phase, why the pod is not
+ * running or not scheduled, its conditions, its containers' waiting and termination); not the
+ * containers, volumes, affinity and statuses KubeVirt and the kubelet write, which made the launcher
+ * pods the largest of the controller's caches (13 of the 35 KB it held per VM, in a heap snapshot at
+ * 1,000 VMs). Pods are only ever merge-patched from this view, never replaced.
+ */
+export function launcherPodView(pod: Pod): Pod {
+  const { spec, status } = pod;
+  const terminated = (t: { message?: string | undefined; reason?: string | undefined } | undefined) =>
+    t === undefined ? undefined : defined({ message: t.message, reason: t.reason });
+  return defined({
+    apiVersion: pod.apiVersion,
+    kind: pod.kind,
+    metadata: withoutManagedFields(pod).metadata,
+    spec: spec === undefined ? undefined : defined({ nodeName: spec.nodeName }),
+    status:
+      status === undefined
+        ? undefined
+        : defined({
+            phase: status.phase,
+            reason: status.reason,
+            message: status.message,
+            conditions: status.conditions?.map((c) => defined({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
+            containerStatuses: status.containerStatuses?.map((c) =>
+              defined({
+                name: c.name,
+                state:
+                  c.state === undefined
+                    ? undefined
+                    : defined({
+                        terminated: terminated(c.state.terminated),
+                        waiting: c.state.waiting === undefined ? undefined : defined({ reason: c.state.waiting.reason }),
+                      }),
+                lastState: c.lastState === undefined ? undefined : defined({ terminated: terminated(c.lastState.terminated) }),
+              }),
+            ),
+          }),
+  });
+}
+
 /** The USB/IP gateway's port annotations of a node (the VMs' USB devices of other nodes read them), undefined when it has none. */
 function usbipAnnotations(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
   const kept = Object.entries(annotations ?? {}).filter(([k]) => USBIP_PORT_ANNOTATIONS.has(k));
@@ -90,32 +132,29 @@ function defined<T extends object>(obj: T): T {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
 }
 
-const terminatedSchema = z.object({ message: z.string().optional(), reason: z.string().optional() });
-const containerStatusSchema = z.object({
+const containerStatusSchema = z.looseObject({
   name: z.string(),
-  state: z.object({ terminated: terminatedSchema.optional(), waiting: z.object({ reason: z.string().optional() }).optional() }).optional(),
-  lastState: z.object({ terminated: terminatedSchema.optional() }).optional(),
+  state: z
+    .looseObject({
+      terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional(),
+      waiting: z.looseObject({ reason: z.string().optional() }).optional(),
+    })
+    .optional(),
+  lastState: z.looseObject({ terminated: z.looseObject({ message: z.string().optional(), reason: z.string().optional() }).optional() }).optional(),
 });
 
-/**
- * The parts of a virt-launcher Pod the VM reconciler reads: its metadata, node, phase, why it is not
- * running or not scheduled, its containers' waiting and the compute container's termination. Its spec
- * and status keep only these fields (`z.object` drops the rest when a pod is decoded, so the cache
- * keeps no more): the containers, volumes, affinity and statuses KubeVirt and the kubelet write made
- * the launcher pods the largest of the controller's caches (13 of the 35 KB it held per VM, in a heap
- * snapshot at 1,000 VMs). Pods are only ever merge-patched from this view, never replaced.
- */
+/** The parts of a virt-launcher Pod the VM reconciler reads: its node, phase, why it is not running or not scheduled, its containers' waiting and the compute container's termination. */
 export const PodSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
   metadata: ObjectMetaSchema,
-  spec: z.object({ nodeName: z.string().optional() }).optional(),
+  spec: z.looseObject({ nodeName: z.string().optional() }).optional(),
   status: z
-    .object({
+    .looseObject({
       phase: z.string().optional(),
       reason: z.string().optional(),
       message: z.string().optional(),
-      conditions: z.array(z.object({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })).optional(),
+      conditions: z.array(z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })).optional(),
       containerStatuses: z.array(containerStatusSchema).optional(),
     })
     .optional(),

@@ -11,7 +11,7 @@ import { vmClass } from '../../../tests/integration/controller/builders.js';
 import { CPU_FEATURE_LABEL_PREFIX } from '../reconcilers/vmclass/nodes.js';
 import { vmClassReconciler } from '../reconcilers/vmclass/index.js';
 import { inMemoryDeps } from '../testing/in-memory.js';
-import { nodeView, PodSchema, type Node, type Pod } from './resources.js';
+import { launcherPodView, nodeView, type Node, type Pod } from './resources.js';
 import { NETWORKS_STATUS_ANNOTATION, networkProblems } from '../reconcilers/vm/handlers/network.js';
 import { unscheduledOf } from '../reconcilers/vm/phase.js';
 import type { InternalVirtualMachineInstance } from '../../../shared/api/internal/resources.js';
@@ -115,10 +115,10 @@ describe('the trimmed node cache', () => {
   });
 });
 
-describe('the trimmed launcher-pod cache (PodSchema keeps what the VM reconciler reads)', () => {
+describe('the trimmed launcher-pod cache (launcherPodView keeps what the VM reconciler reads)', () => {
   const networks = JSON.stringify([{ name: 'default', conditions: [{ type: 'Ready', status: 'False', message: 'no route' }] }]);
   /** A launcher pod as virt-controller and a kubelet leave it, with the parts no reader of ours needs. */
-  const full = {
+  const full: Pod = {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
@@ -179,11 +179,11 @@ describe('the trimmed launcher-pod cache (PodSchema keeps what the VM reconciler
   };
 
   it('keeps the metadata, the node, the phase, why, the conditions and the containers’ waiting and termination; drops the rest', () => {
-    const kept = PodSchema.parse(full);
+    const kept = launcherPodView(full);
     expect(kept).toEqual({
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: full.metadata,
+      metadata: withoutManagedFields(full).metadata,
       spec: { nodeName: 'node-1' },
       status: {
         phase: 'Pending',
@@ -202,9 +202,8 @@ describe('the trimmed launcher-pod cache (PodSchema keeps what the VM reconciler
   });
 
   it('gives the VM handlers the same answers as the whole pod', () => {
-    const kept = PodSchema.parse(full);
-    const whole = full as unknown as Pod;
-    expect(networkProblems([kept])).toBe(networkProblems([whole]));
+    const kept = launcherPodView(full);
+    expect(networkProblems([kept])).toBe(networkProblems([full]));
     expect(networkProblems([kept])).toMatch(/no route/);
     const vmi = { metadata: { name: 'web', namespace: 'ns', uid: 'vmi-uid' }, status: { phase: 'Pending' } } as InternalVirtualMachineInstance;
     // The VM's Running condition is made of the reason and message (lifecycle.ts).
@@ -212,7 +211,7 @@ describe('the trimmed launcher-pod cache (PodSchema keeps what the VM reconciler
       const c = unscheduledOf(vmi, pod);
       return c === undefined ? undefined : { reason: c.reason, message: c.message };
     };
-    expect(told(kept)).toEqual(told(whole));
+    expect(told(kept)).toEqual(told(full));
     expect(told(kept)).toEqual({ reason: 'Unschedulable', message: '0/2 nodes are available' });
   });
 });
