@@ -84,7 +84,7 @@ export function nodeView(node: Node): Node {
  * reconciler reads (the metadata without managedFields, the node, the phase, why the pod is not
  * running or not scheduled, its conditions, its containers' waiting and termination); not the
  * containers, volumes, affinity and statuses KubeVirt and the kubelet write, which made the launcher
- * pods the largest of the controller's caches (13 of the 35 KB it held per VM, in a heap snapshot at
+ * pods the largest of the controller's caches (13 of the 30 KB it held per VM, in a heap snapshot at
  * 1,000 VMs). Pods are only ever merge-patched from this view, never replaced.
  */
 export function launcherPodView(pod: Pod): Pod {

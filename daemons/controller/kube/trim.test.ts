@@ -1,6 +1,6 @@
 /**
  * The controller's caches keep trimmed objects (caches.ts: no managedFields; nodes through nodeView;
- * launcher pods as far as PodSchema names them).
+ * launcher pods through launcherPodView).
  * The class reconciler, the one reader of nodes, must decide the same from trimmed nodes as from the
  * whole objects a real kubelet publishes.
  */
@@ -132,6 +132,7 @@ describe('the trimmed launcher-pod cache (launcherPodView keeps what the VM reco
       ownerReferences: [
         { apiVersion: 'internal.virtualization.deckhouse.io/v1', kind: 'InternalVirtualizationVirtualMachineInstance', name: 'web', uid: 'vmi-uid' },
       ],
+      managedFields: [{ manager: 'virt-controller', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } }],
     },
     spec: {
       nodeName: 'node-1',
@@ -180,6 +181,7 @@ describe('the trimmed launcher-pod cache (launcherPodView keeps what the VM reco
 
   it('keeps the metadata, the node, the phase, why, the conditions and the containers’ waiting and termination; drops the rest', () => {
     const kept = launcherPodView(full);
+    expect(kept.metadata).not.toHaveProperty('managedFields');
     expect(kept).toEqual({
       apiVersion: 'v1',
       kind: 'Pod',

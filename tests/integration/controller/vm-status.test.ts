@@ -33,8 +33,7 @@ const condIs =
 /** A launcher pod of the VM's current instance on `node`, running, as KubeVirt and the kubelet leave it (with `extra` labels). */
 async function launcherPod(vmName: string, podName: string, node: string, extra: Record<string, string> = {}): Promise<void> {
   const uid = await t.w.instanceUid(vmName);
-  // The controller's Pod names only what it reads; the apiserver wants the containers too.
-  const pod = {
+  await t.c.pods.create({
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
@@ -43,8 +42,7 @@ async function launcherPod(vmName: string, podName: string, node: string, extra:
       labels: { [LAUNCHER_LABEL]: LAUNCHER_VALUE, [CREATED_BY_LABEL]: uid ?? '', [VM_NAME_LABEL]: vmName, 'kept-by-kubevirt': 'yes', ...extra },
     },
     spec: { nodeName: node, containers: [{ name: 'compute', image: 'virt-launcher' }] },
-  };
-  await t.c.pods.create(pod);
+  });
   await t.c.pods.patchStatus({ namespace: t.w.ns, name: podName }, { phase: 'Running' });
 }
 
