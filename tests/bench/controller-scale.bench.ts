@@ -463,7 +463,7 @@ async function main(): Promise<void> {
       // The snapshot collected every garbage first: what the heap holds live, against what the process holds.
       const after = await controllerCounters(ours.metricsUrl);
       print(
-        `\n[controller-scale] after the snapshot's full GC: RSS ${processMemoryMb(controllerPid).rss.toFixed(0)} MB, V8 heap committed ${((after.get('heap total') ?? Number.NaN) / MB).toFixed(0)} MB, in use ${((after.get('heap used') ?? Number.NaN) / MB).toFixed(0)} MB, external ${((after.get('external') ?? Number.NaN) / MB).toFixed(0)} MB`,
+        `\n[controller-scale] after the snapshot's full GC: RSS ${processMemoryMb(controllerPid).rss.toFixed(0)} MB (the snapshot writer's own buffers included), V8 heap committed ${((after.get('heap total') ?? Number.NaN) / MB).toFixed(0)} MB, in use ${((after.get('heap used') ?? Number.NaN) / MB).toFixed(0)} MB, external ${((after.get('external') ?? Number.NaN) / MB).toFixed(0)} MB`,
       );
       print(formatHeapSummary(`heap of the controller with all ${n} VMs Running (${file})`, summarizeHeapSnapshot(file, 40)));
     }
