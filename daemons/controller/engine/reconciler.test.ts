@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidObjectError, type KubeObject } from '../../../shared/kube/index.js';
-import { handlerChain, type ReconcileState } from './reconciler.js';
+import { clone, handlerChain, type ReconcileState } from './reconciler.js';
 
 type Obj = KubeObject & { status?: { phase?: string } };
 type State = ReconcileState<Obj, { phase?: string }>;
@@ -53,5 +53,33 @@ describe('handlerChain settle', () => {
     });
     await reconcile('ns/a', new AbortController().signal);
     expect(writes).toEqual([{ phase: 'PENDING' }]);
+  });
+});
+
+describe('clone', () => {
+  it('copies JSON data deeply: equal, and no object or array shared with the original', () => {
+    const status = {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Ok', lastTransitionTime: null }],
+      nested: { list: [1, 'two', true, null, [3]], empty: {} },
+      cleared: undefined,
+    };
+    const copy = clone(status);
+    expect(copy).toStrictEqual(status);
+    expect(Object.keys(copy)).toEqual(['phase', 'conditions', 'nested', 'cleared']);
+    copy.conditions[0].status = 'False';
+    copy.nested.list.push(4);
+    (copy.nested.list[4] as number[]).push(5);
+    copy.nested.empty = { x: 1 };
+    expect(status.conditions[0].status).toBe('True');
+    expect(status.nested.list).toEqual([1, 'two', true, null, [3]]);
+    expect(status.nested.empty).toEqual({});
+  });
+
+  it('returns primitives, null and undefined as they are', () => {
+    expect(clone(undefined)).toBeUndefined();
+    expect(clone(null)).toBeNull();
+    expect(clone('a')).toBe('a');
+    expect(clone(0)).toBe(0);
   });
 });

@@ -138,7 +138,20 @@ export function keyOf(obj: KubeObject): string {
   return objectKey(obj.metadata);
 }
 
-/** A deep copy of JSON-like data (status copies for handlers). */
+/**
+ * A deep copy of JSON data (status copies for handlers): plain objects, arrays and primitives, which
+ * is all a decoded API object holds. Copied field by field, not by `structuredClone`, whose
+ * serialisation round trip cost 46 against 7 µs on a VM's full object (measured on this machine)
+ * and 3.5% of the controller's busy time at scale (controller-scale bench profile, 100 VMs).
+ */
 export function clone<T>(value: T): T {
-  return value === undefined ? value : structuredClone(value);
+  return copyJson(value) as T;
+}
+
+function copyJson(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(copyJson);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = copyJson((value as Record<string, unknown>)[key]);
+  return out;
 }
