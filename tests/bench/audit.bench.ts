@@ -1,6 +1,7 @@
 /**
  * Audit function benchmark, shipped defaults (no setting changed, the env of knative/functions/audit.yaml
- * applied, NODE_OPTIONS included; the duplicate filter keeps its
+ * applied, NODE_OPTIONS included, and its memory limit: every measured process runs in a memory cgroup
+ * limited as the Service's container, since node sizes V8's heap from it; the duplicate filter keeps its
  * 100,000 keys and is filled before anything is measured). The function is bundled into one file (as
  * the image runs it) and pinned to one CPU core, every enrichment answered by warm informers on a real
  * apiserver; records go to a file (as a container's stdout goes to its log file). Every request
@@ -31,7 +32,7 @@
  * BENCH_FLOOD_CONNECTIONS, BENCH_CPU_PROFILE.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -51,7 +52,9 @@ import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profil
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
 import { codeCacheState, writeCodeCache } from '../../shared/bundle/index.js';
-import { BARE_ARGS, bundledArgs, knativeServiceEnv } from './processes.js';
+import { BARE_ARGS, bundledArgs, knativeServiceEnv, knativeServiceMemoryLimit, memoryCage, type MemoryCage } from './processes.js';
+
+const mib = (bytes: number | undefined): string => (bytes === undefined ? '?' : (bytes / 2 ** 20).toFixed(0));
 
 const settings = knobs(
   z.object({
@@ -223,16 +226,40 @@ interface Pinned {
   readonly url: string;
   readonly child: ChildProcess;
   readonly out: string;
+  /** The memory cgroup it runs in (the Service's limit), when one could be made. */
+  readonly cage: MemoryCage | undefined;
 }
 
-/** Start `node <args>` pinned to BENCH_CPU with stdout into `out`; resolves once it answers readiness. */
-async function startPinned(args: readonly string[], out: string, extraEnv: Record<string, string>): Promise<Pinned> {
-  const child = spawn('taskset', ['-c', String(settings.BENCH_CPU), process.execPath, ...args], {
+/** The audit Service's memory limit: every measured process runs under it (see `memoryCage`). */
+const SERVICE_MEMORY_LIMIT = knativeServiceMemoryLimit('knative/functions/audit.yaml');
+
+/** Why the processes run without the Service's memory limit, once one could not be applied. */
+let uncaged: string | undefined = SERVICE_MEMORY_LIMIT === undefined ? 'knative/functions/audit.yaml sets no memory limit' : undefined;
+
+/**
+ * Start `node <args>` pinned to BENCH_CPU with stdout into `out`, in a memory cgroup of its own limited
+ * as the Service limits its container (stdout written by a `cat` outside the cgroup, as a container
+ * runtime takes a container's stdout); resolves once it answers readiness.
+ */
+async function startPinned(name: string, args: readonly string[], out: string, extraEnv: Record<string, string>): Promise<Pinned> {
+  const made = SERVICE_MEMORY_LIMIT === undefined || uncaged !== undefined ? undefined : memoryCage(`audit-${name}`, SERVICE_MEMORY_LIMIT);
+  if (made !== undefined && 'unavailable' in made) uncaged = made.unavailable;
+  const cage = made === undefined || 'unavailable' in made ? undefined : made;
+  const pinned = ['taskset', '-c', String(settings.BENCH_CPU), process.execPath, ...args];
+  const options = {
     cwd: REPO_ROOT,
-    stdio: ['ignore', openSync(out, 'w'), 'inherit'],
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', BODY_LIMIT_BYTES: String(64 << 20), ...IMAGE_ENV, ...extraEnv },
-  });
-  for (let i = 0; i < 2_000; i++) {
+  };
+  writeFileSync(out, '');
+  const child =
+    cage === undefined
+      ? spawn(pinned[0] ?? '', pinned.slice(1), { ...options, stdio: ['ignore', openSync(out, 'w'), 'inherit'] })
+      : // cat starts before the shell enters the cgroup, so the file's page cache is not charged to it.
+        spawn('bash', ['-c', `exec > >(exec cat > "$1"); shift; ${cage.enterCommand}; exec "$@"`, 'caged', out, ...pinned], {
+          ...options,
+          stdio: ['ignore', 'ignore', 'inherit'],
+        });
+  for (let i = 0; i < 2_000 && child.exitCode === null; i++) {
     const listening = readFileSync(out, 'utf8')
       .split('\n')
       .find((l) => l.includes('"msg":"listening"'));
@@ -244,18 +271,21 @@ async function startPinned(args: readonly string[], out: string, extraEnv: Recor
         () => 0,
       )) === 200
     ) {
-      return { url: `http://127.0.0.1:${port}`, child, out };
+      return { url: `http://127.0.0.1:${port}`, child, out, cage };
     }
     await new Promise((r) => setTimeout(r, 10));
   }
-  child.kill('SIGKILL');
+  await stopPinned({ url: '', child, out, cage });
   throw new Error(`${args.join(' ')} did not become ready; its output:\n${readFileSync(out, 'utf8').slice(-2_000)}`);
 }
 
 async function stopPinned(p: Pinned): Promise<void> {
-  const exited = new Promise((r) => p.child.once('exit', r));
-  p.child.kill('SIGTERM');
-  await exited;
+  if (p.child.exitCode === null && p.child.signalCode === null) {
+    const exited = new Promise((r) => p.child.once('exit', r));
+    p.child.kill('SIGTERM');
+    await exited;
+  }
+  p.cage?.remove();
 }
 
 /** One batch through the function; every VM-shaped record must carry the VM's real uid (an informer hit). */
@@ -400,7 +430,7 @@ async function profileOnePerRequest(
   workDir: string,
 ): Promise<void> {
   const dir = join(workDir, 'profile');
-  const audit = await startPinned([...cpuProfileArgs(dir), ...args], join(workDir, 'profiled.out'), extraEnv);
+  const audit = await startPinned('profiled', [...cpuProfileArgs(dir), ...args], join(workDir, 'profiled.out'), extraEnv);
   try {
     await checkEnrichment(audit, headers);
     const body = cyclingBodies(1, settings.BENCH_CPU_PROFILE_MIX);
@@ -441,19 +471,22 @@ async function main(): Promise<void> {
     const auditArgs = await bundledArgs('functions/audit/index.ts', 'bundled');
     // The image is built with the Service's V8 flags for its code cache (skaffold.yaml), so is this.
     await writeCodeCache(auditArgs[0] ?? '', shipped['NODE_OPTIONS']);
-    const audit = await startPinned(auditArgs, join(workDir, 'audit.out'), {
+    const audit = await startPinned('audit', auditArgs, join(workDir, 'audit.out'), {
       ...shipped,
       KUBECONFIG: cp.state.kubeconfigPath,
     });
     running.push(audit);
-    const bare = await startPinned(BARE_ARGS, join(workDir, 'bare.out'), {});
+    const bare = await startPinned('bare', BARE_ARGS, join(workDir, 'bare.out'), {});
     running.push(bare);
-    const host = await startPinned(await bundledArgs('functions/sample-echo/index.ts', 'bundled'), join(workDir, 'host.out'), {});
+    const host = await startPinned('host', await bundledArgs('functions/sample-echo/index.ts', 'bundled'), join(workDir, 'host.out'), {});
     running.push(host);
     print(
       `audit benchmark: node ${process.version}, processes pinned to CPU ${settings.BENCH_CPU}, shipped defaults ` +
         `(duplicate filter ${defaults.AUDIT_DEDUP_CAPACITY} keys, ${defaults.AUDIT_DEDUP_TTL_MS / 1000} s), ` +
-        `the Service's env: ${JSON.stringify(shipped)} (code cache: ${await codeCacheState(auditArgs[0] ?? '', shipped['NODE_OPTIONS'])})`,
+        `the Service's env: ${JSON.stringify(shipped)} (code cache: ${await codeCacheState(auditArgs[0] ?? '', shipped['NODE_OPTIONS'])}), ` +
+        (uncaged === undefined
+          ? `each process in a memory cgroup limited as the Service's container (${mib(SERVICE_MEMORY_LIMIT)} MiB)`
+          : `NOT under the Service's memory limit (${uncaged}): node sizes V8's heap from the machine's memory instead`),
     );
     print(`enrichment check: ${await checkEnrichment(audit, headers)} golden records reproduced from warm informers`);
     await new Promise((r) => setTimeout(r, 1_000));
@@ -566,6 +599,12 @@ async function main(): Promise<void> {
       ],
       BARE,
     );
+    if (audit.cage !== undefined) {
+      print(
+        `audit's memory cgroup: limit ${mib(audit.cage.limitBytes)} MiB, most held ${mib(audit.cage.peakBytes())} MiB ` +
+          `(its memory and page cache, as the kernel counts toward the limit), limit reached ${audit.cage.limitHits()} times`,
+      );
+    }
     const get = (t: number, name: string, key: string): number => results.get(`${[...tables, ...floodTables][t]?.title ?? ''}|${name}`)?.values[key] ?? NaN;
     const g = 'audit, golden mix';
     const r = 'audit, realistic mix';
@@ -601,7 +640,7 @@ async function main(): Promise<void> {
       `${get(1, g, 'cpu').toFixed(0)} / ${get(1, HOST, 'cpu').toFixed(0)} / ${own(g).toFixed(0)}; realistic ${own(r).toFixed(0)} µs`,
       `${get(2, g, 'cpu').toFixed(0)} (bare ${get(2, BARE, 'cpu').toFixed(0)}) µs`,
       `${get(2, g, 'p50').toFixed(3)} / ${get(2, g, 'p99').toFixed(3)} ms`,
-      `${idle.rss.toFixed(1)} / ${peak.peak.toFixed(1)} MB`,
+      `${idle.rss.toFixed(1)} / ${peak.peak.toFixed(1)} MB${audit.cage === undefined ? ' (no memory limit)' : ''}`,
     ]);
     if (settings.BENCH_CPU_PROFILE) await profileOnePerRequest(auditArgs, { ...shipped, KUBECONFIG: cp.state.kubeconfigPath }, headers, workDir);
   } finally {

@@ -3,12 +3,13 @@
  * one file (shared/bundle), run from source with tsx, and a bare node:http server as the floor.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
+import { parseQuantity } from '../../shared/api/k8s/quantity.js';
 import { bundleEntries, type PackageMode } from '../../shared/bundle/index.js';
 import { listeningPort, REPO_ROOT, send, startNodeProcess, type FunctionProcess } from '../../shared/runtime/testing/index.js';
 import { nowMs } from './lib.js';
@@ -151,12 +152,92 @@ export async function coldStart(args: readonly string[], env: Record<string, str
  * NODE_OPTIONS among them, so that a benchmark runs the function as it ships.
  */
 export function knativeServiceEnv(file: string): Record<string, string> {
-  const service = load(readFileSync(join(REPO_ROOT, file), 'utf8')) as {
-    spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } };
-  };
   const env: Record<string, string> = {};
-  for (const e of service.spec?.template?.spec?.containers?.[0]?.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  for (const e of knativeContainer(file)?.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
   return env;
+}
+
+type KnativeContainer = {
+  env?: Array<{ name: string; value?: string }>;
+  resources?: { limits?: { memory?: string } };
+};
+
+function knativeContainer(file: string): KnativeContainer | undefined {
+  const service = load(readFileSync(join(REPO_ROOT, file), 'utf8')) as { spec?: { template?: { spec?: { containers?: KnativeContainer[] } } } };
+  return service.spec?.template?.spec?.containers?.[0];
+}
+
+/** The memory limit, in bytes, a Knative Service gives its container; undefined when it sets none. */
+export function knativeServiceMemoryLimit(file: string): number | undefined {
+  return parseQuantity(knativeContainer(file)?.resources?.limits?.memory);
+}
+
+/**
+ * A memory cgroup of its own for one measured process, limited as its Service limits its container.
+ * Node sizes V8's heap from the cgroup's limit at start (in a 256 MiB cgroup its heap limit is 275 MB
+ * on this machine, unconstrained 4.4 GB), and V8 collects sooner under a smaller limit: the audit's
+ * peak was 146 against 219 MB in the same bench, so a process measured outside the limit is not the
+ * one that ships. The process enters the cgroup itself (`enterCommand`); what it writes to stdout must
+ * go through a pipe to a writer outside the cgroup, as a container's stdout goes to its runtime,
+ * or the page cache of the written file is charged to the cgroup and fills it.
+ */
+export interface MemoryCage {
+  readonly limitBytes: number;
+  /** A shell command that moves the shell running it into the cgroup (before it execs the process). */
+  readonly enterCommand: string;
+  /** Most bytes the cgroup held so far (anonymous and page cache), as the kernel counts toward the limit. */
+  peakBytes(): number | undefined;
+  /** How many times the cgroup's usage hit the limit (cgroup v1; 0 where the kernel does not say). */
+  limitHits(): number;
+  /** Remove the cgroup (its processes must have exited). */
+  remove(): void;
+}
+
+/** Where this process's memory cgroup is and how its files are named (cgroup v1 or v2). */
+function memoryCgroupBase(): { dir: string; limit: string; peak: string; hits: string | undefined } | string {
+  const lines = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
+  const v1 = lines.map((l) => /^\d+:(?:[^:]*,)?memory(?:,[^:]*)?:(.*)$/.exec(l)?.[1]).find((p) => p !== undefined);
+  if (v1 !== undefined && existsSync(join('/sys/fs/cgroup/memory', v1, 'memory.limit_in_bytes'))) {
+    return { dir: join('/sys/fs/cgroup/memory', v1), limit: 'memory.limit_in_bytes', peak: 'memory.max_usage_in_bytes', hits: 'memory.failcnt' };
+  }
+  const v2 = lines.map((l) => /^0::(.*)$/.exec(l)?.[1]).find((p) => p !== undefined);
+  if (v2 !== undefined && existsSync(join('/sys/fs/cgroup', v2, 'memory.max'))) {
+    return { dir: join('/sys/fs/cgroup', v2), limit: 'memory.max', peak: 'memory.peak', hits: undefined };
+  }
+  return 'no memory cgroup controller found for this process (/proc/self/cgroup)';
+}
+
+/** A cgroup `name` limited to `limitBytes`, or why none could be made (the bench then runs unconstrained and says so). */
+export function memoryCage(name: string, limitBytes: number): MemoryCage | { readonly unavailable: string } {
+  const base = memoryCgroupBase();
+  if (typeof base === 'string') return { unavailable: base };
+  const dir = join(base.dir, `bench-${name}-${process.pid}`);
+  const read = (file: string): number | undefined => {
+    try {
+      return Number(readFileSync(join(dir, file), 'utf8').trim());
+    } catch {
+      return undefined;
+    }
+  };
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, base.limit), String(limitBytes));
+  } catch (err: unknown) {
+    return { unavailable: `cannot make the memory cgroup ${dir}: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  return {
+    limitBytes,
+    enterCommand: `echo $$ > '${join(dir, 'cgroup.procs')}'`,
+    peakBytes: () => read(base.peak),
+    limitHits: () => (base.hits === undefined ? 0 : (read(base.hits) ?? 0)),
+    remove: () => {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // Still busy (a process has not exited yet): left for the next boot; the name carries the pid.
+      }
+    },
+  };
 }
 
 /** VmRSS of a process from /proc, in MiB. */
