@@ -52,7 +52,7 @@ import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profil
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
 import { codeCacheState, writeCodeCache } from '../../shared/bundle/index.js';
-import { BARE_ARGS, bundledArgs, knativeServiceEnv, knativeServiceMemoryLimit, memoryCage, type MemoryCage } from './processes.js';
+import { BARE_ARGS, bundledArgs, knativeServiceEnv, containerMemoryLimit, memoryCage, type MemoryCage } from './processes.js';
 
 const mib = (bytes: number | undefined): string => (bytes === undefined ? '?' : (bytes / 2 ** 20).toFixed(0));
 
@@ -231,7 +231,7 @@ interface Pinned {
 }
 
 /** The audit Service's memory limit: every measured process runs under it (see `memoryCage`). */
-const SERVICE_MEMORY_LIMIT = knativeServiceMemoryLimit('knative/functions/audit.yaml');
+const SERVICE_MEMORY_LIMIT = containerMemoryLimit('knative/functions/audit.yaml');
 
 /** Why the processes run without the Service's memory limit, once one could not be applied. */
 let uncaged: string | undefined = SERVICE_MEMORY_LIMIT === undefined ? 'knative/functions/audit.yaml sets no memory limit' : undefined;

@@ -1,20 +1,21 @@
 import { describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { knativeServiceEnv, knativeServiceMemoryLimit, memoryCage } from './processes.js';
+import { startNodeProcess } from '../../shared/runtime/testing/index.js';
+import { knativeServiceEnv, containerMemoryLimit, memoryCage } from './processes.js';
 
-const run = promisify(execFile);
+const SCRIPT = `const { heap_size_limit: limit } = require('node:v8').getHeapStatistics();
+console.log(JSON.stringify({ limit, cgroup: require('node:fs').readFileSync('/proc/self/cgroup', 'utf8'), pid: process.pid }));`;
 
-/** V8's heap limit and memory cgroup of a node process started by `prefix` (a shell command, may be empty). */
-async function heapLimitAfter(prefix: string): Promise<{ limit: number; cgroup: string }> {
-  const script = `console.log(JSON.stringify({ limit: require('node:v8').getHeapStatistics().heap_size_limit, cgroup: require('node:fs').readFileSync('/proc/self/cgroup', 'utf8') }))`;
-  const { stdout } = await run('bash', ['-c', `${prefix} exec "$0" -e "$1"`, process.execPath, script]);
-  return JSON.parse(stdout) as { limit: number; cgroup: string };
+/** V8's heap limit and memory cgroup of a node process started by startNodeProcess (entering `enter` first when given). */
+async function heapLimitOf(enter?: string): Promise<{ limit: number; cgroup: string; pid: number | undefined; nodePid: number }> {
+  const proc = startNodeProcess(['-e', SCRIPT], enter === undefined ? {} : { enter });
+  const record = await proc.waitForLog((r) => typeof r['limit'] === 'number');
+  await proc.exited;
+  return { limit: record['limit'] as number, cgroup: record['cgroup'] as string, pid: proc.child.pid, nodePid: record['pid'] as number };
 }
 
 describe('the Knative Service a bench runs a function as', () => {
   it("reads the audit Service's memory limit and env from its manifest", () => {
-    expect(knativeServiceMemoryLimit('knative/functions/audit.yaml')).toBe(256 * 2 ** 20);
+    expect(containerMemoryLimit('knative/functions/audit.yaml')).toBe(256 * 2 ** 20);
     expect(knativeServiceEnv('knative/functions/audit.yaml')['NODE_OPTIONS']).toContain('--max-semi-space-size');
   });
 });
@@ -29,8 +30,10 @@ describe('memoryCage', () => {
     const cage = memoryCage('test', 256 * 2 ** 20);
     if ('unavailable' in cage) throw new Error(cage.unavailable);
     try {
-      const free = await heapLimitAfter('');
-      const caged = await heapLimitAfter(`${cage.enterCommand};`);
+      const free = await heapLimitOf();
+      const caged = await heapLimitOf(cage.enterCommand);
+      // The shell that entered the cgroup became node: the child's pid is node's.
+      expect(caged.nodePid).toBe(caged.pid);
       expect(caged.cgroup).toContain(`bench-test-${process.pid}`);
       expect(free.cgroup).not.toContain('bench-test-');
       // About 275 MB in a 256 MiB cgroup here, against gigabytes from the machine's memory.

@@ -153,23 +153,24 @@ export async function coldStart(args: readonly string[], env: Record<string, str
  */
 export function knativeServiceEnv(file: string): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const e of knativeContainer(file)?.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  for (const e of firstContainer(file)?.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
   return env;
 }
 
-type KnativeContainer = {
+type ManifestContainer = {
   env?: Array<{ name: string; value?: string }>;
   resources?: { limits?: { memory?: string } };
 };
 
-function knativeContainer(file: string): KnativeContainer | undefined {
-  const service = load(readFileSync(join(REPO_ROOT, file), 'utf8')) as { spec?: { template?: { spec?: { containers?: KnativeContainer[] } } } };
-  return service.spec?.template?.spec?.containers?.[0];
+/** The first container of a Knative Service's or a Deployment's pod template. */
+function firstContainer(file: string): ManifestContainer | undefined {
+  const manifest = load(readFileSync(join(REPO_ROOT, file), 'utf8')) as { spec?: { template?: { spec?: { containers?: ManifestContainer[] } } } };
+  return manifest.spec?.template?.spec?.containers?.[0];
 }
 
-/** The memory limit, in bytes, a Knative Service gives its container; undefined when it sets none. */
-export function knativeServiceMemoryLimit(file: string): number | undefined {
-  return parseQuantity(knativeContainer(file)?.resources?.limits?.memory);
+/** The memory limit, in bytes, a Knative Service or Deployment gives its (first) container; undefined when it sets none. */
+export function containerMemoryLimit(file: string): number | undefined {
+  return parseQuantity(firstContainer(file)?.resources?.limits?.memory);
 }
 
 /**

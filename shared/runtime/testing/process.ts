@@ -29,6 +29,11 @@ export interface FunctionProcess {
 export interface StartOptions {
   /** Added to the parent's environment; LOG_LEVEL defaults to info so that logs can be read. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * A shell command run before node starts, in the shell that then becomes node (exec): e.g. entering
+   * a memory cgroup (tests/bench `memoryCage`). The child's pid stays node's.
+   */
+  readonly enter?: string;
 }
 
 /**
@@ -41,7 +46,9 @@ export function startFunctionProcess(entry: string, options: StartOptions = {}):
 
 /** Run `node <args>` from the repository root, collecting its output lines as log records. */
 export function startNodeProcess(args: readonly string[], options: StartOptions = {}): FunctionProcess {
-  const child = spawn(process.execPath, args, {
+  const [command, commandArgs] =
+    options.enter === undefined ? [process.execPath, args] : ['bash', ['-c', `${options.enter}; exec "$0" "$@"`, process.execPath, ...args]];
+  const child = spawn(command, commandArgs, {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...IMAGE_ENV, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
