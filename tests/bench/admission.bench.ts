@@ -43,7 +43,7 @@ import {
   type Summary,
 } from './lib.js';
 import { runLoad, type LoadResult } from './load.js';
-import { bundledArgs, measureAlone, pinProcess, startServer, type Running } from './processes.js';
+import { bundledArgs, cageFor, measureAlone, pinProcess, startServer, type Caged, type Running } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -257,12 +257,15 @@ async function main(): Promise<void> {
       await bundledArgs('functions/admission/testing/bench-entry.ts', 'bundled'),
       await bundledArgs('functions/sample-echo/index.ts', 'bundled'),
     ];
-    const empty = await pinned(startServer(emptyArgs));
+    // Each server in a memory cgroup of its own, limited as the admission Service limits its container.
+    const caged = (name: string): Caged => cageFor('knative/functions/admission.yaml', `admission-${name}`);
+    const apiserverCage = caged('apiserver');
+    const empty = await pinned(startServer(emptyArgs, {}, caged('empty').cage));
     running.push(empty);
-    const memory = await pinned(startServer(memoryArgs));
+    const memory = await pinned(startServer(memoryArgs, {}, caged('memory').cage));
     running.push(memory);
     const apiserver = await pinned(
-      startServer(admissionArgs, { KUBECONFIG: cp.state.kubeconfigPath, LOOKUP_CACHE_TTL_MS: String(settings.BENCH_CACHE_TTL_MS) }),
+      startServer(admissionArgs, { KUBECONFIG: cp.state.kubeconfigPath, LOOKUP_CACHE_TTL_MS: String(settings.BENCH_CACHE_TTL_MS) }, apiserverCage.cage),
     );
     running.push(apiserver);
     const body = typicalReview(NS);
@@ -274,7 +277,7 @@ async function main(): Promise<void> {
     for (const v of variants.slice(1)) await checkAdmitted(v);
     print(
       `admission benchmark: node ${process.version}, functions pinned to CPU ${settings.BENCH_CPU} of ${availableParallelism()}, ` +
-        `review body ${body.length} bytes, cache TTL ${settings.BENCH_CACHE_TTL_MS} ms`,
+        `review body ${body.length} bytes, cache TTL ${settings.BENCH_CACHE_TTL_MS} ms, each ${apiserverCage.note}`,
     );
 
     const processes: ReadonlyArray<readonly [string, Running]> = [

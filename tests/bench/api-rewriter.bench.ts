@@ -34,7 +34,7 @@ import { startControlPlane } from '../env/control-plane.js';
 import { installCrds } from '../env/crds.js';
 import { freePort, newKubeConfig } from '../env/index.js';
 import { codeCell, nowMs, print, printComparison, processCpuSeconds, processMemoryMb, recordResult, summarize, type Measurement } from './lib.js';
-import { bundledArgs } from './processes.js';
+import { bundledArgs, cageFor } from './processes.js';
 
 const settings = z
   .object({
@@ -121,6 +121,7 @@ async function stopProxy(proc: ReturnType<typeof startNodeProcess> | undefined):
     print(`[api-rewriter] proxy CPU profile in ${settings.BENCH_PROXY_CPU_PROF} (open in Chrome DevTools)`);
   }
   proc?.kill();
+  await proc?.exited;
 }
 
 /** The proxy's own view of its memory (MB), from its /metrics: V8 heap used/total and external (Buffers). */
@@ -220,6 +221,8 @@ async function main(): Promise<void> {
   const cp = await startControlPlane(await ensureBinaries(), workDir);
   let direct: UpstreamTarget | undefined;
   let proxyProc: ReturnType<typeof startNodeProcess> | undefined;
+  // The rewriter's container in the install (the virt-operator Pod's first one) is limited; so is the proxy here.
+  const caged = cageFor('knative/kubevirt/virt-operator.yaml', 'api-rewriter');
   const proxyAgent = new http.Agent({ keepAlive: true });
   try {
     await installCrds(cp.state);
@@ -240,7 +243,9 @@ async function main(): Promise<void> {
     const profile = settings.BENCH_PROXY_CPU_PROF === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.BENCH_PROXY_CPU_PROF}`];
     const extra = settings.BENCH_PROXY_NODE_ARGS.split(' ').filter((a) => a !== '');
     if (extra.length > 0) print(`[api-rewriter] NOT the shipped configuration: the proxy runs with ${extra.join(' ')}`);
+    print(`[api-rewriter] the proxy runs ${caged.note}`);
     proxyProc = startNodeProcess([...profile, ...extra, ...(await bundledArgs('daemons/api-rewriter/main.ts', 'bundled'))], {
+      ...caged.start,
       // METRICS_AUTH=none: the bench reads the proxy's heap figures from /metrics (loopback only).
       env: {
         KUBECONFIG: cp.state.kubeconfigPath,
@@ -386,6 +391,7 @@ async function main(): Promise<void> {
       );
     }
     print(`proxy peak RSS ${final.hwmMb.toFixed(0)} MB (target < 80 MB)`);
+    print(`proxy's ${caged.usage()}`);
     print(
       'proxy memory by its own count (/metrics), after each phase: RSS = V8 heap (total, of it used) + external (Buffers) + the rest (code, stacks, malloc)',
     );
@@ -399,6 +405,7 @@ async function main(): Promise<void> {
     proxyAgent.destroy();
     direct?.close();
     await stopProxy(proxyProc);
+    caged.remove();
     await cp.stop();
     await rm(workDir, { recursive: true, force: true });
   }

@@ -52,9 +52,7 @@ import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profil
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
 import { codeCacheState, writeCodeCache } from '../../shared/bundle/index.js';
-import { BARE_ARGS, bundledArgs, knativeServiceEnv, containerMemoryLimit, memoryCage, type MemoryCage } from './processes.js';
-
-const mib = (bytes: number | undefined): string => (bytes === undefined ? '?' : (bytes / 2 ** 20).toFixed(0));
+import { BARE_ARGS, bundledArgs, cageFor, knativeServiceEnv, type Caged, type MemoryCage } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -228,13 +226,11 @@ interface Pinned {
   readonly out: string;
   /** The memory cgroup it runs in (the Service's limit), when one could be made. */
   readonly cage: MemoryCage | undefined;
+  readonly caged: Caged;
 }
 
-/** The audit Service's memory limit: every measured process runs under it (see `memoryCage`). */
-const SERVICE_MEMORY_LIMIT = containerMemoryLimit('knative/functions/audit.yaml');
-
-/** Why the processes run without the Service's memory limit, once one could not be applied. */
-let uncaged: string | undefined = SERVICE_MEMORY_LIMIT === undefined ? 'knative/functions/audit.yaml sets no memory limit' : undefined;
+/** The Service whose memory limit every measured process runs under (see `memoryCage`). */
+const SERVICE = 'knative/functions/audit.yaml';
 
 /**
  * Start `node <args>` pinned to BENCH_CPU with stdout into `out`, in a memory cgroup of its own limited
@@ -242,9 +238,8 @@ let uncaged: string | undefined = SERVICE_MEMORY_LIMIT === undefined ? 'knative/
  * runtime takes a container's stdout); resolves once it answers readiness.
  */
 async function startPinned(name: string, args: readonly string[], out: string, extraEnv: Record<string, string>): Promise<Pinned> {
-  const made = SERVICE_MEMORY_LIMIT === undefined || uncaged !== undefined ? undefined : memoryCage(`audit-${name}`, SERVICE_MEMORY_LIMIT);
-  if (made !== undefined && 'unavailable' in made) uncaged = made.unavailable;
-  const cage = made === undefined || 'unavailable' in made ? undefined : made;
+  const caged = cageFor(SERVICE, `audit-${name}`);
+  const cage = caged.cage;
   const pinned = ['taskset', '-c', String(settings.BENCH_CPU), process.execPath, ...args];
   const options = {
     cwd: REPO_ROOT,
@@ -271,11 +266,11 @@ async function startPinned(name: string, args: readonly string[], out: string, e
         () => 0,
       )) === 200
     ) {
-      return { url: `http://127.0.0.1:${port}`, child, out, cage };
+      return { url: `http://127.0.0.1:${port}`, child, out, cage, caged };
     }
     await new Promise((r) => setTimeout(r, 10));
   }
-  await stopPinned({ url: '', child, out, cage });
+  await stopPinned({ url: '', child, out, cage, caged });
   throw new Error(`${args.join(' ')} did not become ready; its output:\n${readFileSync(out, 'utf8').slice(-2_000)}`);
 }
 
@@ -484,9 +479,7 @@ async function main(): Promise<void> {
       `audit benchmark: node ${process.version}, processes pinned to CPU ${settings.BENCH_CPU}, shipped defaults ` +
         `(duplicate filter ${defaults.AUDIT_DEDUP_CAPACITY} keys, ${defaults.AUDIT_DEDUP_TTL_MS / 1000} s), ` +
         `the Service's env: ${JSON.stringify(shipped)} (code cache: ${await codeCacheState(auditArgs[0] ?? '', shipped['NODE_OPTIONS'])}), ` +
-        (uncaged === undefined
-          ? `each process in a memory cgroup limited as the Service's container (${mib(SERVICE_MEMORY_LIMIT)} MiB)`
-          : `NOT under the Service's memory limit (${uncaged}): node sizes V8's heap from the machine's memory instead`),
+        `each process ${audit.caged.note}`,
     );
     print(`enrichment check: ${await checkEnrichment(audit, headers)} golden records reproduced from warm informers`);
     await new Promise((r) => setTimeout(r, 1_000));
@@ -599,12 +592,7 @@ async function main(): Promise<void> {
       ],
       BARE,
     );
-    if (audit.cage !== undefined) {
-      print(
-        `audit's memory cgroup: limit ${mib(audit.cage.limitBytes)} MiB, most held ${mib(audit.cage.peakBytes())} MiB ` +
-          `(its memory and page cache, as the kernel counts toward the limit), limit reached ${audit.cage.limitHits()} times`,
-      );
-    }
+    if (audit.cage !== undefined) print(`audit's ${audit.caged.usage()}`);
     const get = (t: number, name: string, key: string): number => results.get(`${[...tables, ...floodTables][t]?.title ?? ''}|${name}`)?.values[key] ?? NaN;
     const g = 'audit, golden mix';
     const r = 'audit, realistic mix';

@@ -67,7 +67,7 @@ import {
   type CpuUse,
   type Summary,
 } from './lib.js';
-import { bundledArgs, containerMemoryLimit, memoryCage, type MemoryCage } from './processes.js';
+import { bundledArgs, cageFor, type Caged, type MemoryCage } from './processes.js';
 
 /** What issue 37 asks for; the bench runs a scaled-down count of it. */
 const ASKED = { vms: 10_000, nodes: 100 };
@@ -164,17 +164,16 @@ const CONTROLLER_PROFILES = join(REPO_ROOT, 'dist', '.bench', 'controller-scale-
 /** Where `BENCH_HEAP_SNAPSHOT` has the controller write its heap snapshot (open it in Chrome DevTools). */
 const CONTROLLER_HEAP = join(REPO_ROOT, 'dist', '.bench', 'controller-scale-heap');
 
-/** The controller Deployment's memory limit: the controller runs under it (see `memoryCage`). */
-const CONTROLLER_MEMORY_LIMIT = containerMemoryLimit('knative/daemons/controller/deployment.yaml');
-
 /**
- * The memory cgroup the controller runs in, limited as its Deployment limits its container, or why it
- * runs without (a heap snapshot's writer needs memory of its own beside the heap, so that run is left unconstrained).
+ * The memory cgroup the controller runs in, limited as its Deployment limits its container (a heap
+ * snapshot's writer needs memory of its own beside the heap, so that run is left unconstrained).
  */
-function controllerCage(): MemoryCage | { readonly unavailable: string } {
-  if (CONTROLLER_MEMORY_LIMIT === undefined) return { unavailable: 'knative/daemons/controller/deployment.yaml sets no memory limit' };
-  if (settings.BENCH_HEAP_SNAPSHOT) return { unavailable: 'BENCH_HEAP_SNAPSHOT: the snapshot writer needs memory beside the heap' };
-  return memoryCage('controller', CONTROLLER_MEMORY_LIMIT);
+function controllerCage(): Caged {
+  return cageFor(
+    'knative/daemons/controller/deployment.yaml',
+    'controller',
+    settings.BENCH_HEAP_SNAPSHOT ? 'BENCH_HEAP_SNAPSHOT: the snapshot writer needs memory beside the heap' : undefined,
+  );
 }
 
 /** Our controller (bundled, as it ships) against KubeVirt's apiserver, for the cluster's scope; resolves once its caches synced, with its metrics URL. */
@@ -393,12 +392,8 @@ async function main(): Promise<void> {
     const agent = await startNodeAgent(cluster);
     processes.push(agent);
     const caged = controllerCage();
-    cage = 'unavailable' in caged ? undefined : caged;
-    print(
-      cage === undefined
-        ? `[controller-scale] the controller runs WITHOUT its Deployment's memory limit (${'unavailable' in caged ? caged.unavailable : ''}): node sizes V8's heap from the machine's memory`
-        : `[controller-scale] the controller runs in a memory cgroup limited as its Deployment's container (${(cage.limitBytes / 2 ** 20).toFixed(0)} MiB): node sizes V8's heap from it`,
-    );
+    cage = caged.cage;
+    print(`[controller-scale] the controller runs ${caged.note}`);
     const ours = await startOurController(cluster, cage);
     processes.push(ours.proc);
     const controllerPid = ours.proc.child.pid ?? 0;
@@ -461,11 +456,7 @@ async function main(): Promise<void> {
     print(
       `  controller peak RSS: ${run.peakRssMb.toFixed(0)} MB (caches synced, before the creates: ${run.idleRssMb.toFixed(0)} MB), target <= ${TARGETS.rssMb} MB: ${verdict(run.peakRssMb <= TARGETS.rssMb)}`,
     );
-    if (cage !== undefined) {
-      print(
-        `  the controller's memory cgroup: limit ${(cage.limitBytes / MB).toFixed(0)} MiB, most held ${((cage.peakBytes() ?? Number.NaN) / MB).toFixed(0)} MiB, limit reached ${cage.limitHits()} times`,
-      );
-    }
+    if (cage !== undefined) print(`  the controller's ${caged.usage()}`);
     print(`  controller CPU per VM: ${controllerCpuMs.toFixed(2)} ms, target <= ${TARGETS.cpuMsPerVm} ms: ${verdict(controllerCpuMs <= TARGETS.cpuMsPerVm)}`);
     print(
       `  create to all Running: ${(run.ms / 1000).toFixed(1)} s, ${(run.ms / n).toFixed(1)} ms per VM; ${ratioVms.toFixed(2)}x bare VM creates, ${ratioAll.toFixed(2)}x bare creates of the objects (no target)`,

@@ -96,15 +96,25 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Start a server process on a free loopback port and wait until its readiness path answers 200. */
-export async function startServer(args: readonly string[], env: Record<string, string> = {}): Promise<Running> {
-  const proc = startNodeProcess(args, { env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env } });
+/**
+ * Start a server process on a free loopback port and wait until its readiness path answers 200; in
+ * `cage` when given (removed when the server stops).
+ */
+export async function startServer(args: readonly string[], env: Record<string, string> = {}, cage?: MemoryCage): Promise<Running> {
+  const proc = startNodeProcess(args, {
+    env: { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    ...(cage === undefined ? {} : { enter: cage.enterCommand }),
+  });
+  const stopped = async (): Promise<void> => {
+    await stop(proc);
+    cage?.remove();
+  };
   try {
     const url = `http://127.0.0.1:${await listeningPort(proc)}`;
     await untilReady(`${url}/health/readiness`);
-    return { proc, url, stop: () => stop(proc) };
+    return { proc, url, stop: stopped };
   } catch (err: unknown) {
-    proc.kill();
+    await stopped();
     throw err;
   }
 }
@@ -238,6 +248,47 @@ export function memoryCage(name: string, limitBytes: number): MemoryCage | { rea
         // Still busy (a process has not exited yet): left for the next boot; the name carries the pid.
       }
     },
+  };
+}
+
+/** A unit's process as a bench runs it: in a cgroup limited as its container, or why not. */
+export interface Caged {
+  readonly cage: MemoryCage | undefined;
+  /** startNodeProcess's options that start the process in the cgroup (none when uncaged). */
+  readonly start: { readonly enter?: string };
+  /** Remove the cgroup once the process exited (nothing when uncaged). */
+  remove(): void;
+  /** What the bench prints: the limit it runs under, or that it runs without and why. */
+  readonly note: string;
+  /** What the bench prints once the process ran: the cgroup's peak and how often it hit the limit ('' when uncaged). */
+  usage(): string;
+}
+
+/**
+ * A memory cgroup for a unit's process, limited as `manifest` (a Knative Service or Deployment)
+ * limits its first container; `unless` names a reason to run without one (the bench says so).
+ */
+export function cageFor(manifest: string, name: string, unless?: string): Caged {
+  const limit = containerMemoryLimit(manifest);
+  const made =
+    unless !== undefined ? { unavailable: unless } : limit === undefined ? { unavailable: `${manifest} sets no memory limit` } : memoryCage(name, limit);
+  if ('unavailable' in made) {
+    return {
+      cage: undefined,
+      start: {},
+      remove: () => undefined,
+      note: `WITHOUT its container's memory limit (${made.unavailable}): node sizes V8's heap from the machine's memory`,
+      usage: () => 'memory: no cgroup (no limit)',
+    };
+  }
+  const mib = (bytes: number | undefined): string => (bytes === undefined ? '?' : (bytes / 2 ** 20).toFixed(0));
+  return {
+    cage: made,
+    start: { enter: made.enterCommand },
+    remove: () => made.remove(),
+    note: `in a memory cgroup limited as its container in ${manifest} (${mib(made.limitBytes)} MiB): node sizes V8's heap from it`,
+    usage: () =>
+      `memory cgroup: limit ${mib(made.limitBytes)} MiB, most held ${mib(made.peakBytes())} MiB (its memory and the page cache it wrote, as the kernel counts toward the limit), limit reached ${made.limitHits()} times`,
   };
 }
 

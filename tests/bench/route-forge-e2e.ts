@@ -18,7 +18,7 @@ import { runKubectl } from '../env/kubectl.js';
 import { CILIUM_NODE_CRD } from '../integration/route-forge/cluster.js';
 import type { TestNetns } from '../../shared/testing/netns.js';
 import { nowMs, pool, print, processMemoryMb } from './lib.js';
-import { bundledArgs } from './processes.js';
+import { bundledArgs, cageFor } from './processes.js';
 
 export interface EndToEndOptions {
   readonly routes: number;
@@ -75,7 +75,11 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
     const args = await bundledArgs('daemons/route-forge/main.ts', 'bundled');
     const start = nowMs();
     const startEpoch = Date.now();
+    // As the DaemonSet limits its container.
+    const caged = cageFor('knative/daemons/route-forge/daemonset.yaml', 'route-forge');
+    print(`[e2e] route-forge runs ${caged.note}`);
     const proc = startNodeProcess(args, {
+      ...caged.start,
       env: {
         KUBECONFIG: cp.state.kubeconfigPath,
         NETNS: ns.name,
@@ -106,8 +110,10 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
       );
       return { convergedMs: synced, memory: await repairMemory(ns, proc.child.pid ?? 0, opts) };
     } finally {
+      print(`[e2e] route-forge's ${caged.usage()}`);
       proc.child.kill('SIGTERM');
       await proc.exited;
+      caged.remove();
     }
   } finally {
     kube.close();
