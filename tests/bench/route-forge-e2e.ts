@@ -37,6 +37,8 @@ export interface EndToEndOptions {
 export interface EndToEndResult {
   readonly convergedMs: number;
   readonly memory: RepairMemory;
+  /** Whether the daemon ran under its DaemonSet's memory limit (a memory cgroup). */
+  readonly limited: boolean;
 }
 
 export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise<EndToEndResult> {
@@ -108,7 +110,7 @@ export async function runEndToEnd(ns: TestNetns, opts: EndToEndOptions): Promise
           `${synced.toFixed(0)} ms, ${(synced / opts.baselineMs).toFixed(1)}x the ip -batch baseline (${opts.baselineMs.toFixed(0)} ms); ` +
           `health server up at ${at('started: health and metrics served')}, informers synced at ${at('informers synced')}`,
       );
-      return { convergedMs: synced, memory: await repairMemory(ns, proc.child.pid ?? 0, opts) };
+      return { convergedMs: synced, memory: await repairMemory(ns, proc.child.pid ?? 0, opts), limited: caged.cage !== undefined };
     } finally {
       print(`[e2e] route-forge's ${caged.usage()}`);
       proc.child.kill('SIGTERM');

@@ -219,7 +219,7 @@ async function main(): Promise<void> {
       e2e === undefined ? '-' : `${(e2e.convergedMs / 1000).toFixed(1)} s`,
       m === undefined
         ? '-'
-        : `${m.converged.toFixed(0)} / ${m.after20.toFixed(0)} / ${m.after.toFixed(0)} MB (${m.repairs} repairs: ${(m.after / m.converged).toFixed(2)}x), peak ${m.peak.toFixed(0)} MB`,
+        : `${m.converged.toFixed(0)} / ${m.after20.toFixed(0)} / ${m.after.toFixed(0)} MB (${m.repairs} repairs: ${(m.after / m.converged).toFixed(2)}x), peak ${m.peak.toFixed(0)} MB${e2e?.limited === true ? '' : ', no memory limit'}`,
     ]);
   } finally {
     await ns.remove();
