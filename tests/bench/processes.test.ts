@@ -18,6 +18,12 @@ describe('the Knative Service a bench runs a function as', () => {
     expect(containerMemoryLimit('knative/functions/audit.yaml')).toBe(256 * 2 ** 20);
     expect(knativeServiceEnv('knative/functions/audit.yaml')['NODE_OPTIONS']).toContain('--max-semi-space-size');
   });
+
+  it('finds the workload among several documents (a Service beside its other objects), and a Deployment or a DaemonSet', () => {
+    expect(containerMemoryLimit('knative/functions/admission.yaml')).toBe(256 * 2 ** 20);
+    expect(containerMemoryLimit('knative/daemons/controller/deployment.yaml')).toBe(512 * 2 ** 20);
+    expect(containerMemoryLimit('knative/daemons/route-forge/daemonset.yaml')).toBe(256 * 2 ** 20);
+  });
 });
 
 // Making a memory cgroup needs root and a memory controller; where there is none the benches say so and run unconstrained.

@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { load } from 'js-yaml';
+import { loadAll } from 'js-yaml';
 import { parseQuantity } from '../../shared/api/k8s/quantity.js';
 import { bundleEntries, type PackageMode } from '../../shared/bundle/index.js';
 import { listeningPort, REPO_ROOT, send, startNodeProcess, type FunctionProcess } from '../../shared/runtime/testing/index.js';
@@ -172,10 +172,10 @@ type ManifestContainer = {
   resources?: { limits?: { memory?: string } };
 };
 
-/** The first container of a Knative Service's or a Deployment's pod template. */
+/** The first container of the pod template of the manifest's first workload (Knative Service, Deployment, DaemonSet). */
 function firstContainer(file: string): ManifestContainer | undefined {
-  const manifest = load(readFileSync(join(REPO_ROOT, file), 'utf8')) as { spec?: { template?: { spec?: { containers?: ManifestContainer[] } } } };
-  return manifest.spec?.template?.spec?.containers?.[0];
+  const docs = loadAll(readFileSync(join(REPO_ROOT, file), 'utf8')) as Array<{ spec?: { template?: { spec?: { containers?: ManifestContainer[] } } } } | null>;
+  return docs.map((d) => d?.spec?.template?.spec?.containers?.[0]).find((c) => c !== undefined);
 }
 
 /** The memory limit, in bytes, a Knative Service or Deployment gives its (first) container; undefined when it sets none. */

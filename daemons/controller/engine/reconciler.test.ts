@@ -76,6 +76,15 @@ describe('clone', () => {
     expect(status.nested.empty).toEqual({});
   });
 
+  it("keeps a field named __proto__ as a field (as JSON.parse made it), not as the copy's prototype", () => {
+    const parsed = JSON.parse('{"spec":{"__proto__":{"polluted":true},"a":1}}') as { spec: Record<string, unknown> };
+    const copy = clone(parsed);
+    expect(Object.keys(copy.spec)).toEqual(['__proto__', 'a']);
+    expect(Object.getPrototypeOf(copy.spec)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(copy.spec, '__proto__')?.value).toEqual({ polluted: true });
+    expect((copy.spec as { polluted?: boolean }).polluted).toBeUndefined();
+  });
+
   it('returns primitives, null and undefined as they are', () => {
     expect(clone(undefined)).toBeUndefined();
     expect(clone(null)).toBeNull();

@@ -152,6 +152,11 @@ function copyJson(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(copyJson);
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) out[key] = copyJson((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value)) {
+    const copy = copyJson((value as Record<string, unknown>)[key]);
+    // A field named `__proto__` (JSON.parse makes it an own property) must stay one, not become the prototype.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
   return out;
 }
