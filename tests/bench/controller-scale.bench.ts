@@ -21,11 +21,14 @@
  * VMs, the controller's work queue depths and its reconcile errors and conflicts (its /metrics).
  *
  * The VMs carry no finalizer from the defaulting webhook (not run here): the controller writes it.
+ * The controller runs under its Deployment's memory limit (a memory cgroup of its own, `cageFor`):
+ * node sizes V8's heap from it, so its RSS is the one it has as shipped.
  *
  * `BENCH_PROFILE=true` also runs the controller under node's CPU profiler and prints where its time
  * went (its whole life: the caches' first list included, which is small next to the run at 100 VMs or more).
  *
- * `BENCH_HEAP_SNAPSHOT=true` takes a heap snapshot of the controller once all VMs run and prints what its memory is.
+ * `BENCH_HEAP_SNAPSHOT=true` takes a heap snapshot of the controller once all VMs run and prints what its memory is
+ * (that run leaves the memory limit out: the snapshot's writer needs memory beside the heap).
  *
  * Knobs: BENCH_VMS, BENCH_NODES, BENCH_CONCURRENCY, BENCH_WORKERS, BENCH_SAMPLE, BENCH_STALL, BENCH_PROFILE, BENCH_HEAP_SNAPSHOT.
  *
