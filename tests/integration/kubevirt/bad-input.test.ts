@@ -12,6 +12,7 @@ import { KubeClient } from '../../../shared/kube/index.js';
 import { waitFor } from '../../../shared/testing/wait.js';
 import { vm as vmOf } from '../controller/builders.js';
 import { startTestController, type Scope, type TestController } from '../controller/fixtures.js';
+import { leads } from '../../../platform/kubevirt.js';
 import { INTERNAL, KUBEVIRT_NAMESPACE, startRealKubeVirt, type RealKubeVirt } from './real-kubevirt.js';
 import { seedUserSide } from './seed.js';
 
@@ -30,7 +31,8 @@ let className = '';
 let imageName = '';
 
 beforeAll(async () => {
-  kv = await startRealKubeVirt('kv-bad-input');
+  // Its planned virt-controller port taken meanwhile, as a test or an outgoing connection may take it.
+  kv = await startRealKubeVirt('kv-bad-input', { occupyControllerPort: true });
   ({ kube, c, scope, className, imageName } = await seedUserSide(kv, 'kv-bad', 1));
   ctl = await startTestController(kube, scope, controllerEnv(false));
 }, 300_000);
@@ -76,6 +78,12 @@ const kubevirtConditionWith = (name: string, reason: string) =>
   );
 
 describe('bad input against real KubeVirt', () => {
+  it('virt-controller whose planned port was taken before it bound it is started again on a fresh one, and leads', () => {
+    expect(kv.controllerLog()).toContain('bind: address already in use');
+    expect(kv.virtController.hasExited()).toBe(false);
+    expect(leads(kv.virtController)).toBe(true);
+  });
+
   it('a VM whose internal VM virt-api refuses says why in its own words, and is retried with backoff, not in a loop', async () => {
     // 512 KiB of memory: a quantity our API takes, below the 1M KubeVirt's admission asks for.
     // (Cloud-init userData past KubeVirt's 2048-byte limit used to be the example; our API refuses it now.)
