@@ -178,16 +178,16 @@ function firstContainer(file: string): ManifestContainer | undefined {
   return docs.map((d) => d?.spec?.template?.spec?.containers?.[0]).find((c) => c !== undefined);
 }
 
-/** The memory limit, in bytes, a Knative Service or Deployment gives its (first) container; undefined when it sets none. */
+/** The memory limit, in bytes, a manifest's workload gives its (first) container; undefined when it sets none. */
 export function containerMemoryLimit(file: string): number | undefined {
   return parseQuantity(firstContainer(file)?.resources?.limits?.memory);
 }
 
 /**
- * A memory cgroup of its own for one measured process, limited as its Service limits its container.
+ * A memory cgroup of its own for one measured process, limited as its manifest limits its container.
  * Node sizes V8's heap from the cgroup's limit at start (in a 256 MiB cgroup its heap limit is 275 MB
  * on this machine, unconstrained 4.4 GB), and V8 collects sooner under a smaller limit: the audit's
- * peak was 146 against 219 MB in the same bench, so a process measured outside the limit is not the
+ * peak was 138 against 219 MB in the same hour, so a process measured outside the limit is not the
  * one that ships. The process enters the cgroup itself (`enterCommand`); what it writes to stdout must
  * go through a pipe to a writer outside the cgroup, as a container's stdout goes to its runtime,
  * or the page cache of the written file is charged to the cgroup and fills it.
@@ -260,13 +260,13 @@ export interface Caged {
   remove(): void;
   /** What the bench prints: the limit it runs under, or that it runs without and why. */
   readonly note: string;
-  /** What the bench prints once the process ran: the cgroup's peak and how often it hit the limit ('' when uncaged). */
+  /** What the bench prints once the process ran: the cgroup's peak and how often it hit the limit, or that there was none. */
   usage(): string;
 }
 
 /**
- * A memory cgroup for a unit's process, limited as `manifest` (a Knative Service or Deployment)
- * limits its first container; `unless` names a reason to run without one (the bench says so).
+ * A memory cgroup for a unit's process, limited as `manifest` (a Knative Service, Deployment or
+ * DaemonSet) limits its first container; `unless` names a reason to run without one (the bench says so).
  */
 export function cageFor(manifest: string, name: string, unless?: string): Caged {
   const limit = containerMemoryLimit(manifest);
