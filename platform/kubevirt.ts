@@ -67,7 +67,7 @@ export interface KubeVirtPlan {
   readonly webhookProxyCert: LeafCert;
   readonly handlerClientCert: LeafCert;
   readonly controllerCert: LeafCert;
-  readonly ports: { readonly virtApi: number; readonly console: number; readonly controller: number; readonly webhookProxy: number };
+  readonly ports: { readonly virtApi: number; readonly console: number; readonly webhookProxy: number };
 }
 
 export async function planKubeVirt(dir: string): Promise<KubeVirtPlan> {
@@ -81,7 +81,7 @@ export async function planKubeVirt(dir: string): Promise<KubeVirtPlan> {
     issueCert(ca, certs, 'virt-handler-client', { commonName: 'virt-api', usage: 'client' }),
     issueCert(ca, certs, 'virt-controller', { commonName: 'virt-controller', ...serving }),
   ]);
-  const ports = { virtApi: await freePort(), console: await freePort(), controller: await freePort(), webhookProxy: await freePort() };
+  const ports = { virtApi: await freePort(), console: await freePort(), webhookProxy: await freePort() };
   return { caPath: ca.certPath, caPem: readFileSync(ca.certPath, 'utf8'), virtApiCert, webhookProxyCert, handlerClientCert, controllerCert, ports };
 }
 
@@ -272,19 +272,10 @@ export function leads(virtController: LoggedProcess): boolean {
   return /became leader|successfully acquired lease/i.test(readFileSync(virtController.logPath, 'utf8'));
 }
 
-/** How many times a KubeVirt process whose port was taken meanwhile is started on a fresh one. */
-const PORT_ATTEMPTS = 3;
-
-/** Whether a process's log ends with Go's failure to bind its port. */
-function portTaken(logPath: string): boolean {
-  return tailLog(logPath, 5).includes('bind: address already in use');
-}
-
 /**
  * Start virt-api and virt-controller, register virt-api's webhooks (through the rewriter's webhook
- * proxy) once it serves, and resolve once virt-controller leads (started again on a fresh port when
- * its planned one was taken meanwhile). On a failure the processes started are left to the caller
- * (`started` saw them).
+ * proxy) once it serves, and resolve once virt-controller leads. On a failure the processes started
+ * are left to the caller (`started` saw them).
  */
 export async function startKubeVirt(plan: KubeVirtPlan, o: KubeVirtOptions): Promise<KubeVirtProcesses> {
   await mkdir(o.logDir, { recursive: true });
@@ -313,18 +304,19 @@ export async function startKubeVirt(plan: KubeVirtPlan, o: KubeVirtOptions): Pro
     '--handler-key-file',
     plan.handlerClientCert.keyPath,
   ]);
-  const startController = (port: number): LoggedProcess =>
-    spawn('virt-controller', [
-      '--port',
-      String(port),
-      '--prom-cert-file',
-      plan.controllerCert.certPath,
-      '--prom-key-file',
-      plan.controllerCert.keyPath,
-      // The install's flags (no evacuation workers: our Evict operation is the one migration).
-      ...installFlags('controller'),
-    ]);
-  let virtController = startController(ports.controller);
+  const virtController = spawn('virt-controller', [
+    // Its metrics and health port, which nothing here reads: the kernel's choice. A port picked free
+    // when the plan was made could be bound by another process before virt-controller bound it (a
+    // full run lost virt-controller to 'bind: address already in use' that way).
+    '--port',
+    '0',
+    '--prom-cert-file',
+    plan.controllerCert.certPath,
+    '--prom-key-file',
+    plan.controllerCert.keyPath,
+    // The install's flags (no evacuation workers: our Evict operation is the one migration).
+    ...installFlags('controller'),
+  ]);
   const exitedEarly = (p: LoggedProcess) => (): string | undefined =>
     p.hasExited() ? `${p.name} exited while starting; its log ${p.logPath} ends with:\n${tailLog(p.logPath, 20)}` : undefined;
   await waitFor('virt-api to serve TLS', () => answers(`https://127.0.0.1:${ports.virtApi}/apis/subresources.kubevirt.io/v1/healthz`, plan.caPem), {
@@ -339,19 +331,6 @@ export async function startKubeVirt(plan: KubeVirtPlan, o: KubeVirtOptions): Pro
     webhookConfiguration('Validating', ports.webhookProxy, caBundle, VALIDATING, [evictionInterceptor(ports.webhookProxy, caBundle)]),
   ];
   await o.kubectl(['apply', '--server-side', `--field-manager=${FIELD_MANAGER}`, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: hooks }));
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await waitFor('virt-controller to lead', () => leads(virtController), {
-        timeoutMs: START_TIMEOUT_MS,
-        intervalMs: 200,
-        abortIf: exitedEarly(virtController),
-      });
-      return { virtApi, virtController };
-    } catch (err: unknown) {
-      // Its metrics port was free when planned; another process may have bound it since (a test
-      // beside it, an outgoing connection's ephemeral port). Then it exits at once: again on a fresh one.
-      if (attempt === PORT_ATTEMPTS || !virtController.hasExited() || !portTaken(virtController.logPath)) throw err;
-      virtController = startController(await freePort());
-    }
-  }
+  await waitFor('virt-controller to lead', () => leads(virtController), { timeoutMs: START_TIMEOUT_MS, intervalMs: 200, abortIf: exitedEarly(virtController) });
+  return { virtApi, virtController };
 }

@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { applyKubeVirtConfiguration, planKubeVirt, rewriterWebhookEnv, startKubeVirt, type KubeVirtPlan } from '../../../platform/kubevirt.js';
 import { INTERNAL, KUBEVIRT_NAMESPACE } from '../../../platform/kubevirt.js';
@@ -44,24 +43,12 @@ export async function dropBpfBridgeBinding(kv: RealKubeVirt, timeoutMs: number):
   await waitFor('virt-controller to read the new configuration', () => kv.controllerLog().includes(`resource version '${rv}'`), { timeoutMs });
 }
 
-/** Bind `port` on 127.0.0.1 (as another process may between the plan and virt-controller's start). */
-async function occupy(port: number): Promise<Server> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', resolve);
-  });
-  return server;
-}
-
 /**
  * `serviceAccountAdmission`: pods get their token volume as in a cluster (a kube-controller-manager must
  * make each namespace's `default` ServiceAccount). virt-controller counts on it: an attachment pod
  * matches its hot-plugged volumes only with its emptyDir and token volume besides them.
- * `occupyControllerPort`: virt-controller's planned port is taken while it starts (startKubeVirt must
- * start it on another).
  */
-export async function startRealKubeVirt(name: string, o: { serviceAccountAdmission?: boolean; occupyControllerPort?: boolean } = {}): Promise<RealKubeVirt> {
+export async function startRealKubeVirt(name: string, o: { serviceAccountAdmission?: boolean } = {}): Promise<RealKubeVirt> {
   const binDir = await ensureKubeVirtBinaries();
   const dir = join(getTestEnv().workDir, `${name}-${randomBytes(3).toString('hex')}`);
   const apiserver = await startExtraApiServer({
@@ -85,14 +72,13 @@ export async function startRealKubeVirt(name: string, o: { serviceAccountAdmissi
     const rewriter = await spawnRewriter({ kubeconfigPath: apiserver.kubeconfigPath, name, env: rewriterWebhookEnv(plan) });
     started.push(rewriter);
     await applyKubeVirtConfiguration(ok, plan);
-    const holder = o.occupyControllerPort === true ? await occupy(plan.ports.controller) : undefined;
     const { virtApi, virtController } = await startKubeVirt(plan, {
       binDir,
       kubectl: ok,
       rewriterKubeconfig: rewriter.kubeconfigPath,
       logDir: dir,
       started: (p) => started.push(p),
-    }).finally(() => holder?.close());
+    });
     const controllerLog = (): string => readFileSync(virtController.logPath, 'utf8');
     return { apiserver, rewriter, virtApi, virtController, plan, kubectl: kc, ok, controllerLog, stop };
   } catch (err: unknown) {
