@@ -52,7 +52,7 @@ import { cpuProfileArgs, formatProfile, summarizeProfileDir } from './cpu-profil
 import { runLoad, type LoadResult, type LoadSpec } from './load.js';
 import { IMAGE_ENV } from '../../shared/bundle/image-env.js';
 import { codeCacheState, writeCodeCache } from '../../shared/bundle/index.js';
-import { BARE_ARGS, bundledArgs, cageFor, knativeServiceEnv, type Caged, type MemoryCage } from './processes.js';
+import { BARE_ARGS, bundledArgs, cageFor, knativeServiceEnv, type Caged } from './processes.js';
 
 const settings = knobs(
   z.object({
@@ -225,7 +225,7 @@ interface Pinned {
   readonly child: ChildProcess;
   readonly out: string;
   /** The memory cgroup it runs in (the Service's limit), when one could be made. */
-  readonly cage: MemoryCage | undefined;
+  /** The memory cgroup it runs in (the Service's limit), or why none. */
   readonly caged: Caged;
 }
 
@@ -266,11 +266,11 @@ async function startPinned(name: string, args: readonly string[], out: string, e
         () => 0,
       )) === 200
     ) {
-      return { url: `http://127.0.0.1:${port}`, child, out, cage, caged };
+      return { url: `http://127.0.0.1:${port}`, child, out, caged };
     }
     await new Promise((r) => setTimeout(r, 10));
   }
-  await stopPinned({ url: '', child, out, cage, caged });
+  await stopPinned({ url: '', child, out, caged });
   throw new Error(`${args.join(' ')} did not become ready; its output:\n${readFileSync(out, 'utf8').slice(-2_000)}`);
 }
 
@@ -280,7 +280,7 @@ async function stopPinned(p: Pinned): Promise<void> {
     p.child.kill('SIGTERM');
     await exited;
   }
-  p.cage?.remove();
+  p.caged.remove();
 }
 
 /** One batch through the function; every VM-shaped record must carry the VM's real uid (an informer hit). */
@@ -592,7 +592,7 @@ async function main(): Promise<void> {
       ],
       BARE,
     );
-    if (audit.cage !== undefined) print(`audit's ${audit.caged.usage()}`);
+    print(`audit's ${audit.caged.usage()}`);
     const get = (t: number, name: string, key: string): number => results.get(`${[...tables, ...floodTables][t]?.title ?? ''}|${name}`)?.values[key] ?? NaN;
     const g = 'audit, golden mix';
     const r = 'audit, realistic mix';
@@ -628,7 +628,7 @@ async function main(): Promise<void> {
       `${get(1, g, 'cpu').toFixed(0)} / ${get(1, HOST, 'cpu').toFixed(0)} / ${own(g).toFixed(0)}; realistic ${own(r).toFixed(0)} µs`,
       `${get(2, g, 'cpu').toFixed(0)} (bare ${get(2, BARE, 'cpu').toFixed(0)}) µs`,
       `${get(2, g, 'p50').toFixed(3)} / ${get(2, g, 'p99').toFixed(3)} ms`,
-      `${idle.rss.toFixed(1)} / ${peak.peak.toFixed(1)} MB${audit.cage === undefined ? ' (no memory limit)' : ''}`,
+      `${idle.rss.toFixed(1)} / ${peak.peak.toFixed(1)} MB${audit.caged.cage === undefined ? ' (no memory limit)' : ''}`,
     ]);
     if (settings.BENCH_CPU_PROFILE) await profileOnePerRequest(auditArgs, { ...shipped, KUBECONFIG: cp.state.kubeconfigPath }, headers, workDir);
   } finally {

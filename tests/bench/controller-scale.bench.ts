@@ -70,7 +70,7 @@ import {
   type CpuUse,
   type Summary,
 } from './lib.js';
-import { bundledArgs, cageFor, type Caged, type MemoryCage } from './processes.js';
+import { bundledArgs, cageFor, type Caged } from './processes.js';
 
 /** What issue 37 asks for; the bench runs a scaled-down count of it. */
 const ASKED = { vms: 10_000, nodes: 100 };
@@ -180,7 +180,7 @@ function controllerCage(): Caged {
 }
 
 /** Our controller (bundled, as it ships) against KubeVirt's apiserver, for the cluster's scope; resolves once its caches synced, with its metrics URL. */
-async function startOurController(cluster: RealCluster, cage: MemoryCage | undefined): Promise<{ proc: FunctionProcess; metricsUrl: string }> {
+async function startOurController(cluster: RealCluster, caged: Caged): Promise<{ proc: FunctionProcess; metricsUrl: string }> {
   const env = controllerEnv(cluster.seeded.scope, {
     KUBECONFIG: cluster.kv.apiserver.kubeconfigPath,
     VIRTUAL_MACHINE_CIDRS: '10.66.0.0/16',
@@ -195,7 +195,7 @@ async function startOurController(cluster: RealCluster, cage: MemoryCage | undef
     ...(settings.BENCH_HEAP_SNAPSHOT ? heapSnapshotArgs(CONTROLLER_HEAP) : []),
     ...(await bundledArgs('daemons/controller/main.ts', 'bundled')),
   ];
-  const proc = startNodeProcess(args, { env, ...(cage === undefined ? {} : { enter: cage.enterCommand }) });
+  const proc = startNodeProcess(args, { env, ...caged.start });
   try {
     await proc.waitForLog((r) => r['msg'] === 'caches synced, reconcilers running', 120_000);
     const started = await proc.waitForLog((r) => r['msg'] === 'started: health and metrics served', 60_000);
@@ -379,7 +379,7 @@ async function main(): Promise<void> {
   );
   await globalSetup();
   let cluster: RealCluster | undefined;
-  let cage: MemoryCage | undefined;
+  let caged: Caged | undefined;
   const processes: FunctionProcess[] = [];
   try {
     cluster = await startRealCluster('bench-scale', { nodes: settings.BENCH_NODES });
@@ -394,10 +394,9 @@ async function main(): Promise<void> {
     const bareAllMs = await timedCreates(objects.length, (i) => objects[i]?.(c) ?? Promise.resolve());
     const agent = await startNodeAgent(cluster);
     processes.push(agent);
-    const caged = controllerCage();
-    cage = caged.cage;
+    caged = controllerCage();
     print(`[controller-scale] the controller runs ${caged.note}`);
-    const ours = await startOurController(cluster, cage);
+    const ours = await startOurController(cluster, caged);
     processes.push(ours.proc);
     const controllerPid = ours.proc.child.pid ?? 0;
     const state = getTestEnv();
@@ -459,7 +458,7 @@ async function main(): Promise<void> {
     print(
       `  controller peak RSS: ${run.peakRssMb.toFixed(0)} MB (caches synced, before the creates: ${run.idleRssMb.toFixed(0)} MB), target <= ${TARGETS.rssMb} MB: ${verdict(run.peakRssMb <= TARGETS.rssMb)}`,
     );
-    if (cage !== undefined) print(`  the controller's ${caged.usage()}`);
+    print(`  the controller's ${caged.usage()}`);
     print(`  controller CPU per VM: ${controllerCpuMs.toFixed(2)} ms, target <= ${TARGETS.cpuMsPerVm} ms: ${verdict(controllerCpuMs <= TARGETS.cpuMsPerVm)}`);
     print(
       `  create to all Running: ${(run.ms / 1000).toFixed(1)} s, ${(run.ms / n).toFixed(1)} ms per VM; ${ratioVms.toFixed(2)}x bare VM creates, ${ratioAll.toFixed(2)}x bare creates of the objects (no target)`,
@@ -473,7 +472,7 @@ async function main(): Promise<void> {
       `${(run.ms / 1000).toFixed(1)} s, ${(run.ms / n).toFixed(1)} ms per VM (one VM p50 ${(run.latency.p50 / 1000).toFixed(1)} s, p99 ${(run.latency.p99 / 1000).toFixed(1)} s)`,
       `${ratioVms.toFixed(2)}x / ${ratioAll.toFixed(2)}x`,
       `${controllerCpuMs.toFixed(2)} ms (${verdict(controllerCpuMs <= TARGETS.cpuMsPerVm)})`,
-      `${run.peakRssMb.toFixed(0)} MB (${verdict(run.peakRssMb <= TARGETS.rssMb)})${cage === undefined ? ', no memory limit' : ''}`,
+      `${run.peakRssMb.toFixed(0)} MB (${verdict(run.peakRssMb <= TARGETS.rssMb)})${caged.cage === undefined ? ', no memory limit' : ''}`,
       `${errors} / ${conflicts} (${verdict(errors === 0)})`,
       totalWrites.toFixed(2),
     ]);
@@ -489,7 +488,7 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const p of processes.reverse()) await stopProcess(p);
-    cage?.remove();
+    caged?.remove();
     await cluster?.stop();
     await globalTeardown();
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { startNodeProcess } from '../../shared/runtime/testing/index.js';
-import { knativeServiceEnv, containerMemoryLimit, memoryCage } from './processes.js';
+import { cageFor, containerMemoryLimit, knativeServiceEnv, memoryCage } from './processes.js';
 
 const SCRIPT = `const { heap_size_limit: limit } = require('node:v8').getHeapStatistics();
 console.log(JSON.stringify({ limit, cgroup: require('node:fs').readFileSync('/proc/self/cgroup', 'utf8'), pid: process.pid }));`;
@@ -26,13 +26,9 @@ describe('the Knative Service a bench runs a function as', () => {
   });
 });
 
-// Making a memory cgroup needs root and a memory controller; where there is none the benches say so and run unconstrained.
-const probe = memoryCage('probe', 256 * 2 ** 20);
-const cagesHere = !('unavailable' in probe);
-if (!('unavailable' in probe)) probe.remove();
-
 describe('memoryCage', () => {
-  (cagesHere ? it : it.skip)('puts a process that enters it under its limit, and node sizes its heap from that limit', async () => {
+  // The test environment runs as root with a memory controller (the benches' machine); where a cgroup cannot be made, this fails with the reason.
+  it('puts a process that enters it under its limit, and node sizes its heap from that limit', async () => {
     const cage = memoryCage('test', 256 * 2 ** 20);
     if ('unavailable' in cage) throw new Error(cage.unavailable);
     try {
@@ -49,6 +45,29 @@ describe('memoryCage', () => {
       expect(cage.limitHits()).toBe(0);
     } finally {
       cage.remove();
+    }
+  });
+});
+
+describe('cageFor', () => {
+  it('runs a unit without a cgroup when told why, and says so', async () => {
+    const caged = cageFor('knative/functions/audit.yaml', 'test-unless', 'a heap snapshot is taken');
+    expect(caged.cage).toBeUndefined();
+    expect(caged.start).toEqual({});
+    expect(caged.note).toBe("WITHOUT its container's memory limit (a heap snapshot is taken): node sizes V8's heap from the machine's memory");
+    expect(caged.usage()).toBe('memory: no cgroup (no limit)');
+    expect((await heapLimitOf(caged.start.enter)).cgroup).not.toContain('bench-test-unless');
+  });
+
+  it("runs a unit in a cgroup limited as its manifest's container, and reports what it held", async () => {
+    const caged = cageFor('knative/daemons/controller/deployment.yaml', 'test-deploy');
+    try {
+      expect(caged.cage?.limitBytes).toBe(512 * 2 ** 20);
+      expect(caged.note).toContain('(512 MiB)');
+      expect((await heapLimitOf(caged.start.enter)).cgroup).toContain(`bench-test-deploy-${process.pid}`);
+      expect(caged.usage()).toMatch(/^memory cgroup: limit 512 MiB, most held [1-9]\d* MiB .* limit reached 0 times$/);
+    } finally {
+      caged.remove();
     }
   });
 });
